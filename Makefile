@@ -1,0 +1,44 @@
+# Entry points: `make reproduce` (re-run the paper), `make test` (lint + tests).
+# `make setup` is idempotent and is run by both.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PROFILE ?= paper
+GO := $(shell command -v /usr/lib/go-1.23/bin/go || command -v go)
+BOMBARDIER_VERSION := v1.2.6
+
+APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
+
+.PHONY: setup system-packages test lint reproduce clean
+
+setup: system-packages $(VENV)/.installed build/testapp/TestApp build/bin/bombardier
+
+system-packages:
+	@scripts/install-system-packages.sh
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+build/testapp/TestApp: $(APP_SOURCES)
+	dotnet publish testapp/dotnet -c Release -o build/testapp --nologo -v quiet
+	@touch $@
+
+build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum
+	@test -n "$(GO)" || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Setup)"; exit 1; }
+	cd testapp/go && $(GO) build -ldflags "-X main.version=$(BOMBARDIER_VERSION)" -o ../../build/bin/bombardier github.com/codesenberg/bombardier
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check hostbench tests scripts
+	$(VENV)/bin/ruff format --check hostbench tests scripts
+
+test: setup lint
+	$(PY) -m pytest
+
+reproduce: setup
+	$(PY) -m hostbench reproduce --profile $(PROFILE)
+
+clean:
+	rm -rf build testapp/dotnet/bin testapp/dotnet/obj

@@ -1,0 +1,13 @@
+"""Where things live in the checkout."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+BIN = BUILD / "bin"
+TESTAPP = BUILD / "testapp" / "TestApp"
+DATA = ROOT / "data"
+RUNS = DATA / "runs"
+REFERENCE = DATA / "reference"
+PARAMS = ROOT / "params"
+NOTEBOOKS = ROOT / "notebooks"

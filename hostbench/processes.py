@@ -1,0 +1,145 @@
+"""Child processes the harness starts, and always stops.
+
+Every server, proxy and load generator runs in its own session (process
+group), so stopping it stops its workers too, and a Ctrl-C in the terminal
+reaches only the harness, which then stops its children in order.
+"""
+
+import atexit
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .errors import LaunchFailed
+
+_live: set["ManagedProcess"] = set()
+
+
+def _stop_all_live():
+    for proc in list(_live):
+        proc.stop()
+
+
+atexit.register(_stop_all_live)
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    """Last lines of a log file, joined with ' | ' so errors stay one line."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(line for line in text.splitlines()[-lines:] if line.strip())
+
+
+class ManagedProcess:
+    """A child process as a context manager: started, waited on until ready, stopped.
+
+    `ready` is polled until it returns True (bounded by `ready_timeout_s`); the
+    process dying first, or the timeout, raises LaunchFailed with its log tail.
+    On exit: SIGTERM to the whole group, SIGKILL after `grace_s`.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        *,
+        ready: Callable[[], bool] | None = None,
+        ready_timeout_s: float = 30.0,
+        grace_s: float = 5.0,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ):
+        self.name = name
+        self.argv = [str(a) for a in argv]
+        self.log_path = Path(log_path)
+        self.ready = ready
+        self.ready_timeout_s = ready_timeout_s
+        self.grace_s = grace_s
+        self.env = env
+        self.cwd = cwd
+        self.popen: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self.popen is not None, f"{self.name} is not running"
+        return self.popen.pid
+
+    def start(self) -> "ManagedProcess":
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            self.popen = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, **self.env} if self.env else None,
+                cwd=self.cwd,
+            )
+        _live.add(self)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self):
+        if self.ready is None:
+            return
+        deadline = time.monotonic() + self.ready_timeout_s
+        while True:
+            code = self.popen.poll()
+            if code is not None:
+                raise LaunchFailed(
+                    f"{self.name} exited with code {code} before it was ready; "
+                    f"log {self.log_path}: {tail(self.log_path)}"
+                )
+            if self.ready():
+                return
+            if time.monotonic() > deadline:
+                raise LaunchFailed(
+                    f"{self.name} not ready after {self.ready_timeout_s:.0f} s; "
+                    f"log {self.log_path}: {tail(self.log_path)}"
+                )
+            time.sleep(0.1)
+
+    def running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def stop(self):
+        """SIGTERM the group, then SIGKILL after the grace period. Safe to call twice."""
+        if self.popen is None:
+            return
+        _live.discard(self)
+        if self.popen.poll() is None:
+            self._signal_group(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=self.grace_s)
+            except subprocess.TimeoutExpired:
+                pass
+        # Workers of the group may outlive their parent (nginx does on SIGTERM).
+        self._signal_group(signal.SIGKILL)
+        try:
+            self.popen.wait(timeout=self.grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def _signal_group(self, sig: int):
+        try:
+            os.killpg(self.popen.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def __enter__(self) -> "ManagedProcess":
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False

