@@ -20,6 +20,8 @@ system-packages:
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@# hostbench importable from the venv (tests, notebooks) without a build step
+	$(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' | xargs -I{} sh -c 'echo "$(CURDIR)" > {}/hostbench.pth'
 	@touch $@
 
 build/testapp/TestApp: $(APP_SOURCES)

@@ -1,0 +1,51 @@
+"""CpuMonitor on real processes: a CPU-burning child must show up in its group."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hostbench.cpumonitor import CpuMonitor
+
+BURN = "import time\nend = time.time() + 10\nwhile time.time() < end: pass\n"
+
+
+def test_a_busy_process_tree_is_measured_in_cores(tmp_path):
+    # A parent that only waits, with a busy child: the tree must count the child.
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess,sys; subprocess.run([sys.executable,'-c',{BURN!r}])",
+        ]
+    )
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(10)"])
+    try:
+        time.sleep(0.3)
+        monitor = CpuMonitor(tmp_path / "samples.csv", interval_s=0.25)
+        monitor.watch("server", parent.pid)
+        monitor.watch("proxy", idle.pid)
+        with monitor:
+            time.sleep(3)
+        s = monitor.summary(drop_s=0.5)
+    finally:
+        parent.kill()
+        idle.kill()
+        parent.wait()
+        idle.wait()
+    assert s["cpu_samples"] >= 8
+    assert 0.6 < s["cpu_server_cores"] < 1.3  # one busy thread is about one core
+    assert s["cpu_proxy_cores"] < 0.2
+    assert s["cpu_total_pct"] > 100 / s["machine_cores"] * 0.6
+    assert s["rss_server_mb"] > 1
+    lines = (tmp_path / "samples.csv").read_text().splitlines()
+    assert lines[0].startswith("t_s,cpu_total_pct,cpu0_pct")
+    assert len(lines) == s["cpu_samples"] + 1
+
+
+def test_unknown_group_and_bad_interval(tmp_path):
+    with pytest.raises(ValueError, match="unknown process group 'db'"):
+        CpuMonitor(tmp_path / "s.csv").watch("db", 1)
+    with pytest.raises(ValueError):
+        CpuMonitor(tmp_path / "s.csv", interval_s=0)
