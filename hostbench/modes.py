@@ -27,7 +27,7 @@ from .processes import ManagedProcess
 from .tools import find_tool
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-NGINX_KEEPALIVE_POOL = 32  # idle upstream connections kept per worker
+NGINX_KEEPALIVE_POOL = proxies.NGINX_KEEPALIVE  # idle upstream connections per worker
 
 
 @dataclass

@@ -1,0 +1,284 @@
+"""Reverse proxies (nginx, caddy) in front of the test app, run from generated configs.
+
+Everything a proxy writes (config, pid file, logs, temp files, caddy's data
+dirs) lives in the run folder; nothing under /etc, /var or the user's home.
+Proxies listen on 127.0.0.1 only and run as the current user.
+
+Upstream addresses are written as "127.0.0.1:5001" (TCP) or
+"unix:/path/app.sock" (Unix domain socket), the nginx spelling.
+"""
+
+import grp
+import os
+import pwd
+import resource
+import subprocess
+from pathlib import Path
+
+from .errors import BadInput
+from .httpclient import answers_ok
+from .processes import ManagedProcess
+from .tools import find_tool
+
+# Idle upstream connections each nginx worker keeps, as the ASP.NET team's proxy
+# benchmarks configure nginx (aspnet/Benchmarks docker/nginx/nginx-http.conf).
+NGINX_KEEPALIVE = 1024
+
+# Per worker; each proxied request holds two (client side and upstream side).
+# nginx's default of 512 runs out at a few hundred load connections.
+NGINX_WORKER_CONNECTIONS = 4096
+# File descriptors a worker needs besides its connections (listen socket, logs, temp files).
+NGINX_SPARE_FILES = 64
+
+NGINX_TEMP_KINDS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+
+
+def _q(path: Path) -> str:
+    """A path as a double-quoted token (both nginx and caddy accept these), so spaces work."""
+    text = str(path)
+    if any(c in text for c in '"\\\n$'):
+        raise BadInput(f"path {text!r}: quotes, backslashes, '$' and newlines are not allowed")
+    return f'"{text}"'
+
+
+def _check_upstream(upstream: str):
+    if not upstream or any(c.isspace() or c in '";{}$' for c in upstream):
+        raise BadInput(f"upstream {upstream!r}: no spaces, quotes, braces or '$' allowed")
+    if upstream.startswith("unix:"):
+        if not upstream[len("unix:") :].startswith("/"):
+            raise BadInput(f"upstream {upstream!r}: a Unix socket needs an absolute path")
+        return
+    host, _, port = upstream.rpartition(":")
+    if not host or "/" in host or not port.isdigit():
+        raise BadInput(
+            f"upstream {upstream!r}: expected host:port (127.0.0.1:5001) or unix:/path.sock"
+        )
+
+
+def _nginx_user_line() -> str:
+    # A root master switches its workers to `nobody`, who could neither use the
+    # temp dirs in the run folder nor connect to the app's Unix socket; keep
+    # the workers as the current user instead. Non-root nginx ignores (and
+    # warns about) the directive, so it is written only for root.
+    if os.geteuid() != 0:
+        return ""
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    group = grp.getgrgid(os.getegid()).gr_name
+    return f"user {user} {group};\n"
+
+
+def _nginx_open_files() -> int:
+    """Open-file limit for the workers: enough for NGINX_WORKER_CONNECTIONS, within the hard limit.
+
+    Without worker_rlimit_nofile nginx warns under a 1024 soft limit; a value above
+    the hard limit fails for non-root users.
+    """
+    want = NGINX_WORKER_CONNECTIONS + NGINX_SPARE_FILES
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return want if hard == resource.RLIM_INFINITY else min(want, hard)
+
+
+def nginx_config(
+    *,
+    listen_port: int,
+    upstream: str,
+    keepalive: int | None,
+    workers: int,
+    run_dir: Path,
+    access_log: bool = False,
+) -> str:
+    """nginx.conf text: one server on 127.0.0.1:listen_port proxying everything to upstream.
+
+    keepalive=None: a new upstream connection per request (nginx's behaviour before
+    1.29.7, and the Microsoft guide's config); keepalive=N: an upstream block that
+    keeps up to N idle connections per worker and reuses them.
+    Temp paths are run_dir/nginx-temp/* (nginx_process creates run_dir/nginx-temp).
+    """
+    _check_upstream(upstream)
+    run_dir = Path(run_dir).resolve()
+    temp = run_dir / "nginx-temp"
+    temp_paths = "".join(f"    {kind}_temp_path {_q(temp / kind)};\n" for kind in NGINX_TEMP_KINDS)
+    log_line = (
+        f"access_log {_q(run_dir / 'nginx-access.log')};" if access_log else "access_log off;"
+    )
+
+    if keepalive is None:
+        # No upstream block: proxy_pass to an address is an implicit upstream, which
+        # never caches connections, also in nginx >= 1.29.7 where explicit upstream
+        # blocks keep connections alive by default (nginx/nginx PR #1080).
+        target = f"http://{upstream}:" if upstream.startswith("unix:") else f"http://{upstream}"
+        upstream_block = ""
+        # As in Microsoft's "Host ASP.NET Core on Linux with Nginx"; nginx still
+        # closes the upstream connection after each response without a pool.
+        connection = "keep-alive"
+    else:
+        if keepalive < 1:
+            raise BadInput(f"keepalive {keepalive}: must be >= 1, or None for no pool")
+        target = "http://app"
+        upstream_block = f"""
+    upstream app {{
+        server {upstream};
+        # Before nginx 1.29.7 upstream keepalive is off unless this is set.
+        keepalive {keepalive};
+    }}
+"""
+        # An empty Connection header is what lets nginx reuse the upstream
+        # connection (nginx docs, upstream keepalive).
+        connection = '""'
+
+    open_files = _nginx_open_files()
+    return f"""# Generated by hostbench.proxies; runs in the foreground under hostbench's control.
+{_nginx_user_line()}daemon off;
+master_process on;
+worker_processes {workers};
+worker_rlimit_nofile {open_files};
+pid {_q(run_dir / "nginx.pid")};
+# stderr is the process log, run_dir/nginx.log.
+error_log stderr notice;
+
+events {{
+    worker_connections {open_files - NGINX_SPARE_FILES};
+}}
+
+http {{
+    {log_line}
+{temp_paths}{upstream_block}
+    server {{
+        listen 127.0.0.1:{listen_port};
+        server_name _;
+
+        location / {{
+            proxy_pass         {target};
+            proxy_http_version 1.1;
+            proxy_set_header   Upgrade $http_upgrade;
+            proxy_set_header   Connection {connection};
+            # The guide has $host, which drops the port; $http_host passes the
+            # Host header as the client sent it (host:port), as caddy does.
+            proxy_set_header   Host $http_host;
+            proxy_cache_bypass $http_upgrade;
+            proxy_set_header   X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header   X-Forwarded-Proto $scheme;
+        }}
+    }}
+}}
+"""
+
+
+def _caddy_upstream(upstream: str) -> str:
+    # Caddy spells a Unix socket upstream "unix//path".
+    if upstream.startswith("unix:"):
+        return "unix/" + upstream[len("unix:") :]
+    return upstream
+
+
+def caddy_config(
+    *, listen_port: int, upstream: str, run_dir: Path, access_log: bool = False
+) -> str:
+    """Caddyfile text: plain HTTP on 127.0.0.1:listen_port, reverse_proxy with its defaults.
+
+    Caddy's defaults already keep upstream connections alive and set
+    X-Forwarded-For/-Proto/-Host (passing Host through unchanged). GOMAXPROCS is
+    left to Go's default, one thread per core, as nginx gets one worker per core.
+    """
+    _check_upstream(upstream)
+    run_dir = Path(run_dir).resolve()
+    # Tabs and layout as `caddy fmt` writes them, or caddy warns on every start.
+    log_block = (
+        f"\n\tlog {{\n\t\toutput file {_q(run_dir / 'caddy-access.log')}\n\t}}\n"
+        if access_log
+        else ""
+    )
+    data = _q(run_dir / "caddy-home" / "data")
+    return (
+        "# Generated by hostbench.proxies.\n"
+        "{\n"
+        "\t# No admin endpoint: the proxy binds nothing but the site port.\n"
+        "\tadmin off\n"
+        "\tauto_https off\n"
+        f"\tstorage file_system {data}\n"
+        "}\n"
+        "\n"
+        f"http://:{listen_port} {{\n"
+        "\tbind 127.0.0.1\n"
+        f"\treverse_proxy {_caddy_upstream(upstream)}\n"
+        f"{log_block}"
+        "}\n"
+    )
+
+
+def _health_check(listen_port: int):
+    return lambda: answers_ok(f"http://127.0.0.1:{listen_port}/health")
+
+
+def nginx_process(
+    *, listen_port: int, upstream: str, keepalive: int | None, run_dir: Path, access_log=False
+) -> ManagedProcess:
+    """nginx with one worker per core, config in run_dir/nginx.conf; not started yet.
+
+    Ready once GET /health through it answers 200, so the app must already be up.
+    """
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "nginx-temp").mkdir(exist_ok=True)
+    conf = run_dir / "nginx.conf"
+    conf.write_text(
+        nginx_config(
+            listen_port=listen_port,
+            upstream=upstream,
+            keepalive=keepalive,
+            workers=os.cpu_count() or 1,
+            run_dir=run_dir,
+            access_log=access_log,
+        )
+    )
+    # -p and -e keep nginx away from its compiled-in prefix and /var/log/nginx.
+    argv = [find_tool("nginx"), "-p", run_dir, "-e", "stderr", "-c", conf]
+    return ManagedProcess(
+        "nginx", argv, run_dir / "nginx.log", ready=_health_check(listen_port), cwd=run_dir
+    )
+
+
+def caddy_process(
+    *, listen_port: int, upstream: str, run_dir: Path, access_log=False
+) -> ManagedProcess:
+    """caddy from run_dir/Caddyfile; not started yet. Ready once GET /health answers 200."""
+    run_dir = Path(run_dir).resolve()
+    home = run_dir / "caddy-home"
+    home.mkdir(parents=True, exist_ok=True)
+    conf = run_dir / "Caddyfile"
+    conf.write_text(
+        caddy_config(
+            listen_port=listen_port, upstream=upstream, run_dir=run_dir, access_log=access_log
+        )
+    )
+    argv = [find_tool("caddy"), "run", "--config", conf, "--adapter", "caddyfile"]
+    # Caddy keeps certificates, autosave.json and locks under these; point them
+    # into the run folder so a run never touches the user's home.
+    env = {
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+    }
+    return ManagedProcess(
+        "caddy",
+        argv,
+        run_dir / "caddy.log",
+        ready=_health_check(listen_port),
+        env=env,
+        cwd=run_dir,
+    )
+
+
+def _version_output(tool: str, *args: str) -> str:
+    done = subprocess.run([str(find_tool(tool)), *args], capture_output=True, text=True, timeout=30)
+    return (done.stdout + done.stderr).strip()
+
+
+def nginx_version() -> str:
+    """E.g. "nginx/1.22.1" (nginx -v prints "nginx version: nginx/1.22.1" on stderr)."""
+    return _version_output("nginx", "-v").rpartition("version:")[2].split()[0]
+
+
+def caddy_version() -> str:
+    """E.g. "caddy/2.6.2" (`caddy version` prints "v2.6.2 h1:..." or, Debian's, "2.6.2")."""
+    return "caddy/" + _version_output("caddy", "version").split()[0].lstrip("v")

@@ -1,0 +1,216 @@
+"""Pictures of each hosting mode's topology: which processes a request passes through.
+
+Drawn by code (matplotlib only), top to bottom: the client, then each process
+as a box, hops as labelled arrows. Windows modes show the kernel-mode http.sys
+in a shaded band. Used by the notebooks beside the results, not by the harness.
+"""
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
+
+from .errors import BadInput
+
+
+@dataclass(frozen=True)
+class Node:
+    title: str  # the process (or driver) name, bold
+    detail: str  # what runs in it; may have line breaks
+    kind: str = "process"  # client | process | kernel | external
+
+
+@dataclass(frozen=True)
+class Topology:
+    nodes: tuple[Node, ...]
+    hops: tuple[str, ...]  # hops[i] labels the arrow from nodes[i] to nodes[i + 1]
+
+
+CLIENT = Node("client", "load generator", "client")
+APP = Node("TestApp", "Kestrel + app")
+HTTP_SYS = Node("http.sys", "HTTP driver", "kernel")
+LOOPBACK = "TCP loopback"
+
+TOPOLOGIES = {
+    "kestrel": Topology((CLIENT, APP), (LOOPBACK,)),
+    "nginx": Topology(
+        (CLIENT, Node("nginx", "1 worker per core"), APP),
+        (LOOPBACK, "TCP loopback,\nnew connection per request"),
+    ),
+    "nginx-keepalive": Topology(
+        (CLIENT, Node("nginx", "1 worker per core"), APP),
+        (LOOPBACK, "TCP loopback,\npooled keep-alive connections"),
+    ),
+    "nginx-uds": Topology(
+        (CLIENT, Node("nginx", "1 worker per core"), APP),
+        (LOOPBACK, "Unix domain socket"),
+    ),
+    "caddy": Topology(
+        (CLIENT, Node("caddy", "reverse_proxy"), APP),
+        (LOOPBACK, "TCP loopback,\nkeep-alive connections"),
+    ),
+    "httpsys": Topology(
+        (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
+        (LOOPBACK, "request queue"),
+    ),
+    "iis-inprocess": Topology(
+        (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module\n+ app, one process")),
+        (LOOPBACK, "request queue"),
+    ),
+    "iis-outofprocess": Topology(
+        (
+            CLIENT,
+            HTTP_SYS,
+            Node("w3wp.exe", "IIS + ASP.NET Core Module"),
+            Node("dotnet", "Kestrel + app"),
+        ),
+        (LOOPBACK, "request queue", LOOPBACK),
+    ),
+    "external": Topology(
+        (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
+        ("HTTP",),
+    ),
+}
+
+FILL = {"client": "#eeeeee", "process": "#cfe2f3", "kernel": "#f9cb9c", "external": "#d9ead3"}
+FONT_PT = 10  # box titles; details and hop labels are one point smaller
+
+# Geometry in inches (the Axes are drawn 1:1), so text and boxes keep their
+# proportions whatever the number of panels.
+WIDTH = 2.6  # one panel
+BOX_WIDTH = 2.1
+BOX_X = 1.4  # box centre; the left margin holds the kernel/user mode labels
+LINE = 0.19
+PAD = 0.09
+STEP = 1.2  # between node centres
+MARGIN = 0.45  # from the panel's top edge to the first node centre
+TITLE = 0.4  # above each panel, for the mode name
+
+
+def _topology(mode: str) -> Topology:
+    try:
+        return TOPOLOGIES[mode]
+    except KeyError:
+        raise BadInput(f"unknown hosting mode {mode!r}; allowed: {', '.join(TOPOLOGIES)}") from None
+
+
+def _panel_height(levels: int) -> float:
+    return 2 * MARGIN + (levels - 1) * STEP
+
+
+def _box_height(node: Node) -> float:
+    lines = 1 + node.detail.count("\n") + 1
+    return lines * LINE + 2 * PAD
+
+
+def draw_topology(mode: str, ax: Axes | None = None) -> Axes:
+    """Draw `mode`'s topology into `ax` (a new figure when None) and return the Axes."""
+    topology = _topology(mode)
+    levels = len(topology.nodes)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(WIDTH, _panel_height(levels) + TITLE))
+        fig.subplots_adjust(left=0, right=1, bottom=0, top=1 - TITLE / fig.get_figheight())
+    _draw(topology, mode, ax, levels)
+    return ax
+
+
+def _draw(topology: Topology, mode: str, ax: Axes, levels: int):
+    ax.set_xlim(0, WIDTH)
+    ax.set_ylim(-_panel_height(levels), 0)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    ax.set_title(mode, fontsize=FONT_PT + 1, fontweight="bold")
+
+    centres = [-(MARGIN + i * STEP) for i in range(len(topology.nodes))]
+    for i, (node, y) in enumerate(zip(topology.nodes, centres, strict=True)):
+        if node.kind == "kernel":
+            _kernel_band(ax, y)
+            if i + 1 < len(centres):
+                _side_label(ax, centres[i + 1], "user mode", "#555555")
+        _box(ax, node, y)
+
+    for i, label in enumerate(topology.hops):
+        start = centres[i] - _box_height(topology.nodes[i]) / 2
+        end = centres[i + 1] + _box_height(topology.nodes[i + 1]) / 2
+        ax.annotate(
+            "",
+            xy=(BOX_X, end),
+            xytext=(BOX_X, start),
+            arrowprops=dict(arrowstyle="-|>", color="#333333", lw=1.3, shrinkA=0, shrinkB=0),
+        )
+        ax.text(
+            BOX_X,
+            (start + end) / 2,
+            label,
+            ha="center",
+            va="center",
+            fontsize=FONT_PT - 1,
+            style="italic",
+            linespacing=1.1,
+            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"),
+        )
+
+
+def _box(ax: Axes, node: Node, y: float):
+    height = _box_height(node)
+    ax.add_patch(
+        FancyBboxPatch(
+            (BOX_X - BOX_WIDTH / 2, y - height / 2),
+            BOX_WIDTH,
+            height,
+            boxstyle="round,pad=0,rounding_size=0.08",
+            fc=FILL[node.kind],
+            ec="#333333",
+            lw=1.2,
+            # The client is the load tool, not part of the system under test.
+            ls="--" if node.kind == "client" else "-",
+        )
+    )
+    top = y + height / 2 - PAD
+    ax.text(BOX_X, top, node.title, ha="center", va="top", fontsize=FONT_PT, fontweight="bold")
+    ax.text(
+        BOX_X,
+        top - LINE,
+        node.detail,
+        ha="center",
+        va="top",
+        fontsize=FONT_PT - 1,
+        linespacing=1.15,
+    )
+
+
+def _kernel_band(ax: Axes, y: float):
+    """Shade the kernel-mode strip around a node (hops into and out of it cross its edges)."""
+    half = STEP / 2
+    ax.axhspan(y - half, y + half, color="#fff2cc", zorder=0)
+    for edge in (y - half, y + half):
+        ax.axhline(edge, color="#999999", lw=0.8, ls=":", zorder=0)
+    _side_label(ax, y, "kernel mode", "#7f6000")
+
+
+def _side_label(ax: Axes, y: float, text: str, color: str):
+    ax.text(0.12, y, text, rotation=90, ha="center", va="center", fontsize=FONT_PT - 1, color=color)
+
+
+def topology_figure(modes: list[str]) -> Figure:
+    """One small panel per mode, side by side (wrapped after five panels), same scale."""
+    if not modes:
+        raise BadInput(f"no hosting modes given; allowed: {', '.join(TOPOLOGIES)}")
+    topologies = [_topology(mode) for mode in modes]
+    levels = max(len(t.nodes) for t in topologies)
+    cols = min(len(modes), 5)
+    rows = -(-len(modes) // cols)
+    panel = _panel_height(levels)
+    height = (panel + TITLE) * rows
+    fig, axes = plt.subplots(rows, cols, figsize=(WIDTH * cols, height), squeeze=False)
+    # Panels exactly WIDTH x panel inches, so the drawing is 1:1 (tight_layout would shrink it).
+    fig.subplots_adjust(
+        left=0, right=1, bottom=0, top=1 - TITLE / height, wspace=0, hspace=TITLE / panel
+    )
+    for ax, mode, topology in zip(axes.flat, modes, topologies, strict=False):
+        _draw(topology, mode, ax, levels)
+    for ax in axes.flat[len(modes) :]:
+        ax.set_axis_off()
+    return fig

@@ -1,0 +1,327 @@
+"""nginx and caddy configs (unit) and the real proxies in front of the real test app."""
+
+import json
+import os
+import resource
+import subprocess
+from pathlib import Path
+
+import psutil
+import pytest
+
+from hostbench.errors import BadInput
+from hostbench.httpclient import answers_ok, free_port, get
+from hostbench.processes import ManagedProcess
+from hostbench.proxies import (
+    caddy_config,
+    caddy_process,
+    caddy_version,
+    nginx_config,
+    nginx_process,
+    nginx_version,
+)
+from hostbench.tools import find_tool, have_tool
+
+RUN = Path("/srv/run 1")  # a space, to check paths are quoted
+
+
+def _nginx(**overrides) -> str:
+    args = dict(listen_port=8081, upstream="127.0.0.1:5001", keepalive=None, workers=3, run_dir=RUN)
+    return nginx_config(**{**args, **overrides})
+
+
+def _directives(config: str) -> list[str]:
+    """Lines without comments and surrounding blanks."""
+    lines = (line.split("#", 1)[0].strip() for line in config.splitlines())
+    return [line for line in lines if line]
+
+
+# --- nginx config ------------------------------------------------------------------
+
+
+def test_nginx_plain_follows_the_microsoft_guide():
+    lines = _directives(_nginx())
+    for directive in [
+        "daemon off;",
+        "master_process on;",
+        "worker_processes 3;",
+        "listen 127.0.0.1:8081;",
+        "proxy_pass         http://127.0.0.1:5001;",
+        "proxy_http_version 1.1;",
+        "proxy_set_header   Upgrade $http_upgrade;",
+        "proxy_set_header   Connection keep-alive;",
+        "proxy_set_header   Host $http_host;",
+        "proxy_cache_bypass $http_upgrade;",
+        "proxy_set_header   X-Forwarded-For $proxy_add_x_forwarded_for;",
+        "proxy_set_header   X-Forwarded-Proto $scheme;",
+        "access_log off;",
+    ]:
+        assert directive in lines
+    # No pool: no upstream block at all (an explicit one keeps connections from 1.29.7).
+    assert not any(line.startswith(("upstream", "keepalive")) for line in lines)
+
+
+def test_nginx_keepalive_adds_a_pool_and_clears_connection():
+    lines = _directives(_nginx(keepalive=32))
+    assert "upstream app {" in lines
+    assert "server 127.0.0.1:5001;" in lines
+    assert "keepalive 32;" in lines
+    assert "proxy_pass         http://app;" in lines
+    assert 'proxy_set_header   Connection "";' in lines
+    assert "proxy_set_header   Connection keep-alive;" not in lines
+
+
+def test_nginx_unix_socket_upstream():
+    plain = _directives(_nginx(upstream="unix:/run/app.sock"))
+    assert "proxy_pass         http://unix:/run/app.sock:;" in plain
+    pooled = _directives(_nginx(upstream="unix:/run/app.sock", keepalive=8))
+    assert "server unix:/run/app.sock;" in pooled
+
+
+def test_nginx_paths_all_inside_run_dir():
+    config = _nginx(access_log=True)
+    lines = _directives(config)
+    assert f'pid "{RUN}/nginx.pid";' in lines
+    assert f'access_log "{RUN}/nginx-access.log";' in lines
+    assert "error_log stderr notice;" in lines
+    for kind in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]:
+        assert f'{kind}_temp_path "{RUN}/nginx-temp/{kind}";' in lines
+    # Every absolute path in the file is quoted and under the run folder.
+    quoted = [part for part in config.split('"')[1::2] if part.startswith("/")]
+    assert len(quoted) == 7
+    assert all(p.startswith(f"{RUN}/") for p in quoted)
+
+
+def test_nginx_user_directive_only_as_root():
+    has_user = any(line.startswith("user ") for line in _directives(_nginx()))
+    assert has_user == (os.geteuid() == 0)
+
+
+@pytest.mark.parametrize(
+    "upstream", ["127.0.0.1", "unix:relative.sock", "127.0.0.1:5001; evil", "http://x:1"]
+)
+def test_bad_upstream_is_refused(upstream):
+    with pytest.raises(BadInput, match="upstream"):
+        _nginx(upstream=upstream)
+
+
+def test_nginx_file_limit_follows_the_hard_limit(monkeypatch):
+    # Enough descriptors for 4096 connections where allowed, else what the hard limit gives.
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (1024, resource.RLIM_INFINITY))
+    lines = _directives(_nginx())
+    assert "worker_rlimit_nofile 4160;" in lines
+    assert "worker_connections 4096;" in lines
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (1024, 1024))
+    lines = _directives(_nginx())
+    assert "worker_rlimit_nofile 1024;" in lines
+    assert "worker_connections 960;" in lines
+
+
+def test_run_dir_with_a_quote_is_refused():
+    with pytest.raises(BadInput, match="path"):
+        _nginx(run_dir=Path('/srv/a"b'))
+
+
+def test_bad_keepalive_is_refused():
+    with pytest.raises(BadInput, match="keepalive"):
+        _nginx(keepalive=0)
+
+
+# --- caddy config ------------------------------------------------------------------
+
+
+def test_caddy_config():
+    lines = _directives(caddy_config(listen_port=8082, upstream="127.0.0.1:5001", run_dir=RUN))
+    for directive in [
+        "admin off",
+        "auto_https off",
+        f'storage file_system "{RUN}/caddy-home/data"',
+        "http://:8082 {",
+        "bind 127.0.0.1",
+        "reverse_proxy 127.0.0.1:5001",
+    ]:
+        assert directive in lines
+    assert not any(line.startswith(("log", "output")) for line in lines)
+
+
+def test_caddy_unix_socket_and_access_log():
+    config = caddy_config(
+        listen_port=8082, upstream="unix:/run/app.sock", run_dir=RUN, access_log=True
+    )
+    lines = _directives(config)
+    assert "reverse_proxy unix//run/app.sock" in lines
+    assert f'output file "{RUN}/caddy-access.log"' in lines
+
+
+@pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
+@pytest.mark.parametrize("access_log", [False, True])
+def test_caddy_config_is_formatted(access_log, tmp_path):
+    # An unformatted Caddyfile makes caddy log a warning on every start.
+    config = caddy_config(
+        listen_port=8082, upstream="127.0.0.1:5001", run_dir=RUN, access_log=access_log
+    )
+    path = tmp_path / "Caddyfile"
+    path.write_text(config)
+    formatted = subprocess.run(
+        [find_tool("caddy"), "fmt", path], capture_output=True, text=True, check=True
+    ).stdout
+    assert formatted == config
+
+
+@pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
+def test_nginx_version():
+    assert nginx_version().startswith("nginx/1.")
+
+
+@pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
+def test_caddy_version():
+    version = caddy_version()
+    assert version.startswith("caddy/2.")
+    assert " " not in version
+
+
+# --- real proxies in front of the real app -----------------------------------------
+
+needs_app = pytest.mark.skipif(not have_tool("TestApp"), reason="TestApp not built")
+SCENARIOS = ["/text", "/json", "/xml", "/html"]
+
+
+@pytest.fixture(scope="module")
+def app_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("app")
+
+
+@pytest.fixture(scope="module")
+def app_tcp(app_dir):
+    """The test app on a loopback port; yields its base URL."""
+    url = f"http://127.0.0.1:{free_port()}"
+    argv = [find_tool("TestApp"), "--urls", url]
+    with ManagedProcess("TestApp", argv, app_dir / "app-tcp.log", ready=_answers(url)):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def app_uds(app_dir):
+    """The test app on a Unix socket; yields the socket path."""
+    sock = str(app_dir / "app.sock")
+    argv = [find_tool("TestApp"), "--urls", f"http://unix:{sock}"]
+    ready = _answers("http://localhost", unix_socket=sock)
+    with ManagedProcess("TestApp-uds", argv, app_dir / "app-uds.log", ready=ready):
+        yield sock
+
+
+def _answers(url, **kwargs):
+    return lambda: answers_ok(url + "/health", **kwargs)
+
+
+def _proxy_cases():
+    nginx = pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
+    caddy = pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
+    return [
+        pytest.param("nginx", "tcp", None, marks=nginx, id="nginx"),
+        pytest.param("nginx", "tcp", 32, marks=nginx, id="nginx-keepalive"),
+        pytest.param("nginx", "uds", None, marks=nginx, id="nginx-uds"),
+        pytest.param("caddy", "tcp", None, marks=caddy, id="caddy"),
+    ]
+
+
+@needs_app
+@pytest.mark.parametrize("proxy, transport, keepalive", _proxy_cases())
+def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
+    if transport == "uds":
+        sock = request.getfixturevalue("app_uds")
+        upstream = f"unix:{sock}"
+
+        def direct(path):
+            return get("http://localhost" + path, unix_socket=sock)
+    else:
+        app_url = request.getfixturevalue("app_tcp")
+        upstream = app_url.removeprefix("http://")
+
+        def direct(path):
+            return get(app_url + path)
+
+    run_dir = tmp_path / "run"
+    port = free_port()
+    if proxy == "nginx":
+        managed = nginx_process(
+            listen_port=port, upstream=upstream, keepalive=keepalive, run_dir=run_dir
+        )
+    else:
+        managed = caddy_process(listen_port=port, upstream=upstream, run_dir=run_dir)
+
+    with managed:
+        group = _process_group(managed.pid)
+        assert len(group) >= (1 + os.cpu_count() if proxy == "nginx" else 1)
+        base = f"http://127.0.0.1:{port}"
+        for path in SCENARIOS:
+            through, straight = get(base + path), direct(path)
+            assert through.status == 200, path
+            assert through.content_type == straight.content_type, path
+
+        info = json.loads(get(base + "/__request-info").body)
+        assert info["remoteIp"] == "127.0.0.1"
+        assert info["host"] == f"127.0.0.1:{port}"
+        assert info["scheme"] == "http"
+        assert info["path"] == "/__request-info"
+
+        if transport == "tcp":
+            # Plain nginx closes each upstream connection; the pooled ones stay open.
+            idle = _upstream_connections(group, int(upstream.rpartition(":")[2]))
+            assert (idle > 0) == (proxy == "caddy" or keepalive is not None)
+
+    # The master and its workers are gone, and nothing else of this run is left.
+    assert not [pid for pid in group if psutil.pid_exists(pid)]
+    # Access logs are off by default; all files are in the run folder (tmp_path).
+    assert not list(run_dir.glob("*access*"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    if proxy == "caddy":
+        # What caddy would otherwise write under ~/.config and ~/.local/share.
+        assert (run_dir / "caddy-home/config/caddy/autosave.json").is_file()
+
+
+def _upstream_connections(pids: list[int], app_port: int) -> int:
+    """Established connections from these processes to the app's port."""
+    return sum(
+        1
+        for c in psutil.net_connections(kind="tcp")
+        if c.pid in pids
+        and c.raddr
+        and c.raddr.port == app_port
+        and c.status == psutil.CONN_ESTABLISHED
+    )
+
+
+def _process_group(pid: int) -> list[int]:
+    """The proxy's own process and every process in its group (nginx workers)."""
+    pgid = os.getpgid(pid)
+    members = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid:
+                members.append(proc.pid)
+        except (ProcessLookupError, psutil.Error):
+            pass
+    return members
+
+
+@needs_app
+@pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
+def test_nginx_access_log_on_request(app_tcp, tmp_path):
+    port = free_port()
+    upstream = app_tcp.removeprefix("http://")
+    with nginx_process(
+        listen_port=port, upstream=upstream, keepalive=None, run_dir=tmp_path, access_log=True
+    ):
+        get(f"http://127.0.0.1:{port}/text")
+    assert "GET /text" in (tmp_path / "nginx-access.log").read_text()
+
+
+@needs_app
+@pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
+def test_caddy_access_log_on_request(app_tcp, tmp_path):
+    port = free_port()
+    upstream = app_tcp.removeprefix("http://")
+    with caddy_process(listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True):
+        get(f"http://127.0.0.1:{port}/text")
+    assert '"uri":"/text"' in (tmp_path / "caddy-access.log").read_text()

@@ -1,0 +1,125 @@
+"""Topology pictures: every mode draws, names its processes, and its text is readable."""
+
+import itertools
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.patches import FancyBboxPatch
+
+from hostbench.errors import BadInput
+from hostbench.topology import TOPOLOGIES, draw_topology, topology_figure
+
+# No display needed; switching is allowed while no figure is open.
+matplotlib.use("Agg")
+
+ALL_MODES = list(TOPOLOGIES)
+
+# The processes (or driver) each picture must name.
+EXPECTED = {
+    "kestrel": ["client", "TestApp", "Kestrel"],
+    "nginx": ["client", "nginx", "TestApp"],
+    "nginx-keepalive": ["client", "nginx", "TestApp"],
+    "nginx-uds": ["client", "nginx", "TestApp"],
+    "caddy": ["client", "caddy", "TestApp"],
+    "httpsys": ["client", "http.sys", "TestApp"],
+    "iis-inprocess": ["client", "http.sys", "w3wp.exe"],
+    "iis-outofprocess": ["client", "http.sys", "w3wp.exe", "dotnet"],
+    "external": ["client", "your server"],
+}
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts if t.get_text()]
+
+
+def test_every_declared_mode_has_expectations():
+    assert sorted(EXPECTED) == sorted(ALL_MODES)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_mode_draws_labelled_boxes(mode):
+    ax = draw_topology(mode)
+    texts = _texts(ax)
+    for name in EXPECTED[mode]:
+        assert any(name in t for t in texts), f"{name} missing from {texts}"
+    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    assert len(boxes) == len(TOPOLOGIES[mode].nodes)
+    assert ax.get_title() == mode
+
+
+@pytest.mark.parametrize("mode", ["nginx", "nginx-keepalive", "nginx-uds", "caddy"])
+def test_proxy_hop_says_how_it_connects(mode):
+    hop = " ".join(_texts(draw_topology(mode))).replace("\n", " ")
+    expected = {
+        "nginx": "new connection per request",
+        "nginx-keepalive": "pooled keep-alive",
+        "nginx-uds": "Unix domain socket",
+        "caddy": "keep-alive",
+    }[mode]
+    assert expected in hop
+
+
+def test_kernel_mode_shown_only_for_http_sys():
+    for mode in ALL_MODES:
+        has_kernel = "kernel mode" in _texts(draw_topology(mode))
+        assert has_kernel == (mode in ("httpsys", "iis-inprocess", "iis-outofprocess"))
+
+
+def test_draws_into_a_given_axes():
+    fig, ax = plt.subplots()
+    assert draw_topology("nginx", ax) is ax
+    assert fig.axes == [ax]
+
+
+def test_unknown_mode_is_one_line_listing_allowed():
+    with pytest.raises(BadInput) as err:
+        draw_topology("apache")
+    message = str(err.value)
+    assert "\n" not in message
+    assert "apache" in message
+    assert all(mode in message for mode in ALL_MODES)
+
+
+def test_figure_has_a_panel_per_mode():
+    fig = topology_figure(["kestrel", "nginx", "caddy"])
+    drawn = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in drawn] == ["kestrel", "nginx", "caddy"]
+
+
+def test_figure_refuses_unknown_or_no_modes():
+    with pytest.raises(BadInput):
+        topology_figure(["kestrel", "nope"])
+    with pytest.raises(BadInput):
+        topology_figure([])
+
+
+def test_text_is_readable_and_never_overlaps():
+    fig = topology_figure(ALL_MODES)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    figure_box = fig.bbox
+    for ax in fig.axes:
+        texts = [t for t in ax.texts if t.get_text()] + [ax.title]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        for text, box in zip(texts, boxes, strict=True):
+            assert text.get_fontsize() >= 9, text.get_text()
+            assert figure_box.x0 <= box.x0 and box.x1 <= figure_box.x1, text.get_text()
+            assert figure_box.y0 <= box.y0 and box.y1 <= figure_box.y1, text.get_text()
+        for (a, box_a), (b, box_b) in itertools.combinations(zip(texts, boxes, strict=True), 2):
+            assert not box_a.overlaps(box_b), f"{a.get_text()!r} overlaps {b.get_text()!r}"
+        # Box titles and details stay inside their boxes.
+        for patch in ax.patches:
+            if isinstance(patch, FancyBboxPatch):
+                outline = patch.get_window_extent(renderer)
+                inside = [b for b in boxes if outline.contains(*b.get_points().mean(axis=0))]
+                assert inside, "a box without text"
+                for box in inside:
+                    assert outline.x0 <= box.x0 and box.x1 <= outline.x1
+                    assert outline.y0 <= box.y0 and box.y1 <= outline.y1
