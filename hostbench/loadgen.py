@@ -1,0 +1,580 @@
+"""Load generators (k6, bombardier, wrk, ab) behind one call and one LoadResult.
+
+Each tool runs as a child in its own process group, bounded in time, with its raw
+output kept in `out_dir` (command.txt, stdout.txt, stderr.txt and the tool's own
+summary file). Parsing is a pure function per tool (`parse_k6`, ...), so the unit
+tests run it on recorded real outputs.
+
+Counting rules, the same for every tool:
+- requests: HTTP responses received (any status); transport failures are `errors`.
+- non_2xx: responses whose status is not 2xx (wrk: status >= 400, its own rule).
+- rps: requests / duration_s, with the tool's own measured duration.
+- latencies in ms; NaN when the tool had no response to measure.
+"""
+
+import json
+import math
+import os
+import re
+import shlex
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .errors import BadInput, HostbenchError
+from .processes import tail
+from .tools import find_tool
+
+# Seconds a tool may run past its duration before it is killed: k6 lets
+# iterations in flight finish (gracefulStop 30 s), ab waits up to 30 s per response.
+GRACE_S = 60.0
+
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    tool: str
+    tool_version: str
+    requests: int
+    duration_s: float
+    rps: float
+    latency_mean_ms: float
+    latency_p50_ms: float
+    latency_p90_ms: float
+    latency_p99_ms: float
+    latency_max_ms: float
+    non_2xx: int
+    errors: int
+    bytes_read: int
+
+
+def _rps(requests: int, duration_s: float) -> float:
+    return requests / duration_s if duration_s > 0 else 0.0
+
+
+def _num(value) -> float:
+    """A number from a tool's JSON; null (no data) becomes NaN."""
+    return NAN if value is None else float(value)
+
+
+class LoadGenerator:
+    """One load tool. Subclasses build the command and parse what it wrote."""
+
+    name: str = ""
+    version_args: tuple[str, ...] = ("--version",)
+
+    def __init__(self):
+        self._version: str | None = None
+
+    def executable(self) -> Path:
+        return find_tool(self.name)
+
+    def version(self) -> str:
+        """First line the tool prints about its version (cached)."""
+        if self._version is None:
+            # wrk -v exits 1 and bombardier prints to stderr: take any output.
+            proc = subprocess.run(
+                [str(self.executable()), *self.version_args],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            lines = (proc.stdout + proc.stderr).strip().splitlines()
+            self._version = lines[0].strip() if lines else "unknown"
+        return self._version
+
+    def command(
+        self, url: str, concurrency: int, duration_s: float, out_dir: Path, pipeline: int
+    ) -> list[str]:
+        raise NotImplementedError
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def parse(self, out_dir: Path) -> LoadResult:
+        raise NotImplementedError
+
+    def run(
+        self,
+        url: str,
+        *,
+        concurrency: int,
+        duration_s: float,
+        out_dir: Path,
+        on_start: Callable[[int], None] | None = None,
+        pipeline: int = 1,
+    ) -> LoadResult:
+        """Fire load at `url` for `duration_s`; raw output kept in `out_dir`."""
+        if concurrency < 1:
+            raise BadInput(f"concurrency must be >= 1, got {concurrency}")
+        if not duration_s > 0:
+            raise BadInput(f"duration_s must be > 0, got {duration_s}")
+        if pipeline < 1 or (pipeline > 1 and self.name != "wrk"):
+            raise BadInput(f"pipeline {pipeline} not supported by {self.name}; only wrk pipelines")
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        version = self.version()
+        argv = self.command(url, concurrency, duration_s, out_dir, pipeline)
+        (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
+        stderr_path = out_dir / "stderr.txt"
+        with open(out_dir / "stdout.txt", "wb") as out, open(stderr_path, "wb") as err:
+            popen = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+                env=self.env(),
+                cwd=out_dir,
+            )
+        try:
+            if on_start is not None:
+                on_start(popen.pid)
+            limit = duration_s + GRACE_S
+            try:
+                code = popen.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                raise HostbenchError(
+                    f"{self.name} still running {limit:.0f} s after start; killed it; "
+                    f"raw output in {out_dir}"
+                ) from None
+        finally:
+            _stop(popen)
+        if code != 0:
+            detail = tail(stderr_path, 3) or tail(out_dir / "stdout.txt", 3)
+            raise HostbenchError(
+                f"{self.name} exited with code {code}: {detail}; raw output in {out_dir}"
+            )
+        try:
+            result = self.parse(out_dir)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise HostbenchError(
+                f"could not parse {self.name} output ({type(e).__name__}: {e}); "
+                f"raw output in {out_dir}"
+            ) from None
+        return replace(result, tool_version=version)
+
+
+def _stop(popen: subprocess.Popen):
+    """SIGTERM the tool's process group, then SIGKILL whatever is left in it.
+
+    Also after a normal exit: nothing the tool started may outlive the run.
+    """
+    if popen.poll() is None:
+        _signal_group(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    _signal_group(popen.pid, signal.SIGKILL)
+    try:
+        popen.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal_group(pid: int, sig: int):
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------- k6
+
+# The paper's script (Listing 1): GET the URL, check the status is 200. Two
+# counters tell a non-2xx answer from no answer at all (status 0), which the
+# check alone cannot; handleSummary writes k6's summary as JSON.
+K6_SCRIPT = """\
+import {{ check }} from "k6";
+import http from "k6/http";
+import {{ Counter }} from "k6/metrics";
+
+const URL = {url};
+const non2xx = new Counter("hostbench_non_2xx");
+const transportErrors = new Counter("hostbench_errors");
+
+export const options = {{
+  vus: {vus},
+  duration: "{duration}",
+  summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
+}};
+
+export default function () {{
+  const response = http.get(URL);
+  check(response, {{
+    "is status 200": (r) => r.status === 200,
+  }});
+  if (response.status === 0) {{
+    transportErrors.add(1);
+  }} else if (response.status < 200 || response.status > 299) {{
+    non2xx.add(1);
+  }}
+}}
+
+export function handleSummary(data) {{
+  return {{ {summary}: JSON.stringify(data, null, 1) }};
+}}
+"""
+
+
+def _ms(duration_s: float) -> str:
+    return f"{max(1, round(duration_s * 1000))}ms"
+
+
+def _whole_seconds(duration_s: float) -> int:
+    """wrk and ab take whole seconds only."""
+    return max(1, round(duration_s))
+
+
+def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
+    """Parse the handleSummary() JSON of the script above."""
+    data = json.loads(summary_json)
+    metrics = data["metrics"]
+
+    def count(name: str) -> int:
+        # k6 leaves a counter out of the summary when it was never added to.
+        return int(metrics.get(name, {}).get("values", {}).get("count", 0))
+
+    errors = count("hostbench_errors")
+    sent = count("http_reqs")  # includes requests that got no response
+    duration_s = data["state"]["testRunDurationMs"] / 1000
+    requests = sent - errors
+    # Durations cover failed attempts too; with no response at all k6 reports
+    # zeros, which are no data.
+    trend = metrics["http_req_duration"]["values"] if requests > 0 else {}
+    return LoadResult(
+        tool="k6",
+        tool_version=tool_version,
+        requests=requests,
+        duration_s=duration_s,
+        rps=_rps(requests, duration_s),
+        latency_mean_ms=_num(trend.get("avg")),
+        latency_p50_ms=_num(trend.get("p(50)")),
+        latency_p90_ms=_num(trend.get("p(90)")),
+        latency_p99_ms=_num(trend.get("p(99)")),
+        latency_max_ms=_num(trend.get("max")),
+        non_2xx=count("hostbench_non_2xx"),
+        errors=errors,
+        bytes_read=count("data_received"),
+    )
+
+
+class K6(LoadGenerator):
+    name = "k6"
+    version_args = ("version",)
+
+    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+        script = out_dir / "script.js"
+        script.write_text(
+            K6_SCRIPT.format(
+                url=json.dumps(url),
+                vus=concurrency,
+                duration=_ms(duration_s),
+                summary=json.dumps(str(out_dir / "summary.json")),
+            )
+        )
+        # --address "": no REST API server (two runs would fight over port 6565).
+        return [
+            str(self.executable()),
+            "run",
+            "--quiet",
+            "--no-color",
+            "--no-usage-report",
+            "--address",
+            "",
+            str(script),
+        ]
+
+    def env(self):
+        # No usage report, no cloud; K6_* from the user's shell must not change the run.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("K6_")}
+        env["K6_NO_USAGE_REPORT"] = "true"
+        return env
+
+    def parse(self, out_dir):
+        return parse_k6((out_dir / "summary.json").read_text())
+
+
+# ---------------------------------------------------------------- bombardier
+
+
+def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
+    """Parse `bombardier -o json -p r` output; its latencies are in microseconds."""
+    result = json.loads(stdout_json)["result"]
+    # A failed attempt is counted twice: in `errors` and, as status 0, in `others`.
+    errors = sum(int(e["count"]) for e in result.get("errors", []))
+    classes = ("req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others")
+    requests = sum(int(result[c]) for c in classes) - errors
+    duration_s = float(result["timeTakenSeconds"])
+    # Latencies cover failed attempts too; with no response at all, there is no data.
+    latency = result.get("latency", {}) if requests > 0 else {}
+    pct = latency.get("percentiles", {})
+
+    def ms(us) -> float:
+        return _num(us) / 1000
+
+    return LoadResult(
+        tool="bombardier",
+        tool_version=tool_version,
+        requests=requests,
+        duration_s=duration_s,
+        rps=_rps(requests, duration_s),
+        latency_mean_ms=ms(latency.get("mean")),
+        latency_p50_ms=ms(pct.get("50")),
+        latency_p90_ms=ms(pct.get("90")),
+        latency_p99_ms=ms(pct.get("99")),
+        latency_max_ms=ms(latency.get("max")),
+        non_2xx=requests - int(result["req2xx"]),
+        errors=errors,
+        bytes_read=int(result["bytesRead"]),
+    )
+
+
+class Bombardier(LoadGenerator):
+    name = "bombardier"
+
+    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+        return [
+            str(self.executable()),
+            "-c",
+            str(concurrency),
+            "-d",
+            _ms(duration_s),
+            "-l",
+            "-o",
+            "json",
+            "-p",
+            "r",
+            url,
+        ]
+
+    def parse(self, out_dir):
+        return parse_bombardier((out_dir / "stdout.txt").read_text())
+
+
+# ---------------------------------------------------------------- wrk
+
+# done() runs once in wrk's main Lua state after the run and writes the summary
+# as JSON; NaN (no responses) becomes null. Pipelining as in TechEmpower's
+# pipeline.lua: one write carries `depth` requests.
+WRK_SCRIPT = """\
+local depth = {depth}
+local summary_path = [==[{summary}]==]
+
+if depth > 1 then
+  init = function(args)
+    local r = {{}}
+    for i = 1, depth do
+      r[i] = wrk.format()
+    end
+    req = table.concat(r)
+  end
+
+  request = function()
+    return req
+  end
+end
+
+local function num(x)
+  if x ~= x or x == math.huge or x == -math.huge then
+    return "null"
+  end
+  return string.format("%.3f", x)
+end
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  local f = assert(io.open(summary_path, "w"))
+  f:write("{{\\n")
+  f:write(string.format('"requests": %d,\\n', summary.requests))
+  f:write(string.format('"duration_us": %d,\\n', summary.duration))
+  f:write(string.format('"bytes": %d,\\n', summary.bytes))
+  f:write(string.format(
+    '"errors": {{"connect": %d, "read": %d, "write": %d, "status": %d, "timeout": %d}},\\n',
+    e.connect, e.read, e.write, e.status, e.timeout))
+  f:write(string.format('"pipeline": %d,\\n', depth))
+  f:write('"latency_us": {{')
+  f:write('"mean": ' .. num(latency.mean) .. ', "max": ' .. num(latency.max))
+  for _, p in ipairs({{50, 90, 99}}) do
+    f:write(string.format(', "p%d": %s', p, num(latency:percentile(p))))
+  end
+  f:write("}}\\n}}\\n")
+  f:close()
+end
+"""
+
+
+def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
+    """Parse the JSON written by the done() of the script above (times in µs)."""
+    data = json.loads(summary_json)
+    requests = int(data["requests"])
+    duration_s = int(data["duration_us"]) / 1e6
+    e = data["errors"]
+    latency = data["latency_us"]
+    # With no responses wrk's histogram reports 0 everywhere: no data, not 0 ms.
+    has_latency = requests > 0
+
+    def ms(key: str) -> float:
+        return _num(latency.get(key)) / 1000 if has_latency else NAN
+
+    return LoadResult(
+        tool="wrk",
+        tool_version=tool_version,
+        requests=requests,
+        duration_s=duration_s,
+        rps=_rps(requests, duration_s),
+        latency_mean_ms=ms("mean"),
+        latency_p50_ms=ms("p50"),
+        latency_p90_ms=ms("p90"),
+        latency_p99_ms=ms("p99"),
+        latency_max_ms=ms("max"),
+        non_2xx=int(e["status"]),
+        errors=int(e["connect"]) + int(e["read"]) + int(e["write"]) + int(e["timeout"]),
+        bytes_read=int(data["bytes"]),
+    )
+
+
+class Wrk(LoadGenerator):
+    name = "wrk"
+    version_args = ("-v",)
+
+    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+        summary = str(out_dir / "summary.json")
+        if "]==]" in summary:
+            raise BadInput(f"out_dir not usable in a wrk script: {out_dir}")
+        script = out_dir / "script.lua"
+        script.write_text(WRK_SCRIPT.format(depth=pipeline, summary=summary))
+        # wrk needs at least one connection per thread.
+        threads = min(concurrency, os.cpu_count() or 1)
+        return [
+            str(self.executable()),
+            "-t",
+            str(threads),
+            "-c",
+            str(concurrency),
+            "-d",
+            f"{_whole_seconds(duration_s)}s",
+            "--latency",
+            "-s",
+            str(script),
+            url,
+        ]
+
+    def parse(self, out_dir):
+        return parse_wrk((out_dir / "summary.json").read_text())
+
+
+# ---------------------------------------------------------------- ab
+
+# ab's -t implies -n 50000 and stops at whichever limit comes first, so -n goes
+# after -t and is set well above what ab can do in the time (ab is one thread;
+# its per-request table is allocated lazily). A run that hits the cap is an error.
+AB_MAX_RPS = 200_000
+
+
+def _ab_field(text: str, label: str, default: str | None = None) -> str:
+    match = re.search(rf"^{re.escape(label)}:\s+(\S+)", text, re.MULTILINE)
+    if match:
+        return match.group(1)
+    if default is None:
+        raise ValueError(f"no '{label}' line in ab output")
+    return default
+
+
+def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> LoadResult:
+    """Parse ab's text report and its -e CSV (percentages served, in ms, 3 decimals)."""
+    requests = int(_ab_field(stdout_text, "Complete requests"))
+    duration_s = float(_ab_field(stdout_text, "Time taken for tests"))
+    # "Time per request: X [ms] (mean)" = concurrency * time / requests: the mean
+    # latency under load; the other "Time per request" line is 1/rps.
+    mean = re.search(r"^Time per request:\s+([\d.]+) \[ms\] \(mean\)$", stdout_text, re.MULTILINE)
+    # The breakdown is printed only when some request failed. Length failures are
+    # not errors (and -l turns them off: dynamic pages vary in length).
+    failed = re.search(
+        r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", stdout_text
+    )
+    connect, receive, _, exceptions = (int(g) for g in failed.groups()) if failed else (0,) * 4
+    # A receive error also counts as a complete request (ab's close_connection).
+    requests -= receive
+    errors = connect + receive + exceptions
+    served = {}
+    for line in percentiles_csv.splitlines()[1:]:
+        if line.strip():
+            pct, ms = line.split(",")
+            served[int(pct)] = float(ms)
+    has_latency = requests > 0
+    return LoadResult(
+        tool="ab",
+        tool_version=tool_version,
+        requests=requests,
+        duration_s=duration_s,
+        rps=_rps(requests, duration_s),
+        latency_mean_ms=float(mean.group(1)) if mean and has_latency else NAN,
+        latency_p50_ms=served[50] if has_latency else NAN,
+        latency_p90_ms=served[90] if has_latency else NAN,
+        latency_p99_ms=served[99] if has_latency else NAN,
+        latency_max_ms=served[100] if has_latency else NAN,
+        non_2xx=int(_ab_field(stdout_text, "Non-2xx responses", "0")),
+        errors=errors,
+        bytes_read=int(_ab_field(stdout_text, "Total transferred")),
+    )
+
+
+class Ab(LoadGenerator):
+    name = "ab"
+    version_args = ("-V",)
+
+    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+        seconds = _whole_seconds(duration_s)
+        if not urlsplit(url).path:
+            url += "/"  # ab rejects a URL without a path
+        # -k keep-alive (HTTP/1.0 style: ab speaks only HTTP/1.0), -r go on after
+        # socket errors, -l accept varying lengths, -q no progress lines.
+        return [
+            str(self.executable()),
+            "-t",
+            str(seconds),
+            "-n",
+            str(seconds * AB_MAX_RPS),
+            "-c",
+            str(concurrency),
+            "-k",
+            "-r",
+            "-l",
+            "-q",
+            "-e",
+            str(out_dir / "percentiles.csv"),
+            url,
+        ]
+
+    def parse(self, out_dir):
+        result = parse_ab(
+            (out_dir / "stdout.txt").read_text(), (out_dir / "percentiles.csv").read_text()
+        )
+        argv = shlex.split((out_dir / "command.txt").read_text())
+        cap = int(argv[argv.index("-n") + 1])
+        if result.requests >= cap:
+            raise ValueError(f"ab reached its request cap {cap} before the time limit")
+        return result
+
+
+GENERATORS: dict[str, type[LoadGenerator]] = {
+    "k6": K6,
+    "bombardier": Bombardier,
+    "wrk": Wrk,
+    "ab": Ab,
+}
+
+
+def get_generator(name: str) -> LoadGenerator:
+    """A fresh generator for tool `name`; BadInput naming the allowed tools otherwise."""
+    try:
+        return GENERATORS[name]()
+    except KeyError:
+        allowed = ", ".join(sorted(GENERATORS))
+        raise BadInput(f"unknown tool {name!r}; allowed: {allowed}") from None
