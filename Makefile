@@ -28,7 +28,7 @@ build/testapp/TestApp: $(APP_SOURCES)
 	dotnet publish testapp/dotnet -c Release -o build/testapp --nologo -v quiet
 	@touch $@
 
-build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum
+build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum Makefile
 	@test -n "$(GO)" || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Setup)"; exit 1; }
 	cd testapp/go && $(GO) build -ldflags "-X main.version=$(BOMBARDIER_VERSION)" -o ../../build/bin/bombardier github.com/codesenberg/bombardier
 

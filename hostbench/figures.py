@@ -1,0 +1,387 @@
+"""The paper's figures (Fig. 4-9) and a CPU-saturation chart, from results.csv rows.
+
+Each function takes the tidy results (one row per run) and returns a matplotlib Figure; the
+numbers drawn are the ones hostbench.analysis computes, so figures and tables agree.
+Figures are built without pyplot, so notebooks show each one once and nothing global changes.
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import StrMethodFormatter
+
+from . import analysis
+from .errors import BadInput
+
+# How modes and scenarios are named on figures.
+MODE_LABELS = {
+    "kestrel": "Kestrel",
+    "nginx": "Kestrel + nginx (TCP)",
+    "nginx-keepalive": "Kestrel + nginx (TCP, keep-alive)",
+    "nginx-uds": "Kestrel + nginx (Unix socket)",
+    "caddy": "Kestrel + Caddy (TCP)",
+    "httpsys": "HTTP.sys",
+    "iis-inprocess": "Kestrel + IIS (in-process)",
+    "iis-outofprocess": "Kestrel + IIS (out-of-process)",
+    "external": "external server",
+}
+SCENARIO_LABELS = {"html": "HTML", "text": "text", "json": "JSON", "xml": "XML"}
+
+# Which of the paper's figures each mode's chart corresponds to (section 4 of the paper).
+_OUT_OF_PROCESS = "Fig. 4, Kestrel + IIS (out-of-process)"
+_IN_PROCESS = "Fig. 7, Kestrel + IIS (in-process)"
+PAPER_FIGURES = {
+    "iis-outofprocess": f"paper's {_OUT_OF_PROCESS}",
+    "kestrel": "paper's Fig. 5, Kestrel",
+    "httpsys": "paper's Fig. 6, HTTP.sys",
+    "iis-inprocess": f"paper's {_IN_PROCESS}",
+    # Linux analogs (see DESIGN.md, mapping table): a proxy over loopback TCP is the extra hop
+    # of out-of-process IIS; a Unix socket is only a cheaper hop, not in-process hosting.
+    "nginx": f"Linux analog of the paper's {_OUT_OF_PROCESS}",
+    "nginx-keepalive": f"Linux analog of the paper's {_OUT_OF_PROCESS}",
+    "caddy": f"Linux analog of the paper's {_OUT_OF_PROCESS}",
+    "nginx-uds": f"cheaper-hop analog of the paper's {_IN_PROCESS}",
+}
+CPU_LABELS = {
+    "server": "server (test app)",
+    "proxy": "reverse proxy",
+    "loadgen": "load generator",
+    "other": "rest of system",
+}
+
+# One colour per mode on every figure, so a model is recognisable across them.
+_MODE_COLORS = dict(zip(analysis.MODE_ORDER, sns.color_palette("colorblind", 10), strict=False))
+_CPU_COLORS = dict(zip(CPU_LABELS, sns.color_palette("muted", 8)[:3] + ["0.75"], strict=True))
+_STYLE = {"axes.titlesize": 13, "axes.labelsize": 11, "xtick.labelsize": 11, "legend.fontsize": 10}
+
+
+def mode_label(mode: str) -> str:
+    return MODE_LABELS.get(mode, mode)
+
+
+def scenario_label(scenario: str) -> str:
+    return SCENARIO_LABELS.get(scenario, scenario)
+
+
+def model_chart(df: pd.DataFrame, mode: str) -> Figure:
+    """Fig. 4-7 of the paper for one hosting model: mean rps per scenario, error bars = 1 sd."""
+    df = _one_setup(df)
+    summary = analysis.summarize(df)
+    summary = summary[summary["mode"] == mode]
+    if summary.empty:
+        present = ", ".join(str(m) for m in df["mode"].unique())
+        raise BadInput(f"mode {mode!r} is not in the results; modes present: {present}")
+    with _style():
+        fig = Figure(figsize=(7, 4.8), layout="constrained")
+        ax = fig.subplots()
+        bars = _grouped_bars(ax, summary, "rps_mean", "rps_std", hue=[mode])
+        _label_bars(ax, bars, lambda v: f"{v:,.0f}")
+        ax.set_ylabel("throughput [requests/s]")
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.set_xlabel("scenario")
+        figure = PAPER_FIGURES.get(mode)
+        title = mode_label(mode) + (f"\n({figure})" if figure else "")
+        ax.set_title(title)
+        _footnote(fig, _setup_note(summary))
+    return fig
+
+
+def all_models_chart(df: pd.DataFrame) -> Figure:
+    """Fig. 8 of the paper: every model in every scenario, grouped by scenario."""
+    df = _one_setup(df)
+    summary = analysis.summarize(df)
+    modes = _present(summary["mode"])
+    with _style():
+        fig = Figure(figsize=(max(8.0, 1.1 + 0.55 * len(modes) * 4), 5.2), layout="constrained")
+        ax = fig.subplots()
+        bars = _grouped_bars(ax, summary, "rps_mean", "rps_std", hue=modes)
+        # Many narrow bars: upright labels would collide, so they stand vertically.
+        _label_bars(ax, bars, lambda v: f"{v:,.0f}", rotation=90 if len(modes) > 2 else 0)
+        ax.set_ylabel("throughput [requests/s]")
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.set_xlabel("scenario")
+        fig.suptitle("All hosting models and scenarios (paper's Fig. 8)")
+        _legend(ax, "hosting model")
+        _footnote(fig, _setup_note(summary))
+    return fig
+
+
+def relative_chart(
+    df: pd.DataFrame,
+    baseline: str = analysis.DEFAULT_BASELINE,
+    paper: Mapping[str, str] | pd.DataFrame | None = None,
+) -> Figure:
+    """Fig. 9 of the paper: each model's mean rps as % of the baseline model (line at 100%).
+
+    paper: a mapping our mode -> paper mode (see analysis.compare_with_paper), or that
+    function's result; the paper's value for the mapped model is drawn as a hatched bar right
+    of ours, a stated range (low-high) as its error bar.
+    """
+    df = _one_setup(df)
+    relative = analysis.relative_to_baseline(df, baseline)
+    relative = relative[relative["mode"] != baseline]
+    if relative.empty:
+        raise BadInput(f"only the baseline {baseline!r} is in the results: nothing to compare")
+    if isinstance(paper, Mapping):
+        paper = analysis.compare_with_paper(df, paper, baseline)
+    if paper is not None:  # the baseline is 100% on both sides: its line says it all
+        paper = paper[paper["our_mode"] != baseline]
+    mapped = {} if paper is None else dict(zip(paper["our_mode"], paper["paper_mode"], strict=True))
+    modes = _present(relative["mode"])
+    # A free slot (None) after each mapped mode holds the paper's range.
+    slots = [slot for m in modes for slot in ([m, None] if m in mapped else [m])]
+    with _style():
+        width = max(8.0, 1.1 + 0.5 * len(slots) * 4)
+        fig = Figure(figsize=(width, 5.2), layout="constrained")
+        ax = fig.subplots()
+        bars = _grouped_bars(ax, relative, "pct_of_baseline", None, hue=slots)
+        rotation = 90 if len(slots) > 2 else 0
+        _label_bars(ax, bars, lambda v: f"{v:.0f}%", rotation=rotation)
+        ax.axhline(
+            100,
+            color="0.2",
+            linestyle="--",
+            linewidth=1.2,
+            zorder=1,
+            label=f"baseline: {mode_label(baseline)} = 100%",
+        )
+        if mapped:
+            _paper_ranges(ax, paper, slots, rotation)
+            pairs = "; ".join(f"{mode_label(o)} ~ {mode_label(p)}" for o, p in mapped.items())
+            _footnote(fig, f"hatched: the paper's value for the model mapped to ours ({pairs})")
+        ax.set_ylabel(f"throughput [% of {mode_label(baseline)}]")
+        ax.set_xlabel("scenario")
+        # On the figure, not the axes: the legend beside the axes leaves the axes narrow.
+        fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
+        _legend(ax, "hosting model")
+    return fig
+
+
+def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
+    """Was the CPU saturated, and by whom: cores used per process group, one panel per mode.
+
+    Bars stack the mean cores (over repetitions) of server, proxy, load generator and the rest
+    of the system; the dashed line is all the machine's cores; the label above a bar is the
+    machine's busy % (the paper tuned its load so that this was 100%).
+    """
+    df = _one_setup(df)
+    sat = analysis.saturation(df, threshold_pct)
+    stacks = [f"{g}_cores" for g in CPU_LABELS]
+    means = sat.groupby(["mode", "scenario"], observed=True)[
+        [*stacks, "cpu_total_pct", "machine_cores"]
+    ].mean()
+    modes = _present(sat["mode"])
+    ncols = min(3, len(modes))
+    nrows = -(-len(modes) // ncols)
+    with _style():
+        # Wide enough for the title and legend even with a single panel.
+        fig = Figure(figsize=(max(8.5, 4.2 * ncols), 3.6 * nrows + 0.9), layout="constrained")
+        axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
+        top = max(means["machine_cores"].max(), (means[stacks].fillna(0).sum(axis=1)).max())
+        for ax, mode in zip(axes, modes, strict=False):
+            rows = means.loc[mode]
+            x = np.arange(len(rows))
+            bottom = np.zeros(len(rows))
+            for group, column in zip(CPU_LABELS, stacks, strict=True):
+                values = rows[column].fillna(0.0).to_numpy()
+                ax.bar(x, values, 0.7, bottom=bottom, color=_CPU_COLORS[group], label=group)
+                bottom += values
+            cores = rows["machine_cores"].max()
+            ax.axhline(cores, color="0.2", linestyle="--", linewidth=1.2)
+            for xi, height, pct in zip(x, bottom, rows["cpu_total_pct"], strict=True):
+                saturated = pct >= threshold_pct
+                # Above the all-cores line, so the label never crosses it.
+                ax.annotate(
+                    "n/a" if np.isnan(pct) else f"{pct:.0f}%",
+                    (xi, max(height, cores)),
+                    xytext=(0, 3),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=10,
+                    fontweight="bold" if saturated else "normal",
+                    color="0.1" if saturated else "tab:red",
+                )
+            ax.set_xticks(x, [scenario_label(s) for s in rows.index])
+            ax.set_title(mode_label(mode), fontsize=11)
+            ax.set_ylim(0, top * 1.18)
+        for ax in axes[len(modes) :]:
+            ax.set_visible(False)
+        for ax in axes[::ncols]:
+            ax.set_ylabel("CPU [cores]")
+        handles = [Patch(color=_CPU_COLORS[g], label=label) for g, label in CPU_LABELS.items()]
+        all_cores = f"all {means['machine_cores'].max():.0f} cores"
+        handles.append(Line2D([], [], color="0.2", linestyle="--", label=all_cores))
+        columns = len(handles) if ncols > 1 else 3
+        fig.legend(handles=handles, loc="outside lower center", ncols=columns, frameon=False)
+        fig.suptitle(
+            "CPU use under load (label: machine busy %, "
+            f"red = below {threshold_pct:.0f}%, not saturated)",
+            fontsize=13,
+        )
+    return fig
+
+
+def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
+    """Write fig as out_dir/name.png (150 dpi) and .svg; return both paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
+    fig.savefig(paths[0], dpi=150)
+    # No date in the SVG: re-running an unchanged analysis changes less in the file.
+    fig.savefig(paths[1], metadata={"Date": None})
+    return paths
+
+
+def _style():
+    # seaborn's whitegrid look and notebook-size fonts while a figure is built, never globally.
+    rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", rc=_STYLE)}
+    return mpl.rc_context(rc)
+
+
+def _one_setup(df: pd.DataFrame) -> pd.DataFrame:
+    # A figure compares modes and scenarios under one load setup, as the paper did (k6, 8 VUs).
+    df = analysis.prepare(df)
+    setups = df[["tool", "concurrency"]].drop_duplicates()
+    if len(setups) > 1:
+        found = ", ".join(f"{t} at {c}" for t, c in setups.itertuples(index=False))
+        raise BadInput(f"results mix load setups ({found}); select one tool and concurrency first")
+    return df
+
+
+def _present(values: pd.Series) -> list[str]:
+    # Categories in display order, only those with data.
+    return [str(v) for v in values.cat.categories if (values == v).any()]
+
+
+def _grouped_bars(ax, table: pd.DataFrame, y: str, err: str | None, hue: list) -> dict:
+    """Bars at x = scenario, one per mode in `hue`; returns {(scenario, mode): (bar, error)}."""
+    scenarios = _present(table["scenario"])
+    width = 0.8 / len(hue)
+    bars = {}
+    for i, mode in enumerate(hue):
+        if mode is None:  # a slot kept free for the caller
+            continue
+        rows = table[table["mode"] == mode]
+        rows = rows.set_index(rows["scenario"].astype(str))
+        rows = rows.reindex([s for s in scenarios if s in rows.index])
+        x = np.array([scenarios.index(s) for s in rows.index]) - 0.4 + width * (i + 0.5)
+        yerr = rows[err].to_numpy() if err else None
+        has_err = yerr is not None and np.isfinite(yerr).any()
+        container = ax.bar(
+            x,
+            rows[y].to_numpy(),
+            width * 0.92,
+            color=_MODE_COLORS.get(mode),
+            label=mode_label(mode),
+            # One repetition has no sd: no error bar rather than a zero-length one.
+            yerr=np.nan_to_num(yerr, nan=0.0) if has_err else None,
+            capsize=4 if has_err else 0,
+            error_kw={"elinewidth": 1.2, "ecolor": "0.15"},
+            zorder=2,
+        )
+        for scenario, patch, e in zip(
+            rows.index, container.patches, yerr if has_err else [0] * len(rows), strict=True
+        ):
+            bars[(scenario, mode)] = (patch, 0.0 if np.isnan(e) else float(e))
+    ax.set_xticks(range(len(scenarios)), [scenario_label(s) for s in scenarios])
+    ax.set_xlim(-0.6, len(scenarios) - 0.4)
+    return bars
+
+
+def _label_bars(ax, bars: dict, fmt, rotation: int = 0) -> None:
+    # Value above the bar and its error bar; a white backing keeps lines from crossing it.
+    tops = []
+    for patch, err in bars.values():
+        height = patch.get_height()
+        if not np.isfinite(height):
+            continue
+        top = height + err
+        tops.append(top)
+        ax.annotate(
+            fmt(height),
+            (patch.get_x() + patch.get_width() / 2, top),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            rotation=rotation,
+            fontsize=9 if rotation else 10,
+            bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"},
+            zorder=5,
+        )
+    # Headroom for the labels; vertical labels need more.
+    if tops:
+        ax.set_ylim(0, max(tops) * (1.22 if rotation else 1.1))
+
+
+def _paper_ranges(ax, paper: pd.DataFrame, slots: list, rotation: int) -> None:
+    # The paper's value as a hatched bar in the slot after our mode's bar, like its Fig. 9;
+    # a stated range (low-high) is the bar's error bar, and its label.
+    scenarios = [t.get_text() for t in ax.get_xticklabels()]
+    width = 0.8 / len(slots)
+    top = ax.get_ylim()[1]
+    for row in paper.itertuples(index=False):
+        label = scenario_label(str(row.scenario))
+        if label not in scenarios:
+            continue
+        slot = slots.index(str(row.our_mode)) + 1
+        x = scenarios.index(label) - 0.4 + width * (slot + 0.5)
+        low, high = row.paper_low_pct, row.paper_high_pct
+        mid = (low + high) / 2
+        ax.bar(
+            x,
+            mid,
+            width * 0.92,
+            yerr=[[mid - low], [high - mid]] if high > low else None,
+            capsize=4,
+            error_kw={"elinewidth": 1.2, "ecolor": "0.15"},
+            facecolor="white",
+            edgecolor=_MODE_COLORS.get(str(row.our_mode)),
+            hatch="///",
+            linewidth=1.5,
+            zorder=2,
+        )
+        text = f"{low:.0f}%" if low == high else f"{low:.0f}-{high:.0f}%"
+        ax.annotate(
+            text,
+            (x, high),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            rotation=rotation,
+            fontsize=9 if rotation else 10,
+            color="0.3",
+            bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"},
+            zorder=5,
+        )
+        top = max(top, high * (1.25 if rotation else 1.1))
+    ax.set_ylim(0, top)
+    # A legend entry only.
+    ax.bar([np.nan], [np.nan], facecolor="white", edgecolor="0.3", hatch="///", label="paper")
+
+
+def _legend(ax, title: str) -> None:
+    ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
+def _footnote(fig: Figure, text: str) -> None:
+    # supxlabel gets its own space under constrained layout, unlike free text.
+    if text:
+        fig.supxlabel(text, x=0.99, ha="right", fontsize=9, color="0.3")
+
+
+def _setup_note(summary: pd.DataFrame) -> str:
+    tool, concurrency = summary.iloc[0][["tool", "concurrency"]]
+    n = summary["n"]
+    reps = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
+    bars = "error bars: 1 sd" if n.max() > 1 else "one run each, no error bars"
+    return f"{tool}, concurrency {concurrency}, {reps} repetition(s); {bars}"

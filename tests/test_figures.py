@@ -1,0 +1,217 @@
+"""hostbench.figures: the right bars, labels and files, and nothing overlapping.
+
+Synthetic numbers (baseline 1000 rps and simple multiples), not measurements.
+"""
+
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.container import BarContainer  # noqa: E402
+
+from hostbench import analysis, figures  # noqa: E402
+from hostbench.errors import BadInput  # noqa: E402
+
+FACTORS = {"kestrel": 2.0, "nginx": 1.0, "nginx-uds": 1.2, "caddy": 0.9}
+BASE_RPS = {"html": 1000.0, "text": 4000.0, "json": 3000.0, "xml": 2000.0}
+
+
+def runs(modes=FACTORS, repetitions=3, cpu_total_pct=97.0, concurrency=8) -> pd.DataFrame:
+    rows = []
+    for (mode, factor), (scenario, rps), rep in itertools.product(
+        modes.items(), BASE_RPS.items(), range(repetitions)
+    ):
+        rows.append(
+            {
+                "run_key": f"{mode}-{scenario}-{rep}",
+                "mode": mode,
+                "scenario": scenario,
+                "tool": "k6",
+                "concurrency": concurrency,
+                "repetition": rep,
+                "rps": rps * factor + 10.0 * (rep - 1),  # mean rps * factor, sd 10
+                "latency_p50_ms": 1.0,
+                "latency_p99_ms": 5.0,
+                "cpu_total_pct": cpu_total_pct,
+                "cpu_server_cores": 3.0,
+                "cpu_proxy_cores": np.nan if mode == "kestrel" else 2.0,
+                "cpu_loadgen_cores": 2.0,
+                "machine_cores": 8,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def bars(ax) -> list:
+    """Drawn bars (legend-only dummies have NaN height)."""
+    return [p for c in bar_containers(ax) for p in c.patches if np.isfinite(p.get_height())]
+
+
+def bars_in(container) -> list:
+    return [p for p in container.patches if np.isfinite(p.get_height())]
+
+
+def bar_containers(ax) -> list[BarContainer]:
+    return [c for c in ax.containers if isinstance(c, BarContainer)]
+
+
+def texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+def overlapping(artists) -> list[tuple[str, str]]:
+    """Pairs of visible texts whose rendered boxes intersect."""
+    fig = artists[0].figure
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(a.get_text(), a.get_window_extent(renderer)) for a in artists if a.get_text()]
+    return [(t1, t2) for (t1, b1), (t2, b2) in itertools.combinations(boxes, 2) if b1.overlaps(b2)]
+
+
+def test_model_chart_one_bar_per_scenario_with_sd():
+    fig = figures.model_chart(runs(), "kestrel")
+    (ax,) = fig.axes
+    heights = [p.get_height() for p in bars(ax)]
+    assert heights == pytest.approx([2000, 8000, 6000, 4000])  # paper order: html text json xml
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["HTML", "text", "JSON", "XML"]
+    assert bar_containers(ax)[0].errorbar is not None
+    assert texts(ax) == ["2,000", "8,000", "6,000", "4,000"]
+    assert "Fig. 5" in ax.get_title()
+    assert "requests/s" in ax.get_ylabel()
+    assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def test_model_chart_names_the_papers_figure_or_its_analog():
+    assert "Fig. 4" in figures.model_chart(runs(), "nginx").axes[0].get_title()
+    assert "analog" in figures.model_chart(runs(), "nginx").axes[0].get_title()
+    assert "Fig. 7" in figures.model_chart(runs(), "nginx-uds").axes[0].get_title()
+
+
+def test_model_chart_single_repetition_has_no_error_bars():
+    (ax,) = figures.model_chart(runs(repetitions=1), "nginx").axes
+    assert len(bars(ax)) == 4
+    assert bar_containers(ax)[0].errorbar is None
+
+
+def test_model_chart_unknown_mode():
+    with pytest.raises(BadInput, match="httpsys"):
+        figures.model_chart(runs(), "httpsys")
+
+
+def test_figures_refuse_mixed_load_setups():
+    df = pd.concat([runs(concurrency=8), runs(concurrency=64)])
+    with pytest.raises(BadInput, match="select one tool and concurrency"):
+        figures.all_models_chart(df)
+
+
+def test_all_models_chart_groups_modes_by_scenario():
+    (ax,) = figures.all_models_chart(runs()).axes
+    assert len(bars(ax)) == len(FACTORS) * len(BASE_RPS)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    # Modes in the package's order, whatever order the rows came in.
+    assert legend == [figures.mode_label(m) for m in ("kestrel", "nginx", "nginx-uds", "caddy")]
+    assert len(ax.texts) == len(FACTORS) * len(BASE_RPS)
+    assert "Fig. 8" in ax.figure.get_suptitle()
+    assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def test_relative_chart_baseline_line_and_percentages():
+    (ax,) = figures.relative_chart(runs()).axes
+    # The baseline itself is the line, not a bar.
+    assert len(bars(ax)) == (len(FACTORS) - 1) * len(BASE_RPS)
+    assert sorted({round(p.get_height()) for p in bars(ax)}) == [90, 120, 200]
+    assert any(list(line.get_ydata()) == [100, 100] for line in ax.lines)
+    assert "200%" in texts(ax)
+    assert "Fig. 9" in ax.figure.get_suptitle()
+    assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def test_relative_chart_draws_the_papers_ranges_beside_ours():
+    paper = pd.DataFrame(
+        {
+            "mode": ["kestrel", "kestrel", "iis-inprocess"],
+            "scenario": ["html", "json", "html"],
+            "ratio_low_pct": [160.0, 280.0, 136.0],
+            "ratio_high_pct": [180.0, 320.0, 153.0],
+            "quote": "synthetic",
+        }
+    )
+    compared = analysis.compare_with_paper(
+        runs(), {"kestrel": "kestrel", "nginx-uds": "iis-inprocess"}, paper=paper
+    )
+    fig = figures.relative_chart(runs(), paper=compared)
+    (ax,) = fig.axes
+    hatched = [c for c in bar_containers(ax) if c.patches[0].get_hatch() and len(bars_in(c))]
+    # One hatched bar per paper value, at the middle of the range, the range as its error bar.
+    assert sorted(c.patches[0].get_height() for c in hatched) == [144.5, 170, 300]
+    assert all(c.errorbar is not None for c in hatched)
+    assert {"160-180%", "280-320%", "136-153%"} <= set(texts(ax))
+    assert "paper" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # Each paper bar stands right next to our bar for the mapped mode (5 slots of 0.16).
+    html = {round(p.get_height()): p.get_x() for p in bars(ax) if p.get_x() < 0.5}
+    assert html[170] == pytest.approx(html[200] + 0.16)  # kestrel
+    assert html[144] == pytest.approx(html[120] + 0.16)  # nginx-uds ~ iis-inprocess
+    assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def test_relative_chart_without_baseline():
+    with pytest.raises(BadInput, match="baseline mode 'nginx'"):
+        figures.relative_chart(runs({"kestrel": 2.0, "caddy": 1.0}))
+
+
+def test_cpu_chart_stacks_process_groups_per_mode():
+    df = runs()
+    df.loc[df["mode"] == "caddy", "cpu_total_pct"] = 70.0
+    fig = figures.cpu_chart(df)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == [
+        figures.mode_label(m) for m in ("kestrel", "nginx", "nginx-uds", "caddy")
+    ]
+    nginx = panels[1]
+    # Four stacked layers (server, proxy, load generator, rest) per scenario.
+    assert len(bars(nginx)) == 4 * len(BASE_RPS)
+    tops = {round(p.get_y() + p.get_height(), 2) for p in bars(nginx)}
+    assert max(tops) == pytest.approx(0.97 * 8)  # stack reaches the machine's busy cores
+    assert any(list(line.get_ydata()) == [8, 8] for line in nginx.lines)  # all cores
+    assert texts(nginx) == ["97%"] * 4
+    assert texts(panels[3]) == ["70%"] * 4
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:3] == ["server (test app)", "reverse proxy", "load generator"]
+    for ax in panels:
+        assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def test_save_figure_writes_png_and_svg(tmp_path):
+    fig = figures.model_chart(runs(), "kestrel")
+    paths = figures.save_figure(fig, tmp_path / "figs", "fig5-kestrel")
+    assert [p.name for p in paths] == ["fig5-kestrel.png", "fig5-kestrel.svg"]
+    png, svg = (p.read_bytes() for p in paths)
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    assert b"<svg" in svg[:2000]
+    assert b"<dc:date>" not in svg
+    assert b"2,000" in svg  # the value labels are in it
+
+
+def test_relative_chart_accepts_a_mapping_that_includes_the_baseline():
+    # The notebook maps the baseline too (nginx ~ iis-outofprocess); it has no bar of its own.
+    mapping = {"nginx": "iis-outofprocess", "kestrel": "kestrel"}
+    paper = pd.DataFrame(
+        {
+            "mode": ["kestrel"],
+            "scenario": ["html"],
+            "ratio_low_pct": [170.0],
+            "ratio_high_pct": [170.0],
+            "quote": "synthetic",
+        }
+    )
+    fig = figures.relative_chart(
+        runs(), paper=analysis.compare_with_paper(runs(), mapping, paper=paper)
+    )
+    hatched = [c for c in bar_containers(fig.axes[0]) if c.patches[0].get_hatch()]
+    assert [c.patches[0].get_height() for c in hatched if len(bars_in(c))] == [170]
