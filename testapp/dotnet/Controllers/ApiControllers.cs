@@ -1,0 +1,38 @@
+using Microsoft.AspNetCore.Mvc;
+
+namespace TestApp.Controllers;
+
+// Endpoints of the companion articles.
+
+/// <summary>Go (Iris) vs .NET Core 2017: GET api/values/{id} returns "value".</summary>
+[Route("api/[controller]")]
+public class ValuesController : Controller
+{
+    [HttpGet("{id}")]
+    public string Get(int id) => "value";
+}
+
+/// <summary>Web API self-host vs IIS 2012: a string ...</summary>
+[Route("api/test")]
+public class TestController : Controller
+{
+    [HttpGet]
+    public string Get() => $"Test {DateTime.UtcNow:O}";
+}
+
+/// <summary>... and a list of three Foo as JSON.</summary>
+[Route("api/testapi")]
+public class TestApiController : Controller
+{
+    [HttpGet]
+    public IList<Foo> GetAll()
+    {
+        var now = DateTime.UtcNow;
+        return new List<Foo>
+        {
+            new() { Id = 1, Name = "Foo 1", CreatedOn = now },
+            new() { Id = 2, Name = "Foo 2", CreatedOn = now },
+            new() { Id = 3, Name = "Foo 3", CreatedOn = now },
+        };
+    }
+}

@@ -1,0 +1,137 @@
+using Microsoft.Extensions.Logging;
+
+namespace TestApp;
+
+/// <summary>The command line, parsed by hand before the host is built.</summary>
+public sealed class AppOptions
+{
+    public const string Usage =
+        "usage: TestApp [--urls URL[;URL...]] [--server kestrel|httpsys] [--io-queue-count N] "
+        + "[--inline-scheduling true|false] [--wait-for-data true|false] "
+        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None]";
+
+    public string Urls { get; private set; } = "http://127.0.0.1:5000";
+    public string Server { get; private set; } = "kestrel";
+    public int? IoQueueCount { get; private set; }
+    public bool? InlineScheduling { get; private set; }
+    public bool? WaitForData { get; private set; }
+    public LogLevel LogLevel { get; private set; } = LogLevel.Warning;
+
+    public bool HasSocketOptions => IoQueueCount is not null || InlineScheduling is not null || WaitForData is not null;
+
+    /// <summary>Parses argv; `--key value` and `--key=value`. Throws UsageException on bad input.</summary>
+    public static AppOptions Parse(string[] args)
+    {
+        var o = new AppOptions();
+        for (var i = 0; i < args.Length; i++)
+        {
+            var arg = args[i];
+            if (!arg.StartsWith("--", StringComparison.Ordinal) || arg.Length == 2)
+            {
+                throw new UsageException($"unexpected argument '{arg}'");
+            }
+            string key, value;
+            var eq = arg.IndexOf('=');
+            if (eq >= 0)
+            {
+                key = arg[2..eq];
+                value = arg[(eq + 1)..];
+            }
+            else
+            {
+                key = arg[2..];
+                if (!IsKnown(key))
+                {
+                    throw new UsageException($"unknown option '--{key}'");
+                }
+                if (i + 1 >= args.Length)
+                {
+                    throw new UsageException($"option '--{key}' needs a value");
+                }
+                value = args[++i];
+            }
+            o.Set(key, value);
+        }
+        if (o.Server == "httpsys" && o.HasSocketOptions)
+        {
+            throw new UsageException(
+                "--io-queue-count, --inline-scheduling and --wait-for-data apply to --server kestrel only");
+        }
+        return o;
+    }
+
+    private static bool IsKnown(string key) => key is "urls" or "server" or "io-queue-count"
+        or "inline-scheduling" or "wait-for-data" or "log-level";
+
+    private void Set(string key, string value)
+    {
+        switch (key)
+        {
+            case "urls":
+                var urls = value.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+                if (urls.Length == 0 || urls.Any(u => !IsUrl(u)))
+                {
+                    throw new UsageException($"bad --urls '{value}' (want http://HOST:PORT or http://unix:/PATH, ';'-separated)");
+                }
+                Urls = string.Join(';', urls);
+                break;
+            case "server":
+                Server = value.ToLowerInvariant() switch
+                {
+                    "kestrel" => "kestrel",
+                    "httpsys" => "httpsys",
+                    _ => throw new UsageException($"bad --server '{value}' (want kestrel or httpsys)"),
+                };
+                break;
+            case "io-queue-count":
+                if (!int.TryParse(value, out var n) || n < 0)
+                {
+                    throw new UsageException($"bad --io-queue-count '{value}' (want an integer >= 0)");
+                }
+                IoQueueCount = n;
+                break;
+            case "inline-scheduling":
+                InlineScheduling = ParseBool(key, value);
+                break;
+            case "wait-for-data":
+                WaitForData = ParseBool(key, value);
+                break;
+            case "log-level":
+                if (!Enum.TryParse<LogLevel>(value, ignoreCase: true, out var level)
+                    || !Enum.IsDefined(level) || int.TryParse(value, out _))
+                {
+                    throw new UsageException(
+                        $"bad --log-level '{value}' (want Trace, Debug, Information, Warning, Error, Critical or None)");
+                }
+                LogLevel = level;
+                break;
+            default:
+                throw new UsageException($"unknown option '--{key}'");
+        }
+    }
+
+    private static bool IsUrl(string url)
+    {
+        var rest = url.StartsWith("http://", StringComparison.OrdinalIgnoreCase) ? url[7..]
+            : url.StartsWith("https://", StringComparison.OrdinalIgnoreCase) ? url[8..]
+            : null;
+        if (string.IsNullOrEmpty(rest))
+        {
+            return false;
+        }
+        if (rest.StartsWith("unix:", StringComparison.OrdinalIgnoreCase))
+        {
+            return rest.Length > 5 && rest[5] == '/';
+        }
+        return true;
+    }
+
+    private static bool ParseBool(string key, string value) => value.ToLowerInvariant() switch
+    {
+        "true" => true,
+        "false" => false,
+        _ => throw new UsageException($"bad --{key} '{value}' (want true or false)"),
+    };
+}
+
+public sealed class UsageException(string message) : Exception(message);

@@ -1,0 +1,353 @@
+"""The published test app (build/testapp/TestApp), started for real on loopback.
+
+Checks each endpoint's status, content type and body shape against the paper's
+section 2.2 (100 buttons and 10 select lists of 10 options; Listing 2's JSON;
+Listing 3's XML), the request counter, forwarded headers, Unix-socket listening,
+and the command line's answers to bad input.
+"""
+
+import http.client
+import json
+import re
+import socket
+import subprocess
+import uuid
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from hostbench import httpclient
+from hostbench.paths import TESTAPP
+from hostbench.processes import ManagedProcess
+
+LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+XSD = "http://www.w3.org/2001/XMLSchema"
+
+
+def app_binary() -> Path:
+    if not TESTAPP.exists():
+        pytest.fail(f"{TESTAPP} is missing: run `make setup` (or `make build/testapp/TestApp`)")
+    return TESTAPP
+
+
+def run_cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    """The app with `args`, for the cases where it must exit by itself."""
+    return subprocess.run(
+        [str(app_binary()), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def start_app(tmp_path: Path, *args: str, url: str, unix_socket: str | None = None):
+    return ManagedProcess(
+        "testapp",
+        [app_binary(), *args],
+        tmp_path / "testapp.log",
+        ready=lambda: httpclient.answers_ok(url + "/health", unix_socket=unix_socket),
+        ready_timeout_s=30,
+    )
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """One app on a free loopback port for the whole module; yields its base URL."""
+    port = httpclient.free_port()
+    url = f"http://127.0.0.1:{port}"
+    tmp = tmp_path_factory.mktemp("testapp")
+    with start_app(tmp, "--urls", url, url=url):
+        yield url
+
+
+def get_ok(url: str, content_type: str) -> httpclient.Response:
+    resp = httpclient.get(url)
+    assert resp.status == 200, (url, resp.status, resp.text[:200])
+    assert resp.content_type.split(";")[0].strip() == content_type, (url, resp.content_type)
+    return resp
+
+
+def raw_get(host: str, port: int, path: str, headers: dict[str, str]) -> httpclient.Response:
+    """GET with extra request headers (httpclient.request sends only Host)."""
+    conn = http.client.HTTPConnection(host, port, timeout=5)
+    try:
+        conn.request("GET", path, headers=headers)
+        resp = conn.getresponse()
+        body = resp.read()
+        return httpclient.Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, body)
+    finally:
+        conn.close()
+
+
+# --- the paper's four scenarios -------------------------------------------------------------
+
+
+class _FormCounter(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.buttons = 0
+        self.selects: list[int] = []  # options per select list
+        self._in_select = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "button":
+            self.buttons += 1
+        elif tag == "select":
+            self.selects.append(0)
+            self._in_select = True
+        elif tag == "option":
+            assert self._in_select, "an <option> outside a <select>"
+            self.selects[-1] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self._in_select = False
+
+
+def test_html_has_100_buttons_and_10_selects_of_10_options(app):
+    resp = get_ok(app + "/html", "text/html")
+    parser = _FormCounter()
+    parser.feed(resp.text)
+    parser.close()
+    assert parser.buttons == 100
+    assert parser.selects == [10] * 10
+
+
+def test_text_is_latin_letters_then_digits(app):
+    resp = get_ok(app + "/text", "text/plain")
+    assert resp.text == LETTERS_AND_DIGITS
+
+
+def check_simple_class_json(doc: dict):
+    assert list(doc) == ["id", "stringValue", "intValue", "listOfInts"]  # Listing 2, camelCase
+    assert str(uuid.UUID(doc["id"])) == doc["id"]
+    assert doc["stringValue"] == doc["id"][:8]
+    assert type(doc["intValue"]) is int
+    assert len(doc["listOfInts"]) == 10
+    assert all(type(v) is int for v in doc["listOfInts"])
+
+
+def test_json_matches_listing_2(app):
+    resp = get_ok(app + "/json", "application/json")
+    check_simple_class_json(json.loads(resp.body))
+
+
+def test_xml_matches_listing_3(app):
+    resp = get_ok(app + "/xml", "application/xml")
+    # Listing 3 declares both namespaces on the root, xsi first.
+    assert re.match(
+        rf'<SimpleClass xmlns:xsi="{XSI}" xmlns:xsd="{XSD}">', resp.text.lstrip("\ufeff")
+    ), resp.text[:200]
+    root = ET.fromstring(resp.body)
+    assert root.tag == "SimpleClass"
+    assert [child.tag for child in root] == ["Id", "StringValue", "IntValue", "ListOfInts"]
+    values = {child.tag: child for child in root}
+    ident = values["Id"].text
+    assert str(uuid.UUID(ident)) == ident
+    assert values["StringValue"].text == ident[:8]
+    int(values["IntValue"].text)
+    ints = list(values["ListOfInts"])
+    assert [i.tag for i in ints] == ["int"] * 10
+    for i in ints:
+        int(i.text)
+
+
+def test_random_values_differ_between_requests(app):
+    first, second = (json.loads(get_ok(app + "/json", "application/json").body) for _ in "12")
+    assert first["id"] != second["id"]
+    assert (first["intValue"], first["listOfInts"]) != (second["intValue"], second["listOfInts"])
+    xml_ids = {ET.fromstring(httpclient.get(app + "/xml").body).findtext("Id") for _ in "12"}
+    assert len(xml_ids) == 2
+
+
+# --- the companion articles' endpoints ------------------------------------------------------
+
+
+def test_api_values_returns_value(app):
+    assert get_ok(app + "/api/values/5", "text/plain").text == "value"
+
+
+def test_api_test_returns_test_and_utc_time(app):
+    assert re.fullmatch(
+        r"Test \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z",
+        get_ok(app + "/api/test", "text/plain").text,
+    )
+
+
+def test_api_testapi_returns_three_foos(app):
+    foos = json.loads(get_ok(app + "/api/testapi", "application/json").body)
+    assert [(f["id"], f["name"]) for f in foos] == [(1, "Foo 1"), (2, "Foo 2"), (3, "Foo 3")]
+    assert all(set(f) == {"id", "name", "createdOn"} for f in foos)
+
+
+def test_techempower_plaintext_and_json(app):
+    assert get_ok(app + "/plaintext", "text/plain").text == "Hello, World!"
+    assert json.loads(get_ok(app + "/hello-json", "application/json").body) == {
+        "message": "Hello, World!"
+    }
+
+
+def test_health(app):
+    assert get_ok(app + "/health", "text/plain").text == "ok"
+
+
+def test_unknown_path_is_404(app):
+    assert httpclient.get(app + "/nope").status == 404
+
+
+# --- harness endpoints ----------------------------------------------------------------------
+
+
+def stats(app: str) -> dict:
+    return json.loads(get_ok(app + "/__stats", "application/json").body)
+
+
+def test_stats_count_what_was_sent_and_reset(app):
+    reset = httpclient.request("POST", app + "/__stats/reset")
+    assert reset.status == 200
+    assert stats(app)["total"] == 0
+    sent = {
+        "/html": 1,
+        "/text": 2,
+        "/json": 3,
+        "/xml": 1,
+        "/api/values/1": 2,
+        "/api/test": 1,
+        "/api/testapi": 1,
+        "/plaintext": 4,
+        "/hello-json": 2,
+    }
+    for path, n in sent.items():
+        for _ in range(n):
+            assert httpclient.get(app + path).status == 200
+    # Not counted: the harness's own endpoints, and unknown paths.
+    httpclient.get(app + "/health")
+    httpclient.get(app + "/__request-info")
+    httpclient.get(app + "/nope")
+    got = stats(app)
+    expected = {path.replace("/api/values/1", "/api/values"): n for path, n in sent.items()}
+    assert got["endpoints"] == expected
+    assert got["total"] == sum(sent.values())
+    httpclient.request("POST", app + "/__stats/reset")
+    assert stats(app) == {"total": 0, "endpoints": dict.fromkeys(expected, 0)}
+
+
+def test_request_info_direct(app):
+    info = json.loads(get_ok(app + "/__request-info", "application/json").body)
+    port = app.rsplit(":", 1)[1]
+    assert info == {
+        "scheme": "http",
+        "host": f"127.0.0.1:{port}",
+        "remoteIp": "127.0.0.1",
+        "path": "/__request-info",
+        "protocol": "HTTP/1.1",
+    }
+
+
+def test_request_info_sees_forwarded_headers_from_loopback_proxy(app):
+    port = int(app.rsplit(":", 1)[1])
+    resp = raw_get(
+        "127.0.0.1",
+        port,
+        "/__request-info",
+        {
+            "Host": "127.0.0.1",
+            "X-Forwarded-For": "203.0.113.7",
+            "X-Forwarded-Proto": "https",
+            "X-Forwarded-Host": "example.org:8443",
+        },
+    )
+    assert resp.status == 200
+    info = json.loads(resp.body)
+    assert (info["scheme"], info["host"], info["remoteIp"]) == (
+        "https",
+        "example.org:8443",
+        "203.0.113.7",
+    )
+
+
+# --- hosting options ------------------------------------------------------------------------
+
+
+def test_unix_socket_with_socket_transport_options(tmp_path):
+    sock = str(tmp_path / "app.sock")
+    url = "http://localhost"
+    args = ["--urls", f"http://unix:{sock}", "--io-queue-count", "1"]
+    args += ["--inline-scheduling=true", "--wait-for-data", "false", "--log-level", "Information"]
+    with start_app(tmp_path, *args, url=url, unix_socket=sock) as proc:
+        resp = httpclient.get(url + "/json", unix_socket=sock)
+        assert resp.status == 200
+        check_simple_class_json(json.loads(resp.body))
+        info = json.loads(httpclient.get(url + "/__request-info", unix_socket=sock).body)
+        assert info["remoteIp"] is None  # no peer address on a Unix socket
+        proc.stop()
+    log = (tmp_path / "testapp.log").read_text()
+    assert f"Now listening on: http://unix:{sock}" in log  # Information mimics the template
+
+
+def test_stale_unix_socket_file_is_replaced(tmp_path):
+    sock = tmp_path / "stale.sock"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(sock))  # bound, never listening: what a killed server leaves behind
+    s.close()
+    with start_app(
+        tmp_path, "--urls", f"http://unix:{sock}", url="http://x", unix_socket=str(sock)
+    ):
+        assert httpclient.get("http://x/text", unix_socket=str(sock)).text == LETTERS_AND_DIGITS
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+def one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--port", "5000"], "unknown option '--port'"),
+        (["--verbose=1"], "unknown option '--verbose'"),
+        (["stray"], "unexpected argument 'stray'"),
+        (["--server", "iis"], "bad --server 'iis'"),
+        (["--io-queue-count", "-1"], "bad --io-queue-count '-1'"),
+        (["--inline-scheduling", "yes"], "bad --inline-scheduling 'yes'"),
+        (["--wait-for-data=maybe"], "bad --wait-for-data 'maybe'"),
+        (["--log-level", "Loud"], "bad --log-level 'Loud'"),
+        (["--urls", "ftp://127.0.0.1:1"], "bad --urls 'ftp://127.0.0.1:1'"),
+        (["--urls"], "'--urls' needs a value"),
+    ],
+)
+def test_bad_command_line_exits_2_with_usage(args, says):
+    r = run_cli(*args)
+    assert r.returncode == 2, r
+    line = one_line(r.stderr)
+    assert says in line
+    assert "usage: TestApp" in line
+    assert r.stdout == ""
+
+
+def test_port_taken_exits_nonzero_naming_the_port():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = run_cli("--urls", f"http://127.0.0.1:{port}")
+    assert r.returncode != 0
+    line = one_line(r.stderr)
+    assert f"port {port} is already in use" in line
+    assert "   at " not in r.stderr + r.stdout  # no stack trace
+
+
+def test_httpsys_on_linux_exits_nonzero_with_one_line():
+    r = run_cli("--server", "httpsys")
+    assert r.returncode != 0
+    line = one_line(r.stderr)
+    assert "HTTP.sys runs only on Windows" in line
+    assert r.stdout == ""
