@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PROFILE ?= paper
+RUN_ID ?=
 GO := $(shell command -v /usr/lib/go-1.23/bin/go || command -v go)
 BOMBARDIER_VERSION := v1.2.6
 
@@ -40,7 +41,7 @@ test: setup lint
 	$(PY) -m pytest
 
 reproduce: setup
-	$(PY) -m hostbench reproduce --profile $(PROFILE)
+	$(PY) -m hostbench reproduce --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
 
 clean:
 	rm -rf build testapp/dotnet/bin testapp/dotnet/obj

@@ -120,6 +120,22 @@ def relative_to_baseline(df: pd.DataFrame, baseline: str = DEFAULT_BASELINE) -> 
     return out
 
 
+def cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
+    """CPU time per request, in microseconds, of each process group: where a request's cost goes.
+
+    cores / rps = CPU-seconds per request. The server's share is the app's work plus Kestrel's;
+    the proxy's is what the extra hop costs on top; both are independent of how saturated the
+    machine was, so they compare across modes even when rps differ.
+    """
+    summary = summarize(df)
+    out = summary[[*GROUP, "rps_mean"]].copy()
+    for group in CPU_GROUPS:
+        out[f"{group}_us_per_request"] = (
+            1e6 * summary[f"cpu_{group}_cores_mean"] / summary["rps_mean"]
+        )
+    return out
+
+
 def _require_mode(df: pd.DataFrame, mode: str, what: str) -> None:
     present = [str(m) for m in df["mode"].unique()]
     if mode not in present:

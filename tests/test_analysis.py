@@ -280,3 +280,19 @@ def test_pct_change_and_prose():
     assert analysis.describe_ratio(float("nan")) == "n/a"
     assert analysis.describe_range([290, 170, 310]) == "+70% to +210%"
     assert analysis.describe_range([170, 170.2]) == "+70%"
+
+
+def test_cpu_per_request_divides_cores_by_rps():
+    df = runs(
+        {("kestrel", "text"): [10_000.0], ("nginx", "text"): [4_000.0]},
+        cpu={
+            ("kestrel", "text"): {"cpu_server_cores": 1.5},
+            ("nginx", "text"): {"cpu_server_cores": 0.8, "cpu_proxy_cores": 0.4},
+        },
+    )
+    out = analysis.cpu_per_request(df).set_index("mode")
+    assert out.loc["kestrel", "server_us_per_request"] == pytest.approx(150.0)
+    assert math.isnan(out.loc["kestrel", "proxy_us_per_request"])
+    assert out.loc["nginx", "server_us_per_request"] == pytest.approx(200.0)
+    assert out.loc["nginx", "proxy_us_per_request"] == pytest.approx(100.0)
+    assert out.loc["nginx", "loadgen_us_per_request"] == pytest.approx(250.0)
