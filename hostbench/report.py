@@ -84,11 +84,12 @@ def platform_table(env: dict | None = None) -> pd.DataFrame:
 
 def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
     """The paper's Table 3 beside this run's settings."""
-    paper = paper_setup().set_index("item")["value"]
+    paper = paper_setup().set_index("item")
+    duration = paper.loc["k6_duration"]
     return pd.DataFrame(
         [
-            ("vus", paper.get("k6_vus"), vus),
-            ("duration", paper.get("k6_duration"), f"{duration_s:g}s"),
+            ("vus", paper.loc["k6_vus", "value"], vus),
+            ("duration", f"{duration['value']}{duration['unit']}", f"{duration_s:g}s"),
         ],
         columns=["parameter", "paper", "this run"],
     )

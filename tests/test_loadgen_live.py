@@ -8,8 +8,6 @@ client counted.
 """
 
 import json
-import os
-import time
 
 import pytest
 
@@ -38,21 +36,10 @@ def served(base: str, path: str) -> int:
     return json.loads(httpclient.get(base + "/__stats").body)["endpoints"][path]
 
 
-def group_gone(pid: int) -> bool:
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize(
     "tool,pipeline", [("k6", 1), ("bombardier", 1), ("wrk", 1), ("wrk", 4), ("ab", 1)]
 )
-def test_counts_match_the_server(app, tool, pipeline, tmp_path):
+def test_counts_match_the_server(app, tool, pipeline, tmp_path, group_gone):
     gen = get_generator(tool)
     httpclient.request("POST", app + "/__stats/reset")
     pids = []

@@ -9,8 +9,6 @@ them: update the numbers from the new raw files.
 
 import json
 import math
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -216,19 +214,7 @@ class StandIn(LoadGenerator):
         return parse_wrk((out_dir / "summary.json").read_text())
 
 
-def group_gone(pid: int) -> bool:
-    """No process left in group `pid` (killed children may linger a moment as zombies)."""
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def test_run_keeps_raw_output_and_parses(tmp_path):
+def test_run_keeps_raw_output_and_parses(tmp_path, group_gone):
     summary = (FIXTURES / "wrk" / "ok" / "summary.json").resolve()
     pids = []
     r = StandIn(f"echo out; echo err >&2; cp {summary} summary.json").run(
@@ -258,7 +244,7 @@ def test_unparseable_output_is_hostbench_error(tmp_path):
         )
 
 
-def test_hung_tool_is_killed_with_its_children(tmp_path, monkeypatch):
+def test_hung_tool_is_killed_with_its_children(tmp_path, monkeypatch, group_gone):
     monkeypatch.setattr(loadgen, "GRACE_S", 0.5)
     pids = []
     with pytest.raises(HostbenchError, match="still running"):
@@ -268,7 +254,7 @@ def test_hung_tool_is_killed_with_its_children(tmp_path, monkeypatch):
     assert group_gone(pids[0])
 
 
-def test_interrupt_kills_the_tool(tmp_path):
+def test_interrupt_kills_the_tool(tmp_path, group_gone):
     pids = []
 
     def interrupt(pid):

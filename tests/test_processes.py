@@ -1,0 +1,55 @@
+"""ManagedProcess: bounded readiness, the log tail in errors, and always stopped."""
+
+import sys
+import time
+
+import psutil
+import pytest
+
+from hostbench.errors import LaunchFailed
+from hostbench.processes import ManagedProcess
+from hostbench.tools import find_tool
+
+
+def test_a_server_that_dies_reports_its_exit_code_and_log_tail(tmp_path):
+    app = ManagedProcess(
+        "TestApp", [find_tool("TestApp"), "--bogus", "1"], tmp_path / "app.log", ready=lambda: False
+    )
+    with pytest.raises(LaunchFailed) as err:
+        app.start()
+    message = str(err.value)
+    assert "TestApp exited with code 2 before it was ready" in message
+    assert "unknown option '--bogus'" in message and "\n" not in message
+
+
+def test_readiness_is_bounded_and_the_process_is_stopped(tmp_path):
+    proc = ManagedProcess(
+        "sleeper",
+        [sys.executable, "-c", "print('starting', flush=True); import time; time.sleep(60)"],
+        tmp_path / "sleeper.log",
+        ready=lambda: False,
+        ready_timeout_s=1,
+    )
+    t0 = time.monotonic()
+    with pytest.raises(LaunchFailed, match=r"sleeper not ready after 1 s; log .*: starting"):
+        proc.start()
+    assert time.monotonic() - t0 < 10
+    assert not proc.running()
+
+
+def test_interrupt_inside_the_block_stops_the_whole_group_even_if_it_ignores_sigterm(tmp_path):
+    # A parent that ignores SIGTERM, with a child: both must be gone after the block.
+    code = (
+        "import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"
+    )
+    proc = ManagedProcess("stubborn", [sys.executable, "-c", code], tmp_path / "s.log", grace_s=1)
+    with pytest.raises(KeyboardInterrupt):
+        with proc:
+            time.sleep(0.5)
+            tree = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
+            assert len(tree) == 2
+            raise KeyboardInterrupt
+    time.sleep(0.2)
+    alive = [p for p in tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    assert alive == []
