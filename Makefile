@@ -34,8 +34,8 @@ build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum Makefile
 	cd testapp/go && $(GO) build -ldflags "-X main.version=$(BOMBARDIER_VERSION)" -o ../../build/bin/bombardier github.com/codesenberg/bombardier
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check hostbench tests scripts
-	$(VENV)/bin/ruff format --check hostbench tests scripts
+	$(VENV)/bin/ruff check hostbench tests scripts benchmarks
+	$(VENV)/bin/ruff format --check hostbench tests scripts benchmarks
 
 test: setup lint
 	$(PY) -m pytest

@@ -179,7 +179,7 @@ def run_study(
     progress: bool = True,
 ) -> Path:
     """Run every pending run of the matrix; returns the path of results.csv."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # plain text: readable in a terminal, a notebook and papermill logs
 
     study_dir = Path(runs_dir) / check_run_id(run_id)
     study_dir.mkdir(parents=True, exist_ok=True)
