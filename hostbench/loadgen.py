@@ -17,7 +17,6 @@ import math
 import os
 import re
 import shlex
-import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -25,7 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .errors import BadInput, HostbenchError
-from .processes import tail
+from .processes import ManagedProcess, tail
 from .tools import find_tool
 
 # Seconds a tool may run past its duration before it is killed: k6 lets
@@ -121,29 +120,25 @@ class LoadGenerator:
         argv = self.command(url, concurrency, duration_s, out_dir, pipeline)
         (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
         stderr_path = out_dir / "stderr.txt"
-        with open(out_dir / "stdout.txt", "wb") as out, open(stderr_path, "wb") as err:
-            popen = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                env=self.env(),
-                cwd=out_dir,
-            )
-        try:
+        proc = ManagedProcess(
+            self.name,
+            argv,
+            out_dir / "stdout.txt",
+            stderr_path=stderr_path,
+            env=self.env(),
+            cwd=out_dir,
+        )
+        with proc:
             if on_start is not None:
-                on_start(popen.pid)
+                on_start(proc.pid)
             limit = duration_s + GRACE_S
             try:
-                code = popen.wait(timeout=limit)
+                code = proc.popen.wait(timeout=limit)
             except subprocess.TimeoutExpired:
                 raise HostbenchError(
                     f"{self.name} still running {limit:.0f} s after start; killed it; "
                     f"raw output in {out_dir}"
                 ) from None
-        finally:
-            _stop(popen)
         if code != 0:
             detail = tail(stderr_path, 3) or tail(out_dir / "stdout.txt", 3)
             raise HostbenchError(
@@ -157,31 +152,6 @@ class LoadGenerator:
                 f"raw output in {out_dir}"
             ) from None
         return replace(result, tool_version=version)
-
-
-def _stop(popen: subprocess.Popen):
-    """SIGTERM the tool's process group, then SIGKILL whatever is left in it.
-
-    Also after a normal exit: nothing the tool started may outlive the run.
-    """
-    if popen.poll() is None:
-        _signal_group(popen.pid, signal.SIGTERM)
-        try:
-            popen.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-    _signal_group(popen.pid, signal.SIGKILL)
-    try:
-        popen.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def _signal_group(pid: int, sig: int):
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # ---------------------------------------------------------------- k6

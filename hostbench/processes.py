@@ -6,12 +6,16 @@ reaches only the harness, which then stops its children in order.
 """
 
 import atexit
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from subprocess import STDOUT
 
 from .errors import LaunchFailed
 
@@ -24,6 +28,14 @@ def _stop_all_live():
 
 
 atexit.register(_stop_all_live)
+
+
+def _die_with_parent():
+    # Runs in the child before exec: if the harness itself is killed (SIGKILL, a
+    # crashed kernel), Linux sends the child SIGTERM, so no server or load tool
+    # outlives it. The normal paths (success, error, Ctrl-C) stop children in stop().
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -49,6 +61,7 @@ class ManagedProcess:
         argv: Sequence[str],
         log_path: Path,
         *,
+        stderr_path: Path | None = None,
         ready: Callable[[], bool] | None = None,
         ready_timeout_s: float = 30.0,
         grace_s: float = 5.0,
@@ -57,7 +70,8 @@ class ManagedProcess:
     ):
         self.name = name
         self.argv = [str(a) for a in argv]
-        self.log_path = Path(log_path)
+        self.log_path = Path(log_path)  # stdout, and stderr unless stderr_path is given
+        self.stderr_path = Path(stderr_path) if stderr_path else None
         self.ready = ready
         self.ready_timeout_s = ready_timeout_s
         self.grace_s = grace_s
@@ -71,15 +85,21 @@ class ManagedProcess:
         return self.popen.pid
 
     def start(self) -> "ManagedProcess":
+        if self.running():
+            raise RuntimeError(f"{self.name} is already running")  # `with p.start()` twice
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
+        with (
+            open(self.log_path, "wb") as log,
+            open(self.stderr_path, "wb") if self.stderr_path else nullcontext(STDOUT) as err,
+        ):
             self.popen = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
-                stderr=subprocess.STDOUT,
+                stderr=err,
                 start_new_session=True,
-                env={**os.environ, **self.env} if self.env else None,
+                preexec_fn=_die_with_parent,
+                env=self.env,  # None: the harness's own environment
                 cwd=self.cwd,
             )
         _live.add(self)

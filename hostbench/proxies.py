@@ -255,6 +255,7 @@ def caddy_process(
     # Caddy keeps certificates, autosave.json and locks under these; point them
     # into the run folder so a run never touches the user's home.
     env = {
+        **os.environ,
         "HOME": str(home),
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CONFIG_HOME": str(home / "config"),

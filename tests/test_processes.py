@@ -1,5 +1,6 @@
 """ManagedProcess: bounded readiness, the log tail in errors, and always stopped."""
 
+import subprocess
 import sys
 import time
 
@@ -53,3 +54,37 @@ def test_interrupt_inside_the_block_stops_the_whole_group_even_if_it_ignores_sig
     time.sleep(0.2)
     alive = [p for p in tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
     assert alive == []
+
+
+def test_children_die_with_a_harness_that_is_killed_outright(tmp_path):
+    # SIGKILL leaves no chance to clean up: the kernel's parent-death signal must.
+    harness = (
+        "import sys, time; from pathlib import Path; "
+        "from hostbench.processes import ManagedProcess; "
+        "p = ManagedProcess('sleeper', [sys.executable, '-c', 'import time; time.sleep(60)'], "
+        f"Path({str(tmp_path)!r}) / 's.log').start(); "
+        f"Path({str(tmp_path)!r}, 'pid').write_text(str(p.pid)); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", harness])
+    pid_file = tmp_path / "pid"
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    assert psutil.pid_exists(child)
+    parent.kill()
+    parent.wait()
+    gone = False
+    while time.monotonic() < deadline and not gone:
+        gone = not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
+        time.sleep(0.1)
+    assert gone
+
+
+def test_starting_twice_is_refused(tmp_path):
+    proc = ManagedProcess(
+        "sleeper", [sys.executable, "-c", "import time; time.sleep(5)"], tmp_path / "l"
+    )
+    with proc:
+        with pytest.raises(RuntimeError, match="already running"):
+            proc.start()
