@@ -159,9 +159,8 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def write_results(study_dir: Path, specs: list[RunSpec]) -> Path:
-    """results.csv from every completed run, in matrix order; replaced atomically."""
-    rows = [row for s in specs if (row := completed_row(study_dir / s.key)) is not None]
+def write_results(study_dir: Path, rows: list[dict]) -> Path:
+    """results.csv from the completed runs' rows; replaced atomically."""
     path = study_dir / "results.csv"
     tmp = path.with_suffix(".csv.tmp")
     with open(tmp, "w", newline="") as f:
@@ -190,16 +189,23 @@ def run_study(
         json.dumps({**params.__dict__, "options": params.options.__dict__}, indent=2)
     )
     specs = params.runs()
-    pending = [s for s in specs if completed_row(study_dir / s.key) is None]
+    # Rows of runs completed earlier (a resumed study), read once; None = pending.
+    rows = {s.key: completed_row(study_dir / s.key) for s in specs}
+    pending = [s for s in specs if rows[s.key] is None]
+
+    def completed() -> list[dict]:  # in matrix order
+        return [row for row in rows.values() if row is not None]
+
     done = len(specs) - len(pending)
     bar = tqdm(total=len(specs), initial=done, disable=not progress, unit="run", dynamic_ncols=True)
     try:
         for spec in pending:
             bar.set_description(spec.key)
             row = execute(spec, study_dir / spec.key, params.options, params.sample_interval_s)
-            write_results(study_dir, specs)
+            rows[spec.key] = row
+            write_results(study_dir, completed())
             bar.set_postfix(rps=f"{row['rps']:.0f}", cpu=f"{row['cpu_total_pct']:.0f}%")
             bar.update()
     finally:
         bar.close()
-    return write_results(study_dir, specs)
+    return write_results(study_dir, completed())
