@@ -1,17 +1,20 @@
-# Entry points: `make reproduce` (re-run the paper), `make test` (lint + tests).
-# `make setup` is idempotent and is run by both.
+# Entry points: `make reproduce` (re-run a study; default the JCSI 2018 paper),
+# `make reproduce-all` (every study in one batch), `make test` (lint + tests).
+# `make setup` is idempotent and is run by all of them.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+STUDY ?= jcsi2018
 PROFILE ?= paper
 RUN_ID ?=
+BATCH_ID ?=
 GO := $(shell command -v /usr/lib/go-1.23/bin/go || command -v go)
 BOMBARDIER_VERSION := v1.2.6
 
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
 
-.PHONY: setup system-packages test lint reproduce clean
+.PHONY: setup system-packages test lint reproduce reproduce-all clean
 
 setup: system-packages $(VENV)/.installed build/testapp/TestApp build/bin/bombardier
 
@@ -41,7 +44,10 @@ test: setup lint
 	$(PY) -m pytest
 
 reproduce: setup
-	$(PY) -m hostbench reproduce --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
+	$(PY) -m hostbench reproduce --study $(STUDY) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
+
+reproduce-all: setup
+	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID))
 
 clean:
 	rm -rf build testapp/dotnet/bin testapp/dotnet/obj

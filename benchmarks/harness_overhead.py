@@ -15,9 +15,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hostbench.loadgen import get_generator
-from hostbench.modes import LaunchOptions, get_mode
-from hostbench.run import RunSpec, execute
+from hostbench.harness.loadgen import get_generator
+from hostbench.harness.modes import LaunchOptions, get_mode
+from hostbench.harness.run import RunSpec, execute
 
 
 def bare_rps(tool: str, duration_s: float, concurrency: int, work: Path) -> float:

@@ -7,9 +7,9 @@ with the CPU split between app, proxy and load generator. Prints a Markdown tabl
 import argparse
 from datetime import UTC, datetime
 
-from hostbench import analysis
-from hostbench.modes import linux_modes
-from hostbench.study import StudyParams, run_study
+from hostbench.analysis import tables as analysis
+from hostbench.harness.modes import linux_modes
+from hostbench.harness.study import StudyParams, run_study
 
 
 def main():

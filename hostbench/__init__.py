@@ -1,7 +1,9 @@
-"""hostbench: re-run the JCSI 2018 comparison of ASP.NET Core hosting models.
+"""hostbench: re-run published benchmarks of ASP.NET Core hosting models.
 
-Data flows one way: params YAML -> Study -> (HostingMode, LoadGenerator,
-CpuMonitor) per run -> one tidy row per run in results.csv -> notebooks.
+Data flows one way: params/<study>/<profile>.yaml -> harness (launch, load,
+measure: one tidy row per run in results.csv) -> analysis (tables, intervals,
+figures, prose) -> the study's notebook and report. catalog holds the facts
+about modes and scenarios; studies the registry of the five studies.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

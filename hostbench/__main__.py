@@ -1,4 +1,4 @@
-"""Command line: python -m hostbench {run,env,reproduce,modes} ..."""
+"""Command line: python -m hostbench {studies,run,summary,reproduce,reproduce-all,modes,env}."""
 
 import argparse
 import json
@@ -10,61 +10,128 @@ from .errors import BadInput, HostbenchError
 from .paths import RUNS
 
 
+def _cmd_studies(args) -> int:
+    from .studies import STUDIES
+
+    for study in STUDIES.values():
+        profiles = ", ".join(study.profiles()) or "-"
+        notebook = study.notebook if study.notebook_path.is_file() else "(no notebook yet)"
+        print(f"{study.id:24} profiles: {profiles:14} {notebook}")
+    return 0
+
+
 def _cmd_run(args) -> int:
-    from .study import StudyParams, check_run_id, run_study
+    from .harness.params import StudyParams, check_run_id
+    from .harness.study import run_study
+    from .studies import get_study
 
     check_run_id(args.run_id)
     overrides = {"url": args.url} if args.url else {}
     if args.allow_remote:
         overrides["allow_remote"] = True
-    params = StudyParams.from_file(args.params, overrides)
-    results = run_study(params, args.run_id, Path(args.runs_dir), progress=not args.no_progress)
+    path = Path(args.params)
+    if not path.suffix and "/" not in args.params:  # a study id: its profile
+        path = get_study(args.params).params_path(args.profile)
+    params = StudyParams.from_file(path, overrides)
+    results = run_study(
+        params,
+        args.run_id,
+        Path(args.runs_dir),
+        progress=not args.no_progress,
+        discard_old=args.discard_old,
+    )
     print(f"results: {results}")
     return 0
 
 
 def _cmd_env(args) -> int:
-    from .environment import collect
+    from .harness.environment import collect
 
     print(json.dumps(collect(), indent=2))
     return 0
 
 
 def _cmd_modes(args) -> int:
-    from .modes import MODES, runnable_here
+    from .catalog import MODES, runnable_here
 
     here = set(runnable_here())
-    for name, mode in MODES.items():
-        print(f"{name:18} {'runs here' if name in here else 'Windows only':13} {mode.summary}")
+    for mode in MODES.values():
+        where = "runs here" if mode.id in here else "Windows only"
+        print(f"{mode.id:18} {where:13} {mode.summary}")
     return 0
 
 
 def _cmd_reproduce(args) -> int:
     from .reproduce import reproduce
 
-    out = reproduce(args.profile, run_id=args.run_id, runs_dir=Path(args.runs_dir))
+    out = reproduce(
+        args.study,
+        args.profile,
+        run_id=args.run_id,
+        runs_dir=Path(args.runs_dir),
+        discard_old=args.discard_old,
+    )
     print(f"report: {out / 'report.html'}")
+    return 0
+
+
+def _cmd_reproduce_all(args) -> int:
+    from .reproduce import reproduce_all
+
+    index = reproduce_all(args.profile, batch_id=args.batch_id, runs_dir=Path(args.runs_dir))
+    print(f"index: {index}")
+    return 0
+
+
+def _cmd_summary(args) -> int:
+    from .analysis.tables import write_ratios
+    from .harness.params import check_run_id
+
+    path = write_ratios(Path(args.runs_dir) / check_run_id(args.run_id), args.baseline)
+    print(path.read_text(), end="")
+    print(f"ratios: {path}")
     return 0
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m hostbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run (or resume) the study a params YAML file describes")
-    run.add_argument("params", help="params YAML: modes, scenarios, tools, concurrency, ...")
+    sub.add_parser("studies", help="list the studies, their profiles and notebooks").set_defaults(
+        func=_cmd_studies
+    )
+    run = sub.add_parser("run", help="run (or resume) a study without its notebook")
+    run.add_argument("params", help="a params YAML file, or a study id (see `studies`)")
+    run.add_argument("--profile", default="paper", help="with a study id: paper, quick, ...")
     run.add_argument("--run-id", required=True, help="folder name under the runs dir")
     run.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     run.add_argument("--url", help="external/IIS modes: the URL of your server")
     run.add_argument("--allow-remote", action="store_true", help="permit a non-loopback URL")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--discard-old", action="store_true", help="delete runs measured with other settings"
+    )
     run.set_defaults(func=_cmd_run)
+    summary = sub.add_parser("summary", help="ratios to the baseline with 95%% intervals")
+    summary.add_argument("run_id", help="a run folder under the runs dir")
+    summary.add_argument("--baseline", help="default: the study's baseline (params.json)")
+    summary.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    summary.set_defaults(func=_cmd_summary)
     sub.add_parser("env", help="print this machine's environment").set_defaults(func=_cmd_env)
     sub.add_parser("modes", help="list the hosting modes").set_defaults(func=_cmd_modes)
-    rep = sub.add_parser("reproduce", help="run the notebooks with papermill (make reproduce)")
-    rep.add_argument("--profile", default="paper", help="params/<profile>.yaml (paper, quick)")
-    rep.add_argument("--run-id", help="default: <profile>-<UTC timestamp>")
+    rep = sub.add_parser("reproduce", help="run a study's notebook with papermill")
+    rep.add_argument("--study", default="jcsi2018", help="a study id (see `studies`)")
+    rep.add_argument("--profile", default="paper", help="params/<study>/<profile>.yaml")
+    rep.add_argument("--run-id", help="default: <study>-<profile>-<UTC timestamp>")
     rep.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    rep.add_argument(
+        "--discard-old", action="store_true", help="delete runs measured with other settings"
+    )
     rep.set_defaults(func=_cmd_reproduce)
+    everything = sub.add_parser("reproduce-all", help="every study's notebook in one batch")
+    everything.add_argument("--profile", default="paper", help="paper or quick")
+    everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
+    everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    everything.set_defaults(func=_cmd_reproduce_all)
     return p
 
 

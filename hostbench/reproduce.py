@@ -1,50 +1,42 @@
-"""`make reproduce`: run the notebooks with papermill and export the report.
+"""`make reproduce` and `make reproduce-all`: run study notebooks with papermill, export reports.
 
-A profile is a params file (params/<profile>.yaml); its values become the
-notebooks' scalar parameters. Everything lands in data/runs/<run-id>/: the
-executed notebooks, report.html, figures/ (PNG and SVG) and results.csv.
+One study: its notebook runs with the study id, the profile and the validated
+params passed whole, into data/runs/<run-id>/ (executed notebook, report.html,
+figures/, results.csv). The batch runs every available study into
+data/runs/<batch-id>/<study>/ and writes index.html linking each report with
+its headline and wall time; re-running the same batch id resumes it.
 """
 
+import html
+import json
 import os
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .errors import BadInput, HostbenchError
-from .paths import NOTEBOOKS, PARAMS, RUNS
-from .study import StudyParams, check_run_id
+from .errors import HostbenchError
+from .harness.params import StudyParams, check_run_id
+from .paths import NOTEBOOKS, RUNS
+from .studies import STUDIES, available, get_study
 
-PAPER_NOTEBOOK = "01-jcsi2018-hosting-models.ipynb"
 TOUR_NOTEBOOK = "00-testapp-tour.ipynb"
 TOUR_KERNEL = ".net-csharp"
-
-
-def profiles() -> list[str]:
-    return sorted(p.stem for p in PARAMS.glob("*.yaml"))
-
-
-def notebook_parameters(params: StudyParams, run_id: str, runs_dir: Path) -> dict:
-    """The paper notebook's scalar parameters from a study's params."""
-    if len(params.tools) != 1 or len(params.concurrency) != 1:
-        raise BadInput("a reproduce profile takes one tool and one concurrency value")
-    return {
-        "modes": ",".join(params.modes),
-        "scenarios": ",".join(params.scenarios),
-        "tool": params.tools[0],
-        "vus": params.concurrency[0],
-        "duration_s": params.duration_s,
-        "warmup_s": params.warmup_s,
-        "repetitions": params.repetitions,
-        "run_id": run_id,
-        "runs_dir": str(runs_dir),
-    }
+HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
+DONE_FILE = "reproduce.json"  # written when a study's notebook and report are complete
 
 
 def _budget_s(params: StudyParams) -> int:
-    """A generous bound on the study cell: runs x (warm-up + load + launch), doubled."""
-    per_run = params.duration_s + params.warmup_s + 10
-    return int(2 * len(params.runs()) * per_run + 600)
+    """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled."""
+    runs = (
+        len(params.modes)
+        * len(params.scenarios)
+        * len(params.tools)
+        * len(params.concurrency)
+        * params.repetitions
+    )
+    per_run = params.duration_s + params.warmup_s + 15
+    return int(2 * runs * per_run + 900)
 
 
 def _kernel_available(name: str) -> bool:
@@ -59,66 +51,142 @@ def _kernel_available(name: str) -> bool:
 
 def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int):
     import papermill
+    from papermill.exceptions import PapermillExecutionError
 
     print(f"running {src.name} -> {dst}", flush=True)
-    t0 = time.monotonic()
-    papermill.execute_notebook(
-        str(src),
-        str(dst),
-        parameters=parameters,
-        kernel_name=kernel,
-        log_output=True,
-        progress_bar=False,
-        start_timeout=120,
-        execution_timeout=timeout_s,
-        cwd=str(NOTEBOOKS),
-    )
-    print(f"{src.name}: done in {time.monotonic() - t0:.0f} s", flush=True)
+    try:
+        papermill.execute_notebook(
+            str(src),
+            str(dst),
+            parameters=parameters,
+            kernel_name=kernel,
+            log_output=True,
+            progress_bar=False,
+            start_timeout=120,
+            execution_timeout=timeout_s,
+            cwd=str(NOTEBOOKS),
+        )
+    except PapermillExecutionError as e:
+        # The notebook's own error, in one line; the executed notebook shows where.
+        message = str(e.evalue).strip().splitlines()[-1:] or [e.ename]
+        raise HostbenchError(
+            f"{src.name}, cell {e.cell_index}: {e.ename}: {message[0]} (see {dst})"
+        ) from None
 
 
-def reproduce(profile: str = "paper", run_id: str | None = None, runs_dir: Path = RUNS) -> Path:
-    params_path = PARAMS / f"{profile}.yaml"
-    if not params_path.exists():
-        raise BadInput(f"unknown profile {profile!r}; allowed: {', '.join(profiles())}")
-    params = StudyParams.from_file(params_path)  # validated before anything starts
-    run_id = check_run_id(run_id or f"{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
-    out = Path(runs_dir).resolve() / run_id
-    out.mkdir(parents=True, exist_ok=True)
+def _prepare_environment():
     # The python3 kernel must be this interpreter (the venv), whatever PATH says.
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    # Figures show inline: the kernel's own inline backend, never a global Agg.
+    os.environ.pop("MPLBACKEND", None)
 
+
+def reproduce(
+    study_id: str = "jcsi2018",
+    profile: str = "paper",
+    run_id: str | None = None,
+    runs_dir: Path = RUNS,
+    discard_old: bool = False,
+) -> Path:
+    """Run one study's notebook for a profile; returns its run folder."""
+    study = get_study(study_id)
+    if not study.notebook_path.is_file():
+        raise HostbenchError(f"study {study_id!r} has no notebook yet ({study.notebook_path})")
+    params = StudyParams.from_file(study.params_path(profile))  # validated before anything starts
+    run_id = check_run_id(run_id or f"{study_id}-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+    out = Path(runs_dir).resolve() / run_id
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DONE_FILE).unlink(missing_ok=True)
+    _prepare_environment()
+    if discard_old:
+        from .harness.study import discard
+
+        discard(out)
     t0 = time.monotonic()
-    nb_params = notebook_parameters(params, run_id, out.parent)
-    _execute(NOTEBOOKS / PAPER_NOTEBOOK, out / PAPER_NOTEBOOK, nb_params, "python3",
-             _budget_s(params))  # fmt: skip
-    if (NOTEBOOKS / TOUR_NOTEBOOK).exists() and _kernel_available(TOUR_KERNEL):
-        _execute(NOTEBOOKS / TOUR_NOTEBOOK, out / TOUR_NOTEBOOK, {}, TOUR_KERNEL, 600)
-    else:
-        print(f"skipped {TOUR_NOTEBOOK}: needs .NET Interactive (README, Known limits)")
-    export_html(out / PAPER_NOTEBOOK, out / "report.html")
-    print(f"reproduce ({profile}): {time.monotonic() - t0:.0f} s; everything is in {out}")
+    parameters = {
+        "study": study_id,
+        "profile": profile,
+        "params": params.to_dict(),
+        "run_id": run_id,
+        "runs_dir": str(out.parent),
+    }
+    _execute(study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params))
+    export_html(out / study.notebook, out / "report.html")
+    wall_s = time.monotonic() - t0
+    (out / DONE_FILE).write_text(
+        json.dumps({"study": study_id, "profile": profile, "wall_s": round(wall_s)}, indent=2)
+    )
+    print(f"{study_id} ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
     return out
 
 
-# A button that shows or hides every code cell: readers see the narrative and
-# figures first, and the code that made them one click away.
-_TOGGLE = """
-<style>body.hide-code .jp-Cell.jp-CodeCell .jp-Cell-inputWrapper{display:none}</style>
-<button onclick="document.body.classList.toggle('hide-code')"
- style="position:fixed;top:8px;right:8px;z-index:10">show/hide code</button>
-<script>document.body.classList.add('hide-code')</script>
+def reproduce_all(profile: str = "paper", batch_id: str | None = None, runs_dir: Path = RUNS):
+    """Every available study's notebook in one batch; returns the batch folder with index.html."""
+    studies = available()
+    for study in studies:
+        study.params_path(profile)  # every profile exists before anything starts
+    batch_id = check_run_id(batch_id or f"all-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+    batch = Path(runs_dir).resolve() / batch_id
+    batch.mkdir(parents=True, exist_ok=True)
+    missing = [s.id for s in STUDIES.values() if not s.available]
+    if missing:
+        print(f"not in this batch (no notebook yet): {', '.join(missing)}", flush=True)
+    for study in studies:
+        done = batch / study.id / DONE_FILE
+        if done.exists():
+            print(f"{study.id}: done earlier, kept", flush=True)
+            continue
+        reproduce(study.id, profile, run_id=study.id, runs_dir=batch)
+        write_index(batch, profile)
+    return write_index(batch, profile)
+
+
+def write_index(batch: Path, profile: str) -> Path:
+    """index.html: each study's report, headline and wall time; studies not run say so."""
+    rows = []
+    for study in STUDIES.values():
+        folder = batch / study.id
+        done = folder / DONE_FILE
+        if done.exists():
+            record = json.loads(done.read_text())
+            headline_path = folder / HEADLINE_FILE
+            headline = headline_path.read_text().strip() if headline_path.exists() else ""
+            link = f'<a href="{study.id}/report.html">{html.escape(study.title)}</a>'
+            rows.append((link, html.escape(headline), f"{record['wall_s']} s"))
+        else:
+            reason = "no notebook yet" if not study.available else "not run (yet)"
+            rows.append((html.escape(study.title), reason, ""))
+    body = "\n".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows)
+    page = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>hostbench: {html.escape(batch.name)}</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}
+td,th{{padding:.4em .8em;border-bottom:1px solid #ddd;text-align:left}}</style></head>
+<body><h1>hostbench batch {html.escape(batch.name)}</h1>
+<p>Profile <code>{html.escape(profile)}</code>. Each study's report is its executed notebook.</p>
+<table><tr><th>study</th><th>headline</th><th>wall time</th></tr>
+{body}
+</table></body></html>
 """
+    path = batch / "index.html"
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(page)
+    os.replace(tmp, path)
+    return path
 
 
 def export_html(notebook: Path, html_path: Path) -> Path:
+    """The executed notebook as a page for readers: narrative, tables and figures, no code.
+
+    The code is one click away in the executed notebook beside it.
+    """
     import nbformat
     from nbconvert import HTMLExporter
 
     if not notebook.exists():
         raise HostbenchError(f"no executed notebook at {notebook}")
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(notebook, as_version=4))
-    body = body.replace("</body>", _TOGGLE + "</body>", 1)
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)  # fmt: skip
+    body, _ = exporter.from_notebook_node(nbformat.read(notebook, as_version=4))
     tmp = html_path.with_suffix(".html.tmp")
     tmp.write_text(body)
     os.replace(tmp, html_path)

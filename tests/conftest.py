@@ -3,22 +3,33 @@
 import os
 import time
 
+import psutil
 import pytest
 
 
 @pytest.fixture
 def group_gone():
-    """group_gone(pid) -> True once no process is left in process group `pid`."""
+    """group_gone(pid) -> True once no live process is left in process group `pid`."""
     return _group_gone
 
 
-def _group_gone(pid: int) -> bool:
-    # Killed children may linger a moment as zombies.
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
+def _live_members(pgid: int) -> list[int]:
+    members = []
+    for proc in psutil.process_iter(["status"]):
         try:
-            os.killpg(pid, 0)
-        except ProcessLookupError:
+            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                members.append(proc.pid)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            pass
+    return members
+
+
+def _group_gone(pid: int) -> bool:
+    # A killed process can stay a zombie until its new parent (init, or a subreaper)
+    # reaps it, which takes its own time: it runs no more, so it is not a survivor.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if not _live_members(pid):
             return True
         time.sleep(0.05)
     return False

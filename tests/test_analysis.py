@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from hostbench import analysis
+from hostbench.analysis import tables as analysis
 from hostbench.errors import BadInput
 
 
@@ -48,7 +48,7 @@ def paper_table(rows: list[tuple]) -> pd.DataFrame:
 
 
 def test_scenario_order_is_the_papers():
-    assert analysis.SCENARIO_ORDER == ("html", "text", "json", "xml")
+    assert analysis.SCENARIO_ORDER[:4] == ("html", "text", "json", "xml")
 
 
 def test_load_results_from_run_dir_or_file_orders_categories(tmp_path):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hostbench.cpumonitor import CpuMonitor
+from hostbench.harness.cpumonitor import CpuMonitor
 
 BURN = "import time\nend = time.time() + 10\nwhile time.time() < end: pass\n"
 

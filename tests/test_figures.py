@@ -15,7 +15,8 @@ import pytest  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 
-from hostbench import analysis, figures  # noqa: E402
+from hostbench.analysis import figures  # noqa: E402
+from hostbench.analysis import tables as analysis  # noqa: E402
 from hostbench.errors import BadInput  # noqa: E402
 
 FACTORS = {"kestrel": 2.0, "nginx": 1.0, "nginx-uds": 1.2, "caddy": 0.9}
@@ -87,10 +88,20 @@ def test_model_chart_one_bar_per_scenario_with_sd():
     assert not overlapping(ax.get_xticklabels() + ax.texts)
 
 
-def test_model_chart_names_the_papers_figure_or_its_analog():
-    assert "Fig. 4" in figures.model_chart(runs(), "nginx").axes[0].get_title()
-    assert "analog" in figures.model_chart(runs(), "nginx").axes[0].get_title()
-    assert "Fig. 7" in figures.model_chart(runs(), "nginx-uds").axes[0].get_title()
+def test_model_chart_names_the_papers_figure_once_and_additions_as_such():
+    def title(mode, baseline="nginx"):
+        return figures.model_chart(runs(), mode, baseline).axes[0].get_title()
+
+    assert "stands for the paper's Fig. 4" in title("nginx")
+    assert "Fig. 4" not in title("caddy") and "not in its figures" in title("caddy")
+    assert "Fig. 4" in title("caddy", baseline="caddy") and "Fig. 4" not in title("nginx", "caddy")
+    assert "Fig. 7" not in title("nginx-uds") and "cheaper-hop analog" in title("nginx-uds")
+    assert figures.paper_caption("nginx-keepalive", "nginx") == "added here, not in the paper"
+
+
+def test_model_charts_share_one_scale():
+    charts = figures.model_charts(runs(), ["kestrel", "nginx"])
+    assert len({fig.axes[0].get_ylim() for fig in charts}) == 1
 
 
 def test_model_chart_single_repetition_has_no_error_bars():

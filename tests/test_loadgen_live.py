@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from hostbench import httpclient
+from hostbench.harness import httpclient
 from hostbench.errors import HostbenchError
-from hostbench.loadgen import get_generator
-from hostbench.processes import ManagedProcess
-from hostbench.tools import find_tool
+from hostbench.harness.loadgen import get_generator
+from hostbench.harness.processes import ManagedProcess
+from hostbench.harness.tools import find_tool
 
 CONCURRENCY = 4
 DURATION_S = 2.0

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from hostbench import loadgen
+from hostbench.harness import loadgen
 from hostbench.errors import BadInput, HostbenchError, ToolMissing
-from hostbench.loadgen import (
+from hostbench.harness.loadgen import (
     GENERATORS,
     LoadGenerator,
     LoadResult,

@@ -6,9 +6,11 @@ import psutil
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.loadgen import get_generator
-from hostbench.modes import MODES, LaunchOptions, get_mode, linux_modes, runnable_here
-from hostbench.scenarios import PAPER_SCENARIOS, get_scenario
+from hostbench.harness.loadgen import get_generator
+from hostbench.catalog import MODES, PAPER_SCENARIOS, get_mode, get_scenario, linux_modes
+from hostbench.catalog import runnable_here
+from hostbench.harness.checks import validate
+from hostbench.harness.modes import LaunchOptions, check, launch
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux", reason="Linux modes")
 
@@ -19,7 +21,7 @@ def _alive(pids):
 
 @pytest.mark.parametrize("mode", linux_modes())
 def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
-    with get_mode(mode).launch(tmp_path, LaunchOptions()) as target:
+    with launch(mode, tmp_path, LaunchOptions()) as target:
         launched = [p for pids in target.groups.values() for p in pids]
         trees = launched + [
             c.pid for p in launched for c in psutil.Process(p).children(recursive=True)
@@ -27,7 +29,7 @@ def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
         assert ("proxy" in target.groups) == (mode != "kestrel")
         for name in PAPER_SCENARIOS:
             scenario = get_scenario(name)
-            scenario.validate(target.get(scenario.path))  # same body shape in every mode
+            validate(scenario, target.get(scenario.path))  # same body shape in every mode
         for tool in ("k6", "bombardier"):
             target.reset_server_stats()
             result = get_generator(tool).run(
@@ -42,7 +44,7 @@ def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
 @pytest.mark.parametrize("mode", ["httpsys", "iis-inprocess", "iis-outofprocess"])
 def test_windows_only_modes_are_refused_here_with_one_line(mode):
     with pytest.raises(BadInput) as err:
-        MODES[mode].check(LaunchOptions(url="http://127.0.0.1:8080"))
+        check(MODES[mode], LaunchOptions(url="http://127.0.0.1:8080"))
     message = str(err.value)
     assert "runs only on Windows" in message and "modes that run here: kestrel" in message
     assert "\n" not in message
@@ -51,20 +53,25 @@ def test_windows_only_modes_are_refused_here_with_one_line(mode):
 
 def test_external_mode_measures_a_server_started_elsewhere(tmp_path):
     # The "user's server" here is the test app launched by the kestrel mode.
-    with get_mode("kestrel").launch(tmp_path / "app", LaunchOptions()) as app:
+    with launch("kestrel", tmp_path / "app", LaunchOptions()) as app:
         opts = LaunchOptions(url=app.url, watch=["TestApp"])
-        with get_mode("external").launch(tmp_path, opts) as target:
+        with launch("external", tmp_path, opts) as target:
             # (other TestApps on this machine would be watched too: names are all we have)
             assert app.groups["server"][0] in target.groups["server"]
             assert target.server_stats() is not None  # it is our app: counts can be checked
-            get_scenario("json").validate(target.get("/json"))
+            validate(get_scenario("json"), target.get("/json"))
         assert psutil.pid_exists(app.groups["server"][0])  # external never stops it
 
 
 def test_external_mode_refuses_remote_targets_without_the_flag():
     with pytest.raises(BadInput, match="not loopback"):
-        get_mode("external").check(LaunchOptions(url="http://192.0.2.1/"))
-    get_mode("external").check(LaunchOptions(url="http://192.0.2.1/", allow_remote=True))
+        check(get_mode("external"), LaunchOptions(url="http://192.0.2.1/"))
+    check(get_mode("external"), LaunchOptions(url="http://192.0.2.1/", allow_remote=True))
+
+
+def test_external_mode_refuses_https_it_would_check_over_plain_http():
+    with pytest.raises(BadInput, match="only http:// URLs"):
+        check(get_mode("external"), LaunchOptions(url="https://127.0.0.1:8443/"))
 
 
 def test_unknown_mode():

@@ -5,7 +5,10 @@ import json
 import pytest
 
 from hostbench.paths import NOTEBOOKS
-from hostbench.reproduce import PAPER_NOTEBOOK, TOUR_NOTEBOOK, reproduce
+from hostbench.reproduce import TOUR_NOTEBOOK, reproduce, reproduce_all
+from hostbench.studies import STUDIES, available
+
+PAPER_NOTEBOOK = STUDIES["jcsi2018"].notebook
 
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
@@ -18,7 +21,7 @@ def test_committed_notebooks_carry_no_outputs_and_one_parameters_cell(notebook):
 
 
 def test_reproduce_quick_profile_writes_report_figures_and_results(tmp_path):
-    out = reproduce("quick", run_id="ci-quick", runs_dir=tmp_path)
+    out = reproduce("jcsi2018", "quick", run_id="ci-quick", runs_dir=tmp_path)
     assert out == tmp_path / "ci-quick"
     executed = json.loads((out / PAPER_NOTEBOOK).read_text())
     errors = [
@@ -26,7 +29,8 @@ def test_reproduce_quick_profile_writes_report_figures_and_results(tmp_path):
     ]
     assert errors == []
     html = (out / "report.html").read_text()
-    assert "Fig. 9" in html and "show/hide code" in html
+    assert "Fig. 9" in html and "<Figure size" not in html
+    assert html.count("data:image/png;base64") >= 6  # figures inline, in their sections
     modes = json.loads((out / "params.json").read_text())["modes"]
     expected = ["topology", "all-models", "relative", "cpu", *(f"model-{m}" for m in modes)]
     for name in expected:
@@ -35,6 +39,7 @@ def test_reproduce_quick_profile_writes_report_figures_and_results(tmp_path):
             assert path.stat().st_size > 1000, path
     results = (out / "results.csv").read_text().splitlines()
     assert len(results) == 1 + len(modes) * 4  # header + every mode x the paper's 4 scenarios
+    assert (out / "headline.txt").read_text().strip()
     if (out / TOUR_NOTEBOOK).exists():  # only where .NET Interactive is installed
         tour = json.loads((out / TOUR_NOTEBOOK).read_text())
         assert not [
@@ -42,8 +47,22 @@ def test_reproduce_quick_profile_writes_report_figures_and_results(tmp_path):
         ]
 
 
-def test_unknown_profile_is_refused(tmp_path):
+def test_unknown_profile_or_study_is_refused(tmp_path):
     from hostbench.errors import BadInput
 
-    with pytest.raises(BadInput, match="unknown profile 'fast'; allowed: paper, quick"):
-        reproduce("fast", runs_dir=tmp_path)
+    with pytest.raises(BadInput, match="study 'jcsi2018' has no profile 'fast'; allowed: paper"):
+        reproduce("jcsi2018", "fast", runs_dir=tmp_path)
+    with pytest.raises(BadInput, match="unknown study 'jcsi'; allowed: jcsi2018, linux-prox"):
+        reproduce("jcsi", "quick", runs_dir=tmp_path)
+
+
+def test_the_studies_command_lists_every_study():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "hostbench", "studies"], capture_output=True, text=True, check=True
+    ).stdout
+    for study in STUDIES.values():
+        assert study.id in out
+    assert "01-jcsi2018-hosting-models.ipynb" in out and "paper, quick" in out

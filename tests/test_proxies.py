@@ -10,9 +10,9 @@ import psutil
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.httpclient import answers_ok, free_port, get
-from hostbench.processes import ManagedProcess
-from hostbench.proxies import (
+from hostbench.harness.httpclient import answers_ok, free_port, get
+from hostbench.harness.processes import ManagedProcess
+from hostbench.harness.proxies import (
     caddy_config,
     caddy_process,
     caddy_version,
@@ -20,7 +20,7 @@ from hostbench.proxies import (
     nginx_process,
     nginx_version,
 )
-from hostbench.tools import find_tool, have_tool
+from hostbench.harness.tools import find_tool, have_tool
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted
 

@@ -5,7 +5,7 @@ import re
 import pandas as pd
 import pytest
 
-from hostbench import reference
+from hostbench.analysis import reference
 from hostbench.errors import BadInput
 from hostbench.paths import ROOT
 

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from hostbench import analysis, report
+from hostbench.analysis import prose as report
+from hostbench.catalog import paper_mapping
+from hostbench.harness.loadgen import k6_script
+from hostbench.analysis import tables as analysis
 
 RESULTS = Path(__file__).parent / "fixtures" / "results" / "quick-results.csv"
 
@@ -26,7 +29,8 @@ def test_conclusions_name_the_fastest_mode_per_scenario_from_the_data(results):
 
 
 def test_discussion_quotes_our_ratios_as_computed(results):
-    comparison = analysis.compare_with_paper(results, report.PAPER_MAPPING, baseline="nginx")
+    mapping = paper_mapping(["nginx", "kestrel", "nginx-uds"])
+    comparison = analysis.compare_with_paper(results, mapping, baseline="nginx")
     text = report.discussion(comparison, "nginx")
     kestrel_html = comparison[
         (comparison["our_mode"] == "kestrel") & (comparison["scenario"] == "html")
@@ -47,21 +51,27 @@ def test_paper_tables_come_from_the_reference_data():
     k6 = report.k6_table(8, 15.0).set_index("parameter")
     assert k6.loc["vus", "paper"] == "8" and k6.loc["duration", "paper"] == "15s"
     assert k6.loc["duration", "this run"] == "15s"
-    script = report.k6_script("http://127.0.0.1:1/text", 8, 15.0)
+    script = k6_script("http://127.0.0.1:1/text", 8, 15.0)
     assert '"is status 200": (r) => r.status === 200' in script and "vus: 8" in script
 
 
-def test_paper_run_from_notebook_parameters_validates(tmp_path):
-    run = report.PaperRun.from_parameters(
-        "kestrel, nginx", "html,text", tool="k6", vus=8, duration_s=15.0, warmup_s=5.0,
-        repetitions=3, run_id="x", runs_dir=str(tmp_path),
-    )  # fmt: skip
-    assert run.params.modes == ["kestrel", "nginx"] and len(run.params.runs()) == 12
-    assert run.out_dir == tmp_path / "x"
-    from hostbench.errors import BadInput
+def test_hosting_models_table_comes_from_the_catalog():
+    table = report.hosting_models_table().set_index("our mode")
+    assert "nginx, caddy" in table.index  # both stand for the paper's baseline
+    assert table.loc["nginx-uds", "paper's model"] == "Kestrel + IIS (in-process)"
+    assert table.loc["none", "paper's model"] == "HTTP.sys"
 
+
+def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tmp_path):
+    from hostbench.errors import BadInput
+    from hostbench.harness.notebook import StudyRun
+
+    run = StudyRun.from_parameters("jcsi2018", "quick", None, "x", str(tmp_path))
+    assert run.params.duration_s == 3 and run.params.tools == ["k6"]  # quick extends paper
+    assert run.out_dir == tmp_path / "x"
+    given = {**run.params.to_dict(), "modes": ["kestrel"], "baseline": None}
+    assert StudyRun.from_parameters("jcsi2018", "quick", given, "x").params.modes == ["kestrel"]
     with pytest.raises(BadInput, match="unknown mode 'iis'"):
-        report.PaperRun.from_parameters(
-            "iis", "html", tool="k6", vus=8, duration_s=15.0, warmup_s=5.0,
-            repetitions=3, run_id="x",
-        )  # fmt: skip
+        StudyRun.from_parameters("jcsi2018", "quick", {**given, "modes": ["iis"]}, "x")
+    with pytest.raises(BadInput, match="study 'jcsi2018' has no profile 'fast'"):
+        StudyRun.from_parameters("jcsi2018", "fast", None, "x")

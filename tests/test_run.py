@@ -2,29 +2,119 @@
 
 import csv
 import math
+import os
+import signal
+import threading
+import time
 
 import pytest
 
-from hostbench.errors import ToolMissing
-from hostbench.modes import LaunchOptions
-from hostbench.run import RunSpec, count_diff_pct, execute
-from hostbench.tools import find_tool
+from hostbench.errors import HostbenchError, ToolMissing
+from hostbench.harness.params import StudyParams
+from hostbench.harness.run import RunSpec, count_diff_pct, execute, invalid_reason, steady
+from hostbench.harness.tools import find_tool
+
+
+def params(**changes) -> StudyParams:
+    base = {
+        "modes": ["kestrel"],
+        "scenarios": ["json"],
+        "tools": ["bombardier"],
+        "concurrency": [4],
+        "duration_s": 2,
+        "warmup_s": 1,
+        "repetitions": 1,
+        "sample_interval_s": 0.25,
+    }
+    return StudyParams.from_dict({**base, **changes})
 
 
 @pytest.mark.parametrize("tool", ["k6", "bombardier", "wrk", "ab"])
 def test_a_run_measures_load_counts_and_cpu(tool, tmp_path):
-    spec = RunSpec("kestrel", "json", tool, 4, 1, duration_s=2, warmup_s=1)
-    row = execute(spec, tmp_path / spec.key, LaunchOptions(), sample_interval_s=0.25)
+    spec = RunSpec("kestrel", "json", tool, 4, 1, 1)
+    row = execute(spec, tmp_path / spec.key, params(tools=[tool]))
     assert row["rps"] > 0 and row["errors"] == 0 and row["non_2xx"] == 0
+    assert row["valid"] and row["invalid_reason"] == ""
     assert abs(row["count_diff_pct"]) <= 2, (row["requests"], row["server_requests"])
     assert row["cpu_samples"] >= 4 and row["cpu_server_cores"] > 0
     assert row["cpu_loadgen_cores"] > 0 and math.isnan(row["cpu_proxy_cores"])
     assert 0 < row["cpu_total_pct"] <= 100 and row["rss_server_mb"] > 10
     assert row["latency_p50_ms"] <= row["latency_p99_ms"] <= row["latency_max_ms"]
+    assert (row["block"], row["position"]) == (1, 1) and row["started_at"].endswith("+00:00")
+    assert row["load_avg_1m"] >= 0 and row["cpu_steal_pct"] >= 0
+    assert row["settings"]["tool"] == tool and len(row["fingerprint"]) == 12
     with open(tmp_path / spec.key / "cpu_samples.csv") as f:
         samples = list(csv.DictReader(f))
     assert len(samples) == row["cpu_samples"] and "server_cores" in samples[0]
     assert (tmp_path / spec.key / "row.json").exists()
+
+
+def test_warm_up_stops_at_steady_state_and_keeps_its_curve(tmp_path):
+    spec = RunSpec("kestrel", "text", "bombardier", 8, 1, 1)
+    # A generous tolerance so a steady state comes well before the maximum.
+    row = execute(spec, tmp_path / spec.key, params(warmup_s=30, steady_tolerance_pct=25))
+    assert row["warmup_steady"] is True and row["warmup_s"] < 29
+    with open(tmp_path / spec.key / "warmup" / "curve.csv") as f:
+        curve = [float(r["rps"]) for r in csv.DictReader(f)]
+    assert len(curve) >= 3 and steady(curve, 25)
+    assert not steady(curve[:-1], 25) or len(curve) == 3  # it stopped at the first steady window
+
+
+def test_steady_needs_three_windows_within_the_tolerance():
+    assert not steady([100, 100], 5)
+    assert steady([10, 100, 102, 98], 5)
+    assert not steady([16e3, 19.5e3, 32e3, 51e3, 54e3], 5)  # still climbing (JIT tiering)
+    assert steady([16e3, 19.5e3, 32e3, 51e3, 53.9e3, 54.9e3], 5)
+
+
+def test_pinning_sets_the_affinity_the_row_records(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs")
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    spec = RunSpec("nginx", "text", "bombardier", 4, 1, 1)
+    row = execute(spec, tmp_path / spec.key, params(modes=["nginx"], loadgen_cpus=[cpu]))
+    others = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != cpu)
+    assert row["loadgen_cpus"] == str(cpu) and row["server_cpus"] == others  # read from /proc
+    command = (tmp_path / spec.key / "load" / "command.txt").read_text()
+    assert command.startswith("bombardier") or "bombardier" in command
+    assert row["valid"]
+
+
+def test_an_app_killed_during_the_load_gives_one_line_and_no_row(tmp_path):
+    spec = RunSpec("kestrel", "text", "bombardier", 4, 1, 1)
+    run_dir = tmp_path / spec.key
+
+    def kill_app_under_load():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (run_dir / "load" / "command.txt").exists():
+            time.sleep(0.05)
+        time.sleep(0.5)
+        for line in os.popen(f"pgrep -f '{run_dir}|TestApp --urls'").read().split():
+            try:
+                if "TestApp" in open(f"/proc/{line}/cmdline").read():
+                    os.kill(int(line), signal.SIGKILL)
+            except OSError:
+                pass
+
+    killer = threading.Thread(target=kill_app_under_load)
+    killer.start()
+    with pytest.raises(HostbenchError) as err:
+        execute(spec, run_dir, params(duration_s=3, warmup_s=0))
+    killer.join()
+    message = str(err.value)
+    assert "TestApp exited with code" in message and "no row was written" in message
+    assert "\n" not in message
+    assert not (run_dir / "row.json").exists()
+
+
+def test_invalid_reason_names_errors_non_2xx_and_count_mismatch():
+    row = {"errors": 0, "non_2xx": 0, "requests": 100, "server_requests": 100, "concurrency": 4}
+    assert invalid_reason(row) == ""
+    assert invalid_reason({**row, "requests": 102}) == ""  # in flight when the tool stopped
+    assert invalid_reason({**row, "errors": 3}) == "3 transport errors"
+    assert invalid_reason({**row, "non_2xx": 2, "requests": 90}) == (
+        "2 non-2xx responses; client counted 90, server 100"
+    )
 
 
 def test_count_diff_pct():

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import psutil
 import pytest
 import yaml
 
-from hostbench.study import RESULT_COLUMNS
+from hostbench.harness.study import RESULT_COLUMNS
 
 PARAMS = {
     "modes": ["kestrel"],
@@ -66,20 +67,21 @@ def test_interrupted_study_leaves_nothing_running_and_resumes(tmp_path):
     assert "interrupted" in err
     assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
     rows = _rows(study / "results.csv")
-    assert [r["repetition"] for r in rows] == ["1"]  # no partial row for run 2
+    assert [r["block"] for r in rows] == ["1"]  # no partial row for run 2
     assert not (study / "kestrel__text__bombardier__c2__r2" / "row.json").exists()
 
     again = _cli(*args)
     out, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     rows2 = _rows(study / "results.csv")
-    assert [r["repetition"] for r in rows2] == ["1", "2"]
+    assert [r["block"] for r in rows2] == ["1", "2"]
     assert rows2[0] == rows[0]  # the completed run was skipped, not re-run
     assert list(rows2[0]) == RESULT_COLUMNS
     r = rows2[1]
     assert float(r["rps"]) > 0 and int(r["errors"]) == 0
     assert abs(float(r["count_diff_pct"])) <= 2
     assert float(r["cpu_server_cores"]) > 0 and int(r["cpu_samples"]) >= 4
+    assert r["valid"] == "True" and r["fingerprint"] == rows2[0]["fingerprint"]
     assert (study / r["run_key"] / "cpu_samples.csv").exists()
     assert (study / r["run_key"] / "load" / "command.txt").exists()
     env = json.loads((study / "environment.json").read_text())
@@ -110,3 +112,101 @@ def test_remote_url_needs_the_allow_flag(tmp_path):
     cli = _cli("run", str(params), "--run-id", "x", "--url", "http://192.0.2.7:8080")
     _, err = cli.communicate(timeout=60)
     assert cli.returncode == 2 and "is not loopback" in err and "--allow-remote" in err
+
+
+def _params_file(tmp_path, **changes):
+    path = tmp_path / f"params-{len(list(tmp_path.glob('params-*')))}.yaml"
+    path.write_text(yaml.safe_dump({**PARAMS, "repetitions": 1, **changes}))
+    return path
+
+
+def _run(params, runs, run_id="s", *extra, timeout=120):
+    cli = _cli("run", str(params), "--run-id", run_id, "--runs-dir", str(runs), "--no-progress",
+               *extra)  # fmt: skip
+    out, err = cli.communicate(timeout=timeout)
+    return cli.returncode, out, err
+
+
+def test_resuming_with_other_settings_is_refused_and_old_rows_stay(tmp_path):
+    runs = tmp_path / "runs"
+    code, _, err = _run(_params_file(tmp_path), runs)
+    assert code == 0, err
+    before = (runs / "s" / "results.csv").read_text()
+    params_json = (runs / "s" / "params.json").read_text()
+
+    code, _, err = _run(_params_file(tmp_path, duration_s=4), runs)
+    assert code == 2 and err.count("\n") == 1
+    assert "holds runs measured with other settings: duration_s (3.0 -> 4.0)" in err
+    assert "--discard-old" in err and "new --run-id" in err
+    assert (runs / "s" / "results.csv").read_text() == before  # untouched
+    assert (runs / "s" / "params.json").read_text() == params_json  # still describes them
+
+    code, _, err = _run(_params_file(tmp_path, duration_s=4), runs, "s", "--discard-old")
+    assert code == 0, err
+    rows = _rows(runs / "s" / "results.csv")
+    assert len(rows) == 1 and rows[0]["duration_target_s"] == "4.0"
+    assert json.loads((runs / "s" / "params.json").read_text())["duration_s"] == 4.0
+
+
+def test_a_second_process_on_the_same_run_id_exits_at_once_naming_the_first(tmp_path):
+    runs = tmp_path / "runs"
+    params = _params_file(tmp_path, duration_s=5)
+    first = _cli("run", str(params), "--run-id", "s", "--runs-dir", str(runs), "--no-progress")
+    lock = runs / "s" / ".lock"
+    deadline = time.monotonic() + 30
+    while not (lock.exists() and lock.read_text()):
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.1)
+    t0 = time.monotonic()
+    code, _, err = _run(params, runs)
+    assert code == 1 and time.monotonic() - t0 < 20
+    assert f"is in use by process {first.pid}" in err and err.count("\n") == 1
+    _, err1 = first.communicate(timeout=120)
+    assert first.returncode == 0, err1
+    assert len(_rows(runs / "s" / "results.csv")) == 1  # the first's rows, whole
+
+
+def test_a_lock_left_by_a_killed_process_does_not_block_the_next(tmp_path):
+    runs = tmp_path / "runs"
+    params = _params_file(tmp_path)
+    first = _cli("run", str(params), "--run-id", "s", "--runs-dir", str(runs), "--no-progress")
+    lock = runs / "s" / ".lock"
+    deadline = time.monotonic() + 30
+    while not (lock.exists() and lock.read_text()):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    first.kill()
+    first.communicate(timeout=30)
+    code, _, err = _run(params, runs)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("case", ["file-as-runs-dir", "read-only-runs-dir"])
+def test_an_unusable_runs_folder_is_one_line(tmp_path, case):
+    runs = tmp_path / "runs"
+    if case == "file-as-runs-dir":
+        runs.write_text("not a folder")
+    else:
+        runs.mkdir()
+        runs.chmod(0o500)
+        if os.access(runs, os.W_OK):  # root ignores permissions
+            pytest.skip("runs as root: permissions are not enforced")
+    code, _, err = _run(_params_file(tmp_path), runs)
+    assert code == 2 and err.startswith("error: runs folder") and err.count("\n") == 1
+
+
+def test_a_damaged_row_is_one_line_naming_the_file(tmp_path):
+    runs = tmp_path / "runs"
+    params = _params_file(tmp_path)
+    assert _run(params, runs)[0] == 0
+    row = next((runs / "s").glob("*/row.json"))
+    row.write_text("{not json")
+    code, _, err = _run(params, runs)
+    assert code == 1 and f"{row} is damaged" in err and err.count("\n") == 1
+
+
+def test_a_socket_path_too_long_for_linux_is_refused_before_anything_starts(tmp_path):
+    runs = tmp_path / ("r" * 60)
+    code, _, err = _run(_params_file(tmp_path, modes=["nginx-uds"]), runs, "x" * 60)
+    assert code == 2 and "over Linux's 107" in err and err.count("\n") == 1
+    assert not list((runs / ("x" * 60)).glob("nginx-uds*"))

@@ -1,9 +1,12 @@
 """Params validation: every bad input is one line naming what was wrong and what is allowed."""
 
 import pytest
+import yaml
 
 from hostbench.errors import BadInput
-from hostbench.study import StudyParams, check_run_id
+from hostbench.harness.params import StudyParams, check_run_id, load_yaml
+from hostbench.harness.study import run_order
+from hostbench.studies import STUDIES
 
 GOOD = {
     "modes": ["kestrel", "nginx"],
@@ -16,13 +19,19 @@ GOOD = {
 }
 
 
-def test_matrix_is_the_product_with_repetitions_outermost():
-    runs = StudyParams.from_dict(GOOD).runs()
+def test_blocks_hold_every_cell_once_in_a_seeded_random_order():
+    params = StudyParams.from_dict(GOOD)
+    runs = run_order(params, seed=7)
     assert len(runs) == 2 * 2 * 2 * 2 * 3
-    assert [r.repetition for r in runs[:16]] == [1] * 16
+    cells = {(r.mode, r.scenario, r.tool, r.concurrency) for r in runs[:16]}
+    assert len(cells) == 16 and {r.block for r in runs[:16]} == {1}  # block 1: every cell once
+    assert [r.position for r in runs[:16]] == list(range(1, 17))
     keys = [r.key for r in runs]
     assert len(set(keys)) == len(keys)
-    assert keys[0] == "kestrel__html__k6__c8__r1"
+    assert run_order(params, seed=7) == runs  # the seed decides the order: resumable
+    orders = [[r.key.rsplit("__r", 1)[0] for r in runs if r.block == b] for b in (1, 2, 3)]
+    assert len({tuple(o) for o in orders}) == 3  # each block shuffled anew
+    assert [r.key for r in run_order(params, seed=8)] != keys
 
 
 def test_scalars_are_accepted_where_lists_are_expected():
@@ -43,6 +52,18 @@ def test_scalars_are_accepted_where_lists_are_expected():
         ({"repetitions": True}, "'repetitions' must be an integer >= 1, got True"),
         ({"modes": []}, "'modes' is an empty list"),
         ({"vus": 8}, "unknown params key(s): vus; allowed: modes, scenarios"),
+        ({"modes": ["kestrel", "kestrel"]}, "'modes' lists 'kestrel' twice"),
+        ({"concurrency": [8, 8]}, "'concurrency' lists 8 twice"),
+        ({"access_log": "false"}, "'access_log' must be true or false, got 'false'"),
+        ({"app_args": "--x"}, "'app_args' must be a list of strings, got '--x'"),
+        ({"url": 5000}, "'url' must be a URL like http://127.0.0.1:5000/, got 5000"),
+        ({"tools": ["wrk"], "duration_s": 2.5}, "'duration_s' is 2.5, but wrk take whole seconds"),
+        ({"tools": ["ab"], "warmup_s": 0.5}, "'warmup_s' is 0.5, but ab take whole seconds"),
+        ({"baseline": "caddy"}, "'baseline' 'caddy' is not one of the modes"),
+        ({"loadgen_cpus": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}, "give some, not all, of this machine's"),
+        ({"loadgen_cpus": ["a"]}, "'loadgen_cpus' must be a list of CPU ids"),
+        ({"seed": -1}, "'seed' must be an integer >= 0"),
+        ({"modes": ["external"], "url": "https://127.0.0.1/"}, "only http:// URLs"),
         ({"modes": ["httpsys"]}, "mode 'httpsys' runs only on Windows"),
         ({"modes": ["iis-inprocess"]}, "mode 'iis-inprocess' runs only on Windows"),
         ({"modes": ["external"]}, "mode 'external' needs a URL"),
@@ -67,21 +88,39 @@ def test_remote_external_target_needs_the_allow_flag():
     assert StudyParams.from_dict(raw).options.allow_remote
 
 
-def test_params_files_in_the_repository_are_valid():
-    from hostbench.paths import PARAMS
+def test_every_studys_profiles_are_valid_and_quick_extends_paper():
+    for study in STUDIES.values():
+        if not study.available:
+            continue
+        assert {"paper", "quick"} <= set(study.profiles())
+        for profile in study.profiles():
+            assert StudyParams.from_file(study.params_path(profile)).modes
+        quick = yaml.safe_load(study.params_path("quick").read_text())
+        assert quick.pop("extends") == "paper"  # states only what differs from paper
+        paper = load_yaml(study.params_path("paper"))
+        assert all(quick[k] != paper[k] for k in quick), "quick repeats a paper value"
+    paper = StudyParams.from_file(STUDIES["jcsi2018"].params_path("paper"))
+    assert (paper.tools, paper.concurrency, paper.duration_s) == (["k6"], [8], 15.0)
+    assert paper.scenarios == ["html", "text", "json", "xml"]
 
-    files = sorted(PARAMS.glob("*.yaml"))
-    assert {f.stem for f in files} >= {"paper", "quick"}
-    for f in files:
-        assert StudyParams.from_file(f).runs()
+
+def test_a_profile_states_only_what_differs(tmp_path):
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump(GOOD))
+    (tmp_path / "quick.yaml").write_text("extends: paper\nduration_s: 3\n")
+    quick = StudyParams.from_file(tmp_path / "quick.yaml")
+    assert quick.duration_s == 3 and quick.modes == GOOD["modes"]
+    (tmp_path / "loop.yaml").write_text("extends: loop\n")
+    with pytest.raises(BadInput, match="'extends' makes a loop"):
+        StudyParams.from_file(tmp_path / "loop.yaml")
+    (tmp_path / "orphan.yaml").write_text("extends: nope\n")
+    with pytest.raises(BadInput, match="nope.yaml not found"):
+        StudyParams.from_file(tmp_path / "orphan.yaml")
 
 
-def test_paper_profile_is_the_papers_settings():
-    from hostbench.paths import PARAMS
-
-    p = StudyParams.from_file(PARAMS / "paper.yaml")
-    assert (p.tools, p.concurrency, p.duration_s) == (["k6"], [8], 15.0)
-    assert p.scenarios == ["html", "text", "json", "xml"]
+def test_params_round_trip_whole_as_papermill_passes_them():
+    params = StudyParams.from_dict({**GOOD, "app_args": ["--log-level", "Information"]})
+    again = StudyParams.from_dict(params.to_dict())
+    assert again == params and again.options.app_args == ["--log-level", "Information"]
 
 
 def test_bad_yaml_and_missing_file(tmp_path):
@@ -93,7 +132,7 @@ def test_bad_yaml_and_missing_file(tmp_path):
         StudyParams.from_file(tmp_path / "nope.yaml")
 
 
-@pytest.mark.parametrize("run_id", ["", "../x", "a b", "-x"])
+@pytest.mark.parametrize("run_id", ["", "../x", "a b", "-x", "x" * 65, None])
 def test_bad_run_ids(run_id):
     with pytest.raises(BadInput, match="run id"):
         check_run_id(run_id)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from hostbench import httpclient
+from hostbench.harness import httpclient
 from hostbench.paths import TESTAPP
-from hostbench.processes import ManagedProcess
+from hostbench.harness.processes import ManagedProcess
 
 LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"

@@ -4,11 +4,14 @@ import itertools
 
 import matplotlib
 import matplotlib.pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
 from hostbench.errors import BadInput
-from hostbench.topology import TOPOLOGIES, draw_topology, topology_figure
+from hostbench.analysis.topology import draw_topology, topology_figure
+from hostbench.catalog import MODES as TOPOLOGIES
+from hostbench.catalog import mode_label
 
 # No display needed; switching is allowed while no figure is open.
 matplotlib.use("Agg")
@@ -51,7 +54,7 @@ def test_mode_draws_labelled_boxes(mode):
         assert any(name in t for t in texts), f"{name} missing from {texts}"
     boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
     assert len(boxes) == len(TOPOLOGIES[mode].nodes)
-    assert ax.get_title() == mode
+    assert ax.get_title() == mode_label(mode)  # the names used on every other figure
 
 
 @pytest.mark.parametrize("mode", ["nginx", "nginx-keepalive", "nginx-uds", "caddy"])
@@ -60,7 +63,7 @@ def test_proxy_hop_says_how_it_connects(mode):
     expected = {
         "nginx": "new connection per request",
         "nginx-keepalive": "pooled keep-alive",
-        "nginx-uds": "Unix domain socket",
+        "nginx-uds": "Unix domain socket, new connection per request",
         "caddy": "keep-alive",
     }[mode]
     assert expected in hop
@@ -90,7 +93,11 @@ def test_unknown_mode_is_one_line_listing_allowed():
 def test_figure_has_a_panel_per_mode():
     fig = topology_figure(["kestrel", "nginx", "caddy"])
     drawn = [ax for ax in fig.axes if ax.get_title()]
-    assert [ax.get_title() for ax in drawn] == ["kestrel", "nginx", "caddy"]
+    assert [ax.get_title() for ax in drawn] == [
+        "Kestrel",
+        "Kestrel + nginx (TCP)",
+        "Kestrel + Caddy (TCP)",
+    ]
 
 
 def test_figure_refuses_unknown_or_no_modes():
@@ -102,6 +109,7 @@ def test_figure_refuses_unknown_or_no_modes():
 
 def test_text_is_readable_and_never_overlaps():
     fig = topology_figure(ALL_MODES)
+    FigureCanvasAgg(fig)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     figure_box = fig.bbox

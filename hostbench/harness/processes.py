@@ -6,8 +6,8 @@ reaches only the harness, which then stops its children in order.
 """
 
 import atexit
-import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from subprocess import STDOUT
 
-from .errors import LaunchFailed
+from ..errors import LaunchFailed
 
 _live: set["ManagedProcess"] = set()
 
@@ -30,12 +30,21 @@ def _stop_all_live():
 atexit.register(_stop_all_live)
 
 
-def _die_with_parent():
-    # Runs in the child before exec: if the harness itself is killed (SIGKILL, a
-    # crashed kernel), Linux sends the child SIGTERM, so no server or load tool
-    # outlives it. The normal paths (success, error, Ctrl-C) stop children in stop().
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+def _wrapped(argv: list[str], cpus: Sequence[int] | None) -> list[str]:
+    """argv behind util-linux wrappers: the parent-death signal, and CPU pinning.
+
+    setpriv --pdeathsig: if the harness itself is killed (SIGKILL, a crash), Linux
+    sends the child SIGTERM, so no server or load tool outlives it; the normal
+    paths (success, error, Ctrl-C) stop children in stop(). Both wrappers exec the
+    program, so the pid stays the program's. No preexec_fn: that is unsafe while
+    the CPU monitor's thread runs.
+    """
+    prefix = []
+    if sys.platform == "linux" and shutil.which("setpriv"):
+        prefix += ["setpriv", "--pdeathsig", "TERM", "--"]
+    if cpus:
+        prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
+    return prefix + argv
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -67,6 +76,7 @@ class ManagedProcess:
         grace_s: float = 5.0,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
+        cpus: Sequence[int] | None = None,
     ):
         self.name = name
         self.argv = [str(a) for a in argv]
@@ -77,6 +87,7 @@ class ManagedProcess:
         self.grace_s = grace_s
         self.env = env
         self.cwd = cwd
+        self.cpus = list(cpus) if cpus else None  # pinned to these CPU ids
         self.popen: subprocess.Popen | None = None
 
     @property
@@ -92,16 +103,20 @@ class ManagedProcess:
             open(self.log_path, "wb") as log,
             open(self.stderr_path, "wb") if self.stderr_path else nullcontext(STDOUT) as err,
         ):
-            self.popen = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=err,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-                env=self.env,  # None: the harness's own environment
-                cwd=self.cwd,
-            )
+            try:
+                self.popen = subprocess.Popen(
+                    _wrapped(self.argv, self.cpus),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=err,
+                    start_new_session=True,
+                    env=self.env,  # None: the harness's own environment
+                    cwd=self.cwd,
+                )
+            except OSError as e:
+                raise LaunchFailed(
+                    f"cannot start {self.name} ({self.argv[0]}): {e.strerror}"
+                ) from None
         _live.add(self)
         try:
             self._wait_ready()
@@ -134,22 +149,35 @@ class ManagedProcess:
         return self.popen is not None and self.popen.poll() is None
 
     def stop(self):
-        """SIGTERM the group, then SIGKILL after the grace period. Safe to call twice."""
+        """SIGTERM the group, then SIGKILL after the grace period. Safe to call twice.
+
+        A second Ctrl-C while it waits skips the rest of the grace period, never the SIGKILL.
+        """
         if self.popen is None:
             return
         _live.discard(self)
-        if self.popen.poll() is None:
-            self._signal_group(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=self.grace_s)
-            except subprocess.TimeoutExpired:
-                pass
-        # Workers of the group may outlive their parent (nginx does on SIGTERM).
-        self._signal_group(signal.SIGKILL)
+        interrupted = None
         try:
-            self.popen.wait(timeout=self.grace_s)
+            if self.popen.poll() is None:
+                self._signal_group(signal.SIGTERM)
+                self.popen.wait(timeout=self.grace_s)
         except subprocess.TimeoutExpired:
             pass
+        except KeyboardInterrupt as e:
+            interrupted = e
+        finally:
+            # Workers of the group may outlive their parent (nginx does on SIGTERM).
+            self._signal_group(signal.SIGKILL)
+            try:
+                self.popen.wait(timeout=self.grace_s)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                pass
+        if interrupted is not None:
+            raise interrupted
+
+    def exit_code(self) -> int | None:
+        """The exit code once the process has ended; None while it runs."""
+        return None if self.popen is None else self.popen.poll()
 
     def _signal_group(self, sig: int):
         try:

@@ -4,31 +4,19 @@ Input is the harness's tidy contract (one row per run, hostbench.study.RESULT_CO
 every function returns a tidy DataFrame for the notebooks to show or plot. No plotting here.
 """
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .errors import BadInput
+from ..catalog import DEFAULT_BASELINE, MODES, PAPER_BASELINE, SCENARIOS
+from ..errors import BadInput
 
-# The paper's order (section 2.2): dynamic HTML view, plain text, JSON, XML.
-SCENARIO_ORDER = ("html", "text", "json", "xml")
-# Linux modes first (what runs here), then the paper's Windows-only ones.
-MODE_ORDER = (
-    "kestrel",
-    "nginx",
-    "nginx-keepalive",
-    "nginx-uds",
-    "caddy",
-    "httpsys",
-    "iis-inprocess",
-    "iis-outofprocess",
-    "external",
-)
-# The paper's baseline (100%) and the mode of ours that stands in for it by default.
-PAPER_BASELINE = "iis-outofprocess"
-DEFAULT_BASELINE = "nginx"
+# Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
+SCENARIO_ORDER = tuple(SCENARIOS)
+MODE_ORDER = tuple(MODES)
 
 # The columns this module reads; a results file without them cannot be analysed.
 REQUIRED_COLUMNS = (
@@ -37,7 +25,7 @@ REQUIRED_COLUMNS = (
     "scenario",
     "tool",
     "concurrency",
-    "repetition",
+    "block",
     "rps",
     "latency_p50_ms",
     "latency_p99_ms",
@@ -58,22 +46,34 @@ VERDICT_WITHIN = "within"
 VERDICT_LOWER = "lower than the paper"
 
 
-def load_results(path_or_run_dir: str | Path) -> pd.DataFrame:
+def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.DataFrame:
     """Read a run's results.csv (or the file itself), checked and with mode/scenario ordered."""
     path = Path(path_or_run_dir)
     if path.is_dir():
         path = path / "results.csv"
     if not path.is_file():
         raise BadInput(f"no results file at {path}")
-    return prepare(pd.read_csv(path), source=str(path))
+    return prepare(pd.read_csv(path), source=str(path), valid_only=valid_only)
 
 
-def prepare(df: pd.DataFrame, source: str = "results") -> pd.DataFrame:
-    """Check the columns and give mode and scenario their display order (paper order first)."""
+def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) -> pd.DataFrame:
+    """Check the columns and give mode and scenario their display order (paper order first).
+
+    Rows marked invalid (errors, non-2xx responses, counts that disagree) are left
+    out unless valid_only is False; how many is in the result's attrs["left_out_invalid"].
+    """
+    if "block" not in df.columns and "repetition" in df.columns:
+        df = df.rename(columns={"repetition": "block"})  # results of hostbench < 0.2
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise BadInput(f"{source} lacks column(s): {', '.join(missing)}")
     df = df.copy()
+    left_out = 0
+    if valid_only and "valid" in df.columns:
+        valid = df["valid"].astype(str).str.lower().isin(["true", "1"])
+        left_out = int((~valid).sum())
+        df = df[valid].copy()
+    df.attrs["left_out_invalid"] = left_out + df.attrs.get("left_out_invalid", 0)
     df["mode"] = _ordered(df["mode"], MODE_ORDER)
     df["scenario"] = _ordered(df["scenario"], SCENARIO_ORDER)
     return df
@@ -161,7 +161,7 @@ def compare_with_paper(
     that were not run are left out, so one mapping serves machines that run fewer modes.
     """
     if paper is None:
-        from .reference import paper_ratios  # written separately; only needed here
+        from .reference import paper_ratios
 
         paper = paper_ratios()
     paper = _with_paper_baseline(paper)
@@ -248,7 +248,7 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     other programs). Shares are % of all the machine's cores.
     """
     df = prepare(df)
-    out = df[["run_key", *GROUP, "repetition", "cpu_total_pct", "machine_cores"]].copy()
+    out = df[["run_key", *GROUP, "block", "cpu_total_pct", "machine_cores"]].copy()
     if "cpu_total_pct_max" in df.columns:
         out.insert(
             out.columns.get_loc("cpu_total_pct") + 1, "cpu_total_pct_max", df["cpu_total_pct_max"]
@@ -289,3 +289,33 @@ def describe_range(values, digits: int = 0) -> str:
         return "n/a"
     low, high = describe_ratio(values.min(), digits), describe_ratio(values.max(), digits)
     return low if low == high else f"{low} to {high}"
+
+
+def load_environment(run_dir: str | Path) -> dict:
+    """The machine a study ran on, as the harness recorded it (environment.json)."""
+    path = Path(run_dir) / "environment.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BadInput(f"no environment record at {path}: run the study first") from None
+
+
+def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
+    """ratios.csv beside results.csv: every mode to the baseline, paired within blocks, 95% CI.
+
+    baseline: default the study's own (params.json), else the catalog's default.
+    """
+    from .intervals import paired_ratios
+
+    run_dir = Path(run_dir)
+    results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
+    if baseline is None:
+        params_path = run_dir / "params.json"
+        recorded = json.loads(params_path.read_text()) if params_path.exists() else {}
+        baseline = recorded.get("baseline") or DEFAULT_BASELINE
+    ratios = paired_ratios(results, baseline)
+    path = run_dir / "ratios.csv"
+    tmp = path.with_suffix(".csv.tmp")
+    ratios.to_csv(tmp, index=False)
+    tmp.replace(path)
+    return path

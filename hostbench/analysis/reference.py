@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import BadInput
-from .paths import REFERENCE
+from ..errors import BadInput
+from ..paths import REFERENCE
 
 PUBLISHED_CSV = REFERENCE / "published.csv"
 SETUP_CSV = REFERENCE / "setup.csv"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .errors import BadInput, HostbenchError
+from ..errors import BadInput, HostbenchError
 from .processes import ManagedProcess, tail
 from .tools import find_tool
 
@@ -97,6 +97,42 @@ class LoadGenerator:
     def parse(self, out_dir: Path) -> LoadResult:
         raise NotImplementedError
 
+    whole_seconds = False  # the tool takes durations in whole seconds only
+
+    def process(
+        self,
+        url: str,
+        *,
+        concurrency: int,
+        duration_s: float,
+        out_dir: Path,
+        pipeline: int = 1,
+        cpus: list[int] | None = None,
+    ) -> ManagedProcess:
+        """The tool set up to fire load at `url` for `duration_s`; not started yet."""
+        if concurrency < 1:
+            raise BadInput(f"concurrency must be >= 1, got {concurrency}")
+        if not duration_s > 0:
+            raise BadInput(f"duration_s must be > 0, got {duration_s}")
+        if self.whole_seconds and duration_s != int(duration_s):
+            raise BadInput(f"{self.name} takes whole seconds; got a duration of {duration_s} s")
+        if pipeline < 1 or (pipeline > 1 and self.name != "wrk"):
+            raise BadInput(f"pipeline {pipeline} not supported by {self.name}; only wrk pipelines")
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.version()  # before the load: it runs the tool once
+        argv = self.command(url, concurrency, duration_s, out_dir, pipeline)
+        (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
+        return ManagedProcess(
+            self.name,
+            argv,
+            out_dir / "stdout.txt",
+            stderr_path=out_dir / "stderr.txt",
+            env=self.env(),
+            cwd=out_dir,
+            cpus=cpus,
+        )
+
     def run(
         self,
         url: str,
@@ -106,27 +142,17 @@ class LoadGenerator:
         out_dir: Path,
         on_start: Callable[[int], None] | None = None,
         pipeline: int = 1,
+        cpus: list[int] | None = None,
     ) -> LoadResult:
         """Fire load at `url` for `duration_s`; raw output kept in `out_dir`."""
-        if concurrency < 1:
-            raise BadInput(f"concurrency must be >= 1, got {concurrency}")
-        if not duration_s > 0:
-            raise BadInput(f"duration_s must be > 0, got {duration_s}")
-        if pipeline < 1 or (pipeline > 1 and self.name != "wrk"):
-            raise BadInput(f"pipeline {pipeline} not supported by {self.name}; only wrk pipelines")
         out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        version = self.version()
-        argv = self.command(url, concurrency, duration_s, out_dir, pipeline)
-        (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
-        stderr_path = out_dir / "stderr.txt"
-        proc = ManagedProcess(
-            self.name,
-            argv,
-            out_dir / "stdout.txt",
-            stderr_path=stderr_path,
-            env=self.env(),
-            cwd=out_dir,
+        proc = self.process(
+            url,
+            concurrency=concurrency,
+            duration_s=duration_s,
+            out_dir=out_dir,
+            pipeline=pipeline,
+            cpus=cpus,
         )
         with proc:
             if on_start is not None:
@@ -140,7 +166,7 @@ class LoadGenerator:
                     f"raw output in {out_dir}"
                 ) from None
         if code != 0:
-            detail = tail(stderr_path, 3) or tail(out_dir / "stdout.txt", 3)
+            detail = tail(proc.stderr_path, 3) or tail(out_dir / "stdout.txt", 3)
             raise HostbenchError(
                 f"{self.name} exited with code {code}: {detail}; raw output in {out_dir}"
             )
@@ -151,7 +177,7 @@ class LoadGenerator:
                 f"could not parse {self.name} output ({type(e).__name__}: {e}); "
                 f"raw output in {out_dir}"
             ) from None
-        return replace(result, tool_version=version)
+        return replace(result, tool_version=self.version())
 
 
 # ---------------------------------------------------------------- k6
@@ -194,11 +220,6 @@ export function handleSummary(data) {{
 
 def _ms(duration_s: float) -> str:
     return f"{max(1, round(duration_s * 1000))}ms"
-
-
-def _whole_seconds(duration_s: float) -> int:
-    """wrk and ab take whole seconds only."""
-    return max(1, round(duration_s))
 
 
 def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
@@ -412,6 +433,7 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
 class Wrk(LoadGenerator):
     name = "wrk"
     version_args = ("-v",)
+    whole_seconds = True
 
     def command(self, url, concurrency, duration_s, out_dir, pipeline):
         summary = str(out_dir / "summary.json")
@@ -428,7 +450,7 @@ class Wrk(LoadGenerator):
             "-c",
             str(concurrency),
             "-d",
-            f"{_whole_seconds(duration_s)}s",
+            f"{int(duration_s)}s",
             "--latency",
             "-s",
             str(script),
@@ -498,9 +520,10 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
 class Ab(LoadGenerator):
     name = "ab"
     version_args = ("-V",)
+    whole_seconds = True
 
     def command(self, url, concurrency, duration_s, out_dir, pipeline):
-        seconds = _whole_seconds(duration_s)
+        seconds = int(duration_s)
         if not urlsplit(url).path:
             url += "/"  # ab rejects a URL without a path
         # -k keep-alive (HTTP/1.0 style: ab speaks only HTTP/1.0), -r go on after
@@ -548,3 +571,10 @@ def get_generator(name: str) -> LoadGenerator:
     except KeyError:
         allowed = ", ".join(sorted(GENERATORS))
         raise BadInput(f"unknown tool {name!r}; allowed: {allowed}") from None
+
+
+def k6_script(url: str, vus: int, duration_s: float) -> str:
+    """The k6 script a run uses: the paper's Listing 1 plus counters and a JSON summary."""
+    return K6_SCRIPT.format(
+        url=json.dumps(url), vus=vus, duration=_ms(duration_s), summary='"summary.json"'
+    )

@@ -5,45 +5,23 @@ sentences whose numbers come from the results are built here, where they are
 tested. Prose numbers are computed, never typed.
 """
 
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
-
 import pandas as pd
 
-from . import analysis, environment, figures
-from .loadgen import K6_SCRIPT
-from .modes import MODES, LaunchOptions, get_mode, runnable_here
-from .paths import RUNS
+from ..catalog import MODES, PAPER_BASELINE, PAPER_MODELS, mode_label, runnable_here, scenario_label
+from . import tables
+from .intervals import describe
 from .reference import paper_setup
-from .scenarios import get_scenario
-from .study import StudyParams, run_study
-
-# Which of our modes stands in for which of the paper's (shared/DESIGN.md).
-PAPER_MAPPING = {
-    "nginx": "iis-outofprocess",
-    "kestrel": "kestrel",
-    "nginx-uds": "iis-inprocess",
-}
-
-HOSTING_MODELS = [
-    # paper model, what it is, Linux analog here, our mode(s)
-    ("Kestrel + IIS out-of-process (baseline, 100%)",
-     "reverse proxy in another process, HTTP hop over loopback",
-     "nginx or caddy reverse proxy over loopback TCP", "nginx, nginx-keepalive, caddy"),
-    ("Kestrel + IIS in-process",
-     "app inside the proxy's worker process (w3wp.exe), no hop",
-     "none; nginx over a Unix socket is the cheaper-hop analog (still two processes)",
-     "nginx-uds"),
-    ("Kestrel", "app server exposed directly", "the same", "kestrel"),
-    ("HTTP.sys", "Windows kernel-mode HTTP driver", "Windows only", "httpsys"),
-]  # fmt: skip
 
 
 def hosting_models_table() -> pd.DataFrame:
-    return pd.DataFrame(
-        HOSTING_MODELS, columns=["paper's model", "what it is", "Linux analog", "our mode"]
-    )
+    """The paper's four models, what each is, and what stands in for it here (the catalog's)."""
+    rows = []
+    for paper_id in PAPER_MODELS:
+        model = MODES[paper_id]
+        ours = [m.id for m in MODES.values() if m.paper_model == paper_id and not m.windows_only]
+        name = model.label + (" (baseline, 100%)" if paper_id == PAPER_BASELINE else "")
+        rows.append((name, model.summary, model.linux_analog, ", ".join(ours) or "none"))
+    return pd.DataFrame(rows, columns=["paper's model", "what it is", "Linux analog", "our mode"])
 
 
 def modes_table(requested: list[str]) -> pd.DataFrame:
@@ -55,7 +33,7 @@ def modes_table(requested: list[str]) -> pd.DataFrame:
             status = "runs in this study"
         elif name not in here:
             status = "not on this OS: HTTP.sys and IIS exist only on Windows"
-        elif name == "external":
+        elif mode.launch == "external":
             status = "for a server you start yourself (README: Windows)"
         else:
             status = "runs here, not requested"
@@ -63,9 +41,8 @@ def modes_table(requested: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["mode", "what it is", "in this study"])
 
 
-def platform_table(env: dict | None = None) -> pd.DataFrame:
-    """The paper's Tables 1-2 beside this machine."""
-    env = env or environment.collect()
+def platform_table(env: dict) -> pd.DataFrame:
+    """The paper's Tables 1-2 beside the machine a study ran on (its environment.json)."""
     paper = paper_setup().set_index("item")["value"]
     tools = env["tools"]
     rows = [
@@ -95,82 +72,11 @@ def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
     )
 
 
-def k6_script(url: str, vus: int, duration_s: float) -> str:
-    """The k6 script this run uses: the paper's Listing 1 plus counters and a JSON summary."""
-    return K6_SCRIPT.format(
-        url=json.dumps(url), vus=vus, duration=f"{duration_s:g}s", summary='"summary.json"'
-    )
-
-
-def sample_responses(scenarios: list[str], run_dir: Path, excerpt: int = 160) -> pd.DataFrame:
-    """One real response per scenario from the test app on Kestrel, validated."""
-    rows = []
-    with get_mode("kestrel").launch(run_dir, LaunchOptions()) as target:
-        for name in scenarios:
-            scenario = get_scenario(name)
-            response = target.get(scenario.path)
-            scenario.validate(response)
-            body = " ".join(response.text.split())
-            rows.append(
-                (name, scenario.path, response.content_type, len(response.body),
-                 body[:excerpt] + ("..." if len(body) > excerpt else ""))
-            )  # fmt: skip
-    return pd.DataFrame(rows, columns=["scenario", "path", "content type", "bytes", "body"])
-
-
-@dataclass
-class PaperRun:
-    """The paper notebook's parameters, turned into a study and an output folder."""
-
-    modes: list[str]
-    scenarios: list[str]
-    tool: str
-    vus: int
-    duration_s: float
-    warmup_s: float
-    repetitions: int
-    run_id: str
-    runs_dir: Path = RUNS
-    params: StudyParams = field(init=False)
-
-    def __post_init__(self):
-        self.runs_dir = Path(self.runs_dir or RUNS)
-        self.params = StudyParams.from_dict(
-            {
-                "modes": self.modes,
-                "scenarios": self.scenarios,
-                "tools": [self.tool],
-                "concurrency": [self.vus],
-                "duration_s": self.duration_s,
-                "warmup_s": self.warmup_s,
-                "repetitions": self.repetitions,
-            }
-        )
-
-    @classmethod
-    def from_parameters(cls, modes: str, scenarios: str, **scalars) -> "PaperRun":
-        """From the notebook's scalar parameters (lists as comma-separated strings)."""
-        split = [m.strip() for m in modes.split(",") if m.strip()]
-        return cls(split, [s.strip() for s in scenarios.split(",") if s.strip()], **scalars)
-
-    @property
-    def out_dir(self) -> Path:
-        return self.runs_dir / self.run_id
-
-    def run(self) -> pd.DataFrame:
-        return analysis.load_results(run_study(self.params, self.run_id, self.runs_dir))
-
-    def save(self, fig, name: str):
-        """Write a figure as PNG and SVG into the run's figures/ folder; returns it for display."""
-        figures.save_figure(fig, self.out_dir / "figures", name)
-        return fig
-
-
 def _pct(comparison: pd.DataFrame, our_mode: str, scenarios: list[str]) -> str:
     rows = comparison[
         (comparison["our_mode"] == our_mode) & comparison["scenario"].astype(str).isin(scenarios)
     ]
-    return analysis.describe_range(rows["ours_pct"])
+    return tables.describe_range(rows["ours_pct"])
 
 
 def discussion(comparison: pd.DataFrame, baseline: str) -> str:
@@ -203,7 +109,7 @@ def discussion(comparison: pd.DataFrame, baseline: str) -> str:
 
 def conclusions(results: pd.DataFrame, saturation: pd.DataFrame, baseline: str) -> str:
     """Section 6: what holds on this machine, computed (Markdown)."""
-    summary = analysis.summarize(results)
+    summary = tables.summarize(results)
     lines = []
     for scenario, group in summary.groupby("scenario", observed=True):
         best = group.loc[group["rps_mean"].idxmax()]
@@ -211,7 +117,7 @@ def conclusions(results: pd.DataFrame, saturation: pd.DataFrame, baseline: str) 
         lines.append(
             f"- **{scenario}**: fastest {best['mode']} ({best['rps_mean']:,.0f} rps), slowest "
             f"{worst['mode']} ({worst['rps_mean']:,.0f} rps), "
-            f"{analysis.pct_change(worst['rps_mean'], best['rps_mean']):+.0f}% between them."
+            f"{tables.pct_change(worst['rps_mean'], best['rps_mean']):+.0f}% between them."
         )
     if (summary["mode"] == "kestrel").any() and (summary["mode"] == baseline).any():
         fastest = summary.loc[summary.groupby("scenario", observed=True)["rps_mean"].idxmax()]
@@ -230,3 +136,46 @@ def conclusions(results: pd.DataFrame, saturation: pd.DataFrame, baseline: str) 
         f"(mean {saturation['cpu_total_pct'].mean():.0f}%); the paper tuned its load to 100%."
     )
     return "\n".join(lines)
+
+
+def left_out_note(results: pd.DataFrame) -> str:
+    """One sentence on the runs the analysis left out as invalid (Markdown)."""
+    n = int(results.attrs.get("left_out_invalid", 0))
+    if n == 0:
+        return "Every run is valid: no transport errors, no non-2xx responses, counts agree."
+    return (
+        f"**{n} run(s) left out** as invalid (errors, non-2xx responses or disagreeing "
+        "counts); `results.csv` keeps them, with the reason in `invalid_reason`."
+    )
+
+
+def ratio_sentences(ratios: pd.DataFrame) -> str:
+    """Each mode against the baseline, per scenario, in the words its interval allows (Markdown)."""
+    lines = []
+    for mode, group in ratios.groupby("mode", observed=True, sort=False):
+        parts = [
+            f"{scenario_label(r.scenario)}: "
+            + describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence)
+            for r in group.itertuples(index=False)
+        ]
+        lines.append(
+            f"- **{mode_label(mode)}** vs {mode_label(group['baseline'].iloc[0])}: "
+            + "; ".join(parts)
+            + "."
+        )
+    return "\n".join(lines)
+
+
+def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
+    """One line for the batch index: `mode` against the baseline in every scenario."""
+    rows = ratios[ratios["mode"].astype(str) == mode]
+    if rows.empty:
+        return "no ratio to report"
+    base = mode_label(rows["baseline"].iloc[0])
+    parts = [
+        f"{scenario_label(r.scenario)} {r.ratio_pct:.0f}% ({r.ci_low_pct:.0f}-{r.ci_high_pct:.0f}%)"
+        if r.ci_low_pct == r.ci_low_pct  # NaN: one block only
+        else f"{scenario_label(r.scenario)} {r.ratio_pct:.0f}% (one block, no interval)"
+        for r in rows.itertuples(index=False)
+    ]
+    return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)

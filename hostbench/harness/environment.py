@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psutil
 
-from .errors import HostbenchError
-from .paths import ROOT
+from ..errors import HostbenchError
+from ..paths import ROOT
 
 PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psutil", "k6")
 
@@ -39,9 +39,8 @@ def cpu_model() -> str:
 
 def os_name() -> str:
     try:
-        text = Path("/etc/os-release").read_text()
-        return re.search(r'^PRETTY_NAME="?([^"\n]+)', text, re.M).group(1)
-    except (OSError, AttributeError):
+        return platform.freedesktop_os_release()["PRETTY_NAME"]
+    except (OSError, KeyError):
         return f"{platform.system()} {platform.release()}"
 
 

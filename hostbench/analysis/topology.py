@@ -5,74 +5,12 @@ as a box, hops as labelled arrows. Windows modes show the kernel-mode http.sys
 in a shaded band. Used by the notebooks beside the results, not by the harness.
 """
 
-from dataclasses import dataclass
-
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from .errors import BadInput
-
-
-@dataclass(frozen=True)
-class Node:
-    title: str  # the process (or driver) name, bold
-    detail: str  # what runs in it; may have line breaks
-    kind: str = "process"  # client | process | kernel | external
-
-
-@dataclass(frozen=True)
-class Topology:
-    nodes: tuple[Node, ...]
-    hops: tuple[str, ...]  # hops[i] labels the arrow from nodes[i] to nodes[i + 1]
-
-
-CLIENT = Node("client", "load generator", "client")
-APP = Node("TestApp", "Kestrel + app")
-HTTP_SYS = Node("http.sys", "HTTP driver", "kernel")
-LOOPBACK = "TCP loopback"
-
-TOPOLOGIES = {
-    "kestrel": Topology((CLIENT, APP), (LOOPBACK,)),
-    "nginx": Topology(
-        (CLIENT, Node("nginx", "1 worker per core"), APP),
-        (LOOPBACK, "TCP loopback,\nnew connection per request"),
-    ),
-    "nginx-keepalive": Topology(
-        (CLIENT, Node("nginx", "1 worker per core"), APP),
-        (LOOPBACK, "TCP loopback,\npooled keep-alive connections"),
-    ),
-    "nginx-uds": Topology(
-        (CLIENT, Node("nginx", "1 worker per core"), APP),
-        (LOOPBACK, "Unix domain socket"),
-    ),
-    "caddy": Topology(
-        (CLIENT, Node("caddy", "reverse_proxy"), APP),
-        (LOOPBACK, "TCP loopback,\nkeep-alive connections"),
-    ),
-    "httpsys": Topology(
-        (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
-        (LOOPBACK, "request queue"),
-    ),
-    "iis-inprocess": Topology(
-        (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module\n+ app, one process")),
-        (LOOPBACK, "request queue"),
-    ),
-    "iis-outofprocess": Topology(
-        (
-            CLIENT,
-            HTTP_SYS,
-            Node("w3wp.exe", "IIS + ASP.NET Core Module"),
-            Node("dotnet", "Kestrel + app"),
-        ),
-        (LOOPBACK, "request queue", LOOPBACK),
-    ),
-    "external": Topology(
-        (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
-        ("HTTP",),
-    ),
-}
+from ..catalog import MODES, Mode, Node, mode_label
+from ..errors import BadInput
 
 FILL = {"client": "#eeeeee", "process": "#cfe2f3", "kernel": "#f9cb9c", "external": "#d9ead3"}
 FONT_PT = 10  # box titles; details and hop labels are one point smaller
@@ -89,11 +27,11 @@ MARGIN = 0.45  # from the panel's top edge to the first node centre
 TITLE = 0.4  # above each panel, for the mode name
 
 
-def _topology(mode: str) -> Topology:
+def _topology(mode: str) -> Mode:
     try:
-        return TOPOLOGIES[mode]
+        return MODES[mode]
     except KeyError:
-        raise BadInput(f"unknown hosting mode {mode!r}; allowed: {', '.join(TOPOLOGIES)}") from None
+        raise BadInput(f"unknown hosting mode {mode!r}; allowed: {', '.join(MODES)}") from None
 
 
 def _panel_height(levels: int) -> float:
@@ -110,18 +48,19 @@ def draw_topology(mode: str, ax: Axes | None = None) -> Axes:
     topology = _topology(mode)
     levels = len(topology.nodes)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(WIDTH, _panel_height(levels) + TITLE))
+        fig = Figure(figsize=(WIDTH, _panel_height(levels) + TITLE))
+        ax = fig.subplots()
         fig.subplots_adjust(left=0, right=1, bottom=0, top=1 - TITLE / fig.get_figheight())
     _draw(topology, mode, ax, levels)
     return ax
 
 
-def _draw(topology: Topology, mode: str, ax: Axes, levels: int):
+def _draw(topology: Mode, mode: str, ax: Axes, levels: int):
     ax.set_xlim(0, WIDTH)
     ax.set_ylim(-_panel_height(levels), 0)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(mode, fontsize=FONT_PT + 1, fontweight="bold")
+    ax.set_title(mode_label(mode), fontsize=FONT_PT, fontweight="bold")
 
     centres = [-(MARGIN + i * STEP) for i in range(len(topology.nodes))]
     for i, (node, y) in enumerate(zip(topology.nodes, centres, strict=True)):
@@ -197,14 +136,15 @@ def _side_label(ax: Axes, y: float, text: str, color: str):
 def topology_figure(modes: list[str]) -> Figure:
     """One small panel per mode, side by side (wrapped after five panels), same scale."""
     if not modes:
-        raise BadInput(f"no hosting modes given; allowed: {', '.join(TOPOLOGIES)}")
+        raise BadInput(f"no hosting modes given; allowed: {', '.join(MODES)}")
     topologies = [_topology(mode) for mode in modes]
     levels = max(len(t.nodes) for t in topologies)
     cols = min(len(modes), 5)
     rows = -(-len(modes) // cols)
     panel = _panel_height(levels)
     height = (panel + TITLE) * rows
-    fig, axes = plt.subplots(rows, cols, figsize=(WIDTH * cols, height), squeeze=False)
+    fig = Figure(figsize=(WIDTH * cols, height))
+    axes = fig.subplots(rows, cols, squeeze=False)
     # Panels exactly WIDTH x panel inches, so the drawing is 1:1 (tight_layout would shrink it).
     fig.subplots_adjust(
         left=0, right=1, bottom=0, top=1 - TITLE / height, wspace=0, hspace=TITLE / panel

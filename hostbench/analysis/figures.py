@@ -17,38 +17,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 
-from . import analysis
-from .errors import BadInput
+from ..catalog import DEFAULT_BASELINE, MODES, mode_label, scenario_label
+from ..errors import BadInput
+from . import tables
 
-# How modes and scenarios are named on figures.
-MODE_LABELS = {
-    "kestrel": "Kestrel",
-    "nginx": "Kestrel + nginx (TCP)",
-    "nginx-keepalive": "Kestrel + nginx (TCP, keep-alive)",
-    "nginx-uds": "Kestrel + nginx (Unix socket)",
-    "caddy": "Kestrel + Caddy (TCP)",
-    "httpsys": "HTTP.sys",
-    "iis-inprocess": "Kestrel + IIS (in-process)",
-    "iis-outofprocess": "Kestrel + IIS (out-of-process)",
-    "external": "external server",
-}
-SCENARIO_LABELS = {"html": "HTML", "text": "text", "json": "JSON", "xml": "XML"}
-
-# Which of the paper's figures each mode's chart corresponds to (section 4 of the paper).
-_OUT_OF_PROCESS = "Fig. 4, Kestrel + IIS (out-of-process)"
-_IN_PROCESS = "Fig. 7, Kestrel + IIS (in-process)"
-PAPER_FIGURES = {
-    "iis-outofprocess": f"paper's {_OUT_OF_PROCESS}",
-    "kestrel": "paper's Fig. 5, Kestrel",
-    "httpsys": "paper's Fig. 6, HTTP.sys",
-    "iis-inprocess": f"paper's {_IN_PROCESS}",
-    # Linux analogs (see DESIGN.md, mapping table): a proxy over loopback TCP is the extra hop
-    # of out-of-process IIS; a Unix socket is only a cheaper hop, not in-process hosting.
-    "nginx": f"Linux analog of the paper's {_OUT_OF_PROCESS}",
-    "nginx-keepalive": f"Linux analog of the paper's {_OUT_OF_PROCESS}",
-    "caddy": f"Linux analog of the paper's {_OUT_OF_PROCESS}",
-    "nginx-uds": f"cheaper-hop analog of the paper's {_IN_PROCESS}",
-}
 CPU_LABELS = {
     "server": "server (test app)",
     "proxy": "reverse proxy",
@@ -56,24 +28,34 @@ CPU_LABELS = {
     "other": "rest of system",
 }
 
-# One colour per mode on every figure, so a model is recognisable across them.
-_MODE_COLORS = dict(zip(analysis.MODE_ORDER, sns.color_palette("colorblind", 10), strict=False))
-_CPU_COLORS = dict(zip(CPU_LABELS, sns.color_palette("muted", 8)[:3] + ["0.75"], strict=True))
+# Process groups in greys and a purple, so they never read as hosting modes (catalog colours).
+_CPU_COLORS = {"server": "#3b3b3b", "proxy": "#8c6bb1", "loadgen": "#a6a6a6", "other": "#e0e0e0"}
 _STYLE = {"axes.titlesize": 13, "axes.labelsize": 11, "xtick.labelsize": 11, "legend.fontsize": 10}
 
 
-def mode_label(mode: str) -> str:
-    return MODE_LABELS.get(mode, mode)
+def paper_caption(mode: str, baseline: str = DEFAULT_BASELINE) -> str:
+    """What a mode's chart is in the paper's terms; only the baseline claims the paper's Fig. 4."""
+    m = MODES.get(mode)
+    if m is None:
+        return ""
+    if m.paper_role == "same" and not m.windows_only and m.paper_figure:
+        return f"the paper's {m.paper_figure}"
+    if m.paper_role == "same":
+        return f"the paper's {m.paper_figure}, measured on Windows"
+    paper = MODES[m.paper_model] if m.paper_model else None
+    if mode == baseline and paper is not None:
+        return f"stands for the paper's {paper.paper_figure}, {paper.label}"
+    if paper is not None:
+        return f"{m.paper_role} of the paper's {paper.label}, not in its figures"
+    return "added here, not in the paper"
 
 
-def scenario_label(scenario: str) -> str:
-    return SCENARIO_LABELS.get(scenario, scenario)
-
-
-def model_chart(df: pd.DataFrame, mode: str) -> Figure:
+def model_chart(
+    df: pd.DataFrame, mode: str, baseline: str = DEFAULT_BASELINE, ymax: float | None = None
+) -> Figure:
     """Fig. 4-7 of the paper for one hosting model: mean rps per scenario, error bars = 1 sd."""
     df = _one_setup(df)
-    summary = analysis.summarize(df)
+    summary = tables.summarize(df)
     summary = summary[summary["mode"] == mode]
     if summary.empty:
         present = ", ".join(str(m) for m in df["mode"].unique())
@@ -86,17 +68,26 @@ def model_chart(df: pd.DataFrame, mode: str) -> Figure:
         ax.set_ylabel("throughput [requests/s]")
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel("scenario")
-        figure = PAPER_FIGURES.get(mode)
-        title = mode_label(mode) + (f"\n({figure})" if figure else "")
-        ax.set_title(title)
+        if ymax is not None:  # one scale for every model's chart, so heights compare
+            ax.set_ylim(0, ymax)
+        caption = paper_caption(mode, baseline)
+        ax.set_title(mode_label(mode) + (f"\n({caption})" if caption else ""))
         _footnote(fig, _setup_note(summary))
     return fig
+
+
+def model_charts(df: pd.DataFrame, modes: list[str], baseline: str = DEFAULT_BASELINE):
+    """Fig. 4-7 analogs for `modes`, all on one y-scale so bar heights compare across charts."""
+    summary = tables.summarize(_one_setup(df))
+    tops = summary["rps_mean"] + summary["rps_std"].fillna(0.0)
+    ymax = float(tops.max()) * 1.15
+    return [model_chart(df, m, baseline, ymax) for m in modes if (summary["mode"] == m).any()]
 
 
 def all_models_chart(df: pd.DataFrame) -> Figure:
     """Fig. 8 of the paper: every model in every scenario, grouped by scenario."""
     df = _one_setup(df)
-    summary = analysis.summarize(df)
+    summary = tables.summarize(df)
     modes = _present(summary["mode"])
     with _style():
         fig = Figure(figsize=(max(8.0, 1.1 + 0.55 * len(modes) * 4), 5.2), layout="constrained")
@@ -115,22 +106,22 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
 
 def relative_chart(
     df: pd.DataFrame,
-    baseline: str = analysis.DEFAULT_BASELINE,
+    baseline: str = DEFAULT_BASELINE,
     paper: Mapping[str, str] | pd.DataFrame | None = None,
 ) -> Figure:
     """Fig. 9 of the paper: each model's mean rps as % of the baseline model (line at 100%).
 
-    paper: a mapping our mode -> paper mode (see analysis.compare_with_paper), or that
+    paper: a mapping our mode -> paper mode (see tables.compare_with_paper), or that
     function's result; the paper's value for the mapped model is drawn as a hatched bar right
     of ours, a stated range (low-high) as its error bar.
     """
     df = _one_setup(df)
-    relative = analysis.relative_to_baseline(df, baseline)
+    relative = tables.relative_to_baseline(df, baseline)
     relative = relative[relative["mode"] != baseline]
     if relative.empty:
         raise BadInput(f"only the baseline {baseline!r} is in the results: nothing to compare")
     if isinstance(paper, Mapping):
-        paper = analysis.compare_with_paper(df, paper, baseline)
+        paper = tables.compare_with_paper(df, paper, baseline)
     if paper is not None:  # the baseline is 100% on both sides: its line says it all
         paper = paper[paper["our_mode"] != baseline]
     mapped = {} if paper is None else dict(zip(paper["our_mode"], paper["paper_mode"], strict=True))
@@ -172,7 +163,7 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
     machine's busy % (the paper tuned its load so that this was 100%).
     """
     df = _one_setup(df)
-    sat = analysis.saturation(df, threshold_pct)
+    sat = tables.saturation(df, threshold_pct)
     stacks = [f"{g}_cores" for g in CPU_LABELS]
     means = sat.groupby(["mode", "scenario"], observed=True)[
         [*stacks, "cpu_total_pct", "machine_cores"]
@@ -240,6 +231,11 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     return paths
 
 
+def _color(mode) -> str | None:
+    m = MODES.get(str(mode)) if mode is not None else None
+    return m.color if m else None
+
+
 def _style():
     # seaborn's whitegrid look and notebook-size fonts while a figure is built, never globally.
     rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", rc=_STYLE)}
@@ -248,7 +244,7 @@ def _style():
 
 def _one_setup(df: pd.DataFrame) -> pd.DataFrame:
     # A figure compares modes and scenarios under one load setup, as the paper did (k6, 8 VUs).
-    df = analysis.prepare(df)
+    df = tables.prepare(df)
     setups = df[["tool", "concurrency"]].drop_duplicates()
     if len(setups) > 1:
         found = ", ".join(f"{t} at {c}" for t, c in setups.itertuples(index=False))
@@ -279,7 +275,7 @@ def _grouped_bars(ax, table: pd.DataFrame, y: str, err: str | None, hue: list) -
             x,
             rows[y].to_numpy(),
             width * 0.92,
-            color=_MODE_COLORS.get(mode),
+            color=_color(mode),
             label=mode_label(mode),
             # One repetition has no sd: no error bar rather than a zero-length one.
             yerr=np.nan_to_num(yerr, nan=0.0) if has_err else None,
@@ -344,7 +340,7 @@ def _paper_ranges(ax, paper: pd.DataFrame, slots: list, rotation: int) -> None:
             capsize=4,
             error_kw={"elinewidth": 1.2, "ecolor": "0.15"},
             facecolor="white",
-            edgecolor=_MODE_COLORS.get(str(row.our_mode)),
+            edgecolor=_color(str(row.our_mode)),
             hatch="///",
             linewidth=1.5,
             zorder=2,

@@ -15,14 +15,10 @@ import resource
 import subprocess
 from pathlib import Path
 
-from .errors import BadInput
+from ..errors import BadInput
 from .httpclient import answers_ok
 from .processes import ManagedProcess
 from .tools import find_tool
-
-# Idle upstream connections each nginx worker keeps, as the ASP.NET team's proxy
-# benchmarks configure nginx (aspnet/Benchmarks docker/nginx/nginx-http.conf).
-NGINX_KEEPALIVE = 1024
 
 # Per worker; each proxied request holds two (client side and upstream side).
 # nginx's default of 512 runs out at a few hundred load connections.
@@ -211,7 +207,13 @@ def _health_check(listen_port: int):
 
 
 def nginx_process(
-    *, listen_port: int, upstream: str, keepalive: int | None, run_dir: Path, access_log=False
+    *,
+    listen_port: int,
+    upstream: str,
+    keepalive: int | None,
+    run_dir: Path,
+    access_log=False,
+    cpus=None,
 ) -> ManagedProcess:
     """nginx with one worker per core, config in run_dir/nginx.conf; not started yet.
 
@@ -226,7 +228,7 @@ def nginx_process(
             listen_port=listen_port,
             upstream=upstream,
             keepalive=keepalive,
-            workers=os.cpu_count() or 1,
+            workers=len(cpus) if cpus else os.cpu_count() or 1,
             run_dir=run_dir,
             access_log=access_log,
         )
@@ -234,12 +236,17 @@ def nginx_process(
     # -p and -e keep nginx away from its compiled-in prefix and /var/log/nginx.
     argv = [find_tool("nginx"), "-p", run_dir, "-e", "stderr", "-c", conf]
     return ManagedProcess(
-        "nginx", argv, run_dir / "nginx.log", ready=_health_check(listen_port), cwd=run_dir
+        "nginx",
+        argv,
+        run_dir / "nginx.log",
+        ready=_health_check(listen_port),
+        cwd=run_dir,
+        cpus=cpus,
     )
 
 
 def caddy_process(
-    *, listen_port: int, upstream: str, run_dir: Path, access_log=False
+    *, listen_port: int, upstream: str, run_dir: Path, access_log=False, cpus=None
 ) -> ManagedProcess:
     """caddy from run_dir/Caddyfile; not started yet. Ready once GET /health answers 200."""
     run_dir = Path(run_dir).resolve()
@@ -267,6 +274,7 @@ def caddy_process(
         ready=_health_check(listen_port),
         env=env,
         cwd=run_dir,
+        cpus=cpus,
     )
 
 

@@ -9,8 +9,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .errors import ToolMissing
-from .paths import BIN, TESTAPP
+from ..errors import ToolMissing
+from ..paths import BIN, TESTAPP
 
 # How the README's setup provides each tool; quoted in the error when one is missing.
 HOW_TO_INSTALL = {
@@ -27,8 +27,10 @@ HOW_TO_INSTALL = {
 def find_tool(name: str) -> Path:
     """Absolute path of tool `name`, or ToolMissing naming it and how to install it."""
     if name == "TestApp":
-        if TESTAPP.exists():
+        if TESTAPP.is_file() and os.access(TESTAPP, os.X_OK):
             return TESTAPP
+        if TESTAPP.exists():
+            raise ToolMissing(f"TestApp at {TESTAPP} is not executable: run `make setup` again")
     else:
         for folder in (BIN, Path(sys.executable).parent):
             candidate = folder / name

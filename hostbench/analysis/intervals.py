@@ -1,0 +1,365 @@
+"""Throughput relative to a baseline mode, with a confidence interval, from block-paired runs.
+
+A study runs its repetitions as blocks: within a block every cell (mode x scenario x tool x
+concurrency) runs once, in random order. The machine drifts between blocks (it slows down as
+it warms) and single runs are noisy, so comparing a mode's mean with the baseline's mean over
+all blocks mixes drift into the difference. Here a mode is compared with the baseline only
+inside a block, r_b = value(mode, b) / value(baseline, b); the block's drift multiplies both
+and cancels. The ratios are summarised on the log scale (a geometric mean), where "2x faster"
+and "2x slower" are symmetric and noise that multiplies the throughput is additive.
+
+Input is the harness's tidy contract (one row per run); every function returns a tidy
+DataFrame or a string. Only numpy and pandas: no scipy, so the Student t quantile is here too.
+"""
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..errors import BadInput
+
+# One measurement setup: results are only comparable within the same one.
+SETUP = ["scenario", "tool", "concurrency"]
+CELL = ["mode", *SETUP]
+METHODS = ("t-log", "bootstrap")
+COLUMNS = [
+    "baseline",
+    "mode",
+    *SETUP,
+    "n",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "ratio_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "confidence",
+    "method",
+    "left_out_invalid",
+]
+
+
+# --- Student t quantile --------------------------------------------------------------------
+
+
+def t_quantile(p: float, df: float) -> float:
+    """The p quantile of Student's t distribution with df degrees of freedom.
+
+    Found by inverting the t CDF, written with the regularized incomplete beta function:
+    for t > 0, P(T > t) = I_x(df/2, 1/2) / 2 with x = df / (df + t^2). Accurate to ~1e-10,
+    e.g. t_quantile(0.975, 9) = 2.2622 (two-sided 95% with 10 values).
+    """
+    if not 0.0 < p < 1.0:
+        raise BadInput(f"t quantile: p must be in (0, 1), got {p!r}")
+    if not df > 0:
+        raise BadInput(f"t quantile: degrees of freedom must be > 0, got {df!r}")
+    if p == 0.5:
+        return 0.0
+    t = _upper_t(min(p, 1.0 - p), float(df))
+    return t if p > 0.5 else -t
+
+
+@lru_cache(maxsize=256)
+def _upper_t(tail: float, df: float) -> float:
+    # The t > 0 with P(T > t) = tail. I_x rises with x and t falls with x, so bisect on x.
+    target = 2.0 * tail
+    low, high = 0.0, 1.0
+    for _ in range(200):  # halves the bracket each time; ends when it can't shrink any more
+        mid = 0.5 * (low + high)
+        if mid in (low, high):
+            break
+        if _incomplete_beta(mid, df / 2.0, 0.5) < target:
+            low = mid
+        else:
+            high = mid
+    x = 0.5 * (low + high)
+    return math.sqrt(df * (1.0 - x) / x)
+
+
+def _incomplete_beta(x: float, a: float, b: float) -> float:
+    """Regularized incomplete beta I_x(a, b) (Numerical Recipes, section 6.4)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    # The continued fraction converges fast only left of the mode; use the symmetry beyond it.
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(x, a, b) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(1.0 - x, b, a) / b
+
+
+def _beta_fraction(x: float, a: float, b: float) -> float:
+    # Continued fraction for I_x(a, b), evaluated by the modified Lentz method.
+    tiny, eps = 1e-300, 1e-15
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 100_000):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < eps:
+            return result
+    raise ArithmeticError(f"incomplete beta did not converge for x={x}, a={a}, b={b}")
+
+
+# --- paired ratios -------------------------------------------------------------------------
+
+
+def paired_ratios(
+    df: pd.DataFrame,
+    baseline: str,
+    *,
+    metric: str = "rps",
+    block: str = "block",
+    confidence: float = 0.95,
+    method: str = "t-log",
+    n_boot: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each mode's `metric` as a ratio to the baseline's, paired within blocks, with a CI.
+
+    For every cell and every block that ran both the mode and the baseline in that setup,
+    r_b = value(mode, b) / value(baseline, b). `ratio` is the geometric mean of the r_b
+    (1.0 = equal, 1.5 = 50% more), `n` the number of blocks paired. Interval, per `method`:
+      "t-log": Student t interval on the mean log ratio (n - 1 degrees of freedom);
+      "bootstrap": percentile bootstrap of the mean log ratio, resampling blocks (n_boot
+        resamples, numpy.random.default_rng(seed), so the same input gives the same interval).
+    Both are transformed back with exp, so the interval is not symmetric around the ratio.
+    n = 1 gives the ratio with a NaN interval; a cell the baseline never ran with has n = 0.
+
+    Blocks come from `block`, or from `repetition` when there is no `block` column (a
+    repetition of the whole matrix is a block). If a boolean `valid` column exists, rows with
+    valid == False are left out; `left_out_invalid` counts them per cell (the mode's and the
+    baseline's in that setup) and attrs["left_out_invalid"] in all. `_pct` columns are the
+    same numbers x 100 (% of the baseline). The baseline itself is not in the output.
+    """
+    block = _block_column(df, block)
+    _check_arguments(df, baseline, metric, confidence, method, n_boot)
+    kept, invalid = _valid_rows(df)
+    _require_baseline(kept, baseline)
+    _check_values(kept, metric, block)
+
+    pairs = _pair_with_baseline(kept, baseline, metric, block)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for cell, logs in pairs.groupby(CELL, observed=True, sort=True)["log_ratio"]:
+        n, *log_ci = _log_interval(logs.dropna().to_numpy(), method, confidence, rng, n_boot)
+        ratio, low, high = np.exp(log_ci)
+        names = dict(zip(CELL, cell, strict=True))
+        rows.append(dict(names, n=n, ratio=ratio, ci_low=low, ci_high=high))
+    out = pd.DataFrame(rows, columns=[*CELL, "n", "ratio", "ci_low", "ci_high"])
+    for column in ("ratio", "ci_low", "ci_high"):
+        out[f"{column}_pct"] = 100.0 * out[column]
+    out.insert(0, "baseline", baseline)
+    out["confidence"] = confidence
+    out["method"] = method
+    out["left_out_invalid"] = _invalid_per_cell(out, invalid, baseline)
+    out.attrs["left_out_invalid"] = len(invalid)
+    out.attrs["block"] = block
+    return out[COLUMNS]
+
+
+def _block_column(df: pd.DataFrame, block: str) -> str:
+    # A repetition of the whole matrix is a block: older results have no block column.
+    if block in df.columns:
+        return block
+    if "repetition" in df.columns:
+        return "repetition"
+    raise BadInput(f"results have neither a {block!r} nor a 'repetition' column to pair runs by")
+
+
+def _check_arguments(df, baseline, metric, confidence, method, n_boot) -> None:
+    if method not in METHODS:
+        raise BadInput(f"unknown interval method {method!r}; allowed: {', '.join(METHODS)}")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise BadInput(f"confidence must be a number in (0, 1), e.g. 0.95; got {confidence!r}")
+    if not 0.0 < confidence < 1.0:
+        raise BadInput(f"confidence must be in (0, 1), e.g. 0.95; got {confidence!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise BadInput(f"n_boot must be a positive integer, got {n_boot!r}")
+    _require_columns(df, [metric, *CELL])
+
+
+def _require_columns(df: pd.DataFrame, columns: list[str]) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        present = ", ".join(map(str, df.columns))
+        raise BadInput(f"results lack column(s) {', '.join(missing)}; columns: {present}")
+
+
+def _valid_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    # Only an explicit False leaves a row out: a missing flag (NaN) is not a verdict.
+    if "valid" not in df.columns:
+        return df, df.iloc[0:0]
+    invalid = df["valid"].isin([False, "False", "false"])
+    return df[~invalid], df[invalid]
+
+
+def _require_baseline(df: pd.DataFrame, baseline: str) -> None:
+    present = sorted(set(df["mode"].astype(str)))
+    if baseline not in present:
+        raise BadInput(
+            f"baseline mode {baseline!r} has no (valid) runs; modes present: {', '.join(present)}"
+        )
+
+
+def _check_values(df: pd.DataFrame, metric: str, block: str) -> None:
+    values = pd.to_numeric(df[metric], errors="coerce")
+    bad = df.loc[~(values > 0), "mode"]  # NaN fails the test too: a ratio needs a value
+    if not bad.empty:
+        raise BadInput(
+            f"{metric} must be > 0 for a ratio; {len(bad)} row(s) are not "
+            f"(modes: {', '.join(sorted(set(bad.astype(str))))}); mark failed runs valid=False"
+        )
+    if df[block].isna().any():
+        raise BadInput(f"column {block!r} has empty values; every run needs its block")
+    twice = df.duplicated([*CELL, block])
+    if twice.any():
+        first = df.loc[twice, [*CELL, block]].iloc[0].astype(str).tolist()
+        raise BadInput(
+            f"{int(twice.sum())} run(s) repeat a cell within a block (first: {' / '.join(first)});"
+            f" a block runs each cell once"
+        )
+
+
+def _pair_with_baseline(df: pd.DataFrame, baseline: str, metric: str, block: str) -> pd.DataFrame:
+    # One row per run of a non-baseline mode; log_ratio is NaN where its block has no baseline.
+    is_base = df["mode"].astype(str) == baseline
+    base = df.loc[is_base, [*SETUP, block, metric]].rename(columns={metric: "_base"})
+    runs = df.loc[~is_base, [*CELL, block, metric]]
+    pairs = runs.merge(base, on=[*SETUP, block], how="left")
+    pairs["log_ratio"] = np.log(pairs[metric].astype(float)) - np.log(pairs["_base"].astype(float))
+    return pairs
+
+
+def _invalid_per_cell(out: pd.DataFrame, invalid: pd.DataFrame, baseline: str) -> np.ndarray:
+    # A cell loses a block when either its own run or the baseline's in that setup was invalid.
+    if invalid.empty or out.empty:
+        return np.zeros(len(out), dtype=int)
+    keys = invalid[CELL].astype(str)
+    own = keys.groupby(CELL).size().rename("own")
+    base = keys[keys["mode"] == baseline].groupby(SETUP).size().rename("base")
+    counts = out[CELL].astype(str).merge(own, on=CELL, how="left").merge(base, on=SETUP, how="left")
+    return (counts["own"].fillna(0) + counts["base"].fillna(0)).astype(int).to_numpy()
+
+
+def _log_interval(logs: np.ndarray, method: str, confidence: float, rng, n_boot: int):
+    """(n, mean log ratio, low, high) on the log scale; NaN where there is too little data."""
+    n = len(logs)
+    if n == 0:
+        return 0, math.nan, math.nan, math.nan
+    centre = float(logs.mean())
+    if n == 1:
+        return 1, centre, math.nan, math.nan
+    if method == "t-log":
+        half = t_quantile(0.5 + confidence / 2.0, n - 1) * logs.std(ddof=1) / math.sqrt(n)
+        return n, centre, centre - half, centre + half
+    # Resample whole blocks: each block's ratio already has the drift cancelled.
+    means = logs[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return n, centre, float(low), float(high)
+
+
+# --- words ---------------------------------------------------------------------------------
+
+
+def describe(
+    ratio: float,
+    ci_low: float,
+    ci_high: float,
+    *,
+    higher: str = "faster",
+    lower: str = "slower",
+    digits: int = 0,
+    confidence: float = 0.95,
+) -> str:
+    """A ratio to the baseline in words chosen by its interval, as % of the baseline.
+
+    describe(2.46, 2.31, 2.62) -> "faster: 246% of the baseline (95% CI 231-262%)"
+    describe(0.98, 0.89, 1.08) -> "indistinguishable at this precision: 98% of the baseline
+    (95% CI 89-108%)"; describe(0.98, nan, nan) -> "one block only, no interval: 98% of the
+    baseline". `higher`/`lower` name the two directions (for latency: "slower"/"faster").
+    The interval's ends are rounded outwards, so the printed interval never looks narrower
+    than the computed one (an interval that includes 100% is never shown as excluding it).
+    """
+    if _missing(ratio):
+        return "no paired blocks: n/a"
+    pct = f"{100.0 * ratio:.{digits}f}% of the baseline"
+    if _missing(ci_low) or _missing(ci_high):
+        return f"one block only, no interval: {pct}"
+    low = _pct_bound(ci_low, digits, up=False)
+    high = _pct_bound(ci_high, digits, up=True)
+    interval = f"({_confidence_label(confidence)} CI {low}-{high}%)"
+    if ci_low > 1.0:
+        return f"{higher}: {pct} {interval}"
+    if ci_high < 1.0:
+        return f"{lower}: {pct} {interval}"
+    return f"indistinguishable at this precision: {pct} {interval}"
+
+
+def _missing(value) -> bool:
+    return value is None or bool(pd.isna(value))  # None, NaN, pd.NA, NaT
+
+
+def _pct_bound(fraction: float, digits: int, *, up: bool) -> str:
+    scale = 10.0**digits
+    shifted = 100.0 * fraction * scale
+    # The tolerance stops binary fractions from moving a whole step outwards: 100 * 2.62 is
+    # 262.00000000000006 in floating point, whose ceiling would print 263%.
+    shifted = math.ceil(shifted - 1e-9) if up else math.floor(shifted + 1e-9)
+    return f"{shifted / scale:.{digits}f}"
+
+
+def _confidence_label(confidence: float) -> str:
+    # 0.95 -> "95%", 0.995 -> "99.5%": as many digits as the level has, no more.
+    return f"{100.0 * confidence:.10g}%"
+
+
+# --- drift ---------------------------------------------------------------------------------
+
+
+def drift(df: pd.DataFrame, *, metric: str = "rps", block: str = "block") -> pd.DataFrame:
+    """How fast the machine was in each block, relative to the study as a whole.
+
+    Each run's value is divided by its cell's mean over all blocks (so cells with very
+    different throughput weigh the same); `relative` is the mean of those over the block's
+    runs: 1.0 = an average block, 0.9 = runs were 10% slower than their cells' average.
+    Values falling from block to block mean the machine slowed down during the study, which
+    unpaired comparisons would mistake for differences between modes. Columns: block,
+    n_runs, relative, relative_sd (spread over the block's runs), started_at (the block's
+    first start, when the results have started_at). Rows with valid == False are left out.
+    """
+    block = _block_column(df, block)
+    _require_columns(df, [metric, *CELL])
+    kept, _ = _valid_rows(df)
+    if kept.empty:
+        raise BadInput("no (valid) runs to measure drift on")
+    values = pd.to_numeric(kept[metric], errors="coerce")
+    cell_mean = values.groupby([kept[c] for c in CELL], observed=True).transform("mean")
+    runs = pd.DataFrame({"block": kept[block], "relative": values / cell_mean})
+    out = runs.groupby("block", sort=True)["relative"].agg(
+        n_runs="count", relative="mean", relative_sd="std"
+    )
+    if "started_at" in kept.columns:
+        out["started_at"] = _start_times(kept["started_at"]).groupby(kept[block]).min()
+    return out.reset_index().rename(columns={"block": block})
+
+
+def _start_times(values: pd.Series) -> pd.Series:
+    try:
+        return pd.to_datetime(values, utc=True, format="ISO8601")
+    except (ValueError, TypeError):
+        raise BadInput("started_at has values that are not ISO 8601 times") from None

@@ -1,0 +1,213 @@
+"""The facts every layer reads about hosting modes and scenarios: data only.
+
+One place for ids, display names, what each mode stands for in the JCSI 2018
+paper, how a request travels (topology), colours, and what each scenario
+requests. The harness launches and checks from these facts; the analysis
+orders, labels and colours by them. Adding a mode or a scenario starts here.
+"""
+
+import platform
+from dataclasses import dataclass
+
+from .errors import BadInput
+
+# ------------------------------------------------------------------ scenarios
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    path: str  # what the load requests
+    content_type: str
+    stats_key: str  # the path the test app counts this endpoint under in /__stats
+    label: str  # on figures and tables
+    description: str
+    paper: bool = False  # one of the JCSI 2018 paper's four (its section 2.2)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.id: s
+    for s in (
+        Scenario("html", "/html", "text/html", "/html", "HTML",
+                 "Razor view: 100 buttons, 10 selects of 10 options", paper=True),
+        Scenario("text", "/text", "text/plain", "/text", "text",
+                 "plain text: the Latin letters and digits", paper=True),
+        Scenario("json", "/json", "application/json", "/json", "JSON",
+                 "SimpleClass as JSON (Listing 2)", paper=True),
+        Scenario("xml", "/xml", "application/xml", "/xml", "XML",
+                 "SimpleClass through XmlSerializer (Listing 3)", paper=True),
+        Scenario("values", "/api/values/5", "text/plain", "/api/values", "api/values",
+                 "Go vs .NET 2017: GET /api/values/{id}"),
+        Scenario("api-test", "/api/test", "text/plain", "/api/test", "api/test",
+                 "Linux proxies 2021: 'Test {UTC now}'"),
+        Scenario("testapi", "/api/testapi", "application/json", "/api/testapi", "api/testapi",
+                 "Web API self-host 2012: three Foo objects"),
+        Scenario("plaintext", "/plaintext", "text/plain", "/plaintext", "plaintext",
+                 "TechEmpower plaintext (middleware, no MVC)"),
+        Scenario("hello-json", "/hello-json", "application/json", "/hello-json", "JSON (TE)",
+                 "TechEmpower JSON (middleware, no MVC)"),
+    )
+}  # fmt: skip
+
+PAPER_SCENARIOS = [s.id for s in SCENARIOS.values() if s.paper]
+
+
+def get_scenario(scenario_id: str) -> Scenario:
+    try:
+        return SCENARIOS[scenario_id]
+    except KeyError:
+        allowed = ", ".join(SCENARIOS)
+        raise BadInput(f"unknown scenario {scenario_id!r}; allowed: {allowed}") from None
+
+
+# ------------------------------------------------------------------ topology
+
+
+@dataclass(frozen=True)
+class Node:
+    """A box on a topology drawing: a process, a kernel driver, the client."""
+
+    title: str  # the process (or driver) name, bold
+    detail: str  # what runs in it; may have line breaks
+    kind: str = "process"  # client | process | kernel | external
+
+
+CLIENT = Node("client", "load generator", "client")
+APP = Node("TestApp", "Kestrel + app")
+HTTP_SYS = Node("http.sys", "HTTP driver", "kernel")
+NGINX = Node("nginx", "1 worker per core")
+LOOPBACK = "TCP loopback"
+# Every hop that opens a connection per request says so: that is the proxy's main cost.
+NEW_CONNECTION = "new connection per request"
+
+# ------------------------------------------------------------------ hosting modes
+
+
+@dataclass(frozen=True)
+class Mode:
+    id: str
+    label: str  # display name on figures and tables
+    summary: str  # one line: what it is
+    launch: str  # how the harness starts it: "app", "proxy" or "external"
+    nodes: tuple[Node, ...]  # the processes a request passes through, client first
+    hops: tuple[str, ...]  # hops[i] labels the arrow from nodes[i] to nodes[i + 1]
+    color: str  # one colour per mode on every figure
+    proxy: str | None = None  # "nginx" or "caddy" for launch == "proxy"
+    keepalive: int | None = None  # nginx upstream keep-alive pool size; None: none
+    unix_socket: bool = False  # the app listens on a Unix domain socket behind the proxy
+    server_args: tuple[str, ...] = ()  # extra TestApp options this mode needs
+    windows_only: bool = False
+    default_watch: tuple[str, ...] = ()  # external: process names sampled as "server"
+    # The JCSI 2018 paper's model this one is (paper_role "same"), stands in for ("analog"),
+    # or only resembles ("cheaper-hop analog"); None: not one of the paper's.
+    paper_model: str | None = None
+    paper_role: str = ""
+    paper_figure: str = ""  # the paper's figure of this model, for the paper's own modes
+    linux_analog: str = ""  # for the paper's modes: what stands in for it on Linux
+    added: bool = False  # ours, not the paper's: labelled as an addition on figures
+
+
+# An upstream keep-alive pool as the ASP.NET team's proxy benchmarks configure nginx
+# (aspnet/Benchmarks docker/nginx/nginx-http.conf): idle connections per worker.
+NGINX_KEEPALIVE = 1024
+
+# seaborn's "colorblind" palette, written out so the catalog stays data.
+_COLORBLIND = ["#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc",
+               "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9"]  # fmt: skip
+
+MODES: dict[str, Mode] = {
+    m.id: m
+    for m in (
+        Mode("kestrel", "Kestrel", "clients talk to Kestrel directly", "app",
+             (CLIENT, APP), (LOOPBACK,), _COLORBLIND[0],
+             paper_model="kestrel", paper_role="same", paper_figure="Fig. 5",
+             linux_analog="the same"),
+        Mode("nginx", "Kestrel + nginx (TCP)",
+             "nginx in front of Kestrel over loopback TCP, Microsoft's guide settings", "proxy",
+             (CLIENT, NGINX, APP), (LOOPBACK, f"TCP loopback,\n{NEW_CONNECTION}"),
+             _COLORBLIND[1], proxy="nginx",
+             paper_model="iis-outofprocess", paper_role="analog"),
+        Mode("nginx-keepalive", "Kestrel + nginx (TCP, keep-alive)",
+             "nginx with an upstream keep-alive pool: the tuned reverse proxy", "proxy",
+             (CLIENT, NGINX, APP), (LOOPBACK, "TCP loopback,\npooled keep-alive connections"),
+             _COLORBLIND[2], proxy="nginx", keepalive=NGINX_KEEPALIVE, added=True),
+        Mode("nginx-uds", "Kestrel + nginx (Unix socket)",
+             "nginx to Kestrel over a Unix domain socket: the cheaper hop", "proxy",
+             (CLIENT, NGINX, APP), (LOOPBACK, f"Unix domain socket,\n{NEW_CONNECTION}"),
+             _COLORBLIND[3], proxy="nginx", unix_socket=True,
+             paper_model="iis-inprocess", paper_role="cheaper-hop analog"),
+        Mode("caddy", "Kestrel + Caddy (TCP)",
+             "Caddy's reverse_proxy with its defaults (keep-alive on)", "proxy",
+             (CLIENT, Node("caddy", "reverse_proxy"), APP),
+             (LOOPBACK, "TCP loopback,\nkeep-alive connections"), _COLORBLIND[4], proxy="caddy",
+             paper_model="iis-outofprocess", paper_role="analog"),
+        Mode("httpsys", "HTTP.sys", "HTTP.sys, the Windows kernel-mode HTTP driver", "app",
+             (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
+             (LOOPBACK, "request queue"), _COLORBLIND[5], server_args=("--server", "httpsys"),
+             windows_only=True, paper_model="httpsys", paper_role="same",
+             paper_figure="Fig. 6", linux_analog="none: Windows only"),
+        Mode("iis-inprocess", "Kestrel + IIS (in-process)",
+             "IIS with the app inside w3wp.exe (ASP.NET Core Module, in-process)", "external",
+             (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module\n+ app, one process")),
+             (LOOPBACK, "request queue"), _COLORBLIND[6], windows_only=True,
+             default_watch=("w3wp",), paper_model="iis-inprocess", paper_role="same",
+             paper_figure="Fig. 7",
+             linux_analog="none; nginx over a Unix socket is the cheaper-hop analog "
+             "(still two processes)"),
+        Mode("iis-outofprocess", "Kestrel + IIS (out-of-process)",
+             "IIS forwarding to Kestrel in a separate process (the paper's baseline)", "external",
+             (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module"),
+              Node("dotnet", "Kestrel + app")),
+             (LOOPBACK, "request queue", LOOPBACK), _COLORBLIND[7], windows_only=True,
+             default_watch=("w3wp", "TestApp", "dotnet"), paper_model="iis-outofprocess",
+             paper_role="same", paper_figure="Fig. 4",
+             linux_analog="nginx or caddy reverse proxy over loopback TCP"),
+        Mode("external", "external server", "a server you started, at a URL you give",
+             "external",
+             (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
+             ("HTTP",), _COLORBLIND[9]),
+    )
+}  # fmt: skip
+
+# The paper's models in its own order (section 3), and its baseline (100%, Fig. 9).
+PAPER_MODELS = ("iis-outofprocess", "iis-inprocess", "kestrel", "httpsys")
+PAPER_BASELINE = "iis-outofprocess"
+# Our stand-in for the paper's baseline, unless a study says otherwise.
+DEFAULT_BASELINE = "nginx"
+
+
+def get_mode(mode_id: str) -> Mode:
+    try:
+        return MODES[mode_id]
+    except KeyError:
+        raise BadInput(f"unknown mode {mode_id!r}; allowed: {', '.join(MODES)}") from None
+
+
+def runnable_here() -> list[str]:
+    """Mode ids that can run on this OS."""
+    on_windows = platform.system() == "Windows"
+    return [m.id for m in MODES.values() if on_windows or not m.windows_only]
+
+
+def linux_modes() -> list[str]:
+    """The modes that launch everything themselves on Linux (no user-started server)."""
+    return [m.id for m in MODES.values() if not m.windows_only and m.launch != "external"]
+
+
+def paper_mapping(modes: list[str]) -> dict[str, str]:
+    """Our mode -> the paper's model it is compared with, for the given modes."""
+    return {
+        m: MODES[m].paper_model
+        for m in modes
+        if m in MODES and MODES[m].paper_model and not MODES[m].windows_only
+    }
+
+
+def mode_label(mode_id: str) -> str:
+    mode = MODES.get(str(mode_id))
+    return mode.label if mode else str(mode_id)
+
+
+def scenario_label(scenario_id: str) -> str:
+    scenario = SCENARIOS.get(str(scenario_id))
+    return scenario.label if scenario else str(scenario_id)

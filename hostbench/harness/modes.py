@@ -1,0 +1,210 @@
+"""Launching a hosting mode: the test app, alone or behind a proxy, or a server you started.
+
+What each mode is comes from hostbench.catalog; here it becomes processes.
+`launch` is a context manager that yields a Target (the URL the load goes to
+and the process trees the CPU monitor watches), so whatever it started is
+stopped on success, on error and on Ctrl-C.
+"""
+
+import http.client
+import json
+import platform
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psutil
+
+from ..catalog import Mode, get_mode, runnable_here
+from ..errors import BadInput, HostbenchError
+from . import httpclient, proxies
+from .processes import ManagedProcess, tail
+from .tools import find_tool
+
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+@dataclass
+class LaunchOptions:
+    app_args: list[str] = field(default_factory=list)  # extra TestApp options
+    access_log: bool = False  # proxy access logs (off, as in a tuned setup)
+    url: str | None = None  # external / IIS modes: where the user's server answers
+    watch: list[str] = field(default_factory=list)  # external: process names to sample
+    allow_remote: bool = False  # external: permit a non-loopback URL
+
+
+@dataclass
+class Target:
+    """A running system under test."""
+
+    mode: str
+    url: str  # base URL the load goes to
+    groups: dict[str, list[int]]  # process trees to sample: "server", "proxy"
+    app_url: str | None = None  # direct URL of the test app, for /__stats
+    app_socket: str | None = None  # when the app listens on a Unix socket
+    processes: list[ManagedProcess] = field(default_factory=list)  # what we started
+
+    def exited(self) -> str:
+        """ "" while every process we started runs; else which one ended, with its log tail."""
+        for proc in self.processes:
+            code = proc.exit_code()
+            if code is not None:
+                log = f"log {proc.log_path}: {tail(proc.log_path, 3)}"
+                return f"{proc.name} exited with code {code} ({log})"
+        return ""
+
+    def get(self, path: str) -> httpclient.Response:
+        return httpclient.get(self.url + path)
+
+    def server_stats(self) -> dict | None:
+        """The app's served-request counters, or None for a server that has none."""
+        if self.app_url is None:
+            return None
+        r = httpclient.get(self.app_url + "/__stats", unix_socket=self.app_socket)
+        return json.loads(r.body) if r.status == 200 else None
+
+    def reset_server_stats(self):
+        if self.app_url is not None:
+            httpclient.request("POST", self.app_url + "/__stats/reset", unix_socket=self.app_socket)
+
+
+def _app_process(
+    run_dir: Path, listen: str, opts: LaunchOptions, extra=(), cpus=None
+) -> ManagedProcess:
+    """The published test app listening on `listen` (a URL or http://unix:/path)."""
+    if listen.startswith("http://unix:"):
+        socket_path = listen.removeprefix("http://unix:")
+
+        def ready():
+            return httpclient.answers_ok("http://localhost/health", unix_socket=socket_path)
+    else:
+
+        def ready():
+            return httpclient.answers_ok(listen + "/health")
+
+    argv = [find_tool("TestApp"), "--urls", listen, *extra, *opts.app_args]
+    return ManagedProcess(
+        "TestApp", argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus
+    )
+
+
+def check(mode: Mode, opts: LaunchOptions) -> None:
+    """Raise BadInput (one line) when `mode` can't run here with these options."""
+    if mode.windows_only and platform.system() != "Windows":
+        raise BadInput(
+            f"mode {mode.id!r} runs only on Windows ({mode.summary}); "
+            f"modes that run here: {', '.join(runnable_here())}"
+        )
+    if mode.launch == "external":
+        if not opts.url:
+            raise BadInput(f"mode {mode.id!r} needs a URL (params key `url`, or --url)")
+        parts = urlsplit(opts.url)
+        if parts.scheme != "http":
+            raise BadInput(
+                f"url {opts.url!r}: only http:// URLs are measured (the checks speak plain HTTP)"
+            )
+        if (parts.hostname or "") not in LOOPBACK_HOSTS and not opts.allow_remote:
+            raise BadInput(
+                f"target {opts.url} is not loopback; load goes to 127.0.0.1 unless you pass "
+                "--allow-remote (params key allow_remote: true)"
+            )
+
+
+def launch(mode: Mode | str, run_dir: Path, opts: LaunchOptions, cpus: list[int] | None = None):
+    """A context manager that starts `mode`'s processes in `run_dir` and yields its Target.
+
+    cpus: pin what it starts (app, proxy) to these CPU ids; None: any CPU.
+    """
+    mode = get_mode(mode) if isinstance(mode, str) else mode
+    check(mode, opts)
+    launchers = {"app": _launch_app, "proxy": _launch_proxy, "external": _launch_external}
+    return launchers[mode.launch](mode, Path(run_dir), opts, cpus)
+
+
+@contextmanager
+def _launch_app(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Iterator[Target]:
+    url = f"http://127.0.0.1:{httpclient.free_port()}"
+    with _app_process(run_dir, url, opts, mode.server_args, cpus) as app:
+        yield Target(mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app])
+
+
+# Linux's limit on a Unix socket path (sun_path is 108 bytes with the terminating NUL).
+MAX_SOCKET_PATH = 107
+
+
+def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
+    """The app's Unix socket path for `mode` in `run_dir`; BadInput if Linux can't bind it."""
+    if not mode.unix_socket:
+        return None
+    path = str(Path(run_dir).resolve() / "app.sock")
+    if len(path.encode()) > MAX_SOCKET_PATH:
+        raise BadInput(
+            f"mode {mode.id!r}: the socket path {path} is {len(path.encode())} bytes, over "
+            f"Linux's {MAX_SOCKET_PATH}; use a shorter runs folder or run id"
+        )
+    return path
+
+
+@contextmanager
+def _launch_proxy(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Iterator[Target]:
+    """The app on loopback TCP (or a Unix socket) behind nginx or caddy."""
+    with ExitStack() as stack:
+        if mode.unix_socket:
+            socket_path = check_socket_path(mode, run_dir)
+            app_url, listen = "http://localhost", f"http://unix:{socket_path}"
+            upstream = f"unix:{socket_path}"
+        else:
+            socket_path = None
+            port = httpclient.free_port()
+            app_url = listen = f"http://127.0.0.1:{port}"
+            upstream = f"127.0.0.1:{port}"
+        app = stack.enter_context(_app_process(run_dir, listen, opts, mode.server_args, cpus))
+        proxy_port = httpclient.free_port()
+        if mode.proxy == "nginx":
+            proc = proxies.nginx_process(
+                listen_port=proxy_port,
+                upstream=upstream,
+                keepalive=mode.keepalive,
+                run_dir=run_dir,
+                access_log=opts.access_log,
+                cpus=cpus,
+            )
+        else:
+            proc = proxies.caddy_process(
+                listen_port=proxy_port,
+                upstream=upstream,
+                run_dir=run_dir,
+                access_log=opts.access_log,
+                cpus=cpus,
+            )
+        proxy = stack.enter_context(proc)
+        yield Target(
+            mode.id,
+            f"http://127.0.0.1:{proxy_port}",
+            {"server": [app.pid], "proxy": [proxy.pid]},
+            app_url=app_url,
+            app_socket=socket_path,
+            processes=[app, proxy],
+        )
+
+
+@contextmanager
+def _launch_external(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Iterator[Target]:
+    """A server the user started; we only load it and watch the processes they name."""
+    url = opts.url.rstrip("/")
+    names = set(opts.watch or mode.default_watch)
+    pids = [
+        p.pid
+        for p in psutil.process_iter(["name"])
+        if p.info["name"] and Path(p.info["name"]).stem in names
+    ]
+    if names and not pids:
+        raise HostbenchError(f"no running process named {', '.join(sorted(names))} to watch")
+    target = Target(mode.id, url, {"server": pids}, app_url=url)
+    try:
+        target.server_stats()
+    except (OSError, ValueError, http.client.HTTPException):
+        target.app_url = None  # not our test app: no request counter to cross-check
+    yield target

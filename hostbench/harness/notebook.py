@@ -1,0 +1,95 @@
+"""What a study notebook calls to measure: its params, its run folder, the study itself.
+
+The notebook's parameters are the study and profile (and, from papermill, the
+validated params whole); everything else comes from params/<study>/<profile>.yaml,
+so no profile's values are written twice. The analysis then reads the results.
+"""
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..catalog import get_scenario
+from ..errors import HostbenchError
+from ..paths import ROOT, RUNS, TESTAPP
+from ..studies import get_study
+from .checks import validate
+from .modes import LaunchOptions, launch
+from .params import StudyParams, check_run_id
+from .study import run_study
+
+APP_SOURCES = ROOT / "testapp" / "dotnet"
+
+
+def ensure_testapp() -> Path:
+    """Publish the test app when its build is missing or older than its sources.
+
+    `make setup` does the same; this lets a notebook opened on its own in Jupyter
+    build what it launches.
+    """
+    kinds = (".cs", ".cshtml", ".csproj", ".json")
+    sources = [
+        p
+        for p in APP_SOURCES.rglob("*")
+        if p.suffix in kinds and "bin" not in p.parts and "obj" not in p.parts
+    ]
+    newest = max((p.stat().st_mtime for p in sources), default=0.0)
+    if TESTAPP.exists() and TESTAPP.stat().st_mtime >= newest:
+        return TESTAPP
+    print("publishing the test app (dotnet publish, about a minute) ...", flush=True)
+    argv = ["dotnet", "publish", str(APP_SOURCES), "-c", "Release", "-o", str(TESTAPP.parent),
+            "--nologo", "-v", "quiet"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+        raise HostbenchError(f"dotnet publish failed ({done.returncode}): {last[0]}")
+    TESTAPP.touch()
+    return TESTAPP
+
+
+@dataclass
+class StudyRun:
+    """One study's run folder and params, as a notebook's parameters give them."""
+
+    study: str
+    profile: str
+    run_id: str
+    runs_dir: Path = RUNS
+    params: StudyParams = field(default=None)
+
+    @classmethod
+    def from_parameters(
+        cls, study: str, profile: str, params: dict | None, run_id: str, runs_dir: str = ""
+    ) -> "StudyRun":
+        """params: the validated params from papermill, or None to read the profile's file."""
+        path = get_study(study).params_path(profile)
+        parsed = StudyParams.from_dict(params) if params else StudyParams.from_file(path)
+        return cls(study, profile, check_run_id(run_id), Path(runs_dir or RUNS), parsed)
+
+    @property
+    def out_dir(self) -> Path:
+        return self.runs_dir / self.run_id
+
+    def measure(self, progress: bool = False) -> Path:
+        """Run (or resume) the study; returns results.csv. Progress goes to the log."""
+        ensure_testapp()
+        return run_study(self.params, self.run_id, self.runs_dir, progress=progress)
+
+
+def sample_responses(scenarios: list[str], run_dir: Path, excerpt: int = 160) -> pd.DataFrame:
+    """One real response per scenario from the test app on Kestrel, validated."""
+    ensure_testapp()
+    rows = []
+    with launch("kestrel", run_dir, LaunchOptions()) as target:
+        for name in scenarios:
+            scenario = get_scenario(name)
+            response = target.get(scenario.path)
+            validate(scenario, response)
+            body = " ".join(response.text.split())
+            rows.append(
+                (name, scenario.path, response.content_type, len(response.body),
+                 body[:excerpt] + ("..." if len(body) > excerpt else ""))
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=["scenario", "path", "content type", "bytes", "body"])

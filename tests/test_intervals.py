@@ -1,0 +1,335 @@
+"""hostbench.analysis.intervals on synthetic studies whose true ratios are known.
+
+The throughputs are made up (baseline ~1000 rps, a mode 1.5x that, a machine that slows
+down block by block); they are not measurements. Random draws use fixed seeds, and the
+coverage bounds are loose, so the tests give the same answer on every run.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hostbench.analysis import intervals
+from hostbench.analysis.intervals import describe, drift, paired_ratios, t_quantile
+from hostbench.errors import BadInput
+
+NAN = float("nan")
+
+
+def study(
+    true_ratio: dict[str, float],
+    blocks: int = 5,
+    noise_sd: float = 0.0,
+    block_factor=None,
+    studies: int = 1,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Tidy rows of `studies` independent studies, each a scenario of its own ("s0", "s1"...).
+
+    true_ratio: mode -> true throughput relative to a 1000-rps baseline (include the baseline
+    at 1.0). block_factor(b) -> the machine's speed in block b, common to every mode (drift);
+    each run is also multiplied by log-normal noise with sd `noise_sd` on the log scale.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(studies):
+        # Each study drifts its own way: a linear slowdown plus a random level per block.
+        levels = rng.lognormal(0.0, 0.1, size=blocks)
+        for b in range(blocks):
+            speed = block_factor(b) if block_factor else (1.0 - 0.05 * b) * levels[b]
+            for mode, ratio in true_ratio.items():
+                rps = 1000.0 * ratio * speed * math.exp(rng.normal(0.0, noise_sd))
+                rows.append(run(mode, b, rps, scenario=f"s{s}"))
+    return pd.DataFrame(rows)
+
+
+def run(mode, block, rps, scenario="text", tool="k6", concurrency=8, **extra) -> dict:
+    return {
+        "mode": mode,
+        "scenario": scenario,
+        "tool": tool,
+        "concurrency": concurrency,
+        "repetition": block + 1,
+        "block": block,
+        "rps": rps,
+        **extra,
+    }
+
+
+def only(df: pd.DataFrame, **where) -> pd.Series:
+    """The one row of df matching where (column=value)."""
+    mask = np.logical_and.reduce([df[k] == v for k, v in where.items()])
+    assert mask.sum() == 1, df
+    return df[mask].iloc[0]
+
+
+# --- (e) the t quantile --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "p, df, expected",
+    [
+        (0.975, 1, 12.7062047),
+        (0.975, 2, 4.3026527),
+        (0.975, 4, 2.7764451),
+        (0.975, 9, 2.2621572),
+        (0.975, 29, 2.0452296),
+        (0.975, 1000, 1.9623391),
+        (0.975, 10**6, 1.9599664),  # close to the normal's 1.959964
+        (0.995, 4, 4.6040949),
+        (0.9995, 1, 636.6192488),
+        (0.6, 5, 0.2671809),
+    ],
+)
+def test_t_quantile_matches_tables(p, df, expected):
+    assert t_quantile(p, df) == pytest.approx(expected, abs=1e-6)
+    assert t_quantile(1.0 - p, df) == pytest.approx(-expected, abs=1e-6)  # symmetric
+
+
+def test_t_quantile_median_and_bad_arguments():
+    assert t_quantile(0.5, 3) == 0.0
+    for p, df in ((0.0, 3), (1.0, 3), (0.975, 0)):
+        with pytest.raises(BadInput):
+            t_quantile(p, df)
+
+
+# --- paired ratios: known answers ----------------------------------------------------------
+
+
+def test_t_log_interval_by_hand():
+    # Ratios 1.1, 1.2, 1.3, 1.25, 1.15 over 5 blocks, each block at a different speed.
+    ratios = [1.1, 1.2, 1.3, 1.25, 1.15]
+    speeds = [1.0, 0.95, 0.9, 0.85, 0.8]
+    rows = [run("nginx", b, 1000 * s) for b, s in enumerate(speeds)]
+    rows += [
+        run("kestrel", b, 1000 * s * r) for b, (s, r) in enumerate(zip(speeds, ratios, strict=True))
+    ]
+    out = paired_ratios(pd.DataFrame(rows), "nginx")
+
+    logs = np.log(ratios)
+    half = 2.7764451051977987 * logs.std(ddof=1) / math.sqrt(5)  # t(0.975, 4)
+    row = only(out, mode="kestrel")
+    assert row["n"] == 5
+    assert row["ratio"] == pytest.approx(math.exp(logs.mean()))
+    assert row["ci_low"] == pytest.approx(math.exp(logs.mean() - half))
+    assert row["ci_high"] == pytest.approx(math.exp(logs.mean() + half))
+    assert row["ratio_pct"] == pytest.approx(100 * row["ratio"])
+    assert row["ci_low_pct"] == pytest.approx(100 * row["ci_low"])
+    assert row["ci_high_pct"] == pytest.approx(100 * row["ci_high"])
+    assert (row["baseline"], row["method"], row["confidence"]) == ("nginx", "t-log", 0.95)
+    assert list(out.columns) == intervals.COLUMNS
+    assert "nginx" not in set(out["mode"])  # the baseline is not compared with itself
+
+
+def test_drift_cancels_within_blocks():
+    # (b) The machine loses 25% over the study; no noise: every block's ratio is exactly 1.5.
+    df = study(
+        {"nginx": 1.0, "kestrel": 1.5, "caddy": 0.8}, blocks=6, block_factor=lambda b: 1 - 0.05 * b
+    )
+    out = paired_ratios(df, "nginx")
+    for mode, truth in (("kestrel", 1.5), ("caddy", 0.8)):
+        row = only(out, mode=mode)
+        assert row["n"] == 6
+        assert row["ratio"] == pytest.approx(truth, rel=1e-12)
+        assert row["ci_high"] - row["ci_low"] == pytest.approx(0.0, abs=1e-12)
+    # Resampled blocks all carry the same ratio, so the bootstrap interval has no width either.
+    boot = paired_ratios(df, "nginx", method="bootstrap", n_boot=200)
+    assert only(boot, mode="kestrel")["ci_low"] == pytest.approx(1.5, rel=1e-12)
+
+
+def test_blocks_without_both_runs_are_dropped_and_n_says_so():
+    # (c) kestrel ran in blocks 0-3; the baseline missed block 2 in "text" and never ran "json".
+    rows = [run("kestrel", b, 1500.0 + b, scenario=s) for b in range(4) for s in ("text", "json")]
+    rows += [run("nginx", b, 1000.0, scenario="text") for b in (0, 1, 3)]
+    rows += [run("caddy", 0, 800.0), run("nginx", 5, 1000.0)]  # caddy: one block only
+    out = paired_ratios(pd.DataFrame(rows), "nginx")
+
+    text = only(out, mode="kestrel", scenario="text")
+    assert text["n"] == 3
+    assert text["ratio"] == pytest.approx((1.5 * 1.501 * 1.503) ** (1 / 3))
+    json = only(out, mode="kestrel", scenario="json")
+    assert json["n"] == 0 and math.isnan(json["ratio"]) and math.isnan(json["ci_low"])
+    caddy = only(out, mode="caddy")
+    assert caddy["n"] == 1 and caddy["ratio"] == pytest.approx(0.8)
+    assert math.isnan(caddy["ci_low"]) and math.isnan(caddy["ci_high"])
+
+
+def test_invalid_runs_are_left_out_and_counted():
+    rows = [run("nginx", b, 1000.0, valid=True) for b in range(4)]
+    rows += [run("kestrel", b, 1500.0, valid=True) for b in range(4)]
+    rows[1]["valid"] = False  # the baseline's block 1
+    rows[7].update(valid=False, rps=0.0)  # kestrel's block 3 failed: 0 rps is not an error here
+    out = paired_ratios(pd.DataFrame(rows), "nginx")
+    row = only(out, mode="kestrel")
+    assert row["n"] == 2
+    assert row["left_out_invalid"] == 2
+    assert out.attrs["left_out_invalid"] == 2
+    assert row["ratio"] == pytest.approx(1.5)
+
+
+def test_repetition_is_the_block_when_there_is_no_block_column():
+    df = study({"nginx": 1.0, "kestrel": 2.0}, blocks=3).drop(columns="block")
+    out = paired_ratios(df, "nginx")
+    assert out.attrs["block"] == "repetition"
+    assert only(out, mode="kestrel")["n"] == 3
+    assert only(out, mode="kestrel")["ratio"] == pytest.approx(2.0)
+
+
+def test_setups_are_paired_separately_and_categorical_modes_work():
+    rows = [run("nginx", b, 1000.0, concurrency=c) for b in range(3) for c in (8, 64)]
+    rows += [run("kestrel", b, 1000.0 * c / 8, concurrency=c) for b in range(3) for c in (8, 64)]
+    df = pd.DataFrame(rows)
+    df["mode"] = pd.Categorical(df["mode"], categories=["kestrel", "nginx"], ordered=True)
+    out = paired_ratios(df, "nginx")
+    assert out["concurrency"].tolist() == [8, 64]
+    assert out["ratio"].tolist() == pytest.approx([1.0, 8.0])
+
+
+def test_bootstrap_is_seeded():
+    df = study({"nginx": 1.0, "kestrel": 1.5}, blocks=8, noise_sd=0.15)
+    first = paired_ratios(df, "nginx", method="bootstrap", seed=7, n_boot=2000)
+    again = paired_ratios(df, "nginx", method="bootstrap", seed=7, n_boot=2000)
+    other = paired_ratios(df, "nginx", method="bootstrap", seed=8, n_boot=2000)
+    pd.testing.assert_frame_equal(first, again)
+    assert first["ci_low"].iloc[0] != other["ci_low"].iloc[0]
+    assert first["ratio"].iloc[0] == other["ratio"].iloc[0]  # the estimate is not resampled
+
+
+# --- (a) coverage --------------------------------------------------------------------------
+
+
+def coverage(method: str, studies: int = 1000) -> float:
+    """Share of simulated studies whose 95% interval contains the true ratio 1.5.
+
+    1000 studies, so the share's own sd is ~0.7 points (t-log) and ~1.2 (bootstrap): over ten
+    other seeds t-log gave 0.943-0.959 and bootstrap 0.818-0.863, inside the bounds below.
+    """
+    df = study({"nginx": 1.0, "kestrel": 1.5}, blocks=5, noise_sd=0.15, studies=studies, seed=1)
+    out = paired_ratios(df, "nginx", method=method, n_boot=2000, seed=2)
+    assert len(out) == studies and (out["n"] == 5).all()
+    return float(((out["ci_low"] <= 1.5) & (1.5 <= out["ci_high"])).mean())
+
+
+def test_t_log_interval_covers_the_true_ratio_about_95_percent():
+    assert 0.90 <= coverage("t-log") <= 0.99
+
+
+def test_bootstrap_interval_covers_less_often_with_five_blocks():
+    # A percentile bootstrap of 5 values is too narrow: it spreads like a normal with the
+    # sd shrunk by sqrt(4/5), so it covers about P(|t_4| < 1.96 * sqrt(0.8)) = 0.85.
+    boot = coverage("bootstrap")
+    assert 0.80 < boot < coverage("t-log")
+
+
+# --- (f) bad input -------------------------------------------------------------------------
+
+
+def good() -> pd.DataFrame:
+    return study({"nginx": 1.0, "kestrel": 1.5}, blocks=3)
+
+
+@pytest.mark.parametrize(
+    "change, kwargs, match",
+    [
+        (None, {"baseline": "iis"}, "baseline mode 'iis'.*kestrel, nginx"),
+        (None, {"metric": "latency_p99_ms"}, "lack column.*latency_p99_ms"),
+        (lambda df: df.assign(rps=df["rps"] * 0), {}, "rps must be > 0"),
+        (lambda df: df.assign(rps=-df["rps"]), {}, "rps must be > 0"),
+        (lambda df: df.assign(rps=df["rps"].where(df.index != 0)), {}, "rps must be > 0"),
+        (None, {"confidence": 95}, r"confidence must be in \(0, 1\)"),
+        (None, {"confidence": 0.0}, r"confidence must be in \(0, 1\)"),
+        (None, {"confidence": "0.95"}, "confidence must be a number"),
+        (None, {"method": "bca"}, "unknown interval method 'bca'; allowed: t-log, bootstrap"),
+        (None, {"n_boot": 0}, "n_boot must be a positive integer"),
+        (lambda df: pd.concat([df, df]), {}, "repeat a cell within a block"),
+        (lambda df: df.drop(columns=["block", "repetition"]), {}, "neither a 'block' nor"),
+    ],
+)
+def test_bad_input_is_one_line(change, kwargs, match):
+    df = change(good()) if change else good()
+    kwargs = {"baseline": "nginx", **kwargs}
+    with pytest.raises(BadInput, match=match) as err:
+        paired_ratios(df, **kwargs)
+    assert "\n" not in str(err.value)
+
+
+# --- (d) words -----------------------------------------------------------------------------
+
+
+def test_describe_words_follow_the_interval():
+    assert describe(2.46, 2.31, 2.62) == "faster: 246% of the baseline (95% CI 231-262%)"
+    assert describe(0.80, 0.75, 0.85) == "slower: 80% of the baseline (95% CI 75-85%)"
+    assert (
+        describe(0.98, 0.89, 1.08)
+        == "indistinguishable at this precision: 98% of the baseline (95% CI 89-108%)"
+    )
+    assert describe(0.98, NAN, NAN) == "one block only, no interval: 98% of the baseline"
+    assert describe(NAN, NAN, NAN) == "no paired blocks: n/a"
+    assert describe(0.98, pd.NA, None) == "one block only, no interval: 98% of the baseline"
+
+
+def test_describe_options():
+    assert (
+        describe(1.2, 1.1, 1.3, higher="slower", lower="faster", digits=1, confidence=0.9)
+        == "slower: 120.0% of the baseline (90% CI 110.0-130.0%)"
+    )
+    assert describe(1.2, 1.1, 1.3, confidence=0.995).endswith("(99.5% CI 110-130%)")
+
+
+def test_describe_rounds_the_interval_outwards():
+    # 0.998-1.05 includes 100%: the printed interval must not start at 100%.
+    assert describe(1.02, 0.998, 1.0501) == (
+        "indistinguishable at this precision: 102% of the baseline (95% CI 99-106%)"
+    )
+
+
+def test_describe_a_paired_ratios_row():
+    out = paired_ratios(study({"nginx": 1.0, "kestrel": 1.5}, noise_sd=0.05), "nginx")
+    row = only(out, mode="kestrel")
+    text = describe(row["ratio"], row["ci_low"], row["ci_high"], confidence=row["confidence"])
+    assert text.startswith("faster: ") and "(95% CI " in text
+
+
+# --- (g) drift -----------------------------------------------------------------------------
+
+
+def test_drift_recovers_a_linear_slowdown():
+    slowdown = [1.0 - 0.04 * b for b in range(6)]  # 20% slower by the last block
+    df = study(
+        {"nginx": 1.0, "kestrel": 1.5, "caddy": 0.7}, blocks=6, block_factor=slowdown.__getitem__
+    )
+    df["started_at"] = [
+        f"2026-11-21T23:{10 + 3 * b + i % 3:02d}:00+00:00" for i, b in enumerate(df["block"])
+    ]
+    out = drift(df)
+    assert out["block"].tolist() == list(range(6))
+    assert out["n_runs"].tolist() == [3] * 6
+    assert out["relative"].to_numpy() == pytest.approx(np.array(slowdown) / np.mean(slowdown))
+    assert out["relative_sd"].to_numpy() == pytest.approx(np.zeros(6), abs=1e-12)
+    assert out["started_at"].iloc[1] == pd.Timestamp("2026-11-21T23:13:00Z")
+
+
+def test_drift_with_noise_shows_the_trend():
+    slowdown = [1.0 - 0.04 * b for b in range(6)]
+    df = study(
+        {f"m{i}": 1.0 + i for i in range(24)},  # 24 cells: the block means' noise is ~2%
+        blocks=6,
+        noise_sd=0.1,
+        block_factor=slowdown.__getitem__,
+    )
+    out = drift(df, block="repetition")
+    slope = np.polyfit(out["repetition"], out["relative"], 1)[0]
+    # The true slope relative to the study's mean speed; over 200 seeds the fit's sd was 0.0044.
+    assert slope == pytest.approx(-0.04 / np.mean(slowdown), abs=0.015)
+    assert "started_at" not in out.columns
+
+
+def test_drift_bad_input():
+    with pytest.raises(BadInput, match="lack column.*latency"):
+        drift(good(), metric="latency_p50_ms")
+    with pytest.raises(BadInput, match="ISO 8601"):
+        drift(good().assign(started_at="yesterday"))
+    with pytest.raises(BadInput, match="no \\(valid\\) runs"):
+        drift(good().assign(valid=False))
