@@ -53,7 +53,7 @@ func runIris(ctx context.Context, l net.Listener) error {
 // whole per-request path. The mvc package itself cannot be built offline (it imports
 // iris/websocket, whose github.com/kataras/neffos and iris/versioning's
 // github.com/blang/semver/v4 are not in the module mirror, see README.md), so the
-// same binding is done here directly: route names as mvc would derive them from the
+// same binding is done here directly, on the paths mvc would derive from the
 // method names (GetBy -> GET /{id}, Get -> GET /).
 func runIrisMVC(ctx context.Context, l net.Listener) error {
 	app := newIrisApp()
