@@ -13,10 +13,11 @@ GO := $(shell command -v /usr/lib/go-1.23/bin/go || command -v go)
 BOMBARDIER_VERSION := v1.2.6
 
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
+GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
 .PHONY: setup system-packages test lint reproduce reproduce-all clean
 
-setup: system-packages $(VENV)/.installed build/testapp/TestApp build/bin/bombardier
+setup: system-packages $(VENV)/.installed build/testapp/TestApp build/bin/bombardier build/bin/goserver
 
 system-packages:
 	@scripts/install-system-packages.sh
@@ -35,6 +36,11 @@ build/testapp/TestApp: $(APP_SOURCES)
 build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum Makefile
 	@test -n "$(GO)" || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Setup)"; exit 1; }
 	cd testapp/go && $(GO) build -ldflags "-X main.version=$(BOMBARDIER_VERSION)" -o ../../build/bin/bombardier github.com/codesenberg/bombardier
+
+# The Go peers of the Go-vs-.NET study (Iris MVC, Iris, net/http): testapp/go/README.md.
+build/bin/goserver: $(GOSERVER_SOURCES) testapp/go/go.mod testapp/go/go.sum Makefile
+	@test -n "$(GO)" || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Setup)"; exit 1; }
+	cd testapp/go && $(GO) build -trimpath -o ../../build/bin/goserver ./cmd/goserver
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check hostbench tests scripts benchmarks

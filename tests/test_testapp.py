@@ -171,6 +171,17 @@ def test_api_values_returns_value(app):
     assert get_ok(app + "/api/values/5", "text/plain").text == "value"
 
 
+def test_api_values_minimal_returns_value(app):
+    assert get_ok(app + "/api/values-minimal/5", "text/plain").text == "value"
+    assert httpclient.get(app + "/api/values-minimal/five").status == 400  # {id} is an int
+
+
+def test_templates_is_a_razor_page_with_a_layout(app):
+    html = get_ok(app + "/templates", "text/html").text
+    assert "<title>Menu - hostbench</title>" in html  # the layout's, from the view's data
+    assert html.count('<li class="item"') == 16  # tests/test_goservers.py checks each one
+
+
 def test_api_test_returns_test_and_utc_time(app):
     assert re.fullmatch(
         r"Test \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z",
@@ -220,6 +231,8 @@ def test_stats_count_what_was_sent_and_reset(app):
         "/api/testapi": 1,
         "/plaintext": 4,
         "/hello-json": 2,
+        "/templates": 1,
+        "/api/values-minimal/3": 2,
     }
     for path, n in sent.items():
         for _ in range(n):
@@ -229,7 +242,7 @@ def test_stats_count_what_was_sent_and_reset(app):
     httpclient.get(app + "/__request-info")
     httpclient.get(app + "/nope")
     got = stats(app)
-    expected = {path.replace("/api/values/1", "/api/values"): n for path, n in sent.items()}
+    expected = {path.removesuffix("/1").removesuffix("/3"): n for path, n in sent.items()}
     assert got["endpoints"] == expected
     assert got["total"] == sum(sent.values())
     httpclient.request("POST", app + "/__stats/reset")
@@ -322,6 +335,7 @@ def one_line(text: str) -> str:
         (["--log-level", "Loud"], "bad --log-level 'Loud'"),
         (["--urls", "ftp://127.0.0.1:1"], "bad --urls 'ftp://127.0.0.1:1'"),
         (["--urls"], "'--urls' needs a value"),
+        (["--mvc", "lite"], "bad --mvc 'lite'"),
     ],
 )
 def test_bad_command_line_exits_2_with_usage(args, says):

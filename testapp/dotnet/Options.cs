@@ -8,7 +8,7 @@ public sealed class AppOptions
     public const string Usage =
         "usage: TestApp [--urls URL[;URL...]] [--server kestrel|httpsys] [--io-queue-count N] "
         + "[--inline-scheduling true|false] [--wait-for-data true|false] "
-        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None]";
+        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None] [--mvc full|core]";
 
     public string Urls { get; private set; } = "http://127.0.0.1:5000";
     public string Server { get; private set; } = "kestrel";
@@ -16,6 +16,9 @@ public sealed class AppOptions
     public bool? InlineScheduling { get; private set; }
     public bool? WaitForData { get; private set; }
     public LogLevel LogLevel { get; private set; } = LogLevel.Warning;
+
+    /// <summary>MVC's services: "full" (AddControllersWithViews) or "core" (AddMvcCore and only what the controllers need).</summary>
+    public string Mvc { get; private set; } = "full";
 
     public bool HasSocketOptions => IoQueueCount is not null || InlineScheduling is not null || WaitForData is not null;
 
@@ -61,7 +64,7 @@ public sealed class AppOptions
     }
 
     private static bool IsKnown(string key) => key is "urls" or "server" or "io-queue-count"
-        or "inline-scheduling" or "wait-for-data" or "log-level";
+        or "inline-scheduling" or "wait-for-data" or "log-level" or "mvc";
 
     private void Set(string key, string value)
     {
@@ -104,6 +107,14 @@ public sealed class AppOptions
                         $"bad --log-level '{value}' (want Trace, Debug, Information, Warning, Error, Critical or None)");
                 }
                 LogLevel = level;
+                break;
+            case "mvc":
+                Mvc = value.ToLowerInvariant() switch
+                {
+                    "full" => "full",
+                    "core" => "core",
+                    _ => throw new UsageException($"bad --mvc '{value}' (want full or core)"),
+                };
                 break;
             default:
                 throw new UsageException($"unknown option '--{key}'");

@@ -66,7 +66,18 @@ else
     }
 }
 
-builder.Services.AddControllersWithViews().AddXmlSerializerFormatters();
+if (options.Mvc == "core")
+{
+    // What the 2017 article's .NET app ended with after readers' advice (AddMvcCore instead of
+    // AddMvc), plus what this app's controllers need: views (Razor, with temp data and view
+    // data, for /html and /templates) and the XML formatter. Left out compared with full:
+    // ApiExplorer, authorization, CORS, data annotations, formatter mappings, the cache tag helper.
+    builder.Services.AddMvcCore().AddRazorViewEngine().AddXmlSerializerFormatters();
+}
+else
+{
+    builder.Services.AddControllersWithViews().AddXmlSerializerFormatters();
+}
 builder.Services.Configure<ForwardedHeadersOptions>(f =>
 {
     // Loopback is a known proxy by default (nginx, caddy on 127.0.0.1); over a Unix socket
@@ -116,6 +127,9 @@ app.MapGet("/__request-info", (HttpContext c) => Results.Json(new
     path = c.Request.Path.Value,
     protocol = c.Request.Protocol,
 }));
+
+// Go vs .NET Core 2017's endpoint without MVC: a minimal API (counted as /api/values-minimal).
+app.MapGet("/api/values-minimal/{id}", (int id) => "value");
 
 app.MapControllers();
 

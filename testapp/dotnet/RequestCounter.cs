@@ -8,16 +8,20 @@ namespace TestApp;
 /// </summary>
 public static class RequestCounter
 {
-    /// <summary>Counted endpoints; the index is the route id. /api/values/{id} counts as /api/values.</summary>
+    /// <summary>
+    /// Counted endpoints; the index is the route id. /api/values/{id} counts as /api/values,
+    /// /api/values-minimal/{id} as /api/values-minimal.
+    /// </summary>
     public static readonly string[] Names =
     [
         "/html", "/text", "/json", "/xml",
         "/api/values", "/api/test", "/api/testapi",
         "/plaintext", "/hello-json",
+        "/templates", "/api/values-minimal",
     ];
 
     public const int Html = 0, Text = 1, Json = 2, Xml = 3, ApiValues = 4, ApiTest = 5, ApiTestApi = 6,
-        Plaintext = 7, HelloJson = 8, None = -1;
+        Plaintext = 7, HelloJson = 8, Templates = 9, ApiValuesMinimal = 10, None = -1;
 
     private static readonly long[] Counts = new long[Names.Length];
 
@@ -33,15 +37,21 @@ public static class RequestCounter
             case 4: return Eq(path, "/xml") ? Xml : None;
             case 5: return Eq(path, "/html") ? Html : Eq(path, "/text") ? Text : Eq(path, "/json") ? Json : None;
             case 9: return Eq(path, "/api/test") ? ApiTest : None;
-            case 10: return Eq(path, "/plaintext") ? Plaintext : None;
+            case 10: return Eq(path, "/plaintext") ? Plaintext : Eq(path, "/templates") ? Templates : None;
             case 11:
                 return Eq(path, "/hello-json") ? HelloJson : Eq(path, "/api/values") ? ApiValues : None;
             case 12: return Eq(path, "/api/testapi") ? ApiTestApi : None;
+            case 19: return Eq(path, "/api/values-minimal") ? ApiValuesMinimal : None;
         }
         if (path.Length > 12 && path.StartsWith("/api/values/", StringComparison.OrdinalIgnoreCase)
             && path[12..].IndexOf('/') < 0)
         {
             return ApiValues;
+        }
+        if (path.Length > 20 && path.StartsWith("/api/values-minimal/", StringComparison.OrdinalIgnoreCase)
+            && path[20..].IndexOf('/') < 0)
+        {
+            return ApiValuesMinimal;
         }
         return None;
     }

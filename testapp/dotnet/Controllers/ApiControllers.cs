@@ -12,6 +12,14 @@ public class ValuesController : Controller
     public string Get(int id) => "value";
 }
 
+/// <summary>... and its templates test: a Razor view with a layout (Views/Templates/Index.cshtml).</summary>
+[Route("templates")]
+public class TemplatesController : Controller
+{
+    [HttpGet]
+    public IActionResult Index() => View(TemplatePage.Menu);
+}
+
 /// <summary>Web API self-host vs IIS 2012: a string ...</summary>
 [Route("api/test")]
 public class TestController : Controller
