@@ -11,12 +11,14 @@ import html
 import json
 import os
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import HostbenchError
 from .harness.params import StudyParams, check_run_id
+from .harness.study import PROGRESS_FILE
 from .paths import NOTEBOOKS, RUNS
 from .studies import STUDIES, available, get_study
 
@@ -60,7 +62,7 @@ def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int
             str(dst),
             parameters=parameters,
             kernel_name=kernel,
-            log_output=True,
+            log_output=False,  # the notebook's outputs are for the page; progress comes below
             progress_bar=False,
             start_timeout=120,
             execution_timeout=timeout_s,
@@ -72,6 +74,37 @@ def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int
         raise HostbenchError(
             f"{src.name}, cell {e.cell_index}: {e.ename}: {message[0]} (see {dst})"
         ) from None
+
+
+class _Follow:
+    """Prints the lines a file gains while a notebook runs: the study progress, in the terminal."""
+
+    def __init__(self, path: Path):
+        self.path, self._stop = path, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        return False
+
+    def _loop(self):
+        offset = self.path.stat().st_size if self.path.exists() else 0
+        while True:
+            stopping = self._stop.wait(1.0)
+            if self.path.exists():
+                with open(self.path) as f:
+                    f.seek(offset)
+                    text = f.read()
+                    offset = f.tell()
+                if text:
+                    print(text, end="", flush=True)
+            if stopping:
+                return
 
 
 def _prepare_environment():
@@ -110,7 +143,10 @@ def reproduce(
         "run_id": run_id,
         "runs_dir": str(out.parent),
     }
-    _execute(study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params))
+    with _Follow(out / PROGRESS_FILE):
+        _execute(
+            study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)
+        )
     export_html(out / study.notebook, out / "report.html")
     wall_s = time.monotonic() - t0
     (out / DONE_FILE).write_text(

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from hostbench import httpclient
+from hostbench.harness import httpclient
 from hostbench.paths import BIN, TESTAPP
-from hostbench.processes import ManagedProcess
+from hostbench.harness.processes import ManagedProcess
 
 GOSERVER = BIN / "goserver"
 FRAMEWORKS = ["iris-mvc", "iris", "nethttp"]

@@ -45,8 +45,9 @@ RESULT_COLUMNS = [
 ]  # fmt: skip
 PARAMS_FILE = "params.json"
 LOCK_FILE = ".lock"
+PROGRESS_FILE = "progress.log"  # one line per completed run
 # What a run folder of a discarded study holds besides run folders.
-STUDY_FILES = ("results.csv", PARAMS_FILE, "environment.json", "ratios.csv")
+STUDY_FILES = ("results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "progress.log")
 
 
 def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
@@ -245,9 +246,14 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             row = execute(spec, study_dir / spec.key, params)
             rows[spec.key] = row
             write_results(study_dir, completed())
-            flag = "" if row["valid"] else " INVALID"
-            bar.set_postfix_str(f"{row['rps']:.0f} rps, cpu {row['cpu_total_pct']:.0f}%{flag}")
+            flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"
+            summary = f"{row['rps']:,.0f} rps, cpu {row['cpu_total_pct']:.0f}%{flag}"
+            bar.set_postfix_str(summary)
             bar.update()
+            done = sum(r is not None for r in rows.values())
+            # For whoever runs the notebook: `make reproduce` shows these lines in the terminal.
+            with open(study_dir / PROGRESS_FILE, "a") as log:
+                log.write(f"[{done}/{len(specs)}] {spec.key}: {summary}\n")
     finally:
         bar.close()
     return write_results(study_dir, completed())
