@@ -66,7 +66,7 @@ else
     }
 }
 
-builder.Services.AddControllersWithViews().AddXmlSerializerFormatters();
+builder.Services.AddTestAppMvc(); // Mvc.cs
 builder.Services.Configure<ForwardedHeadersOptions>(f =>
 {
     // Loopback is a known proxy by default (nginx, caddy on 127.0.0.1); over a Unix socket
