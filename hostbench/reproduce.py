@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from . import tour
 from .errors import BadInput, HostbenchError
 from .paths import NOTEBOOKS, PARAMS, RUNS
 from .study import StudyParams, check_run_id
@@ -92,11 +93,9 @@ def reproduce(profile: str = "paper", run_id: str | None = None, runs_dir: Path 
     nb_params = notebook_parameters(params, run_id, out.parent)
     _execute(NOTEBOOKS / PAPER_NOTEBOOK, out / PAPER_NOTEBOOK, nb_params, "python3",
              _budget_s(params))  # fmt: skip
-    if (NOTEBOOKS / TOUR_NOTEBOOK).exists() and _kernel_available(TOUR_KERNEL):
-        _execute(NOTEBOOKS / TOUR_NOTEBOOK, out / TOUR_NOTEBOOK, {}, TOUR_KERNEL, 600)
-    else:
-        print(f"skipped {TOUR_NOTEBOOK}: needs .NET Interactive (README, Known limits)")
     export_html(out / PAPER_NOTEBOOK, out / "report.html")
+    # The C# tour: papermill on the .net-csharp kernel if installed, else a file-based app.
+    tour.run_in_batch(out, _execute, _kernel_available)
     print(f"reproduce ({profile}): {time.monotonic() - t0:.0f} s; everything is in {out}")
     return out
 
