@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from .errors import BadInput, HostbenchError, ToolMissing
 from .paths import BUILD, NOTEBOOKS, ROOT
+from .processes import ManagedProcess
 
 NOTEBOOK = NOTEBOOKS / "00-testapp-tour.ipynb"
 KERNEL = ".net-csharp"
@@ -60,9 +62,16 @@ class TourRun:
 
 
 def csharp_parameters(parameters: dict) -> str:
-    """The cell papermill injects for `parameters` on the .net-csharp kernel, verbatim."""
+    """The cell papermill injects for `parameters` on the .net-csharp kernel, verbatim.
+
+    Refuses non-ASCII strings: papermill writes them as Python's `\\xNN`, which C# reads
+    with up to four hex digits ("óa" would become U+0F3A).
+    """
     from papermill.translators import translate_parameters
 
+    for name, value in parameters.items():
+        if isinstance(value, str) and not value.isascii():
+            raise BadInput(f"tour parameter {name}={value!r}: C# parameters must be ASCII")
     return translate_parameters(KERNEL, LANGUAGE, parameters)
 
 
@@ -166,32 +175,32 @@ def generate_program(
     text = "\n".join([*directives, header, *usings, "", *body]) + "\n"
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    if not out.exists() or out.read_text() != text:  # unchanged: dotnet reuses its build
+        out.write_text(text)
     return out
 
 
-def run_program(program: Path, cwd: Path, timeout_s: float = TIMEOUT_S) -> str:
-    """`dotnet run -c Release <program>` in `cwd`; returns its output or raises with the tail."""
+def run_program(program: Path, cwd: Path, log: Path, timeout_s: float = TIMEOUT_S) -> str:
+    """`dotnet run -c Release <program>` in `cwd`, output into `log`; returns the output.
+
+    A ManagedProcess (hostbench/processes.py): its own process group, stopped with
+    everything it started (the built program, build nodes) on return, error or timeout.
+    """
+    if shutil.which("dotnet") is None:
+        raise ToolMissing("dotnet (.NET 10 SDK) is not on PATH: see README, Prerequisites")
     env = dict(os.environ, DOTNET_NOLOGO="1", DOTNET_CLI_TELEMETRY_OPTOUT="1")
     cmd = ["dotnet", "run", "-c", "Release", "--file", str(program)]
-    try:
-        done = subprocess.run(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-        )
-    except FileNotFoundError as e:
-        raise ToolMissing("dotnet (.NET 10 SDK) is not on PATH: see README, Prerequisites") from e
-    except subprocess.TimeoutExpired as e:
-        raise HostbenchError(f"{program.name}: no result within {timeout_s:.0f} s") from e
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
+    with ManagedProcess("tour", cmd, log, env=env, cwd=cwd) as proc:
+        try:
+            code = proc.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise HostbenchError(
+                f"{program.name}: no result within {timeout_s:.0f} s; output so far in {log}"
+            ) from None
+    output = Path(log).read_text(errors="replace")
+    if code != 0:
         tail = "\n".join(output.splitlines()[-30:])
-        raise HostbenchError(f"{' '.join(cmd)} exited with {done.returncode}:\n{tail}")
+        raise HostbenchError(f"{' '.join(cmd)} exited with {code}:\n{tail}")
     return output
 
 
@@ -202,15 +211,19 @@ def run_file_based(
     timeout_s: float = TIMEOUT_S,
     notebook: Path = NOTEBOOK,
 ) -> TourRun:
-    """The tour without .NET Interactive: app_work.csv and the output go into `out_dir`."""
+    """The tour without .NET Interactive: app_work.csv and the output go into `out_dir`.
+
+    The program runs in `out_dir`, so the notebook's default runDir ("" = the current
+    directory) is `out_dir` and the program's text does not depend on it: the same
+    parameters reuse the last build.
+    """
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    parameters = {"runDir": str(out_dir), **(parameters or {})}
+    parameters = dict(parameters or {})
     t0 = time.monotonic()
     program = generate_program(notebook, parameters, Path(program).resolve())
-    output = run_program(program, out_dir, timeout_s)
-    (out_dir / OUTPUT_NAME).write_text(output)
-    csv = out_dir / str(parameters["runDir"]) / CSV_NAME  # runDir relative to out_dir
+    output = run_program(program, out_dir, out_dir / OUTPUT_NAME, timeout_s)
+    csv = out_dir / str(parameters.get("runDir", "")) / CSV_NAME  # a relative runDir: in out_dir
     if not csv.exists():
         raise HostbenchError(f"the tour ran but wrote no {csv}")
     return TourRun("dotnet run", csv, output, time.monotonic() - t0)
@@ -220,6 +233,8 @@ def run_in_batch(
     out_dir: Path,
     execute: Callable[[Path, Path, dict, str, int], None],
     kernel_available: Callable[[str], bool],
+    parameters: dict | None = None,
+    program: Path = PROGRAM,
 ) -> TourRun:
     """`make reproduce`'s tour: papermill on the kernel if installed, else the file-based app.
 
@@ -227,15 +242,17 @@ def run_in_batch(
     reproduce.py's. Prints one line saying which runner ran.
     """
     out_dir = Path(out_dir).resolve()
-    parameters = {"runDir": str(out_dir)}
+    parameters = dict(parameters or {})
     if kernel_available(KERNEL):
         t0 = time.monotonic()
         executed = out_dir / NOTEBOOK.name
-        execute(NOTEBOOK, executed, parameters, KERNEL, TIMEOUT_S)
-        run = TourRun("papermill", out_dir / CSV_NAME, str(executed), time.monotonic() - t0)
+        # papermill runs the kernel in notebooks/ (for the #r path): runDir says where to write.
+        run_dir = out_dir / str(parameters.get("runDir", ""))
+        execute(NOTEBOOK, executed, {**parameters, "runDir": str(run_dir)}, KERNEL, TIMEOUT_S)
+        run = TourRun("papermill", run_dir / CSV_NAME, str(executed), time.monotonic() - t0)
         how = f"papermill on the {KERNEL} kernel"
     else:
-        run = run_file_based(out_dir, parameters)
+        run = run_file_based(out_dir, parameters, program)
         how = f"dotnet run (file-based app; no {KERNEL} kernel here), output in {OUTPUT_NAME}"
     print(f"{NOTEBOOK.name}: ran with {how}; {CSV_NAME} in {run.wall_s:.0f} s", flush=True)
     return run
