@@ -35,6 +35,8 @@ def test_reproduce_quick_profile_writes_report_figures_and_results(tmp_path):
             assert path.stat().st_size > 1000, path
     results = (out / "results.csv").read_text().splitlines()
     assert len(results) == 1 + len(modes) * 4  # header + every mode x the paper's 4 scenarios
+    # The C# tour ran one way or the other (tests/test_tour.py checks its contents).
+    assert (out / "app_work.csv").exists()
     if (out / TOUR_NOTEBOOK).exists():  # only where .NET Interactive is installed
         tour = json.loads((out / TOUR_NOTEBOOK).read_text())
         assert not [

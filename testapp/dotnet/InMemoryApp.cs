@@ -21,7 +21,7 @@ namespace TestApp;
 /// (forwarded headers, the request counter), routing, the filter pipeline (only
 /// <c>[Produces]</c> matters here: it is applied the way its filter applies it) and writing
 /// the headers and body to the socket. Each call gets what a request gets: a service scope and
-/// a fresh HttpContext (Kestrel pools its HttpContext; a fresh one costs a few hundred bytes).
+/// a fresh HttpContext (Kestrel pools its HttpContext; see <see cref="ExecuteEmptyAsync"/>).
 /// The body goes into one reused MemoryStream, as Kestrel writes into pooled buffers.
 /// Used by notebooks/00-testapp-tour.ipynb; the web app itself does not use it.
 /// </remarks>
@@ -34,7 +34,7 @@ public sealed class InMemoryApp : IDisposable
     private readonly IServiceScopeFactory _scopes;
     private readonly MemoryStream _body = new(64 * 1024);
     private readonly ProducesAttribute _xmlProduces;
-    private readonly Dictionary<string, (ControllerActionDescriptor Action, RouteData Route)> _actions = new();
+    private readonly Dictionary<string, (ControllerActionDescriptor Action, RouteData Route, PathString Path)> _actions = new();
 
     public InMemoryApp()
     {
@@ -64,7 +64,7 @@ public sealed class InMemoryApp : IDisposable
                 ActionName = "Index",
                 RouteValues = new Dictionary<string, string?> { ["controller"] = controller, ["action"] = "Index" },
             };
-            _actions[scenario] = (action, route);
+            _actions[scenario] = (action, route, new PathString("/" + scenario));
         }
     }
 
@@ -93,10 +93,7 @@ public sealed class InMemoryApp : IDisposable
         }
         _body.SetLength(0);
         await using var scope = _scopes.CreateAsyncScope();
-        var http = new DefaultHttpContext { RequestServices = scope.ServiceProvider };
-        http.Request.Method = "GET";
-        http.Request.Path = "/" + scenario;
-        http.Response.Body = _body;
+        var http = NewHttpContext(scope.ServiceProvider, a.Path);
         var context = new ActionContext(http, a.Route, a.Action);
         var controllerContext = new ControllerContext(context);
         // As MVC: a controller per request, its action, the result executed, then disposal.
@@ -128,6 +125,28 @@ public sealed class InMemoryApp : IDisposable
             await result.ExecuteResultAsync(controllerContext);
         }
         ContentType = http.Response.ContentType;
+    }
+
+    /// <summary>
+    /// What every <see cref="ExecuteAsync"/> call costs besides the scenario: the service scope
+    /// and the HttpContext, no controller, no body. Timing it shows how much of a payload's
+    /// cost is this harness (a request through Kestrel creates a scope too, but reuses a pooled
+    /// HttpContext).
+    /// </summary>
+    public async Task ExecuteEmptyAsync()
+    {
+        _body.SetLength(0);
+        await using var scope = _scopes.CreateAsyncScope();
+        ContentType = NewHttpContext(scope.ServiceProvider, PathString.Empty).Response.ContentType;
+    }
+
+    private DefaultHttpContext NewHttpContext(IServiceProvider services, PathString path)
+    {
+        var http = new DefaultHttpContext { RequestServices = services };
+        http.Request.Method = HttpMethods.Get;
+        http.Request.Path = path;
+        http.Response.Body = _body;
+        return http;
     }
 
     /// <summary>One scenario's response body as text.</summary>
