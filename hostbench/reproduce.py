@@ -17,13 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import HostbenchError
+from .harness import tour
 from .harness.params import StudyParams, check_run_id
 from .harness.study import PROGRESS_FILE
 from .paths import NOTEBOOKS, RUNS
 from .studies import STUDIES, available, get_study
 
-TOUR_NOTEBOOK = "00-testapp-tour.ipynb"
-TOUR_KERNEL = ".net-csharp"
 HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
 DONE_FILE = "reproduce.json"  # written when a study's notebook and report are complete
 
@@ -114,6 +113,16 @@ def _prepare_environment():
     os.environ.pop("MPLBACKEND", None)
 
 
+def _run_tour(out: Path) -> None:
+    """The C# tour first, so the study notebook can split server CPU into the app's own work
+    (app_work.csv) and the rest. Papermill on the .net-csharp kernel if installed, else the
+    file-based app; if it fails, the study still runs, without that split."""
+    try:
+        tour.run_in_batch(out, _execute, _kernel_available)
+    except HostbenchError as e:
+        print(f"{tour.NOTEBOOK.name} failed, so the CPU split is left out: {e}", flush=True)
+
+
 def reproduce(
     study_id: str = "jcsi2018",
     profile: str = "paper",
@@ -143,6 +152,8 @@ def reproduce(
         "run_id": run_id,
         "runs_dir": str(out.parent),
     }
+    if study.runs_tour:
+        _run_tour(out)
     with _Follow(out / PROGRESS_FILE):
         _execute(
             study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)

@@ -19,6 +19,7 @@ class Study:
     title: str
     notebook: str  # file name in notebooks/
     article: str  # the article id in data/reference (hostbench.analysis.reference.ARTICLES)
+    runs_tour: bool = False  # run the C# tour first: its app_work.csv splits the server's CPU
 
     @property
     def params_dir(self) -> Path:
@@ -48,7 +49,7 @@ STUDIES: dict[str, Study] = {
     s.id: s
     for s in (
         Study("jcsi2018", "Comparing ASP.NET Core hosting models (JCSI 2018)",
-              "01-jcsi2018-hosting-models.ipynb", "jcsi2018"),
+              "01-jcsi2018-hosting-models.ipynb", "jcsi2018", runs_tour=True),
         Study("linux-proxies-2021", "Kestrel, Nginx and Caddy on Linux (2021)",
               "02-linux-proxies-2021.ipynb", "linux-proxies-2021"),
         Study("selfhost-2012", "Web API self-host vs IIS (2012)",

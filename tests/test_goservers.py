@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from hostbench.harness import httpclient
-from hostbench.paths import BIN, TESTAPP
 from hostbench.harness.processes import ManagedProcess
+from hostbench.paths import BIN, TESTAPP
 
 GOSERVER = BIN / "goserver"
 FRAMEWORKS = ["iris-mvc", "iris", "nethttp"]

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from hostbench.harness import httpclient
 from hostbench.errors import HostbenchError
+from hostbench.harness import httpclient
 from hostbench.harness.loadgen import get_generator
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.tools import find_tool

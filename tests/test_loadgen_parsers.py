@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hostbench.harness import loadgen
 from hostbench.errors import BadInput, HostbenchError, ToolMissing
+from hostbench.harness import loadgen
 from hostbench.harness.loadgen import (
     GENERATORS,
     LoadGenerator,

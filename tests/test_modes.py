@@ -5,11 +5,17 @@ import platform
 import psutil
 import pytest
 
+from hostbench.catalog import (
+    MODES,
+    PAPER_SCENARIOS,
+    get_mode,
+    get_scenario,
+    linux_modes,
+    runnable_here,
+)
 from hostbench.errors import BadInput
-from hostbench.harness.loadgen import get_generator
-from hostbench.catalog import MODES, PAPER_SCENARIOS, get_mode, get_scenario, linux_modes
-from hostbench.catalog import runnable_here
 from hostbench.harness.checks import validate
+from hostbench.harness.loadgen import get_generator
 from hostbench.harness.modes import LaunchOptions, check, launch
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux", reason="Linux modes")

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from hostbench.analysis import prose as report
+from hostbench.analysis import tables as analysis
 from hostbench.catalog import paper_mapping
 from hostbench.harness.loadgen import k6_script
-from hostbench.analysis import tables as analysis
 
 RESULTS = Path(__file__).parent / "fixtures" / "results" / "quick-results.csv"
 

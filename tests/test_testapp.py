@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from hostbench.harness import httpclient
-from hostbench.paths import TESTAPP
 from hostbench.harness.processes import ManagedProcess
+from hostbench.paths import TESTAPP
 
 LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"

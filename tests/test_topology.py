@@ -4,14 +4,14 @@ import itertools
 
 import matplotlib
 import matplotlib.pyplot as plt
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.patches import FancyBboxPatch
 
-from hostbench.errors import BadInput
 from hostbench.analysis.topology import draw_topology, topology_figure
 from hostbench.catalog import MODES as TOPOLOGIES
 from hostbench.catalog import mode_label
+from hostbench.errors import BadInput
 
 # No display needed; switching is allowed while no figure is open.
 matplotlib.use("Agg")

@@ -76,7 +76,7 @@ if (options.Mvc == "core")
 }
 else
 {
-    builder.Services.AddControllersWithViews().AddXmlSerializerFormatters();
+    builder.Services.AddTestAppMvc(); // Mvc.cs: shared with the C# tour's in-memory host
 }
 builder.Services.Configure<ForwardedHeadersOptions>(f =>
 {
