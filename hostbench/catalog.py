@@ -46,6 +46,11 @@ SCENARIOS: dict[str, Scenario] = {
                  "TechEmpower plaintext (middleware, no MVC)"),
         Scenario("hello-json", "/hello-json", "application/json", "/hello-json", "JSON (TE)",
                  "TechEmpower JSON (middleware, no MVC)"),
+        Scenario("values-minimal", "/api/values-minimal/5", "text/plain", "/api/values-minimal",
+                 "api/values (minimal API)",
+                 "Go vs .NET 2017: the same endpoint as a minimal API, no MVC"),
+        Scenario("templates", "/templates", "text/html", "/templates", "templates",
+                 "Go vs .NET 2017: a page rendered from a layout and a view, same data both sides"),
     )
 }  # fmt: skip
 
@@ -95,7 +100,9 @@ class Mode:
     proxy: str | None = None  # "nginx" or "caddy" for launch == "proxy"
     keepalive: int | None = None  # nginx upstream keep-alive pool size; None: none
     unix_socket: bool = False  # the app listens on a Unix domain socket behind the proxy
-    server_args: tuple[str, ...] = ()  # extra TestApp options this mode needs
+    server_args: tuple[str, ...] = ()  # extra options of the server program this mode needs
+    server: str = "TestApp"  # the server program: TestApp, or goserver (testapp/go)
+    serves: tuple[str, ...] = ()  # the scenarios it serves; () for TestApp: all of them
     windows_only: bool = False
     default_watch: tuple[str, ...] = ()  # external: process names sampled as "server"
     # The JCSI 2018 paper's model this one is (paper_role "same"), stands in for ("analog"),
@@ -114,6 +121,8 @@ NGINX_KEEPALIVE = 1024
 # seaborn's "colorblind" palette, written out so the catalog stays data.
 _COLORBLIND = ["#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc",
                "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9"]  # fmt: skip
+# The Go servers serve the 2017 article's two endpoints only.
+GO_SCENARIOS = ("values", "templates")
 
 MODES: dict[str, Mode] = {
     m.id: m
@@ -166,6 +175,22 @@ MODES: dict[str, Mode] = {
              "external",
              (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
              ("HTTP",), _COLORBLIND[9]),
+        Mode("kestrel-mvccore", "Kestrel, AddMvcCore",
+             "Kestrel with MVC registered by AddMvcCore (the 2017 article's .NET app)", "app",
+             (CLIENT, Node("TestApp", "Kestrel + AddMvcCore")), (LOOPBACK,), "#1b9e77",
+             server_args=("--mvc", "core"), added=True),
+        Mode("iris-mvc", "Iris (MVC controllers)", "Iris with controllers bound as in iris/mvc",
+             "app", (CLIENT, Node("goserver", "Iris + controllers")), (LOOPBACK,), "#66a61e",
+             server="goserver", server_args=("--framework", "iris-mvc"), serves=GO_SCENARIOS,
+             added=True),
+        Mode("iris", "Iris", "Go's Iris with plain handlers", "app",
+             (CLIENT, Node("goserver", "Iris handlers")), (LOOPBACK,), "#a6761d",
+             server="goserver", server_args=("--framework", "iris"), serves=GO_SCENARIOS,
+             added=True),
+        Mode("go-nethttp", "Go net/http", "Go's standard net/http with Go 1.22 route patterns",
+             "app", (CLIENT, Node("goserver", "net/http ServeMux")), (LOOPBACK,), "#e7298a",
+             server="goserver", server_args=("--framework", "nethttp"), serves=GO_SCENARIOS,
+             added=True),
     )
 }  # fmt: skip
 
@@ -192,6 +217,15 @@ def runnable_here() -> list[str]:
 def linux_modes() -> list[str]:
     """The modes that launch everything themselves on Linux (no user-started server)."""
     return [m.id for m in MODES.values() if not m.windows_only and m.launch != "external"]
+
+
+def check_serves(mode: Mode, scenario: Scenario) -> None:
+    """BadInput unless `mode`'s server has the scenario's endpoint."""
+    if mode.serves and scenario.id not in mode.serves:
+        raise BadInput(
+            f"mode {mode.id!r} does not serve scenario {scenario.id!r}; "
+            f"it serves {', '.join(mode.serves)}"
+        )
 
 
 def paper_mapping(modes: list[str]) -> dict[str, str]:

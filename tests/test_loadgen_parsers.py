@@ -17,6 +17,7 @@ from hostbench.errors import BadInput, HostbenchError, ToolMissing
 from hostbench.harness import loadgen
 from hostbench.harness.loadgen import (
     GENERATORS,
+    Load,
     LoadGenerator,
     LoadResult,
     get_generator,
@@ -207,7 +208,7 @@ class StandIn(LoadGenerator):
     def version(self):
         return "standin 1"
 
-    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+    def command(self, url, load, out_dir):
         return ["/bin/sh", "-c", self.script]
 
     def parse(self, out_dir):
@@ -271,9 +272,42 @@ def test_interrupt_kills_the_tool(tmp_path, group_gone):
 def test_k6_script_is_the_papers(tmp_path):
     gen = get_generator("k6")
     gen.executable = lambda: Path("/usr/bin/k6")  # command() only needs a path
-    argv = gen.command("http://127.0.0.1:5000/text", 8, 15, tmp_path, 1)
+    argv = gen.command("http://127.0.0.1:5000/text", Load(8, 15), tmp_path)
     script = (tmp_path / "script.js").read_text()
     assert "http.get(URL)" in script and '"is status 200": (r) => r.status === 200' in script
     assert "vus: 8," in script and 'duration: "15000ms"' in script
     assert '"p(50)", "p(90)", "p(99)"' in script
     assert "--no-usage-report" in argv and gen.env()["K6_NO_USAGE_REPORT"] == "true"
+
+
+@pytest.mark.parametrize(
+    "tool, load, expected, absent",
+    [
+        ("ab", Load(100, 30, requests=100000, keepalive=False), ["-n", "100000", "-c", "100"],
+         ["-k", "-t"]),  # the 2012 article: ab -n 100000 -c 100, no keep-alive
+        ("ab", Load(8, 5), ["-t", "5", "-k"], []),
+        ("bombardier", Load(125, 60, requests=5000000), ["-c", "125", "-n", "5000000"], ["-d"]),
+        ("bombardier", Load(2, 10), ["-c", "2", "-d", "10000ms"], ["-n"]),
+    ],
+)  # fmt: skip
+def test_request_counts_and_keep_alive_reach_the_command(tmp_path, tool, load, expected, absent):
+    gen = get_generator(tool)
+    gen.executable = lambda: Path(f"/usr/bin/{tool}")
+    argv = gen.command("http://127.0.0.1:5000/api/testapi", load, tmp_path)
+    joined = " ".join(argv)
+    assert " ".join(expected) in joined or all(e in argv for e in expected)
+    assert not [a for a in absent if a in argv]
+
+
+@pytest.mark.parametrize(
+    "tool, load, message",
+    [
+        ("k6", Load(8, 5, requests=1000), "k6 cannot stop after a request count"),
+        ("wrk", Load(8, 5, keepalive=False), "wrk always keeps connections alive"),
+        ("wrk", Load(8, 2.5), "wrk takes whole seconds"),
+        ("ab", Load(100, 5, requests=10), "requests 10 is fewer than the 100 connections"),
+    ],
+)
+def test_loads_a_tool_cannot_fire_are_one_line(tool, load, message):
+    with pytest.raises(BadInput, match=message):
+        get_generator(tool).check(load)

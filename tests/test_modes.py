@@ -32,16 +32,17 @@ def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
         trees = launched + [
             c.pid for p in launched for c in psutil.Process(p).children(recursive=True)
         ]
-        assert ("proxy" in target.groups) == (mode != "kestrel")
-        for name in PAPER_SCENARIOS:
+        assert ("proxy" in target.groups) == (MODES[mode].launch == "proxy")
+        for name in MODES[mode].serves or PAPER_SCENARIOS:
             scenario = get_scenario(name)
             validate(scenario, target.get(scenario.path))  # same body shape in every mode
+        load = get_scenario("values" if MODES[mode].serves else "text")
         for tool in ("k6", "bombardier"):
             target.reset_server_stats()
             result = get_generator(tool).run(
-                target.url + "/text", concurrency=4, duration_s=2, out_dir=tmp_path / tool
+                target.url + load.path, concurrency=4, duration_s=2, out_dir=tmp_path / tool
             )
-            served = target.server_stats()["endpoints"]["/text"]
+            served = target.server_stats()["endpoints"][load.stats_key]
             assert result.rps > 0 and result.errors == 0 and result.non_2xx == 0, result
             assert abs(result.requests - served) <= 0.02 * served, (tool, result.requests, served)
     assert _alive(trees) == [], f"{mode} left processes running"

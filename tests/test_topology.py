@@ -29,6 +29,10 @@ EXPECTED = {
     "iis-inprocess": ["client", "http.sys", "w3wp.exe"],
     "iis-outofprocess": ["client", "http.sys", "w3wp.exe", "dotnet"],
     "external": ["client", "your server"],
+    "kestrel-mvccore": ["client", "TestApp", "AddMvcCore"],
+    "iris-mvc": ["client", "goserver", "Iris"],
+    "iris": ["client", "goserver", "Iris"],
+    "go-nethttp": ["client", "goserver", "net/http"],
 }
 
 

@@ -92,6 +92,12 @@ def _check_xml(r: Response):
     _check(f'xmlns:xsi="{XSI}"' in r.text and f'xmlns:xsd="{XSD}"' in r.text, "xsi/xsd missing")
 
 
+def _check_templates(r: Response):
+    # The 2017 article's second test: a layout around a list of items (the same page from
+    # Razor and from Go's templates; tests/test_goservers.py compares them byte for byte).
+    _check("<li" in r.text and "</html>" in r.text.lower(), "no list items in a full page")
+
+
 def _check_nonempty(r: Response):
     _check(len(r.body) > 0, "empty body")
 
@@ -114,4 +120,6 @@ BODY_CHECKS: dict[str, Callable[[Response], None]] = {
     "testapi": _check_nonempty,
     "plaintext": _check_equals("Hello, World!"),
     "hello-json": _check_nonempty,
+    "values-minimal": _check_equals("value"),
+    "templates": _check_templates,
 }

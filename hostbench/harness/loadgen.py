@@ -51,6 +51,17 @@ class LoadResult:
     bytes_read: int
 
 
+@dataclass(frozen=True)
+class Load:
+    """The shape of one load: connections, and how long or how many requests."""
+
+    concurrency: int
+    duration_s: float  # how long; with `requests`, the longest it may take
+    requests: int | None = None  # a fixed request count instead of a duration (ab/bombardier -n)
+    pipeline: int = 1  # requests per write (wrk only)
+    keepalive: bool = True  # reuse connections; only ab can turn it off (its own default)
+
+
 def _rps(requests: int, duration_s: float) -> float:
     return requests / duration_s if duration_s > 0 else 0.0
 
@@ -86,9 +97,7 @@ class LoadGenerator:
             self._version = lines[0].strip() if lines else "unknown"
         return self._version
 
-    def command(
-        self, url: str, concurrency: int, duration_s: float, out_dir: Path, pipeline: int
-    ) -> list[str]:
+    def command(self, url: str, load: Load, out_dir: Path) -> list[str]:
         raise NotImplementedError
 
     def env(self) -> dict[str, str]:
@@ -98,6 +107,8 @@ class LoadGenerator:
         raise NotImplementedError
 
     whole_seconds = False  # the tool takes durations in whole seconds only
+    counts_requests = False  # the tool can stop after a fixed number of requests
+    can_close = False  # the tool can open a new connection per request (no keep-alive)
 
     def process(
         self,
@@ -108,20 +119,16 @@ class LoadGenerator:
         out_dir: Path,
         pipeline: int = 1,
         cpus: list[int] | None = None,
+        requests: int | None = None,
+        keepalive: bool = True,
     ) -> ManagedProcess:
         """The tool set up to fire load at `url` for `duration_s`; not started yet."""
-        if concurrency < 1:
-            raise BadInput(f"concurrency must be >= 1, got {concurrency}")
-        if not duration_s > 0:
-            raise BadInput(f"duration_s must be > 0, got {duration_s}")
-        if self.whole_seconds and duration_s != int(duration_s):
-            raise BadInput(f"{self.name} takes whole seconds; got a duration of {duration_s} s")
-        if pipeline < 1 or (pipeline > 1 and self.name != "wrk"):
-            raise BadInput(f"pipeline {pipeline} not supported by {self.name}; only wrk pipelines")
+        load = Load(concurrency, duration_s, requests, pipeline, keepalive)
+        self.check(load)
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         self.version()  # before the load: it runs the tool once
-        argv = self.command(url, concurrency, duration_s, out_dir, pipeline)
+        argv = self.command(url, load, out_dir)
         (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
         return ManagedProcess(
             self.name,
@@ -133,6 +140,29 @@ class LoadGenerator:
             cpus=cpus,
         )
 
+    def check(self, load: Load) -> None:
+        """BadInput (one line) for a load this tool cannot fire."""
+        if load.concurrency < 1:
+            raise BadInput(f"concurrency must be >= 1, got {load.concurrency}")
+        if not load.duration_s > 0:
+            raise BadInput(f"duration_s must be > 0, got {load.duration_s}")
+        if self.whole_seconds and load.requests is None and not float(load.duration_s).is_integer():
+            raise BadInput(
+                f"{self.name} takes whole seconds; got a duration of {load.duration_s} s"
+            )
+        if load.pipeline < 1 or (load.pipeline > 1 and self.name != "wrk"):
+            raise BadInput(
+                f"pipeline {load.pipeline} not supported by {self.name}; only wrk pipelines"
+            )
+        if load.requests is not None and not self.counts_requests:
+            raise BadInput(f"{self.name} cannot stop after a request count; ab and bombardier can")
+        if load.requests is not None and load.requests < load.concurrency:
+            raise BadInput(
+                f"requests {load.requests} is fewer than the {load.concurrency} connections"
+            )
+        if not load.keepalive and not self.can_close:
+            raise BadInput(f"{self.name} always keeps connections alive; only ab can close them")
+
     def run(
         self,
         url: str,
@@ -143,8 +173,10 @@ class LoadGenerator:
         on_start: Callable[[int], None] | None = None,
         pipeline: int = 1,
         cpus: list[int] | None = None,
+        requests: int | None = None,
+        keepalive: bool = True,
     ) -> LoadResult:
-        """Fire load at `url` for `duration_s`; raw output kept in `out_dir`."""
+        """Fire load at `url` for `duration_s` (or `requests` requests, at most that long)."""
         out_dir = Path(out_dir)
         proc = self.process(
             url,
@@ -153,6 +185,8 @@ class LoadGenerator:
             out_dir=out_dir,
             pipeline=pipeline,
             cpus=cpus,
+            requests=requests,
+            keepalive=keepalive,
         )
         with proc:
             if on_start is not None:
@@ -259,13 +293,13 @@ class K6(LoadGenerator):
     name = "k6"
     version_args = ("version",)
 
-    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+    def command(self, url, load, out_dir):
         script = out_dir / "script.js"
         script.write_text(
             K6_SCRIPT.format(
                 url=json.dumps(url),
-                vus=concurrency,
-                duration=_ms(duration_s),
+                vus=load.concurrency,
+                duration=_ms(load.duration_s),
                 summary=json.dumps(str(out_dir / "summary.json")),
             )
         )
@@ -328,14 +362,16 @@ def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
 
 class Bombardier(LoadGenerator):
     name = "bombardier"
+    counts_requests = True
 
-    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+    def command(self, url, load, out_dir):
+        # -n: a request count (the articles' -n 5000000); else -d: a duration.
+        amount = ["-n", str(load.requests)] if load.requests else ["-d", _ms(load.duration_s)]
         return [
             str(self.executable()),
             "-c",
-            str(concurrency),
-            "-d",
-            _ms(duration_s),
+            str(load.concurrency),
+            *amount,
             "-l",
             "-o",
             "json",
@@ -435,22 +471,22 @@ class Wrk(LoadGenerator):
     version_args = ("-v",)
     whole_seconds = True
 
-    def command(self, url, concurrency, duration_s, out_dir, pipeline):
+    def command(self, url, load, out_dir):
         summary = str(out_dir / "summary.json")
         if "]==]" in summary:
             raise BadInput(f"out_dir not usable in a wrk script: {out_dir}")
         script = out_dir / "script.lua"
-        script.write_text(WRK_SCRIPT.format(depth=pipeline, summary=summary))
+        script.write_text(WRK_SCRIPT.format(depth=load.pipeline, summary=summary))
         # wrk needs at least one connection per thread.
-        threads = min(concurrency, os.cpu_count() or 1)
+        threads = min(load.concurrency, os.cpu_count() or 1)
         return [
             str(self.executable()),
             "-t",
             str(threads),
             "-c",
-            str(concurrency),
+            str(load.concurrency),
             "-d",
-            f"{int(duration_s)}s",
+            f"{int(load.duration_s)}s",
             "--latency",
             "-s",
             str(script),
@@ -521,22 +557,26 @@ class Ab(LoadGenerator):
     name = "ab"
     version_args = ("-V",)
     whole_seconds = True
+    counts_requests = True
+    can_close = True
 
-    def command(self, url, concurrency, duration_s, out_dir, pipeline):
-        seconds = int(duration_s)
+    def command(self, url, load, out_dir):
         if not urlsplit(url).path:
             url += "/"  # ab rejects a URL without a path
-        # -k keep-alive (HTTP/1.0 style: ab speaks only HTTP/1.0), -r go on after
-        # socket errors, -l accept varying lengths, -q no progress lines.
+        if load.requests:  # -n alone: as the 2012 article ran it
+            amount = ["-n", str(load.requests)]
+        else:
+            seconds = int(load.duration_s)
+            amount = ["-t", str(seconds), "-n", str(seconds * AB_MAX_RPS)]
+        # -k keep-alive (HTTP/1.0 style: ab speaks only HTTP/1.0; without it, a new
+        # connection per request, ab's default), -r go on after socket errors,
+        # -l accept varying lengths, -q no progress lines.
         return [
             str(self.executable()),
-            "-t",
-            str(seconds),
-            "-n",
-            str(seconds * AB_MAX_RPS),
+            *amount,
             "-c",
-            str(concurrency),
-            "-k",
+            str(load.concurrency),
+            *(["-k"] if load.keepalive else []),
             "-r",
             "-l",
             "-q",
@@ -551,7 +591,7 @@ class Ab(LoadGenerator):
         )
         argv = shlex.split((out_dir / "command.txt").read_text())
         cap = int(argv[argv.index("-n") + 1])
-        if result.requests >= cap:
+        if "-t" in argv and result.requests >= cap:
             raise ValueError(f"ab reached its request cap {cap} before the time limit")
         return result
 

@@ -71,9 +71,10 @@ class Target:
 
 
 def _app_process(
-    run_dir: Path, listen: str, opts: LaunchOptions, extra=(), cpus=None
+    run_dir: Path, listen: str, opts: LaunchOptions, extra=(), cpus=None, server="TestApp"
 ) -> ManagedProcess:
-    """The published test app listening on `listen` (a URL or http://unix:/path)."""
+    """The server program (the test app, or goserver) listening on `listen` (a URL or
+    http://unix:/path); the params' app_args go to the test app only."""
     if listen.startswith("http://unix:"):
         socket_path = listen.removeprefix("http://unix:")
 
@@ -84,9 +85,10 @@ def _app_process(
         def ready():
             return httpclient.answers_ok(listen + "/health")
 
-    argv = [find_tool("TestApp"), "--urls", listen, *extra, *opts.app_args]
+    app_args = opts.app_args if server == "TestApp" else []
+    argv = [find_tool(server), "--urls", listen, *extra, *app_args]
     return ManagedProcess(
-        "TestApp", argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus
+        server, argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus
     )
 
 
@@ -126,7 +128,7 @@ def launch(mode: Mode | str, run_dir: Path, opts: LaunchOptions, cpus: list[int]
 @contextmanager
 def _launch_app(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Iterator[Target]:
     url = f"http://127.0.0.1:{httpclient.free_port()}"
-    with _app_process(run_dir, url, opts, mode.server_args, cpus) as app:
+    with _app_process(run_dir, url, opts, mode.server_args, cpus, mode.server) as app:
         yield Target(mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app])
 
 

@@ -8,6 +8,7 @@ wrong and what is allowed.
 """
 
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -18,9 +19,9 @@ from pathlib import Path
 import yaml
 
 from .. import __version__
-from ..catalog import get_mode, get_scenario
+from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
-from .loadgen import GENERATORS
+from .loadgen import GENERATORS, Load
 from .modes import LaunchOptions, check
 
 REQUIRED = ("modes", "scenarios", "tools", "concurrency", "duration_s", "warmup_s", "repetitions")
@@ -30,6 +31,8 @@ OPTIONAL = {
     "seed": None,  # of the run order within blocks; None: a new one, recorded in params.json
     "sample_interval_s": 0.5,  # CPU monitor period
     "steady_tolerance_pct": 5.0,  # warm-up ends when 3 one-second windows agree within this
+    "requests": None,  # a fixed request count per run (ab/bombardier -n); duration_s bounds it
+    "keepalive": True,  # false: a new connection per request (ab without -k)
     "loadgen_cpus": None,  # CPU ids for the load generator; the app and proxy get the others
     "access_log": False,  # proxy access logs
     "url": None,  # external / IIS modes
@@ -108,6 +111,8 @@ class StudyParams:
     seed: int | None = None
     sample_interval_s: float = 0.5
     steady_tolerance_pct: float = 5.0
+    requests: int | None = None
+    keepalive: bool = True
     loadgen_cpus: list[int] | None = None
     options: LaunchOptions = field(default_factory=LaunchOptions)
 
@@ -146,6 +151,8 @@ class StudyParams:
         )
         for m in modes:
             check(get_mode(m), opts)
+            for sc in scenarios:
+                check_serves(get_mode(m), get_scenario(sc))
         baseline = p["baseline"]
         if baseline is not None and baseline not in modes:
             raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
@@ -159,18 +166,26 @@ class StudyParams:
                 raise BadInput(
                     f"params key {key!r} is {value}, but {', '.join(whole)} take whole seconds"
                 )
+        requests = p["requests"]
+        if requests is not None:
+            requests = _number("requests", requests, minimum=1, integer=True)
+        keepalive = _bool("keepalive", p["keepalive"])
+        concurrency = _unique(
+            "concurrency",
+            [
+                _number("concurrency", c, minimum=1, integer=True)
+                for c in _as_list("concurrency", p["concurrency"])
+            ],
+        )
+        duration_s = float(_number("duration_s", p["duration_s"], minimum=1))
+        for t, c in itertools.product(tools, concurrency):  # each tool can fire this load
+            GENERATORS[t]().check(Load(c, duration_s, requests, keepalive=keepalive))
         return cls(
             modes=modes,
             scenarios=scenarios,
             tools=tools,
-            concurrency=_unique(
-                "concurrency",
-                [
-                    _number("concurrency", c, minimum=1, integer=True)
-                    for c in _as_list("concurrency", p["concurrency"])
-                ],
-            ),
-            duration_s=float(_number("duration_s", p["duration_s"], minimum=1)),
+            concurrency=concurrency,
+            duration_s=duration_s,
             warmup_s=float(_number("warmup_s", p["warmup_s"], minimum=0)),
             repetitions=_number("repetitions", p["repetitions"], minimum=1, integer=True),
             description=str(p["description"] or ""),
@@ -182,6 +197,8 @@ class StudyParams:
             steady_tolerance_pct=float(
                 _number("steady_tolerance_pct", p["steady_tolerance_pct"], minimum=0.1)
             ),
+            requests=requests,
+            keepalive=keepalive,
             loadgen_cpus=_cpus(p["loadgen_cpus"]),
             options=opts,
         )
@@ -215,6 +232,8 @@ class StudyParams:
             "duration_s": self.duration_s,
             "warmup_s": self.warmup_s,
             "steady_tolerance_pct": self.steady_tolerance_pct,
+            "requests": self.requests,
+            "keepalive": self.keepalive,
             "sample_interval_s": self.sample_interval_s,
             "loadgen_cpus": self.loadgen_cpus,
             **asdict(self.options),

@@ -120,6 +120,7 @@ def warm_up(
         duration_s=params.warmup_s,
         out_dir=out_dir,
         cpus=params.loadgen_cpus,
+        keepalive=params.keepalive,
     )
     curve: list[tuple[float, float]] = []
     reached = False
@@ -228,6 +229,8 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
                 out_dir=run_dir / "load",
                 on_start=on_start,
                 cpus=params.loadgen_cpus,
+                requests=params.requests,
+                keepalive=params.keepalive,
             )
         times_after = psutil.cpu_times()
         _raise_if_dead(target)
@@ -245,6 +248,8 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
         **asdict(spec),
         "started_at": started_at,
         "duration_target_s": params.duration_s,
+        "requests_target": params.requests,
+        "keepalive": params.keepalive,
         "warmup_max_s": params.warmup_s,
         **warm,
         **asdict(result),  # its duration_s is the measured one

@@ -34,14 +34,14 @@ from .run import RunSpec, completed_row, execute, run_settings
 
 RESULT_COLUMNS = [
     "run_key", "mode", "scenario", "tool", "tool_version", "concurrency", "block", "position",
-    "started_at", "duration_target_s", "warmup_max_s", "warmup_s", "warmup_steady",
-    "duration_s", "requests", "rps",
-    "latency_mean_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms",
-    "non_2xx", "errors", "bytes_read", "server_requests", "count_diff_pct", "valid",
-    "invalid_reason", "cpu_total_pct", "cpu_total_pct_max", "cpu_server_cores",
-    "cpu_proxy_cores", "cpu_loadgen_cores", "rss_server_mb", "cpu_samples", "cpu_sampler_cores",
-    "machine_cores", "loadgen_cpus", "server_cpus", "loadgen_limited", "load_avg_1m",
-    "cpu_freq_mhz", "cpu_steal_pct", "fingerprint",
+    "started_at", "duration_target_s", "requests_target", "keepalive", "warmup_max_s", "warmup_s",
+    "warmup_steady", "duration_s", "requests", "rps", "latency_mean_ms", "latency_p50_ms",
+    "latency_p90_ms", "latency_p99_ms", "latency_max_ms", "non_2xx", "errors", "bytes_read",
+    "server_requests", "count_diff_pct", "valid", "invalid_reason", "cpu_total_pct",
+    "cpu_total_pct_max", "cpu_server_cores", "cpu_proxy_cores", "cpu_loadgen_cores",
+    "rss_server_mb", "cpu_samples", "cpu_sampler_cores", "machine_cores", "loadgen_cpus",
+    "server_cpus", "loadgen_limited", "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct",
+    "fingerprint",
 ]  # fmt: skip
 PARAMS_FILE = "params.json"
 LOCK_FILE = ".lock"

@@ -21,6 +21,7 @@ HOW_TO_INSTALL = {
     "nginx": "apt-get install nginx (done by `make setup` as root)",
     "caddy": "apt-get install caddy (done by `make setup` as root)",
     "TestApp": "`make setup` publishes it to build/testapp/",
+    "goserver": "built from testapp/go by `make setup` (needs Go >= 1.22)",
 }
 
 
