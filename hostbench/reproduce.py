@@ -28,16 +28,14 @@ DONE_FILE = "reproduce.json"  # written when a study's notebook and report are c
 
 
 def _budget_s(params: StudyParams) -> int:
-    """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled."""
-    runs = (
-        len(params.modes)
-        * len(params.scenarios)
-        * len(params.tools)
-        * len(params.concurrency)
-        * params.repetitions
-    )
-    per_run = params.duration_s + params.warmup_s + 15
-    return int(2 * runs * per_run + 900)
+    """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled,
+    for the study and its sub-studies."""
+    studies = [params, *(params.sub_study(name) for name in params.sub_studies)]
+    seconds = 0.0
+    for p in studies:
+        runs = len(p.modes) * len(p.scenarios) * len(p.tools) * len(p.concurrency) * p.repetitions
+        seconds += runs * (p.duration_s + p.warmup_s + 15)
+    return int(2 * seconds + 900)
 
 
 def _kernel_available(name: str) -> bool:

@@ -8,7 +8,6 @@ tested. Prose numbers are computed, never typed.
 import pandas as pd
 
 from ..catalog import MODES, PAPER_BASELINE, PAPER_MODELS, mode_label, runnable_here, scenario_label
-from . import tables
 from .intervals import describe
 from .reference import paper_setup
 
@@ -70,72 +69,6 @@ def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
         ],
         columns=["parameter", "paper", "this run"],
     )
-
-
-def _pct(comparison: pd.DataFrame, our_mode: str, scenarios: list[str]) -> str:
-    rows = comparison[
-        (comparison["our_mode"] == our_mode) & comparison["scenario"].astype(str).isin(scenarios)
-    ]
-    return tables.describe_range(rows["ours_pct"])
-
-
-def discussion(comparison: pd.DataFrame, baseline: str) -> str:
-    """Section 5's sentences with our numbers in them (Markdown)."""
-    lines = []
-    others = ["text", "json", "xml"]
-    if (comparison["our_mode"] == "kestrel").any():
-        lines.append(
-            f"- **Kestrel alone vs {baseline}**: the paper measured about +70% for HTML and up to "
-            f"+200% for JSON, XML and text against its baseline. Here: "
-            f"**{_pct(comparison, 'kestrel', ['html'])}** for HTML and "
-            f"**{_pct(comparison, 'kestrel', others)}** for text, JSON and XML."
-        )
-    if (comparison["our_mode"] == "nginx-uds").any():
-        lines.append(
-            "- **The cheaper hop (nginx over a Unix socket) vs the TCP hop**, our stand-in for "
-            "IIS in-process (the paper: 10-20% below Kestrel, far above the baseline): "
-            f"**{_pct(comparison, 'nginx-uds', ['html'])}** for HTML and "
-            f"**{_pct(comparison, 'nginx-uds', others)}** for the others."
-        )
-    within = comparison[comparison["our_mode"] != baseline]
-    if not within.empty:
-        n_in = int(within["within"].sum())
-        lines.append(
-            f"- {n_in} of {len(within)} comparable ratios fall within the paper's range "
-            "(with the tolerance above); the rest are listed in the table."
-        )
-    return "\n".join(lines) or "No mode of this study maps onto the paper's models."
-
-
-def conclusions(results: pd.DataFrame, saturation: pd.DataFrame, baseline: str) -> str:
-    """Section 6: what holds on this machine, computed (Markdown)."""
-    summary = tables.summarize(results)
-    lines = []
-    for scenario, group in summary.groupby("scenario", observed=True):
-        best = group.loc[group["rps_mean"].idxmax()]
-        worst = group.loc[group["rps_mean"].idxmin()]
-        lines.append(
-            f"- **{scenario}**: fastest {best['mode']} ({best['rps_mean']:,.0f} rps), slowest "
-            f"{worst['mode']} ({worst['rps_mean']:,.0f} rps), "
-            f"{tables.pct_change(worst['rps_mean'], best['rps_mean']):+.0f}% between them."
-        )
-    if (summary["mode"] == "kestrel").any() and (summary["mode"] == baseline).any():
-        fastest = summary.loc[summary.groupby("scenario", observed=True)["rps_mean"].idxmax()]
-        holds = (fastest["mode"] == "kestrel").all()
-        lines.append(
-            "- The paper's main finding, *Kestrel without a reverse proxy is the fastest model*, "
-            + (
-                "**holds** in every scenario here."
-                if holds
-                else "**does not hold** everywhere here."
-            )
-        )
-    n_sat = int(saturation["saturated"].sum())
-    lines.append(
-        f"- CPU saturation: {n_sat} of {len(saturation)} runs kept the machine at >= 90% busy "
-        f"(mean {saturation['cpu_total_pct'].mean():.0f}%); the paper tuned its load to 100%."
-    )
-    return "\n".join(lines)
 
 
 def left_out_note(results: pd.DataFrame) -> str:
