@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 
 from hostbench.analysis import figures, intervals  # noqa: E402
@@ -181,9 +182,9 @@ def test_cpu_per_request_chart_splits_the_server_with_app_work():
     assert "app's own work (C# tour)" in legend and "server: hosting, HTTP, connections" in legend
     html = fig.axes[0]
     # kestrel html: 3 server cores / 2000 rps = 1500 us, of which 100 us the app's own work.
-    own = [p.get_height() for p in html.patches if p.get_facecolor()[:3] != (1, 1, 1)][0]
-    assert own == pytest.approx(100.0)
-    assert "CPU per request" in html.get_ylabel()
+    own = [p.get_width() for p in html.patches if to_hex(p.get_facecolor()) == "#7f7f7f"]
+    assert own == pytest.approx([100.0] * len(FACTORS))
+    assert "CPU per request" in html.get_xlabel()
     plain = figures.cpu_per_request_chart(runs())
     assert "app's own work (C# tour)" not in [t.get_text() for t in plain.legends[0].get_texts()]
 

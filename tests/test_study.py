@@ -210,3 +210,25 @@ def test_a_socket_path_too_long_for_linux_is_refused_before_anything_starts(tmp_
     code, _, err = _run(_params_file(tmp_path, modes=["nginx-uds"]), runs, "x" * 60)
     assert code == 2 and "over Linux's 107" in err and err.count("\n") == 1
     assert not list((runs / ("x" * 60)).glob("nginx-uds*"))
+
+
+def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
+    runs = tmp_path / "runs"
+    params = _params_file(tmp_path, modes=["nginx"], duration_s=10)
+    cli = _cli("run", str(params), "--run-id", "s", "--runs-dir", str(runs), "--no-progress")
+    deadline = time.monotonic() + 60
+    children = []
+    while time.monotonic() < deadline:  # the load is running: app, nginx, bombardier
+        children = psutil.Process(cli.pid).children(recursive=True)
+        if any(c.name() == "bombardier" for c in children):
+            break
+        time.sleep(0.1)
+    assert any(c.name() == "bombardier" for c in children)
+    cli.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    cli.send_signal(signal.SIGINT)  # impatient: again, while the first is stopping children
+    cli.communicate(timeout=60)
+    assert cli.returncode == 130
+    time.sleep(0.5)
+    assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
+    assert not list(runs.glob("s/*/row.json"))  # no partial row

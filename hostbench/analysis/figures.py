@@ -269,62 +269,41 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
     per = tables.cpu_per_request(_one_setup(df))
     modes = _present(per["mode"])
     scenarios = _present(per["scenario"])
-    layers = ["server_us_per_request", "proxy_us_per_request", "loadgen_us_per_request"]
-    names = {
-        "server_us_per_request": "server (test app)",
-        "proxy_us_per_request": "reverse proxy",
-        "loadgen_us_per_request": "load generator",
-    }
-    colors = {
-        "server_us_per_request": _CPU_COLORS["server"],
-        "proxy_us_per_request": _CPU_COLORS["proxy"],
-        "loadgen_us_per_request": _CPU_COLORS["loadgen"],
-    }
-    work = None
-    if app_work is not None:
-        work = app_work.set_index("scenario")["ns_per_payload"] / 1000.0
+    work = None if app_work is None else app_work.set_index("scenario")["ns_per_payload"] / 1e3
+    layers = [  # column, legend label, colour
+        ("server_us_per_request", "server (test app)", _CPU_COLORS["server"]),
+        ("proxy_us_per_request", "reverse proxy", _CPU_COLORS["proxy"]),
+        ("loadgen_us_per_request", "load generator", _CPU_COLORS["loadgen"]),
+    ]
+    ncols = min(2, len(scenarios))
+    nrows = -(-len(scenarios) // ncols)
     with _style():
-        fig = Figure(figsize=(max(8.5, 4.2 * len(scenarios)), 4.8), layout="constrained")
-        axes = np.atleast_1d(fig.subplots(1, len(scenarios), sharey=True, squeeze=False)).ravel()
-        for ax, scenario in zip(axes, scenarios, strict=True):
+        fig = Figure(figsize=(12, 0.5 + nrows * (0.9 + 0.45 * len(modes))), layout="constrained")
+        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        y = np.arange(len(modes))[::-1]  # the first mode on top
+        for ax, scenario in zip(axes, scenarios, strict=False):
             rows = per[per["scenario"] == scenario].set_index("mode").reindex(modes)
-            x = np.arange(len(modes))
-            bottom = np.zeros(len(modes))
-            for layer in layers:
-                values = rows[layer].fillna(0.0).to_numpy()
-                if layer == "server_us_per_request" and work is not None and scenario in work:
+            left = np.zeros(len(modes))
+            for column, label, color in layers:
+                values = rows[column].fillna(0.0).to_numpy()
+                if column == "server_us_per_request" and work is not None and scenario in work:
                     own = np.minimum(values, work[scenario])
-                    ax.bar(
-                        x,
-                        own,
-                        0.7,
-                        bottom=bottom,
-                        color=_APP_WORK_COLOR,
-                        label="app's own work (C# tour)",
-                    )
-                    ax.bar(
-                        x,
-                        values - own,
-                        0.7,
-                        bottom=bottom + own,
-                        color=colors[layer],
-                        label="server: hosting, HTTP, connections",
-                    )
+                    ax.barh(y, own, 0.7, left=left, color=_APP_WORK_COLOR,
+                            label="app's own work (C# tour)")  # fmt: skip
+                    ax.barh(y, values - own, 0.7, left=left + own, color=color,
+                            label="server: hosting, HTTP, connections")  # fmt: skip
                 else:
-                    ax.bar(x, values, 0.7, bottom=bottom, color=colors[layer], label=names[layer])
-                bottom += values
-            ax.set_xticks(x, [mode_label(m) for m in modes], rotation=30, ha="right")
-            ax.set_title(scenario_label(scenario), fontsize=11)
-        axes[0].set_ylabel("CPU per request [µs]")
+                    ax.barh(y, values, 0.7, left=left, color=color, label=label)
+                left += values
+            ax.set_yticks(y, [mode_label(m) for m in modes])
+            ax.set_title(scenario_label(scenario), fontsize=12)
+            ax.set_xlabel("CPU per request [µs]")
+        for ax in axes[len(scenarios) :]:
+            ax.set_visible(False)
         handles, labels = axes[0].get_legend_handles_labels()
         unique = dict(zip(labels, handles, strict=True))
-        fig.legend(
-            unique.values(),
-            unique.keys(),
-            loc="outside lower center",
-            ncols=len(unique),
-            frameon=False,
-        )
+        fig.legend(unique.values(), unique.keys(), loc="outside lower center",
+                   ncols=len(unique), frameon=False)  # fmt: skip
         fig.suptitle("Where a request's CPU goes: microseconds per request, by process")
     return fig
 
@@ -411,8 +390,11 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
                             mec="0.1")  # fmt: skip
                 cpu_ax.plot(rows["concurrency"], rows["cpu_total_pct_mean"], "o-",
                             color=_color(mode), label=label)  # fmt: skip
+        levels = sorted(table["concurrency"].unique())
         for ax in (rps_ax, cpu_ax):
             ax.set_xscale("log", base=2)
+            ax.set_xticks(levels, [str(level) for level in levels])
+            ax.minorticks_off()
             ax.set_xlabel("concurrency (virtual users / connections)")
         rps_ax.set_ylabel("throughput [requests/s]")
         rps_ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))

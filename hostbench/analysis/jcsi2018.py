@@ -34,7 +34,8 @@ def method(params: dict) -> str:
         if params.get("loadgen_cpus")
         else "every process free to run on every core, as on the paper's laptop"
     )
-    return (
+    described = f"This run: *{params['description']}*. " if params.get("description") else ""
+    return described + (
         f"Each of the {params['repetitions']} blocks runs every mode and scenario once, in a "
         f"random order drawn from seed {params['seed']} (recorded in `params.json`), so a "
         "machine that slows down over the study cannot favour one mode. Each run: launch the "
@@ -166,8 +167,8 @@ def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFr
     rows = [
         (
             "the load generator shares the cores",
-            f"it used {by_mode.min():.0f}-{by_mode.max():.0f}% of the busy CPU "
-            f"({mode_label(by_mode.idxmin())} to {mode_label(by_mode.idxmax())}); "
+            f"it used {by_mode.min():.0f}% of the busy CPU under {mode_label(by_mode.idxmin())} "
+            f"to {by_mode.max():.0f}% under {mode_label(by_mode.idxmax())}; "
             f"{limited} of {len(results)} runs were limited by it",
             "the same on the paper's laptop; the sensitivity run (README) pins it apart",
         ),
@@ -235,9 +236,17 @@ def sensitivity(shared: pd.DataFrame, isolated: pd.DataFrame) -> pd.DataFrame:
                 shared_words,
                 isolated_words,
                 r.ratio_isolated / r.ratio_shared,
-                shared_words.split(":")[0] == isolated_words.split(":")[0],
+                _same_words(shared_words, isolated_words),
             )
         )
     columns = ["mode", "scenario", "shared cores (the paper's setup)", "load generator isolated",
                "moved (isolated / shared)", "same words"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def _same_words(a: str, b: str) -> str:
+    """Whether two interval descriptions reach the same verdict ("n/a" without intervals)."""
+    verdicts = [text.split(":")[0] for text in (a, b)]
+    if any(v not in ("faster", "slower", "indistinguishable at this precision") for v in verdicts):
+        return "n/a"
+    return "yes" if verdicts[0] == verdicts[1] else "no"

@@ -12,6 +12,25 @@ from .intervals import describe
 from .reference import paper_setup
 
 
+def _number(value) -> str:
+    """Numbers as a reader wants them: thousands separated, two decimals for small ones."""
+    if pd.isna(value):
+        return "n/a"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+
+
+def table(df: pd.DataFrame):
+    """A table for the page: no index, text left-aligned, numbers readable, nothing cut."""
+    df = df.reset_index() if df.index.name or df.index.names[0] else df
+    numbers = df.select_dtypes("number").columns
+    return (
+        df.style.hide(axis="index")
+        .format(_number, subset=numbers)
+        .set_properties(**{"text-align": "left", "vertical-align": "top"})
+        .set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
+    )
+
+
 def hosting_models_table() -> pd.DataFrame:
     """The paper's four models, what each is, and what stands in for it here (the catalog's)."""
     rows = []

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -129,8 +130,8 @@ def warm_up(
         last_count = _served(target)
         while proc.running() and time.monotonic() - t0 < params.warmup_s + 5:
             try:
-                proc.popen.wait(timeout=WINDOW_S)
-            except Exception:  # noqa: BLE001 - TimeoutExpired: the window is over, go on
+                proc.wait(WINDOW_S)
+            except subprocess.TimeoutExpired:  # the window is over: read the counter
                 pass
             now, count = time.monotonic(), _served(target)
             if count is None or last_count is None:
