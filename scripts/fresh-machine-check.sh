@@ -68,7 +68,7 @@ done
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, chroot, mount)"
 [ "$(uname -m)" = x86_64 ] || die "x86_64 only (the wheelhouse and the copied SDK are x86_64)"
-for c in chroot mount umount git tar apt-get; do
+for c in chroot mount umount mountpoint git tar apt-get perl ps; do
   command -v "$c" >/dev/null || die "'$c' not found"
 done
 
@@ -125,7 +125,7 @@ fi
 parent=$(dirname "$root")
 [ -d "$parent" ] || die "'$parent' (the root's parent) does not exist"
 free_kb=$(df -Pk "$parent" | awk 'NR==2{print $4}')
-[ "$free_kb" -ge $((6 * 1024 * 1024)) ] || die "need ~6 GB free in '$parent', have $((free_kb / 1024)) MB"
+[ "$free_kb" -ge $((4 * 1024 * 1024)) ] || die "need 4 GB free in '$parent' (the root takes ~3 GB), have $((free_kb / 1024)) MB"
 logs=$root.logs
 [ ! -e "$logs" ] || die "'$logs' (the log folder) already exists"
 
@@ -144,8 +144,8 @@ while IFS= read -r kv; do pass_env+=("$kv"); done < <(env | grep -E '^(DOTNET|NU
 mkdir -p "$root" "$logs"
 created_root=1
 step_names=() step_secs=() step_results=()
-step_pid="" step_pidfile="" step_rc=0
-failed=""
+step_pid="" step_pidfile="" step_rc=0 step_current=""
+failed="" interrupted=""
 t_start=$(date +%s)
 
 say() { printf '%s\n' "$*"; }
@@ -217,10 +217,8 @@ unmount_root() {
   done
 }
 
-cleanup() {
-  local rc=$? m
-  trap - EXIT INT TERM
-  set +e
+cleanup() { # stop what runs, unmount, delete the root (unless --keep)
+  local m
   if [ -n "$step_pid" ]; then   # interrupted during a step: stop it, host side and root side
     kill_tree "$(cat "$step_pidfile" 2>/dev/null)" "$step_pid"
     wait "$step_pid" 2>/dev/null
@@ -230,18 +228,49 @@ cleanup() {
   unmount_root
   m=$(root_mounts)
   if [ -n "$m" ]; then
-    say "cleanup: still mounted inside the root (root kept): $m"
+    say "cleanup: still mounted inside the root, so the root is kept: $m"
   elif [ "$keep" = 1 ]; then
-    say "root kept: $root   (chroot $root /bin/bash; delete with: rm -rf --one-file-system $root)"
+    say "root kept: $root   (look inside: chroot $root /bin/bash, after mounting /proc;"
+    say "           delete: rm -rf --one-file-system $root)"
   elif [ "$created_root" = 1 ] && [ -d "$root" ]; then
     rm -rf --one-file-system "$root"
   fi
-  say "logs: $logs"
-  exit "$rc"
 }
-trap cleanup EXIT
-trap 'say ""; say "interrupted"; exit 130' INT
-trap 'say "terminated"; exit 143' TERM
+
+summary() { # each step's wall time, the tests that failed, and the verdict as the last line
+  local i
+  say ""
+  say "==> summary: $repo at ${commit:0:12}"
+  for i in "${!step_names[@]}"; do
+    printf '  %-28s %8s  %s\n' "${step_names[$i]}" "$(fmt_secs "${step_secs[$i]}")" "${step_results[$i]}"
+  done
+  [ -z "$step_current" ] || printf '  %-28s %8s  %s\n' "$step_current" "" "interrupted"
+  printf '  %-28s %8s\n' total "$(fmt_secs $(( $(date +%s) - t_start )))"
+  grep -h -E '^(FAILED|ERROR) ' "$logs"/*make-test.log 2>/dev/null | sed 's/^/  /' || true
+  say "logs: $logs"
+  if [ -n "$interrupted" ]; then
+    say "FAIL: $interrupted"
+  elif [ -n "$failed" ]; then
+    say "FAIL: step '$failed' failed"
+  else
+    say "PASS: make test and make reproduce PROFILE=quick worked on the first try on a fresh Debian 12 root"
+  fi
+}
+
+on_exit() {
+  local rc=$?
+  trap - EXIT INT TERM
+  set +e
+  cleanup
+  [ -n "$interrupted$failed" ] || [ "$rc" -eq 0 ] || interrupted="the check itself stopped (exit $rc)"
+  summary
+  if [ -n "$interrupted" ]; then exit $(( rc > 1 ? rc : 1 )); fi
+  if [ -n "$failed" ]; then exit 1; fi
+  exit 0
+}
+trap on_exit EXIT
+trap 'say ""; interrupted="interrupted (SIGINT)"; exit 130' INT
+trap 'say ""; interrupted="terminated (SIGTERM)"; exit 143' TERM
 
 # run_step NAME FUNCTION [stream]: runs FUNCTION in a subshell with set -e, output
 # to the step's log (and the terminal with "stream"); records its wall time and
@@ -255,6 +284,7 @@ run_step() {
   say ""
   say "==> step $n: $name   (log: $log)"
   t0=$(date +%s)
+  step_current=$name
   if [ "$stream" = stream ]; then
     ( echo "$BASHPID" > "$step_pidfile"; set -euo pipefail; "$fn" ) 2>&1 | tee "$log" &
   else
@@ -263,7 +293,7 @@ run_step() {
   step_pid=$!
   step_rc=0
   wait "$step_pid" || step_rc=$?
-  step_pid=""
+  step_pid="" step_current=""
   rm -f "$step_pidfile"
   secs=$(( $(date +%s) - t0 ))
   step_names+=("$name") step_secs+=("$secs")
@@ -283,8 +313,12 @@ run_step() {
 
 # in_root 'SHELL COMMANDS': a login-less root shell inside the root, in a clean
 # environment (what a newcomer's root shell has) plus this machine's DOTNET_/NUGET_ settings.
+# SIGINT and SIGQUIT back to their defaults first: the steps run in the background
+# of this script, where bash ignores them, and an ignored SIGINT would be
+# inherited by make, pytest and the harness (whose Ctrl-C handling is tested).
 in_root() {
-  chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
+  perl -e '$SIG{INT} = $SIG{QUIT} = "DEFAULT"; exec @ARGV or die "exec $ARGV[0]: $!\n"' \
+    chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 TERM="${TERM:-dumb}" ${pass_env[@]+"${pass_env[@]}"} \
     /bin/bash -c "$1"
@@ -435,15 +469,4 @@ if [ "$step_rc" -eq 0 ]; then
   run_step make-reproduce-quick step_reproduce stream
 fi
 
-say ""
-say "==> summary ($repo at ${commit:0:12})"
-for i in "${!step_names[@]}"; do
-  printf '  %-28s %8s  %s\n' "${step_names[$i]}" "$(fmt_secs "${step_secs[$i]}")" "${step_results[$i]}"
-done
-printf '  %-28s %8s\n' total "$(fmt_secs $(( $(date +%s) - t_start )))"
-if [ -z "$failed" ]; then
-  say "PASS: make test and make reproduce PROFILE=quick work on the first try on a fresh Debian 12"
-  exit 0
-fi
-say "FAIL: step '$failed' failed (log in $logs)"
-exit 1
+exit 0   # on_exit cleans up and prints the summary and the verdict
