@@ -33,8 +33,17 @@
 # --mirror URL     Debian archive (default: this machine's, from /etc/apt)
 # -h, --help       this text
 #
-# Needs about 6 GB free where the root goes (and ~0.3 GB for the cache), and
-# 20-30 minutes on 2 cores. Logs: <root>.logs/ (kept), one file per step.
+# Needs about 3 GB where the root goes (it asks for 4 GB free) and 0.2 GB for the
+# cache; about 15 minutes on 2 cores (debootstrap 1 min, or seconds from the cache;
+# prerequisites 0.5; make test 8-10, of which pytest 5-6; the quick reproduce 2.5).
+# Logs: <root>.logs/ (kept), one file per step, and a copy of the quick run folder.
+# Ctrl-C (or SIGTERM) stops everything inside the root, unmounts and cleans up.
+#
+# Where it follows this machine rather than a bare newcomer: the root uses this
+# machine's Debian mirror and its apt validity-check settings (a snapshot mirror),
+# its resolv.conf and hosts, and this shell's DOTNET_* and NUGET_* variables (and
+# NuGet.Config, if any); packages start no services in the root (policy-rc.d), as
+# in a container, so nginx does not take this machine's port 80.
 set -euo pipefail
 
 prog=${0##*/}
