@@ -43,7 +43,7 @@ build/testapp/TestApp: $(APP_SOURCES)
 # Go is looked up when a recipe runs, not when make starts: on a first `make setup`
 # it is installed by the system-packages step that ran just before.
 GO_FIND := command -v /usr/lib/go-1.23/bin/go || command -v go
-GO_CHECK := @$(GO_FIND) >/dev/null || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Prerequisites)"; exit 1; }
+GO_CHECK := @{ $(GO_FIND); } >/dev/null || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Prerequisites)"; exit 1; }
 
 build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum Makefile | system-packages
 	$(GO_CHECK)
