@@ -130,3 +130,15 @@ def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tm
         StudyRun.from_parameters("jcsi2018", "quick", {**given, "modes": ["iis"]}, "x")
     with pytest.raises(BadInput, match="study 'jcsi2018' has no profile 'fast'"):
         StudyRun.from_parameters("jcsi2018", "fast", None, "x")
+
+
+def test_the_readmes_example_numbers_are_the_example_runs():
+    from hostbench.analysis import example
+    from hostbench.paths import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    written = readme[readme.index(example.START) : readme.index(example.END) + len(example.END)]
+    assert written == example.block(ROOT / "data" / "runs" / "example-paper"), (
+        "README's example block is stale: python -m hostbench.analysis.example "
+        "data/runs/example-paper"
+    )
