@@ -142,3 +142,10 @@ def test_the_readmes_example_numbers_are_the_example_runs():
         "README's example block is stale: python -m hostbench.analysis.example "
         "data/runs/example-paper"
     )
+
+
+def test_machine_state_reads_each_runs_readings(run3):
+    text = report.machine_state(run3["results"])
+    load = run3["results"]["load_avg_1m"]
+    assert f"{load.min():.1f}-{load.max():.1f}" in text
+    assert f"up to {run3['results']['cpu_steal_pct'].max():.1f}%" in text

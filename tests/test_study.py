@@ -232,3 +232,28 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
     time.sleep(0.5)
     assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
     assert not list(runs.glob("s/*/row.json"))  # no partial row
+
+
+def test_calibrate_sweeps_concurrency_on_the_real_app(tmp_path):
+    args = ["--mode", "kestrel", "--tool", "bombardier", "--levels", "1", "4", "--duration", "1"]
+    cli = _cli("calibrate", *args, "--warmup", "0", "--run-id", "cal", "--runs-dir", str(tmp_path))
+    out, err = cli.communicate(timeout=120)
+    assert cli.returncode == 0, err
+    rows = _rows(tmp_path / "cal" / "results.csv")
+    assert [int(r["concurrency"]) for r in sorted(rows, key=lambda r: int(r["concurrency"]))] == [
+        1,
+        4,
+    ]
+    assert all(float(r["rps"]) > 0 for r in rows)
+    assert "kestrel, text: throughput stops growing at concurrency" in out
+
+
+def test_a_test_app_without_its_run_bit_is_one_line(tmp_path, monkeypatch):
+    from hostbench.errors import ToolMissing
+    from hostbench.harness import tools
+
+    app = tmp_path / "TestApp"
+    app.write_text("not runnable")
+    monkeypatch.setattr(tools, "TESTAPP", app)
+    with pytest.raises(ToolMissing, match=f"TestApp at {app} is not executable: run `make setup`"):
+        tools.find_tool("TestApp")

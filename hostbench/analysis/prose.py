@@ -131,3 +131,16 @@ def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
         for r in rows.itertuples(index=False)
     ]
     return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)
+
+
+def machine_state(results: pd.DataFrame) -> str:
+    """How quiet the machine was while the runs ran, from each row's readings (Markdown)."""
+    load = results["load_avg_1m"]
+    steal = pd.to_numeric(results["cpu_steal_pct"], errors="coerce")
+    freq = pd.to_numeric(results["cpu_freq_mhz"], errors="coerce").dropna()
+    clock = f"; the CPU clock read {freq.min():,.0f}-{freq.max():,.0f} MHz" if len(freq) else ""
+    return (
+        f"During the runs, the 1-minute load average at each run's start was "
+        f"{load.min():.1f}-{load.max():.1f} and the hypervisor stole up to "
+        f"{steal.max():.1f}% of the CPU time{clock}. A machine doing other work shows here."
+    )
