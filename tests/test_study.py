@@ -35,6 +35,18 @@ def _cli(*args, **kwargs):
     )
 
 
+def _children_once_loading(cli, timeout=90):
+    """The CLI's child processes, once its load generator (bombardier) runs."""
+    deadline = time.monotonic() + timeout
+    children = []
+    while time.monotonic() < deadline:
+        children = psutil.Process(cli.pid).children(recursive=True)
+        if any(c.name() == "bombardier" for c in children):
+            return children
+        time.sleep(0.1)
+    raise AssertionError(f"no bombardier among {[c.name() for c in children]}")
+
+
 def _rows(path):
     with open(path) as f:
         return list(csv.DictReader(f))
@@ -54,13 +66,7 @@ def test_interrupted_study_leaves_nothing_running_and_resumes(tmp_path):
         assert cli.poll() is None, cli.communicate()
         assert time.monotonic() < deadline, "first run never completed"
         time.sleep(0.2)
-    children = []
-    while time.monotonic() < deadline:  # ...and for run 2's load generator to be running
-        children = psutil.Process(cli.pid).children(recursive=True)
-        if any(c.name() == "bombardier" for c in children):
-            break
-        time.sleep(0.1)
-    assert any(c.name() == "bombardier" for c in children)
+    children = _children_once_loading(cli)  # ...and for run 2's load generator to be running
     cli.send_signal(signal.SIGINT)
     _, err = cli.communicate(timeout=60)
     assert cli.returncode == 130, err
@@ -216,14 +222,7 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
     runs = tmp_path / "runs"
     params = _params_file(tmp_path, modes=["nginx"], duration_s=10)
     cli = _cli("run", str(params), "--run-id", "s", "--runs-dir", str(runs), "--no-progress")
-    deadline = time.monotonic() + 60
-    children = []
-    while time.monotonic() < deadline:  # the load is running: app, nginx, bombardier
-        children = psutil.Process(cli.pid).children(recursive=True)
-        if any(c.name() == "bombardier" for c in children):
-            break
-        time.sleep(0.1)
-    assert any(c.name() == "bombardier" for c in children)
+    children = _children_once_loading(cli)  # app, nginx, bombardier
     cli.send_signal(signal.SIGINT)
     time.sleep(0.05)
     cli.send_signal(signal.SIGINT)  # impatient: again, while the first is stopping children

@@ -151,13 +151,17 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def load_environment(run_dir: str | Path) -> dict:
-    """The machine a study ran on, as the harness recorded it (environment.json)."""
-    path = Path(run_dir) / "environment.json"
+def _record(run_dir: str | Path, name: str) -> dict:
+    path = Path(run_dir) / name
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        raise BadInput(f"no environment record at {path}: run the study first") from None
+        raise BadInput(f"no {name} at {path.parent}: run the study first") from None
+
+
+def load_environment(run_dir: str | Path) -> dict:
+    """The machine a study ran on, as the harness recorded it (environment.json)."""
+    return _record(run_dir, "environment.json")
 
 
 def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
@@ -170,9 +174,7 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
     if baseline is None:
-        params_path = run_dir / "params.json"
-        recorded = json.loads(params_path.read_text()) if params_path.exists() else {}
-        baseline = recorded.get("baseline") or DEFAULT_BASELINE
+        baseline = load_params(run_dir).get("baseline") or DEFAULT_BASELINE
     ratios = paired_ratios(results, baseline)
     path = run_dir / "ratios.csv"
     tmp = path.with_suffix(".csv.tmp")
@@ -183,11 +185,7 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
 
 def load_params(run_dir: str | Path) -> dict:
     """The params a study ran with, as the harness recorded them (params.json)."""
-    path = Path(run_dir) / "params.json"
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"no params record at {path}: run the study first") from None
+    return _record(run_dir, "params.json")
 
 
 def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:

@@ -77,17 +77,19 @@ def invalid_reason(row: dict) -> str:
     return "; ".join(reasons)
 
 
-def completed_row(run_dir: Path) -> dict | None:
-    """The row of a completed run, None if none; a damaged row.json is one clear error."""
-    path = run_dir / ROW_FILE
+def read_json(path: Path, remedy: str) -> dict | None:
+    """A JSON record the harness wrote, None if absent; a damaged one is one clear error."""
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
-        raise HostbenchError(
-            f"{path} is damaged ({type(e).__name__}); delete that run folder to measure it again"
-        ) from None
+        raise HostbenchError(f"{path} is damaged ({type(e).__name__}); {remedy}") from None
+
+
+def completed_row(run_dir: Path) -> dict | None:
+    """The row of a completed run, None if none."""
+    return read_json(run_dir / ROW_FILE, "delete that run folder to measure it again")
 
 
 def steady(rates: list[float], tolerance_pct: float) -> bool:
