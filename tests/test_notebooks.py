@@ -17,6 +17,8 @@ from hostbench.reproduce import reproduce, reproduce_all
 from hostbench.studies import STUDIES, available
 
 PAPER_NOTEBOOK = STUDIES["jcsi2018"].notebook
+# The batch of every study's quick profile takes minutes, more than the suite's default.
+pytestmark = pytest.mark.timeout(3600)
 
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
