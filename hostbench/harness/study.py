@@ -39,7 +39,7 @@ RESULT_COLUMNS = [
     "latency_p90_ms", "latency_p99_ms", "latency_max_ms", "non_2xx", "errors", "bytes_read",
     "server_requests", "count_diff_pct", "valid", "invalid_reason", "cpu_total_pct",
     "cpu_total_pct_max", "cpu_server_cores", "cpu_proxy_cores", "cpu_loadgen_cores",
-    "rss_server_mb", "cpu_samples", "cpu_sampler_cores", "machine_cores", "loadgen_cpus",
+    "rss_server_mb", "rss_server_mean_mb", "rss_server_peak_mb", "cpu_samples", "cpu_sampler_cores", "machine_cores", "loadgen_cpus",
     "server_cpus", "loadgen_limited", "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct",
     "fingerprint",
 ]  # fmt: skip
