@@ -29,13 +29,7 @@ DONE_FILE = "reproduce.json"  # written when a study's notebook and report are c
 
 def _budget_s(params: StudyParams) -> int:
     """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled."""
-    runs = (
-        len(params.modes)
-        * len(params.scenarios)
-        * len(params.tools)
-        * len(params.concurrency)
-        * params.repetitions
-    )
+    runs = len(params.cells()) * params.repetitions
     per_run = params.duration_s + params.warmup_s + 15
     return int(2 * runs * per_run + 900)
 
