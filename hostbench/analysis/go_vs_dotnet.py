@@ -315,7 +315,7 @@ def _pct(x: float) -> str:
 
 
 def _times(x: float) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{x:.1f}x"
+    return "n/a" if x is None or math.isnan(x) else f"{x:.2f}x"
 
 
 def _ci(r) -> str:
@@ -331,8 +331,8 @@ def memory_words(r) -> str:
         return "no paired blocks: n/a"
     if math.isnan(r.ci_low):
         return f"one block only, no interval: {_times(r.ratio)} Iris MVC's"
-    low, high = math.floor(10 * r.ci_low) / 10, math.ceil(10 * r.ci_high) / 10
-    interval = f"(95% CI {low:.1f}-{high:.1f}x)"
+    low, high = math.floor(100 * r.ci_low) / 100, math.ceil(100 * r.ci_high) / 100
+    interval = f"(95% CI {low:.2f}-{high:.2f}x)"
     if r.ci_low > 1:
         return f"more memory: {_times(r.ratio)} Iris MVC's {interval}"
     if r.ci_high < 1:
