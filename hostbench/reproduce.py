@@ -33,8 +33,7 @@ def _budget_s(params: StudyParams) -> int:
     studies = [params, *(params.sub_study(name) for name in params.sub_studies)]
     seconds = 0.0
     for p in studies:
-        runs = len(p.modes) * len(p.scenarios) * len(p.tools) * len(p.concurrency) * p.repetitions
-        seconds += runs * (p.duration_s + p.warmup_s + 15)
+        seconds += len(p.cells()) * p.repetitions * (p.duration_s + p.warmup_s + 15)
     return int(2 * seconds + 900)
 
 

@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hostbench import httpclient  # noqa: E402
 from hostbench.errors import HostbenchError  # noqa: E402
-from hostbench.loadgen import GENERATORS, get_generator  # noqa: E402
+from hostbench.harness import httpclient  # noqa: E402
+from hostbench.harness.loadgen import GENERATORS, get_generator  # noqa: E402
+from hostbench.harness.processes import ManagedProcess  # noqa: E402
+from hostbench.harness.tools import find_tool  # noqa: E402
 from hostbench.paths import ROOT  # noqa: E402
-from hostbench.processes import ManagedProcess  # noqa: E402
-from hostbench.tools import find_tool  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "loadgen"
 CONCURRENCY = 4

@@ -55,3 +55,34 @@ def test_unknown_group_and_bad_interval(tmp_path):
         CpuMonitor(tmp_path / "s.csv").watch("db", 1)
     with pytest.raises(ValueError):
         CpuMonitor(tmp_path / "s.csv", interval_s=0)
+
+
+# Holds 20 MB, then after 1.5 s 120 MB more (touched, so resident) until it is killed.
+GROW = (
+    "import time\n"
+    "a = bytearray(20 * 2**20)\n"
+    "time.sleep(1.5)\n"
+    "b = bytearray(120 * 2**20)\n"
+    "time.sleep(30)\n"
+)
+
+
+def test_server_memory_is_reported_as_steady_mean_steady_max_and_peak(tmp_path):
+    grower = subprocess.Popen([sys.executable, "-c", GROW])
+    try:
+        time.sleep(0.3)
+        monitor = CpuMonitor(tmp_path / "samples.csv", interval_s=0.2)
+        monitor.watch("server", grower.pid)
+        with monitor:
+            time.sleep(3.5)
+        s = monitor.summary(drop_s=0.5)
+    finally:
+        grower.kill()
+        grower.wait()
+    samples = [r["rss_server_mb"] for r in monitor.rows]
+    assert min(samples) < 100 < max(samples)  # it grew while we watched
+    assert s["rss_server_peak_mb"] == max(samples) > 120
+    # The mean lies between the two plateaus; the steady max is the plateau after growing.
+    assert min(samples) < s["rss_server_mean_mb"] < s["rss_server_mb"] <= s["rss_server_peak_mb"]
+    header = (tmp_path / "samples.csv").read_text().splitlines()[0]
+    assert "rss_server_mb" in header

@@ -333,3 +333,12 @@ def test_drift_bad_input():
         drift(good().assign(started_at="yesterday"))
     with pytest.raises(BadInput, match="no \\(valid\\) runs"):
         drift(good().assign(valid=False))
+
+
+def test_mean_interval_by_hand():
+    # Three values 1, 2, 3: mean 2, sd 1, t(0.975, 2) = 4.3027; half-width 4.3027 / sqrt(3).
+    n, mean, low, high = intervals.mean_interval([1.0, 2.0, 3.0])
+    assert (n, mean) == (3, 2.0)
+    assert high - mean == pytest.approx(mean - low) == pytest.approx(4.302653 / math.sqrt(3))
+    assert intervals.mean_interval([5.0, NAN])[:2] == (1, 5.0)  # NaN left out
+    assert math.isnan(intervals.mean_interval([5.0])[2]) and intervals.mean_interval([])[0] == 0

@@ -46,7 +46,8 @@ STRUCTURE = [
     r"pp\. \d+-\d+",
     r"Institute \d+",  # the journal's volume
     r"\bnon-2xx\b|\bp50\b|\b99th\b|\bk6\b|\b100%",  # names; 100% is the baseline by definition
-    r"`[^`]*/[^`]*`",  # file paths
+    r"`[A-Z_]+=\d+`",  # an environment variable setting, e.g. `DOTNET_X=1`
+    r"`[^`/]*/[^`]*`",  # file paths
 ]
 
 

@@ -1,5 +1,8 @@
 """Params validation: every bad input is one line naming what was wrong and what is allowed."""
 
+import itertools
+import random
+
 import pytest
 import yaml
 
@@ -68,6 +71,35 @@ def test_scalars_are_accepted_where_lists_are_expected():
         ({"modes": ["iis-inprocess"]}, "mode 'iis-inprocess' runs only on Windows"),
         ({"modes": ["external"]}, "mode 'external' needs a URL"),
         ({"modes": ["external"], "url": "http://10.0.0.5:80"}, "is not loopback"),
+        ({"pipeline": 16}, "pipeline 16 not supported by k6; only wrk pipelines (scenario html)"),
+        ({"tools": ["wrk"], "pipeline": {"pdf": 16}}, "'pipeline' names scenario 'pdf', not one"),
+        ({"tools": ["wrk"], "pipeline": {"text": 0}}, "'pipeline.text' must be an integer >= 1"),
+        ({"tools": ["wrk"], "pipeline": {}}, "'pipeline' is an empty mapping"),
+        ({"tools": ["ab"], "requests": {"html": 1.5}}, "'requests.html' must be an integer >= 1"),
+        ({"requests": {"html": 1000}}, "k6 cannot stop after a request count; ab and bombardier"),
+        ({"app_env": ["X=1"]}, "'app_env' must be a mapping of names to strings"),
+        ({"app_env": {"X": 1}}, "'app_env': X must be a string (quote it: '1'), got 1"),
+        ({"app_env": {"A B": "1"}}, "'app_env': 'A B' is not an environment variable name"),
+        ({"variants": ["a"]}, "'variants' must map names to settings"),
+        ({"variants": {"a_b": {}}}, "variant name 'a_b': use up to 40 letters, digits and '-'"),
+        ({"variants": {"a": {"args": []}}}, "variant 'a': unknown key(s) args; allowed: app_args"),
+        ({"variants": {"a": {"app_args": "--x"}}}, "'variants.a.app_args' must be a list of str"),
+        ({"variants": {"a": {"app_env": {"X": True}}}}, "'variants.a.app_env': X must be a str"),
+        (
+            {"modes": ["iris"], "scenarios": ["values"], "variants": {"a": {}}},
+            "'variants' sets test-app options, but mode 'iris' runs goserver",
+        ),
+        (
+            {"modes": ["iris"], "scenarios": ["values", "values-minimal"]},
+            "mode 'iris' does not serve scenario 'values-minimal'; it serves values, templates "
+            "(params key scenario_modes can run a scenario under some modes only)",
+        ),
+        (
+            {"scenario_modes": {"pdf": ["kestrel"]}},
+            "'scenario_modes' names scenario 'pdf', not one",
+        ),
+        ({"scenario_modes": {"html": ["caddy"]}}, "html lists mode 'caddy', not one of this study"),
+        ({"scenario_modes": {"html": []}}, "'scenario_modes.html' is an empty list"),
     ],
 )
 def test_bad_params_are_refused_with_one_line(change, message):
@@ -136,3 +168,67 @@ def test_bad_yaml_and_missing_file(tmp_path):
 def test_bad_run_ids(run_id):
     with pytest.raises(BadInput, match="run id"):
         check_run_id(run_id)
+
+
+def test_per_scenario_requests_and_pipeline_apply_to_their_scenarios_only():
+    p = StudyParams.from_dict(
+        {**GOOD, "tools": ["bombardier"], "requests": {"html": 1000}, "pipeline": 1}
+    )
+    assert (p.requests_for("html"), p.requests_for("text")) == (1000, None)
+    w = StudyParams.from_dict({**GOOD, "tools": ["wrk"], "pipeline": {"text": 16}})
+    assert (w.pipeline_for("text"), w.pipeline_for("html")) == (16, 1)
+    assert StudyParams.from_dict(w.to_dict()) == w  # as papermill passes them
+    assert w.measured_settings()["pipeline"] == {"text": 16}  # in every run's fingerprint
+    one = StudyParams.from_dict({**GOOD, "tools": ["ab"], "requests": 500})
+    assert one.requests_for("html") == one.requests_for("text") == 500
+
+
+def test_variants_are_cells_of_their_own_with_the_app_options_added():
+    raw = {
+        **GOOD,
+        "modes": ["kestrel", "nginx"],
+        "app_args": ["--log-level", "Warning"],
+        "app_env": {"A": "1"},
+        "variants": {"plain": {}, "ioq1": {"app_args": ["--io-queue-count", "1"]},
+                     "inline": {"app_env": {"A": "2", "B": "x"}}},
+    }  # fmt: skip
+    p = StudyParams.from_dict(raw)
+    assert StudyParams.from_dict(p.to_dict()) == p
+    assert len(p.cells()) == 2 * 3 * 2 * 2 * 2
+    assert p.options_for("").app_args == ["--log-level", "Warning"]
+    ioq1 = p.options_for("ioq1")
+    assert ioq1.app_args == ["--log-level", "Warning", "--io-queue-count", "1"]
+    assert p.options_for("inline").app_env == {"A": "2", "B": "x"}  # the variant's value wins
+    assert p.options.app_env == {"A": "1"}  # unchanged
+    runs = run_order(p, seed=1)
+    keys = [r.key for r in runs]
+    assert len(set(keys)) == len(keys) == len(p.cells()) * 3
+    one = next(r for r in runs if r.variant == "ioq1" and r.mode == "nginx")
+    assert one.key == f"nginx@ioq1__{one.scenario}__{one.tool}__c{one.concurrency}__r{one.block}"
+
+
+def test_scenario_modes_runs_a_scenario_under_the_modes_listed_only():
+    raw = {
+        **GOOD,
+        "modes": ["kestrel", "iris"],
+        "scenarios": ["values", "values-minimal"],
+        "scenario_modes": {"values-minimal": ["kestrel"]},
+    }
+    p = StudyParams.from_dict(raw)
+    pairs = {(m, sc) for m, _, sc, _, _ in p.cells()}
+    assert pairs == {("kestrel", "values"), ("iris", "values"), ("kestrel", "values-minimal")}
+    assert len(run_order(p, seed=3)) == 3 * 2 * 2 * 3  # pairs x tools x concurrency x blocks
+
+
+def test_a_study_without_variants_keeps_its_run_order_and_keys():
+    # The same seed gives the same order as before variants existed: resumable folders stay so.
+    p = StudyParams.from_dict(GOOD)
+    runs = run_order(p, seed=7)
+    assert all(r.variant == "" and "@" not in r.key for r in runs)
+    rng, before = random.Random(7), []  # the order as hostbench drew it before variants
+    cells = list(itertools.product(p.modes, p.scenarios, p.tools, p.concurrency))
+    for block in (1, 2, 3):
+        order = cells[:]
+        rng.shuffle(order)
+        before += [f"{m}__{sc}__{t}__c{c}__r{block}" for m, sc, t, c in order]
+    assert [r.key for r in runs] == before

@@ -363,3 +363,23 @@ def _start_times(values: pd.Series) -> pd.Series:
         return pd.to_datetime(values, utc=True, format="ISO8601")
     except (ValueError, TypeError):
         raise BadInput("started_at has values that are not ISO 8601 times") from None
+
+
+# --- one mean ------------------------------------------------------------------------------
+
+
+def mean_interval(values, confidence: float = 0.95) -> tuple[int, float, float, float]:
+    """(n, mean, low, high): a Student t interval for the mean of independent values.
+
+    For one cell's runs over blocks (not paired: comparisons between cells use
+    paired_ratios). NaN values are left out; fewer than 2 values give a NaN interval.
+    """
+    x = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
+    n = len(x)
+    if n == 0:
+        return 0, math.nan, math.nan, math.nan
+    centre = float(x.mean())
+    if n == 1:
+        return 1, centre, math.nan, math.nan
+    half = t_quantile(0.5 + confidence / 2.0, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    return n, centre, centre - half, centre + half

@@ -144,7 +144,12 @@ class CpuMonitor:
             writer.writerows(self.rows)
 
     def summary(self, drop_s: float = 1.0) -> dict:
-        """Steady-state means: the first and last `drop_s` seconds are ramp-up/down."""
+        """Steady-state means: the first and last `drop_s` seconds are ramp-up/down.
+
+        The server's memory (RSS of its process tree): `rss_server_mean_mb` the mean and
+        `rss_server_mb` the largest sample at steady state, `rss_server_peak_mb` the largest
+        sample of the whole load, ramps included.
+        """
         end = self.rows[-1]["t_s"] if self.rows else 0.0
         steady = [r for r in self.rows if drop_s <= r["t_s"] <= end - drop_s] or self.rows
 
@@ -159,6 +164,8 @@ class CpuMonitor:
             "cpu_proxy_cores": mean("proxy_cores"),
             "cpu_loadgen_cores": mean("loadgen_cores"),
             "rss_server_mb": max((r["rss_server_mb"] for r in steady), default=math.nan),
+            "rss_server_mean_mb": mean("rss_server_mb"),
+            "rss_server_peak_mb": max((r["rss_server_mb"] for r in self.rows), default=math.nan),
             "cpu_samples": len(self.rows),
             "cpu_sampler_cores": getattr(self, "sampler_cores", math.nan),
             "machine_cores": self.cores,

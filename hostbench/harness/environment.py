@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 
 from ..errors import HostbenchError
-from ..paths import ROOT
+from ..paths import BIN, ROOT
 
 PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psutil", "k6")
 
@@ -70,6 +70,32 @@ def dotnet_versions() -> dict[str, str]:
     }
 
 
+GO_BUILDINFO = b"\xff Go buildinf:"
+
+
+def go_build(binary: Path) -> dict[str, str]:
+    """The Go version and Iris module version a Go binary (goserver) was built with.
+
+    Read from the build information Go (>= 1.18) embeds: a 32-byte header, then the Go
+    version as a length-prefixed string, then the module list (`dep\tMODULE\tVERSION`).
+    """
+    try:
+        data = Path(binary).read_bytes()
+    except OSError:
+        return {"go": "not built", "iris": "not built"}
+    at = data.find(GO_BUILDINFO)
+    go = "unknown"
+    if at >= 0 and data[at + 15] & 2:  # flag 2: strings inline after the header
+        n, shift, i = 0, 0, at + 32
+        while data[i] & 0x80:  # unsigned varint
+            n |= (data[i] & 0x7F) << shift
+            shift, i = shift + 7, i + 1
+        n |= data[i] << shift
+        go = data[i + 1 : i + 1 + n].decode(errors="replace")
+    iris = re.search(rb"\tgithub\.com/kataras/iris/v12\t(v[0-9A-Za-z.+-]+)", data)
+    return {"go": go, "iris": iris.group(1).decode() if iris else "unknown"}
+
+
 def git_commit() -> str:
     commit = _cmd("git", "rev-parse", "--short", "HEAD")
     dirty = _cmd("git", "status", "--porcelain", "--untracked-files=no")
@@ -94,6 +120,7 @@ def collect() -> dict:
         "kernel": platform.release(),
         "dotnet": dotnet_versions(),
         "tools": tool_versions(),
+        "goserver": go_build(BIN / "goserver"),
         "python": platform.python_version(),
         "python_packages": {p: _package_version(p) for p in PYTHON_PACKAGES},
         "git_commit": git_commit(),

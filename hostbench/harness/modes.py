@@ -8,6 +8,7 @@ stopped on success, on error and on Ctrl-C.
 
 import http.client
 import json
+import os
 import platform
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -33,6 +34,7 @@ class LaunchOptions:
     url: str | None = None  # external / IIS modes: where the user's server answers
     watch: list[str] = field(default_factory=list)  # external: process names to sample
     allow_remote: bool = False  # external: permit a non-loopback URL
+    app_env: dict[str, str] = field(default_factory=dict)  # extra environment of the test app
 
 
 @dataclass
@@ -65,6 +67,14 @@ class Target:
         r = httpclient.get(self.app_url + "/__stats", unix_socket=self.app_socket)
         return json.loads(r.body) if r.status == 200 else None
 
+    def transport_info(self) -> dict | None:
+        """The test app's socket-transport settings as Kestrel runs with them (GET /__transport),
+        or None for a server that does not report them."""
+        if self.app_url is None:
+            return None
+        r = httpclient.get(self.app_url + "/__transport", unix_socket=self.app_socket)
+        return json.loads(r.body) if r.status == 200 else None
+
     def reset_server_stats(self):
         if self.app_url is not None:
             httpclient.request("POST", self.app_url + "/__stats/reset", unix_socket=self.app_socket)
@@ -74,7 +84,7 @@ def _app_process(
     run_dir: Path, listen: str, opts: LaunchOptions, extra=(), cpus=None, server="TestApp"
 ) -> ManagedProcess:
     """The server program (the test app, or goserver) listening on `listen` (a URL or
-    http://unix:/path); the params' app_args go to the test app only."""
+    http://unix:/path); the params' app_args and app_env go to the test app only."""
     if listen.startswith("http://unix:"):
         socket_path = listen.removeprefix("http://unix:")
 
@@ -87,8 +97,10 @@ def _app_process(
 
     app_args = opts.app_args if server == "TestApp" else []
     argv = [find_tool(server), "--urls", listen, *extra, *app_args]
+    # None: the harness's own environment; else that plus the app's variables.
+    env = {**os.environ, **opts.app_env} if server == "TestApp" and opts.app_env else None
     return ManagedProcess(
-        server, argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus
+        server, argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus, env=env
     )
 
 

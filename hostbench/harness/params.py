@@ -13,7 +13,7 @@ import json
 import math
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -31,7 +31,13 @@ OPTIONAL = {
     "seed": None,  # of the run order within blocks; None: a new one, recorded in params.json
     "sample_interval_s": 0.5,  # CPU monitor period
     "steady_tolerance_pct": 5.0,  # warm-up ends when 3 one-second windows agree within this
-    "requests": None,  # a fixed request count per run (ab/bombardier -n); duration_s bounds it
+    # A fixed request count per run (ab/bombardier -n), one number or one per scenario
+    # ({values: 5000000, templates: 1000000}; scenarios not named run for duration_s);
+    # duration_s bounds it.
+    "requests": None,
+    # Requests per write (wrk only, TechEmpower's pipeline.lua), one number or one per
+    # scenario ({plaintext: 16}; scenarios not named: 1).
+    "pipeline": 1,
     "keepalive": True,  # false: a new connection per request (ab without -k)
     "loadgen_cpus": None,  # CPU ids for the load generator; the app and proxy get the others
     "access_log": False,  # proxy access logs
@@ -42,10 +48,19 @@ OPTIONAL = {
     # Smaller studies the notebook runs beside this one, each as overrides of these params,
     # e.g. {calibration: {concurrency: [1, 2, 4, 8]}, sensitivity: {tools: [bombardier]}}.
     "sub_studies": {},
+    "app_env": {},  # environment variables for the test app, names to strings: {DOTNET_X: "1"}
+    # Named settings of the test app, each a cell of its own (in the run key and results.csv):
+    # {name: {app_args: [...], app_env: {...}}}, added to app_args/app_env; {} = none.
+    "variants": {},
+    # Scenarios that run under some modes only: {values-minimal: [kestrel]}; others: every mode.
+    "scenario_modes": {},
 }
 # Keys that describe or explain a study but do not change what a run measures.
 NOT_MEASURED = ("description", "baseline", "seed", "sub_studies")
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+VARIANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,39}$")  # no "_" or ".": run keys stay parseable
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+VARIANT_KEYS = ("app_args", "app_env")
 
 
 def _as_list(key: str, value) -> list:
@@ -84,6 +99,98 @@ def _number(key: str, value, *, minimum: float, integer: bool = False):
     return value
 
 
+def _env(key: str, value) -> dict[str, str]:
+    """A mapping of environment variable names to string values."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(f"params key {key!r} must be a mapping of names to strings, got {value!r}")
+    for name, v in value.items():
+        if not isinstance(name, str) or not ENV_NAME.match(name):
+            raise BadInput(f"params key {key!r}: {name!r} is not an environment variable name")
+        if not isinstance(v, str):
+            raise BadInput(
+                f"params key {key!r}: {name} must be a string (quote it: '{v}'), got {v!r}"
+            )
+    return dict(value)
+
+
+def _per_scenario(key: str, value, scenarios: list[str], check) -> int | dict[str, int] | None:
+    """One value for every scenario, or a mapping scenario -> value for some of them."""
+    if not isinstance(value, dict):
+        return check(key, value)
+    if not value:
+        raise BadInput(f"params key {key!r} is an empty mapping; name at least one scenario")
+    unknown = [sc for sc in value if sc not in scenarios]
+    if unknown:
+        raise BadInput(
+            f"params key {key!r} names scenario {unknown[0]!r}, not one of this study's "
+            f"{', '.join(scenarios)}"
+        )
+    return {sc: check(f"{key}.{sc}", v) for sc, v in value.items()}
+
+
+def _count(key: str, value) -> int:
+    return _number(key, value, minimum=1, integer=True)
+
+
+def _variants(value) -> dict[str, dict]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(
+            f"params key 'variants' must map names to settings ({{name: {{app_args: [...], "
+            f"app_env: {{...}}}}}}), got {value!r}"
+        )
+    out = {}
+    for name, body in value.items():
+        if not isinstance(name, str) or not VARIANT.match(name):
+            raise BadInput(
+                f"variant name {name!r}: use up to 40 letters, digits and '-', "
+                "starting with a letter or digit"
+            )
+        body = {} if body is None else body
+        if not isinstance(body, dict):
+            raise BadInput(f"variant {name!r} must be a mapping with app_args and/or app_env")
+        unknown = sorted(set(body) - set(VARIANT_KEYS))
+        if unknown:
+            raise BadInput(
+                f"variant {name!r}: unknown key(s) {', '.join(map(str, unknown))}; "
+                f"allowed: {', '.join(VARIANT_KEYS)}"
+            )
+        out[name] = {
+            "app_args": _strings(f"variants.{name}.app_args", body.get("app_args")),
+            "app_env": _env(f"variants.{name}.app_env", body.get("app_env")),
+        }
+    return out
+
+
+def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, list[str]]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(
+            f"params key 'scenario_modes' must map scenarios to lists of modes, got {value!r}"
+        )
+    out = {}
+    for scenario, only in value.items():
+        if scenario not in scenarios:
+            raise BadInput(
+                f"params key 'scenario_modes' names scenario {scenario!r}, not one of this "
+                f"study's {', '.join(scenarios)}"
+            )
+        only = [str(m) for m in _as_list(f"scenario_modes.{scenario}", only)]
+        only = _unique(f"scenario_modes.{scenario}", only)
+        stray = [m for m in only if m not in modes]
+        if stray:
+            raise BadInput(
+                f"params key 'scenario_modes': {scenario} lists mode {stray[0]!r}, not one of "
+                f"this study's {', '.join(modes)}"
+            )
+        out[scenario] = only
+    return out
+
+
 def _cpus(value) -> list[int] | None:
     if value is None:
         return None
@@ -114,9 +221,12 @@ class StudyParams:
     seed: int | None = None
     sample_interval_s: float = 0.5
     steady_tolerance_pct: float = 5.0
-    requests: int | None = None
+    requests: int | dict[str, int] | None = None  # one count, or one per scenario
+    pipeline: int | dict[str, int] = 1  # one depth, or one per scenario
     keepalive: bool = True
     loadgen_cpus: list[int] | None = None
+    variants: dict[str, dict] = field(default_factory=dict)
+    scenario_modes: dict[str, list[str]] = field(default_factory=dict)
     options: LaunchOptions = field(default_factory=LaunchOptions)
     sub_studies: dict[str, dict] = field(default_factory=dict)
 
@@ -152,11 +262,27 @@ class StudyParams:
             url=url,
             watch=_strings("watch", p["watch"]),
             allow_remote=_bool("allow_remote", p["allow_remote"]),
+            app_env=_env("app_env", p["app_env"]),
         )
+        variants = _variants(p["variants"])
+        scenario_modes = _scenario_modes(p["scenario_modes"], modes, scenarios)
         for m in modes:
-            check(get_mode(m), opts)
+            mode = get_mode(m)
+            check(mode, opts)
+            if variants and mode.server != "TestApp":
+                raise BadInput(
+                    f"params key 'variants' sets test-app options, but mode {m!r} runs "
+                    f"{mode.server}; give variants to TestApp modes only"
+                )
             for sc in scenarios:
-                check_serves(get_mode(m), get_scenario(sc))
+                if m not in scenario_modes.get(sc, modes):
+                    continue
+                try:
+                    check_serves(mode, get_scenario(sc))
+                except BadInput as e:
+                    raise BadInput(
+                        f"{e} (params key scenario_modes can run a scenario under some modes only)"
+                    ) from None
         baseline = p["baseline"]
         if baseline is not None and baseline not in modes:
             raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
@@ -172,7 +298,8 @@ class StudyParams:
                 )
         requests = p["requests"]
         if requests is not None:
-            requests = _number("requests", requests, minimum=1, integer=True)
+            requests = _per_scenario("requests", requests, scenarios, _count)
+        pipeline = _per_scenario("pipeline", p["pipeline"], scenarios, _count)
         keepalive = _bool("keepalive", p["keepalive"])
         concurrency = _unique(
             "concurrency",
@@ -182,8 +309,19 @@ class StudyParams:
             ],
         )
         duration_s = float(_number("duration_s", p["duration_s"], minimum=1))
-        for t, c in itertools.product(tools, concurrency):  # each tool can fire this load
-            GENERATORS[t]().check(Load(c, duration_s, requests, keepalive=keepalive))
+        # Each tool can fire each scenario's load.
+        for t, c, sc in itertools.product(tools, concurrency, scenarios):
+            load = Load(
+                c,
+                duration_s,
+                _for(requests, sc, None),
+                _for(pipeline, sc, 1),
+                keepalive=keepalive,
+            )
+            try:
+                GENERATORS[t]().check(load)
+            except BadInput as e:
+                raise BadInput(f"{e} (scenario {sc})") from None
         sub_studies = p["sub_studies"] or {}
         if not isinstance(sub_studies, dict) or not all(
             isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
@@ -218,8 +356,11 @@ class StudyParams:
                 _number("steady_tolerance_pct", p["steady_tolerance_pct"], minimum=0.1)
             ),
             requests=requests,
+            pipeline=pipeline,
             keepalive=keepalive,
             loadgen_cpus=_cpus(p["loadgen_cpus"]),
+            variants=variants,
+            scenario_modes=scenario_modes,
             options=opts,
             sub_studies=sub_studies,
         )
@@ -245,6 +386,40 @@ class StudyParams:
             raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
         return StudyParams.from_dict(_overlay(self.to_dict(), self.sub_studies[name]))
 
+    def requests_for(self, scenario: str) -> int | None:
+        """The fixed request count of a scenario's runs; None: they run for duration_s."""
+        return _for(self.requests, scenario, None)
+
+    def pipeline_for(self, scenario: str) -> int:
+        """Requests per write in a scenario's runs (1: no pipelining)."""
+        return _for(self.pipeline, scenario, 1)
+
+    def options_for(self, variant: str) -> LaunchOptions:
+        """The launch options of a variant's runs: the study's, then the variant's added."""
+        if not variant:
+            return self.options
+        v = self.variants[variant]
+        return replace(
+            self.options,
+            app_args=[*self.options.app_args, *v["app_args"]],
+            app_env={**self.options.app_env, **v["app_env"]},
+        )
+
+    def cells(self) -> list[tuple[str, str, str, str, int]]:
+        """Every (mode, variant, scenario, tool, concurrency) a block runs once.
+
+        variant is "" when the study has none; scenario_modes leaves out the modes a scenario
+        does not run under.
+        """
+        variants = list(self.variants) or [""]
+        return [
+            (m, v, sc, t, c)
+            for m, v, sc, t, c in itertools.product(
+                self.modes, variants, self.scenarios, self.tools, self.concurrency
+            )
+            if m in self.scenario_modes.get(sc, self.modes)
+        ]
+
     @property
     def baseline_mode(self) -> str:
         """The mode ratios are taken to: the params' baseline, else the catalog's default."""
@@ -261,6 +436,7 @@ class StudyParams:
             "warmup_s": self.warmup_s,
             "steady_tolerance_pct": self.steady_tolerance_pct,
             "requests": self.requests,
+            "pipeline": self.pipeline,
             "keepalive": self.keepalive,
             "sample_interval_s": self.sample_interval_s,
             "loadgen_cpus": self.loadgen_cpus,
@@ -275,6 +451,13 @@ def _overlay(raw: dict, overrides: dict) -> dict:
     if "baseline" not in overrides and out.get("baseline") not in _as_list("modes", out["modes"]):
         out["baseline"] = None  # the study's baseline is not among the sub-study's modes
     return out
+
+
+def _for(value, scenario: str, default):
+    """A per-scenario setting's value for `scenario` (a plain value applies to all)."""
+    if isinstance(value, dict):
+        return value.get(scenario, default)
+    return default if value is None else value
 
 
 def fingerprint(settings: dict) -> str:

@@ -31,6 +31,7 @@ from .params import StudyParams, fingerprint
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 WINDOW_S = 1.0  # warm-up throughput is read from the app's counter once per window
 STEADY_WINDOWS = 3  # steady: this many consecutive windows agree within the tolerance
+QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
 LOADGEN_LIMITED = 0.9  # share of its CPUs a load generator uses when it is the bottleneck
 
 
@@ -42,16 +43,21 @@ class RunSpec:
     concurrency: int
     block: int  # repetitions are blocks: every cell runs once per block
     position: int = 0  # place in the block's (random) order, from 1
+    variant: str = ""  # the params' named test-app settings this run uses; "" none
 
     @property
     def key(self) -> str:
         """Folder name of this run: readable, unique within a study, stable across resumes."""
-        return f"{self.mode}__{self.scenario}__{self.tool}__c{self.concurrency}__r{self.block}"
+        mode = f"{self.mode}@{self.variant}" if self.variant else self.mode
+        return f"{mode}__{self.scenario}__{self.tool}__c{self.concurrency}__r{self.block}"
 
 
 def run_settings(spec: RunSpec, params: StudyParams) -> dict:
     """Everything that shapes this run's measurement besides its mode and scenario."""
-    return {"tool": spec.tool, "concurrency": spec.concurrency, **params.measured_settings()}
+    settings = {"tool": spec.tool, "concurrency": spec.concurrency, **params.measured_settings()}
+    if spec.variant:  # only then: runs of studies without variants keep their fingerprints
+        settings["variant"] = {spec.variant: params.variants[spec.variant]}
+    return settings
 
 
 def count_diff_pct(client: int, server: int | None) -> float:
@@ -71,8 +77,10 @@ def invalid_reason(row: dict) -> str:
     if row["non_2xx"]:
         reasons.append(f"{row['non_2xx']} non-2xx responses")
     server = row["server_requests"]
-    # wrk and ab stop with up to `concurrency` requests in flight, counted by the server only.
-    if server is not None and abs(row["requests"] - server) > row["concurrency"]:
+    # wrk and ab stop with up to `concurrency` requests in flight (x the pipeline depth),
+    # counted by the server only.
+    in_flight = row["concurrency"] * (row.get("pipeline") or 1)
+    if server is not None and abs(row["requests"] - server) > in_flight:
         reasons.append(f"client counted {row['requests']}, server {server}")
     return "; ".join(reasons)
 
@@ -122,6 +130,7 @@ def warm_up(
         concurrency=spec.concurrency,
         duration_s=params.warmup_s,
         out_dir=out_dir,
+        pipeline=params.pipeline_for(spec.scenario),
         cpus=params.loadgen_cpus,
         keepalive=params.keepalive,
     )
@@ -149,6 +158,19 @@ def warm_up(
         writer.writerow(["t_s", "rps"])
         writer.writerows(curve)
     return {"warmup_s": round(elapsed, 2), "warmup_steady": reached if curve else None}
+
+
+def _quiesce(target: Target, limit_s: float = 3.0) -> None:
+    """Wait until the app's counter stops moving: requests the stopped warm-up left in flight
+    (up to concurrency x pipeline depth) must not be counted in the measured load."""
+    deadline = time.monotonic() + limit_s
+    last = _served(target)
+    while last is not None and time.monotonic() < deadline:
+        time.sleep(QUIET_S)
+        now = _served(target)
+        if now == last:
+            return
+        last = now
 
 
 def _served(target: Target) -> int | None:
@@ -193,6 +215,29 @@ def _steal_pct(before, after) -> float:
     return 100.0 * steal / total if total > 0 else math.nan
 
 
+# The test app's GET /__transport, as result columns (hostbench reads them back for every run).
+TRANSPORT_COLUMNS = {
+    "transport_io_queue_count": "ioQueueCount",
+    "transport_inline_scheduling": "unsafePreferInlineScheduling",
+    "transport_wait_for_data": "waitForDataBeforeAllocatingBuffer",
+    "transport_inline_completions": "inlineCompletionsEngine",
+    "transport_inline_completions_env": "inlineCompletionsEnv",
+}
+
+
+def _transport_info(target: Target, run_dir: Path) -> dict:
+    """The socket-transport settings the app reports (saved as transport.json), as columns;
+    empty values for a server that does not report them (the Go servers, an external one)."""
+    try:
+        info = target.transport_info()
+    except (OSError, ValueError, http.client.HTTPException):
+        info = None
+    if info is None:
+        return dict.fromkeys(TRANSPORT_COLUMNS)
+    (run_dir / "transport.json").write_text(json.dumps(info, indent=2) + "\n")
+    return {column: info.get(key) for column, key in TRANSPORT_COLUMNS.items()}
+
+
 def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
     """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row."""
     if run_dir.exists():
@@ -208,11 +253,14 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
     server_cpus = [c for c in cpus if c not in params.loadgen_cpus] if params.loadgen_cpus else None
     loadgen_pids: list[int] = []
 
-    with launch(mode, run_dir, params.options, cpus=server_cpus) as target:
+    requests, pipeline = params.requests_for(spec.scenario), params.pipeline_for(spec.scenario)
+    with launch(mode, run_dir, params.options_for(spec.variant), cpus=server_cpus) as target:
         url = target.url + scenario.path
         validate(scenario, target.get(scenario.path))
+        transport = _transport_info(target, run_dir)
         warm = warm_up(generator, target, url, spec, params, run_dir / "warmup")
         _raise_if_dead(target)
+        _quiesce(target)
         target.reset_server_stats()
         monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
         for group, pids in target.groups.items():
@@ -231,8 +279,9 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
                 duration_s=params.duration_s,
                 out_dir=run_dir / "load",
                 on_start=on_start,
+                pipeline=pipeline,
                 cpus=params.loadgen_cpus,
-                requests=params.requests,
+                requests=requests,
                 keepalive=params.keepalive,
             )
         times_after = psutil.cpu_times()
@@ -251,7 +300,8 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
         **asdict(spec),
         "started_at": started_at,
         "duration_target_s": params.duration_s,
-        "requests_target": params.requests,
+        "requests_target": requests,
+        "pipeline": pipeline,
         "keepalive": params.keepalive,
         "warmup_max_s": params.warmup_s,
         **warm,
@@ -259,6 +309,7 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
         "server_requests": server_requests,
         "count_diff_pct": count_diff_pct(result.requests, server_requests),
         **cpu,
+        **transport,
         "loadgen_cpus": ",".join(str(c) for c in params.loadgen_cpus or []) or "all",
         "server_cpus": server_affinity,
         # The load generator used (nearly) all the CPUs it may use: it, not the target,

@@ -14,7 +14,6 @@ holds a folder (a lock the kernel releases when that process dies).
 
 import csv
 import fcntl
-import itertools
 import json
 import os
 import random
@@ -33,15 +32,17 @@ from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
 from .run import RunSpec, completed_row, execute, read_json, run_settings
 
 RESULT_COLUMNS = [
-    "run_key", "mode", "scenario", "tool", "tool_version", "concurrency", "block", "position",
-    "started_at", "duration_target_s", "requests_target", "keepalive", "warmup_max_s", "warmup_s",
-    "warmup_steady", "duration_s", "requests", "rps", "latency_mean_ms", "latency_p50_ms",
-    "latency_p90_ms", "latency_p99_ms", "latency_max_ms", "non_2xx", "errors", "bytes_read",
-    "server_requests", "count_diff_pct", "valid", "invalid_reason", "cpu_total_pct",
-    "cpu_total_pct_max", "cpu_server_cores", "cpu_proxy_cores", "cpu_loadgen_cores",
-    "rss_server_mb", "cpu_samples", "cpu_sampler_cores", "machine_cores", "loadgen_cpus",
-    "server_cpus", "loadgen_limited", "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct",
-    "fingerprint",
+    "run_key", "mode", "variant", "scenario", "tool", "tool_version", "concurrency", "block",
+    "position", "started_at", "duration_target_s", "requests_target", "pipeline", "keepalive",
+    "warmup_max_s", "warmup_s", "warmup_steady", "duration_s", "requests", "rps",
+    "latency_mean_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms",
+    "non_2xx", "errors", "bytes_read", "server_requests", "count_diff_pct", "valid",
+    "invalid_reason", "cpu_total_pct", "cpu_total_pct_max", "cpu_server_cores", "cpu_proxy_cores",
+    "cpu_loadgen_cores", "rss_server_mb", "rss_server_mean_mb", "rss_server_peak_mb",
+    "transport_io_queue_count", "transport_inline_scheduling", "transport_wait_for_data",
+    "transport_inline_completions", "transport_inline_completions_env", "cpu_samples",
+    "cpu_sampler_cores", "machine_cores", "loadgen_cpus", "server_cpus", "loadgen_limited",
+    "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct", "fingerprint",
 ]  # fmt: skip
 PARAMS_FILE = "params.json"
 LOCK_FILE = ".lock"
@@ -52,15 +53,16 @@ STUDY_FILES = ("results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "pr
 
 def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
     """Every run, block by block, each block's cells in a random order drawn from `seed`."""
-    cells = list(
-        itertools.product(params.modes, params.scenarios, params.tools, params.concurrency)
-    )
+    cells = params.cells()
     rng = random.Random(seed)
     specs = []
     for block in range(1, params.repetitions + 1):
         order = cells[:]
         rng.shuffle(order)
-        specs += [RunSpec(*cell, block, i + 1) for i, cell in enumerate(order)]
+        specs += [
+            RunSpec(mode, scenario, tool, c, block, i + 1, variant)
+            for i, (mode, variant, scenario, tool, c) in enumerate(order)
+        ]
     return specs
 
 

@@ -119,6 +119,9 @@ app.MapPost("/__stats/reset", (HttpContext c) =>
     RequestCounter.Reset();
     return WriteAsync(c.Response, "application/json", RequestCounter.SnapshotJson());
 });
+// The socket-transport settings Kestrel runs with (Kestrel transports 2018): readable by a study.
+app.MapGet("/__transport", (HttpContext c) =>
+    WriteAsync(c.Response, "application/json", TransportInfo.Json(c.RequestServices, options.Server)));
 app.MapGet("/__request-info", (HttpContext c) => Results.Json(new
 {
     scheme = c.Request.Scheme,

@@ -1,0 +1,70 @@
+using System.Reflection;
+using System.Text.Json;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Transport.Sockets;
+using Microsoft.Extensions.Options;
+
+namespace TestApp;
+
+/// <summary>
+/// GET /__transport (not counted): the transport settings Kestrel really runs with, so a study
+/// can check that its options reached the server (Kestrel transports 2018).
+/// </summary>
+public static class TransportInfo
+{
+    /// <summary>The env var that makes System.Net.Sockets run socket completions on its epoll thread.</summary>
+    public const string InlineCompletionsVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
+
+    /// <summary>
+    /// {"server", "transport", "ioQueueCount", "unsafePreferInlineScheduling",
+    /// "waitForDataBeforeAllocatingBuffer", "inlineCompletionsEnv", "inlineCompletionsEngine",
+    /// "processorCount"} as UTF-8 JSON. The socket options are the IOptions instance the Sockets
+    /// transport factory is built with (defaults included); inlineCompletionsEnv is whether the env
+    /// var is "1" in this process, inlineCompletionsEngine what System.Net.Sockets' engine read from
+    /// it at start (null where the runtime does not expose it).
+    /// </summary>
+    public static byte[] Json(IServiceProvider services, string server)
+    {
+        var factories = services.GetServices<IConnectionListenerFactory>()
+            .Select(f => f.GetType().Name).ToArray();
+        var s = services.GetRequiredService<IOptions<SocketTransportOptions>>().Value;
+        using var buffer = new MemoryStream();
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            w.WriteString("server", server);
+            w.WriteString("transport", factories.Length > 0 ? string.Join(",", factories) : "none");
+            w.WriteNumber("ioQueueCount", s.IOQueueCount);
+            w.WriteBoolean("unsafePreferInlineScheduling", s.UnsafePreferInlineScheduling);
+            w.WriteBoolean("waitForDataBeforeAllocatingBuffer", s.WaitForDataBeforeAllocatingBuffer);
+            w.WriteBoolean("inlineCompletionsEnv", Environment.GetEnvironmentVariable(InlineCompletionsVariable) == "1");
+            if (EngineInlineCompletions() is { } engine)
+            {
+                w.WriteBoolean("inlineCompletionsEngine", engine);
+            }
+            else
+            {
+                w.WriteNull("inlineCompletionsEngine");
+            }
+            w.WriteNumber("processorCount", Environment.ProcessorCount);
+            w.WriteEndObject();
+        }
+        return buffer.ToArray();
+    }
+
+    /// <summary>System.Net.Sockets' own reading of the env var (a private static of its Unix engine).</summary>
+    private static bool? EngineInlineCompletions()
+    {
+        var engine = typeof(System.Net.Sockets.Socket).Assembly.GetType("System.Net.Sockets.SocketAsyncEngine");
+        var flags = BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public;
+        var field = engine?.GetField("InlineSocketCompletionsEnabled", flags);
+        if (field is not null && field.FieldType == typeof(bool))
+        {
+            return (bool?)field.GetValue(null);
+        }
+        var property = engine?.GetProperty("InlineSocketCompletionsEnabled", flags);
+        return property is not null && property.PropertyType == typeof(bool)
+            ? (bool?)property.GetValue(null)
+            : null;
+    }
+}
