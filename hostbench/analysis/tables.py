@@ -5,6 +5,7 @@ every function returns a tidy DataFrame for the notebooks to show or plot. No pl
 """
 
 import json
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -300,6 +301,47 @@ def load_environment(run_dir: str | Path) -> dict:
         raise BadInput(f"no environment record at {path}: run the study first") from None
 
 
+def load_params(run_dir: str | Path) -> dict:
+    """The params a study ran with, as the harness recorded them (params.json)."""
+    path = Path(run_dir) / "params.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BadInput(f"no params record at {path}: run the study first") from None
+
+
+def load_commands(run_dir: str | Path) -> pd.DataFrame:
+    """The load command of one run per tool and concurrency, as the study issued it (each
+    run's load/command.txt; ports differ between runs)."""
+    run_dir = Path(run_dir)
+    results = load_results(run_dir, valid_only=False)
+    first = results.drop_duplicates(["tool", "concurrency"]).sort_values(["tool", "concurrency"])
+    rows = []
+    for r in first.itertuples(index=False):
+        path = run_dir / r.run_key / "load" / "command.txt"
+        command = "(not recorded)"
+        if path.is_file():  # the tool by its name, not the path it was run from
+            argv = shlex.split(path.read_text())
+            command = shlex.join([Path(argv[0]).name, *argv[1:]])
+        rows.append((r.tool, r.concurrency, command))
+    return pd.DataFrame(rows, columns=["tool", "concurrency", "command"])
+
+
+def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per mode and concurrency: how many runs' warm-ups reached steady throughput before
+    their limit (warmup_max_s), and how long they took."""
+    df = prepare(df)
+    steady = df["warmup_steady"].astype(str).str.lower().isin(["true", "1"])
+    out = df.assign(steady=steady).groupby(["mode", "concurrency"], observed=True, sort=True)
+    out = out.agg(
+        runs=("steady", "size"),
+        steady=("steady", "sum"),
+        warmup_s_mean=("warmup_s", "mean"),
+        warmup_max_s=("warmup_max_s", "max"),
+    )
+    return out.reset_index()
+
+
 def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     """ratios.csv beside results.csv: every mode to the baseline, paired within blocks, 95% CI.
 
@@ -319,3 +361,17 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     ratios.to_csv(tmp, index=False)
     tmp.replace(path)
     return path
+
+
+def styled(df: pd.DataFrame, formats: Mapping[str, object] | None = None, na_rep: str = "-"):
+    """A table for display: numbers with thousands separators and no decimals unless
+    `formats` gives a column its own format ("{:.1f}" or a function), `na_rep` where a value
+    is missing (a row the article has but we cannot run), text left-aligned, no index."""
+    formats = {c: f for c, f in (formats or {}).items() if c in df.columns}
+    numeric = [c for c in df.columns if pd.api.types.is_float_dtype(df[c]) and c not in formats]
+    text = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+    styler = df.style.hide(axis="index").format(na_rep=na_rep)
+    styler = styler.format("{:,.0f}", subset=numeric, na_rep=na_rep)
+    for column, fmt in formats.items():
+        styler = styler.format(fmt, subset=[column], na_rep=na_rep)
+    return styler.set_properties(subset=text, **{"text-align": "left"})
