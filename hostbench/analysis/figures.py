@@ -342,7 +342,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         left = low_end / 1.5
         right = high_end * 10 ** max(0.5, 0.5 * np.log10(high_end / left))
         ax.set_xlim(left, right)
-        ax.set_xticks(_log_ticks(left, right))
+        ax.set_xticks(_log_ticks(left, high_end))  # none in the labels' room
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(_pct_label))
         ax.set_yticks(y, rows["label"])

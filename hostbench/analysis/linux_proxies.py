@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from ..catalog import MODES, mode_label
 from ..errors import BadInput
-from . import figures, tables
+from . import figures, prose, tables
 from .intervals import (
     NOT_SUPPORTED,
     NOT_TESTABLE,
@@ -267,21 +267,9 @@ def connections_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def cost_sentence(results: pd.DataFrame) -> str:
-    """Where a request's CPU goes at the article's connections: the app's (and the proxy's)
-    CPU time per request in each mode, from tables.cpu_per_request (Markdown)."""
+    """Where a request's CPU goes at the article's connections, per mode (Markdown)."""
     c = article_connections()
-    cost = tables.cpu_per_request(_at(results, c))
-    cost = cost.assign(mode=cost["mode"].astype(str)).set_index("mode")
-    parts = []
-    for mode in cost.index:
-        r = cost.loc[mode]
-        proxy = (
-            ""
-            if pd.isna(r["proxy_us_per_request"])
-            else (f" + the proxy {r['proxy_us_per_request']:,.0f} µs")
-        )
-        parts.append(f"{mode_label(mode)}: the app {r['server_us_per_request']:,.0f} µs{proxy}")
-    return f"CPU time per request at {c} connections (mean over blocks): " + "; ".join(parts) + "."
+    return f"At {c} connections: " + prose.cpu_cost_sentence(_at(results, c))
 
 
 # ------------------------------------------------------------------ what holds

@@ -179,3 +179,15 @@ def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
         for r in rows.itertuples(index=False)
     ]
     return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)
+
+
+def cpu_cost_sentence(results: pd.DataFrame) -> str:
+    """Where a request's CPU goes, per mode: the app's and the proxy's CPU time per request
+    (tables.cpu_per_request, mean over blocks), in one sentence (Markdown). One load setup."""
+    cost = tables.cpu_per_request(results)
+    parts = []
+    for r in cost.itertuples(index=False):
+        proxy = r.proxy_us_per_request
+        extra = "" if pd.isna(proxy) else f" + the proxy {proxy:,.0f} µs"
+        parts.append(f"{mode_label(r.mode)}: the app {r.server_us_per_request:,.0f} µs{extra}")
+    return "CPU time per request (mean over blocks): " + "; ".join(parts) + "."

@@ -322,7 +322,9 @@ def load_commands(run_dir: str | Path) -> pd.DataFrame:
         command = "(not recorded)"
         if path.is_file():  # the tool by its name, not the path it was run from
             argv = shlex.split(path.read_text())
-            command = shlex.join([Path(argv[0]).name, *argv[1:]])
+            # Files the tool writes into the run folder by their names in it, for reading.
+            args = [a.removeprefix(f"{path.parent}/") for a in argv[1:]]
+            command = shlex.join([Path(argv[0]).name, *args])
         rows.append((r.tool, r.concurrency, command))
     return pd.DataFrame(rows, columns=["tool", "concurrency", "command"])
 
