@@ -368,11 +368,11 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
 
 
 def _log_ticks(low: float, high: float) -> list[float]:
-    # Decades on a wide log axis, 1-2-5 steps or denser on a narrow one: 4 to 9 labels.
+    # Decades on a wide log axis, 1-2-5 steps or denser on a narrow one: at least 3 labels.
     for steps in ((1,), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)):
         ticks = [n * 10.0**k for k in range(-3, 8) for n in steps]
         ticks = [t for t in ticks if low <= t <= high]
-        if len(ticks) >= 4:
+        if len(ticks) >= 3:
             return ticks
     return ticks
 

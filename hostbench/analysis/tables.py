@@ -376,4 +376,9 @@ def styled(df: pd.DataFrame, formats: Mapping[str, object] | None = None, na_rep
     styler = styler.format("{:,.0f}", subset=numeric, na_rep=na_rep)
     for column, fmt in formats.items():
         styler = styler.format(fmt, subset=[column], na_rep=na_rep)
-    return styler.set_properties(subset=text, **{"text-align": "left"})
+    headers = [
+        {"selector": f"th.col_heading.col{i}", "props": "text-align: left"}
+        for i, c in enumerate(df.columns)
+        if c in text
+    ]
+    return styler.set_properties(subset=text, **{"text-align": "left"}).set_table_styles(headers)
