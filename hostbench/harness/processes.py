@@ -17,6 +17,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from subprocess import STDOUT
 
+import psutil
+
 from ..errors import LaunchFailed
 
 _live: set["ManagedProcess"] = set()
@@ -45,6 +47,14 @@ def _wrapped(argv: list[str], cpus: Sequence[int] | None) -> list[str]:
     if cpus:
         prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
     return prefix + argv
+
+
+def _start_time(pid: int) -> float | None:
+    """When the process now holding `pid` started; None if no process holds it."""
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -89,6 +99,7 @@ class ManagedProcess:
         self.cwd = cwd
         self.cpus = list(cpus) if cpus else None  # pinned to these CPU ids
         self.popen: subprocess.Popen | None = None
+        self._started: float | None = None  # the leader's start time: its pid's identity
 
     @property
     def pid(self) -> int:
@@ -117,6 +128,7 @@ class ManagedProcess:
                 raise LaunchFailed(
                     f"cannot start {self.name} ({self.argv[0]}): {e.strerror}"
                 ) from None
+        self._started = _start_time(self.popen.pid)
         _live.add(self)
         try:
             self._wait_ready()
@@ -180,6 +192,13 @@ class ManagedProcess:
         return None if self.popen is None else self.popen.poll()
 
     def _signal_group(self, sig: int):
+        # The group id is the leader's pid. Once the leader is reaped and the group is empty,
+        # the kernel may give that pid to a new process, which leads a group of its own (with
+        # pid_max 32768 and several harnesses on a machine, it does): never signal that one.
+        if self.popen.returncode is not None:
+            holder = _start_time(self.popen.pid)
+            if holder is not None and holder != self._started:
+                return
         try:
             os.killpg(self.popen.pid, sig)
         except (ProcessLookupError, PermissionError):
