@@ -277,7 +277,7 @@ def bar_panels(
             ax.set_yticks(y, rows["label"])
             ax.set_title(panel_title, loc="left", fontsize=12)
             ax.grid(axis="y", visible=False)
-            ax.set_xlim(0, right * 1.35)  # room for the labels at the bars' ends
+            ax.set_xlim(0, right * 1.4)  # room for the labels at the bars' ends
             ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         axes[-1].set_xlabel(xlabel)
         fig.suptitle(title)
