@@ -9,13 +9,20 @@ STUDY ?= jcsi2018
 PROFILE ?= paper
 RUN_ID ?=
 BATCH_ID ?=
-GO := $(shell command -v /usr/lib/go-1.23/bin/go || command -v go)
 BOMBARDIER_VERSION := v1.2.6
 
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
 .PHONY: setup system-packages test lint reproduce reproduce-all clean
+
+# Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
+# make starts, before anything runs, whenever the venv is still to be built: a
+# wrong Python stops here with one line saying which Python to use and how.
+ifneq ($(filter setup test lint reproduce reproduce-all $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
+PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $(VENV)/.installed || scripts/check-python.sh '$(PYTHON)' '$(or $(firstword $(MAKECMDGOALS)),setup)' 2>&1)
+$(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
+endif
 
 setup: system-packages $(VENV)/.installed build/testapp/TestApp build/bin/bombardier build/bin/goserver
 
@@ -33,14 +40,19 @@ build/testapp/TestApp: $(APP_SOURCES)
 	dotnet publish testapp/dotnet -c Release -o build/testapp --nologo -v quiet
 	@touch $@
 
-build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum Makefile
-	@test -n "$(GO)" || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Setup)"; exit 1; }
-	cd testapp/go && $(GO) build -ldflags "-X main.version=$(BOMBARDIER_VERSION)" -o ../../build/bin/bombardier github.com/codesenberg/bombardier
+# Go is looked up when a recipe runs, not when make starts: on a first `make setup`
+# it is installed by the system-packages step that ran just before.
+GO_FIND := command -v /usr/lib/go-1.23/bin/go || command -v go
+GO_CHECK := @{ $(GO_FIND); } >/dev/null || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Prerequisites)"; exit 1; }
+
+build/bin/bombardier: testapp/go/go.mod testapp/go/go.sum Makefile | system-packages
+	$(GO_CHECK)
+	cd testapp/go && $$($(GO_FIND)) build -ldflags "-X main.version=$(BOMBARDIER_VERSION)" -o ../../build/bin/bombardier github.com/codesenberg/bombardier
 
 # The Go peers of the Go-vs-.NET study (Iris MVC, Iris, net/http): testapp/go/README.md.
-build/bin/goserver: $(GOSERVER_SOURCES) testapp/go/go.mod testapp/go/go.sum Makefile
-	@test -n "$(GO)" || { echo "Go >= 1.22 not found: run 'make system-packages' (see README, Setup)"; exit 1; }
-	cd testapp/go && $(GO) build -trimpath -o ../../build/bin/goserver ./cmd/goserver
+build/bin/goserver: $(GOSERVER_SOURCES) testapp/go/go.mod testapp/go/go.sum Makefile | system-packages
+	$(GO_CHECK)
+	cd testapp/go && $$($(GO_FIND)) build -trimpath -o ../../build/bin/goserver ./cmd/goserver
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check hostbench tests scripts benchmarks

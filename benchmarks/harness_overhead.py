@@ -15,19 +15,20 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hostbench.harness.loadgen import get_generator
-from hostbench.harness.modes import LaunchOptions, get_mode
+from hostbench.harness.loadgen import Load, get_generator
+from hostbench.harness.modes import LaunchOptions, launch
+from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, execute
 
 
 def bare_rps(tool: str, duration_s: float, concurrency: int, work: Path) -> float:
     generator = get_generator(tool)
-    with get_mode("kestrel").launch(work / "app", LaunchOptions()) as target:
+    with launch("kestrel", work / "app", LaunchOptions()) as target:
         url = target.url + "/text"
         generator.run(url, concurrency=concurrency, duration_s=2, out_dir=work / "warmup")
         out = work / "load"
         out.mkdir(parents=True)
-        argv = generator.command(url, concurrency, duration_s, out, 1)
+        argv = generator.command(url, Load(concurrency, duration_s), out)
         proc = subprocess.run(argv, capture_output=True, text=True, env=generator.env())
         (out / "stdout.txt").write_text(proc.stdout)
         (out / "stderr.txt").write_text(proc.stderr)
@@ -35,8 +36,12 @@ def bare_rps(tool: str, duration_s: float, concurrency: int, work: Path) -> floa
 
 
 def harness_row(tool: str, duration_s: float, concurrency: int, work: Path) -> dict:
-    spec = RunSpec("kestrel", "text", tool, concurrency, 1, duration_s, 2)
-    return execute(spec, work / spec.key, LaunchOptions())
+    params = StudyParams.from_dict(
+        {"modes": ["kestrel"], "scenarios": ["text"], "tools": [tool],
+         "concurrency": [concurrency], "duration_s": duration_s, "warmup_s": 2, "repetitions": 1}
+    )  # fmt: skip
+    spec = RunSpec("kestrel", "text", tool, concurrency, 1, 1)
+    return execute(spec, work / spec.key, params)
 
 
 def main():

@@ -8,8 +8,9 @@ import argparse
 from datetime import UTC, datetime
 
 from hostbench.analysis import tables as analysis
-from hostbench.harness.modes import linux_modes
-from hostbench.harness.study import StudyParams, run_study
+from hostbench.catalog import MODES, linux_modes
+from hostbench.harness.params import StudyParams
+from hostbench.harness.study import run_study
 
 
 def main():
@@ -21,7 +22,7 @@ def main():
     args = ap.parse_args()
     params = StudyParams.from_dict(
         {
-            "modes": linux_modes(),
+            "modes": [m for m in linux_modes() if MODES[m].server == "TestApp"],
             "scenarios": ["text"],
             "tools": ["bombardier"],
             "concurrency": [args.concurrency],

@@ -1,4 +1,4 @@
-"""Command line: python -m hostbench {studies,run,summary,reproduce,reproduce-all,modes,env}."""
+"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,reproduce-all,...}."""
 
 import argparse
 import json
@@ -41,6 +41,39 @@ def _cmd_run(args) -> int:
         discard_old=args.discard_old,
     )
     print(f"results: {results}")
+    return 0
+
+
+def _cmd_calibrate(args) -> int:
+    from .analysis.tables import calibration, load_results
+    from .harness.params import StudyParams, check_run_id
+    from .harness.study import run_study
+
+    params = StudyParams.from_dict(
+        {
+            "modes": args.mode,
+            "scenarios": args.scenario or ["text"],
+            "tools": [args.tool],
+            "concurrency": args.levels,
+            "duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "repetitions": 1,
+        }
+    )
+    run_id = check_run_id(args.run_id)
+    results = load_results(run_study(params, run_id, Path(args.runs_dir), progress=True))
+    table = calibration(results)
+    columns = ["mode", "scenario", "concurrency", "rps_mean", "latency_p99_ms_mean",
+               "cpu_total_pct_mean", "cpu_loadgen_cores_mean", "knee", "saturated"]  # fmt: skip
+    print(table[columns].to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
+    for (mode, scenario), rows in table.groupby(["mode", "scenario"], observed=True):
+        knee = rows[rows["knee"]]["concurrency"].tolist()
+        sat = rows[rows["saturated"]]["concurrency"].tolist()
+        print(
+            f"{mode}, {scenario}: throughput stops growing at concurrency "
+            f"{knee[0] if knee else 'beyond the sweep'}; CPU >= 90% busy from "
+            f"{sat[0] if sat else 'no level'}"
+        )
     return 0
 
 
@@ -116,6 +149,16 @@ def parser() -> argparse.ArgumentParser:
     summary.add_argument("--baseline", help="default: the study's baseline (params.json)")
     summary.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     summary.set_defaults(func=_cmd_summary)
+    cal = sub.add_parser("calibrate", help="sweep concurrency: where throughput stops growing")
+    cal.add_argument("--mode", action="append", required=True, help="repeat for several")
+    cal.add_argument("--scenario", action="append", help="repeat for several; default: text")
+    cal.add_argument("--tool", default="k6", help="k6, bombardier, wrk or ab")
+    cal.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    cal.add_argument("--duration", type=float, default=5, help="seconds per level")
+    cal.add_argument("--warmup", type=float, default=10, help="longest warm-up per level")
+    cal.add_argument("--run-id", default="calibration", help="folder under the runs dir")
+    cal.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    cal.set_defaults(func=_cmd_calibrate)
     sub.add_parser("env", help="print this machine's environment").set_defaults(func=_cmd_env)
     sub.add_parser("modes", help="list the hosting modes").set_defaults(func=_cmd_modes)
     rep = sub.add_parser("reproduce", help="run a study's notebook with papermill")

@@ -28,16 +28,14 @@ DONE_FILE = "reproduce.json"  # written when a study's notebook and report are c
 
 
 def _budget_s(params: StudyParams) -> int:
-    """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled."""
-    runs = (
-        len(params.modes)
-        * len(params.scenarios)
-        * len(params.tools)
-        * len(params.concurrency)
-        * params.repetitions
-    )
-    per_run = params.duration_s + params.warmup_s + 15
-    return int(2 * runs * per_run + 900)
+    """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled,
+    for the study and its sub-studies."""
+    studies = [params, *(params.sub_study(name) for name in params.sub_studies)]
+    seconds = 0.0
+    for p in studies:
+        runs = len(p.modes) * len(p.scenarios) * len(p.tools) * len(p.concurrency) * p.repetitions
+        seconds += runs * (p.duration_s + p.warmup_s + 15)
+    return int(2 * seconds + 900)
 
 
 def _kernel_available(name: str) -> bool:
@@ -76,11 +74,19 @@ def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int
 
 
 class _Follow:
-    """Prints the lines a file gains while a notebook runs: the study progress, in the terminal."""
+    """Prints the lines a study's progress logs gain while its notebook runs, in the terminal.
 
-    def __init__(self, path: Path):
-        self.path, self._stop = path, threading.Event()
+    The study's own folder and its sub-studies' (<run-id>-<name>) are followed.
+    """
+
+    def __init__(self, out: Path):
+        self.out, self._stop = out, threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._offsets = {path: path.stat().st_size for path in self._logs()}
+
+    def _logs(self) -> list[Path]:
+        folders = [self.out, *self.out.parent.glob(f"{self.out.name}-*")]
+        return [f / PROGRESS_FILE for f in folders if (f / PROGRESS_FILE).exists()]
 
     def __enter__(self):
         self._thread.start()
@@ -92,16 +98,16 @@ class _Follow:
         return False
 
     def _loop(self):
-        offset = self.path.stat().st_size if self.path.exists() else 0
         while True:
             stopping = self._stop.wait(1.0)
-            if self.path.exists():
-                with open(self.path) as f:
-                    f.seek(offset)
+            for path in self._logs():
+                with open(path) as f:
+                    f.seek(self._offsets.get(path, 0))
                     text = f.read()
-                    offset = f.tell()
-                if text:
-                    print(text, end="", flush=True)
+                    self._offsets[path] = f.tell()
+                prefix = "" if path.parent == self.out else f"{path.parent.name}: "
+                for line in text.splitlines():
+                    print(prefix + line, flush=True)
             if stopping:
                 return
 
@@ -154,7 +160,7 @@ def reproduce(
     }
     if study.runs_tour:
         _run_tour(out)
-    with _Follow(out / PROGRESS_FILE):
+    with _Follow(out):
         _execute(
             study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)
         )

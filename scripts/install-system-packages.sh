@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the benchmark needs: the reverse proxies,
-# wrk and ab, and a Go toolchain new enough (>= 1.22) to build bombardier.
+# wrk and ab, a Go toolchain new enough (>= 1.22) to build bombardier and the Go
+# servers, and Chromium (the tests render each report headless, as a reader sees it).
 # Idempotent. As root it installs; otherwise it prints what to install.
 set -euo pipefail
 
-pkgs=(nginx caddy wrk apache2-utils procps)
+pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")

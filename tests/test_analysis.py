@@ -40,13 +40,6 @@ def runs(rps: dict, cpu: dict | None = None, tool="k6", concurrency=8) -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def paper_table(rows: list[tuple]) -> pd.DataFrame:
-    """A table shaped like hostbench.reference.paper_ratios(): (mode, scenario, low, high)."""
-    df = pd.DataFrame(rows, columns=["mode", "scenario", "ratio_low_pct", "ratio_high_pct"])
-    df["quote"] = "synthetic"
-    return df
-
-
 def test_scenario_order_is_the_papers():
     assert analysis.SCENARIO_ORDER[:4] == ("html", "text", "json", "xml")
 
@@ -109,140 +102,6 @@ def test_summarize_keeps_load_setups_apart():
     assert dict(zip(out["concurrency"], out["rps_mean"], strict=True)) == {8: 1000.0, 64: 3000.0}
 
 
-def test_relative_to_baseline_per_scenario():
-    df = runs(
-        {
-            ("nginx", "html"): [900.0, 1100.0],  # mean 1000
-            ("kestrel", "html"): [2000.0],
-            ("nginx", "json"): [500.0],
-            ("kestrel", "json"): [850.0],
-        }
-    )
-    out = analysis.relative_to_baseline(df).set_index(["mode", "scenario"])["pct_of_baseline"]
-    assert out[("kestrel", "html")] == pytest.approx(200.0)
-    assert out[("kestrel", "json")] == pytest.approx(170.0)
-    assert out[("nginx", "html")] == pytest.approx(100.0)
-
-
-def test_relative_to_another_baseline():
-    df = runs({("nginx", "html"): [1000.0], ("kestrel", "html"): [2000.0]})
-    out = analysis.relative_to_baseline(df, baseline="kestrel").set_index("mode")
-    assert out.loc["nginx", "pct_of_baseline"] == pytest.approx(50.0)
-    assert set(out["baseline"]) == {"kestrel"}
-
-
-def test_relative_to_absent_baseline_says_which_modes_exist():
-    df = runs({("kestrel", "html"): [2000.0], ("caddy", "html"): [900.0]})
-    with pytest.raises(BadInput, match="'nginx'.*kestrel, caddy"):
-        analysis.relative_to_baseline(df)
-
-
-def test_relative_setup_without_baseline_is_nan():
-    df = runs({("nginx", "html"): [1000.0], ("kestrel", "html"): [2000.0], ("kestrel", "xml"): [1]})
-    out = analysis.relative_to_baseline(df).set_index(["mode", "scenario"])["pct_of_baseline"]
-    assert math.isnan(out[("kestrel", "xml")])
-
-
-PAPER = paper_table(
-    [
-        ("kestrel", "html", 160.0, 180.0),
-        ("kestrel", "text", 280.0, 320.0),
-        ("kestrel", "json", 280.0, 320.0),
-        ("iis-inprocess", "html", 136.0, 153.0),
-    ]
-)
-
-
-def compare(rps: dict, mapping: dict, **kwargs) -> pd.DataFrame:
-    out = analysis.compare_with_paper(runs(rps), mapping, paper=PAPER, **kwargs)
-    return out.set_index(["our_mode", "scenario"])
-
-
-def test_compare_with_paper_verdicts():
-    out = compare(
-        {
-            ("nginx", "html"): [1000.0],
-            ("nginx", "text"): [1000.0],
-            ("nginx", "json"): [1000.0],
-            ("kestrel", "html"): [1700.0],  # 170%: inside 160-180
-            ("kestrel", "text"): [2000.0],  # 200%: under 280-320
-            ("kestrel", "json"): [3500.0],  # 350%: over, even with the 10-point tolerance
-        },
-        {"kestrel": "kestrel"},
-    )
-    assert list(out.columns[:2]) == ["paper_mode", "tool"]  # our_mode, scenario are the index
-    html = out.loc[("kestrel", "html")]
-    assert (html["ours_pct"], html["paper_low_pct"], html["paper_high_pct"]) == (170, 160, 180)
-    assert bool(html["within"]) and html["verdict"] == "within"
-    assert not out.loc[("kestrel", "text"), "within"]
-    assert out.loc[("kestrel", "text"), "verdict"] == "lower than the paper"
-    assert out.loc[("kestrel", "json"), "verdict"] == "higher than the paper"
-
-
-def test_compare_with_paper_tolerance_widens_the_range():
-    rps = {("nginx", "html"): [1000.0], ("kestrel", "html"): [1850.0]}  # 185% vs 160-180
-    exact = compare(rps, {"kestrel": "kestrel"}, tolerance_pct=0).loc[("kestrel", "html")]
-    assert not exact["within"] and exact["verdict"] == "higher than the paper"
-    assert compare(rps, {"kestrel": "kestrel"}, tolerance_pct=5).loc[("kestrel", "html"), "within"]
-    assert compare(rps, {"kestrel": "kestrel"}).loc[("kestrel", "html"), "within"]  # default 10
-
-
-def test_compare_with_paper_maps_modes_and_skips_those_not_run():
-    rps = {("nginx", "html"): [1000.0], ("nginx-uds", "html"): [1400.0]}
-    out = compare(rps, {"nginx-uds": "iis-inprocess", "kestrel": "kestrel"})
-    assert list(out.index) == [("nginx-uds", "html")]
-    assert out.iloc[0]["paper_mode"] == "iis-inprocess"
-    assert out.iloc[0]["within"]
-
-
-def test_compare_with_paper_baseline_is_the_papers_100():
-    rps = {("nginx", "html"): [1000.0], ("caddy", "html"): [950.0]}
-    row = compare(rps, {"caddy": "iis-outofprocess"}, tolerance_pct=0).loc[("caddy", "html")]
-    assert (row["paper_low_pct"], row["paper_high_pct"], row["ours_pct"]) == (100, 100, 95)
-    assert row["verdict"] == "lower than the paper"
-
-
-def test_compare_with_paper_order_and_missing_baseline():
-    rps = {
-        ("nginx", "html"): [1000.0],
-        ("nginx-uds", "html"): [1400.0],
-        ("kestrel", "text"): [3000.0],
-        ("kestrel", "html"): [1700.0],
-    }
-    out = compare(rps, {"nginx-uds": "iis-inprocess", "kestrel": "kestrel"})
-    # Package order of modes (kestrel first), paper order of scenarios.
-    assert list(out.index) == [("kestrel", "html"), ("kestrel", "text"), ("nginx-uds", "html")]
-    # The baseline never ran "text": no verdict rather than a false one.
-    assert not out.loc[("kestrel", "text"), "within"]
-    assert out.loc[("kestrel", "text"), "verdict"].startswith("n/a")
-
-
-def test_compare_with_paper_rejects_unknown_names():
-    rps = {("nginx", "html"): [1000.0], ("kestrel", "html"): [1700.0]}
-    with pytest.raises(BadInput, match="httpsys"):  # a paper mode the table lacks
-        compare(rps, {"kestrel": "httpsys"})
-    with pytest.raises(BadInput, match="kestrl"):
-        compare(rps, {"kestrl": "kestrel"})
-    with pytest.raises(BadInput, match="none of the mapped modes"):
-        compare(rps, {"caddy": "kestrel"})
-
-
-def test_compare_with_the_real_paper_table():
-    reference = pytest.importorskip("hostbench.reference")
-    paper = reference.paper_ratios()
-    assert {"mode", "scenario", "ratio_low_pct", "ratio_high_pct", "quote"} <= set(paper.columns)
-    rps = {("nginx", s): [1000.0] for s in analysis.SCENARIO_ORDER}
-    rps |= {("kestrel", s): [2000.0] for s in analysis.SCENARIO_ORDER}
-    out = analysis.compare_with_paper(runs(rps), {"kestrel": "kestrel"})
-    assert set(out["scenario"]) == set(analysis.SCENARIO_ORDER)
-    # The paper: Kestrel about +70% for HTML, about +200% for the others.
-    html = out[out["scenario"] == "html"].iloc[0]
-    assert html["paper_low_pct"] <= 170 <= html["paper_high_pct"]
-    assert (out["ours_pct"] == 200).all()
-    if "qualifier" in paper.columns:  # the paper's hedge travels with the verdict
-        assert "qualifier" in out.columns
-
-
 def test_saturation_splits_the_cpu_between_process_groups():
     cpu = {
         ("nginx", "html"): {
@@ -269,19 +128,6 @@ def test_saturation_splits_the_cpu_between_process_groups():
     assert analysis.saturation(df, threshold_pct=50)["saturated"].all()
 
 
-def test_pct_change_and_prose():
-    assert analysis.pct_change(1000, 1700) == pytest.approx(70.0)
-    assert analysis.pct_change(1000, 800) == pytest.approx(-20.0)
-    with pytest.raises(BadInput):
-        analysis.pct_change(0, 1)
-    assert analysis.describe_ratio(170.0) == "+70%"
-    assert analysis.describe_ratio(85.4) == "-15%"
-    assert analysis.describe_ratio(312.26, digits=1) == "+212.3%"
-    assert analysis.describe_ratio(float("nan")) == "n/a"
-    assert analysis.describe_range([290, 170, 310]) == "+70% to +210%"
-    assert analysis.describe_range([170, 170.2]) == "+70%"
-
-
 def test_cpu_per_request_divides_cores_by_rps():
     df = runs(
         {("kestrel", "text"): [10_000.0], ("nginx", "text"): [4_000.0]},
@@ -296,3 +142,22 @@ def test_cpu_per_request_divides_cores_by_rps():
     assert out.loc["nginx", "server_us_per_request"] == pytest.approx(200.0)
     assert out.loc["nginx", "proxy_us_per_request"] == pytest.approx(100.0)
     assert out.loc["nginx", "loadgen_us_per_request"] == pytest.approx(250.0)
+
+
+def test_invalid_rows_are_left_out_and_counted():
+    df = runs({("kestrel", "html"): [2000, 2100, 1900], ("nginx", "html"): [1000, 1000, 1000]})
+    df["valid"] = [True, False, True, True, True, True]
+    kept = analysis.prepare(df)
+    assert len(kept) == 5 and kept.attrs["left_out_invalid"] == 1
+    assert len(analysis.prepare(df, valid_only=False)) == 6
+    assert analysis.summarize(df).set_index("mode").loc["kestrel", "n"] == 2
+
+
+def test_write_ratios_pairs_within_blocks_with_the_studys_baseline(tmp_path):
+    df = runs({("kestrel", "text"): [2000, 2200, 1800], ("nginx", "text"): [1000, 1100, 900]})
+    df.to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "params.json").write_text('{"baseline": "nginx"}')
+    ratios = pd.read_csv(analysis.write_ratios(tmp_path))
+    (row,) = ratios.itertuples()
+    assert (row.mode, row.n, row.ratio_pct) == ("kestrel", 3, pytest.approx(200.0))
+    assert row.ci_low_pct == pytest.approx(200.0) and row.ci_high_pct == pytest.approx(200.0)

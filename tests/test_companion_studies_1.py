@@ -1,6 +1,6 @@
 """The companion studies linux-proxies-2021 and selfhost-2012: the article's settings in the
-params and in every row, the notebook tables beside the published numbers, and each study's
-notebook end to end (`make reproduce STUDY=... PROFILE=quick`).
+params and in every row, and the notebook tables beside the published numbers. Their
+notebooks run end to end in tests/test_notebooks.py (the quick batch).
 
 Published numbers and settings are read from data/reference here too, never written down.
 """
@@ -15,13 +15,12 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from hostbench.analysis import intervals, tables
+from hostbench.analysis import intervals, prose, tables
 from hostbench.analysis import linux_proxies as lp
 from hostbench.analysis import selfhost as sh
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.params import StudyParams, load_yaml
 from hostbench.harness.study import run_study
-from hostbench.reproduce import HEADLINE_FILE, reproduce
 from hostbench.studies import get_study
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
@@ -180,7 +179,7 @@ def test_linux_proxies_ranking_shows_the_published_rows_beside_ours(lp_results):
     assert table.loc[table["note"] == lp.ADDED, "our mode"].tolist() == [
         "Kestrel + nginx (TCP, keep-alive)"
     ]
-    html = tables.styled(table, lp.FORMATS).to_html()
+    html = prose.table(table, lp.FORMATS).to_html()
     assert f"{published['Linux + Kestrel']:,.0f}" in html and lp.NOT_RUNNABLE in html
 
 
@@ -270,7 +269,7 @@ def test_selfhost_table_shows_the_published_rows_and_our_best_blocks(sh_results)
         label = sh.mode_label(str(r.mode))
         assert ours.loc[label, "requests/s"] == r.rps  # the best block, as the article took
         assert ours.loc[label, "time per request [ms]"] == r.latency_mean_ms
-    html = tables.styled(table, sh.FORMATS).to_html()
+    html = prose.table(table, sh.FORMATS).to_html()
     first = ref[ref["metric"] == "rps"].iloc[0]["value"]
     assert f"{first:,.2f}" in html
 
@@ -332,32 +331,3 @@ def test_claim_verdicts_follow_the_interval(low, high, expect, verdict):
 def test_interval_text_is_describes_interval():
     assert intervals.interval_text(0.33, 0.301, 0.3601) == "95% CI 30-37%"
     assert intervals.interval_text(0.33, math.nan, math.nan) == "one block only, no interval"
-
-
-# ------------------------------------------------------------------ end to end
-
-
-@pytest.mark.parametrize(
-    "study, figures",
-    [
-        ("linux-proxies-2021", ["ranking", "ratios", "connections", "cpu"]),
-        ("selfhost-2012", ["results", "advantage", "cpu"]),
-    ],
-)
-def test_reproduce_quick_profile_end_to_end(tmp_path, study, figures):
-    out = reproduce(study, "quick", run_id="ci-quick", runs_dir=tmp_path)
-    notebook = json.loads((out / get_study(study).notebook).read_text())
-    outputs = [o for c in notebook["cells"] for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o["output_type"] == "error"]
-    assert not [o for o in outputs if o.get("name") == "stderr"]  # no warnings on the page
-    html = (out / "report.html").read_text()
-    assert "<Figure size" not in html
-    assert html.count("data:image/png;base64") >= len(figures)  # figures inline
-    for name in figures:
-        for ext in ("png", "svg"):
-            assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000
-    params = _params(study, "quick")
-    rows = _rows(out)
-    assert len(rows) == len(params.modes) * len(params.concurrency) * params.repetitions
-    headline = (out / HEADLINE_FILE).read_text().strip()
-    assert headline and headline in html.replace("&#x27;", "'").replace("&amp;", "&")

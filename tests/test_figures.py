@@ -13,10 +13,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.container import BarContainer  # noqa: E402
 
-from hostbench.analysis import figures  # noqa: E402
+from hostbench.analysis import figures, intervals  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
+from hostbench.analysis.reference import paper_ratios  # noqa: E402
 from hostbench.errors import BadInput  # noqa: E402
 
 FACTORS = {"kestrel": 2.0, "nginx": 1.0, "nginx-uds": 1.2, "caddy": 0.9}
@@ -132,48 +134,59 @@ def test_all_models_chart_groups_modes_by_scenario():
     assert not overlapping(ax.get_xticklabels() + ax.texts)
 
 
-def test_relative_chart_baseline_line_and_percentages():
-    (ax,) = figures.relative_chart(runs()).axes
+def ratios(modes=FACTORS, baseline="nginx"):
+    return intervals.paired_ratios(analysis.prepare(runs(modes)), baseline)
+
+
+def test_relative_chart_bars_with_intervals_and_the_baseline_line():
+    (ax,) = figures.relative_chart(ratios()).axes
     # The baseline itself is the line, not a bar.
     assert len(bars(ax)) == (len(FACTORS) - 1) * len(BASE_RPS)
     assert sorted({round(p.get_height()) for p in bars(ax)}) == [90, 120, 200]
+    assert all(c.errorbar is not None for c in bar_containers(ax))  # 95% intervals
     assert any(list(line.get_ydata()) == [100, 100] for line in ax.lines)
-    assert "200%" in texts(ax)
     assert "Fig. 9" in ax.figure.get_suptitle()
-    assert not overlapping(ax.get_xticklabels() + ax.texts)
 
 
-def test_relative_chart_draws_the_papers_ranges_beside_ours():
-    paper = pd.DataFrame(
-        {
-            "mode": ["kestrel", "kestrel", "iis-inprocess"],
-            "scenario": ["html", "json", "html"],
-            "ratio_low_pct": [160.0, 280.0, 136.0],
-            "ratio_high_pct": [180.0, 320.0, 153.0],
-            "quote": "synthetic",
-        }
-    )
-    compared = analysis.compare_with_paper(
-        runs(), {"kestrel": "kestrel", "nginx-uds": "iis-inprocess"}, paper=paper
-    )
-    fig = figures.relative_chart(runs(), paper=compared)
+def test_relative_chart_draws_the_papers_values_as_what_they_are():
+    fig = figures.relative_chart(ratios(), paper_ratios(), "nginx")
     (ax,) = fig.axes
-    hatched = [c for c in bar_containers(ax) if c.patches[0].get_hatch() and len(bars_in(c))]
-    # One hatched bar per paper value, at the middle of the range, the range as its error bar.
-    assert sorted(c.patches[0].get_height() for c in hatched) == [144.5, 170, 300]
-    assert all(c.errorbar is not None for c in hatched)
-    assert {"160-180%", "280-320%", "136-153%"} <= set(texts(ax))
-    assert "paper" in [t.get_text() for t in ax.get_legend().get_texts()]
-    # Each paper bar stands right next to our bar for the mapped mode (5 slots of 0.16).
-    html = {round(p.get_height()): p.get_x() for p in bars(ax) if p.get_x() < 0.5}
-    assert html[170] == pytest.approx(html[200] + 0.16)  # kestrel
-    assert html[144] == pytest.approx(html[120] + 0.16)  # nginx-uds ~ iis-inprocess
-    assert not overlapping(ax.get_xticklabels() + ax.texts)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "Kestrel (paper: about / up to)" in legend
+    assert any("HTTP.sys (paper" in t and "paper only: not runnable here" in t for t in legend)
+    assert any("IIS (in-process) (paper: range derived" in t for t in legend)
+    # "up to" is an upper bound: a marker at its value, on a dotted stem from 100%.
+    stems = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert stems and all(list(line.get_ydata()) == [100, 300] for line in stems)
+    markers = {line.get_marker() for line in ax.lines if len(line.get_xdata()) == 1}
+    assert {"v", "D"} <= markers
+    assert not [b for b in bars(ax) if b.get_hatch()]  # no solid bar for a paper value
 
 
-def test_relative_chart_without_baseline():
-    with pytest.raises(BadInput, match="baseline mode 'nginx'"):
-        figures.relative_chart(runs({"kestrel": 2.0, "caddy": 1.0}))
+def test_relative_chart_without_ratios():
+    with pytest.raises(BadInput, match="no ratios to the baseline"):
+        figures.relative_chart(ratios().iloc[0:0])
+
+
+def test_latency_chart_p50_bars_and_p99_lines():
+    (ax,) = figures.latency_chart(runs()).axes
+    assert len(bars(ax)) == len(FACTORS) * len(BASE_RPS)
+    assert {round(p.get_height(), 1) for p in bars(ax)} == {1.0}
+    assert "p99" in ax.get_ylabel()
+
+
+def test_cpu_per_request_chart_splits_the_server_with_app_work():
+    app_work = pd.DataFrame({"scenario": ["html", "text"], "ns_per_payload": [100_000.0, 5_000.0]})
+    fig = figures.cpu_per_request_chart(runs(), app_work)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "app's own work (C# tour)" in legend and "server: hosting, HTTP, connections" in legend
+    html = fig.axes[0]
+    # kestrel html: 3 server cores / 2000 rps = 1500 us, of which 100 us the app's own work.
+    own = [p.get_width() for p in html.patches if to_hex(p.get_facecolor()) == "#7f7f7f"]
+    assert own == pytest.approx([100.0] * len(FACTORS))
+    assert "CPU per request" in html.get_xlabel()
+    plain = figures.cpu_per_request_chart(runs())
+    assert "app's own work (C# tour)" not in [t.get_text() for t in plain.legends[0].get_texts()]
 
 
 def test_cpu_chart_stacks_process_groups_per_mode():
@@ -207,22 +220,3 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert b"<svg" in svg[:2000]
     assert b"<dc:date>" not in svg
     assert b"2,000" in svg  # the value labels are in it
-
-
-def test_relative_chart_accepts_a_mapping_that_includes_the_baseline():
-    # The notebook maps the baseline too (nginx ~ iis-outofprocess); it has no bar of its own.
-    mapping = {"nginx": "iis-outofprocess", "kestrel": "kestrel"}
-    paper = pd.DataFrame(
-        {
-            "mode": ["kestrel"],
-            "scenario": ["html"],
-            "ratio_low_pct": [170.0],
-            "ratio_high_pct": [170.0],
-            "quote": "synthetic",
-        }
-    )
-    fig = figures.relative_chart(
-        runs(), paper=analysis.compare_with_paper(runs(), mapping, paper=paper)
-    )
-    hatched = [c for c in bar_containers(fig.axes[0]) if c.patches[0].get_hatch()]
-    assert [c.patches[0].get_height() for c in hatched if len(bars_in(c))] == [170]

@@ -1,15 +1,24 @@
 """The notebooks: committed clean, and `make reproduce` with the quick profile end to end."""
 
+import base64
+import html
+import io
 import json
+import re
+import shutil
+import subprocess
 
+import matplotlib.image as mpimg
 import pytest
 
 from hostbench.harness.tour import NOTEBOOK
 from hostbench.paths import NOTEBOOKS
-from hostbench.reproduce import reproduce
-from hostbench.studies import STUDIES
+from hostbench.reproduce import reproduce, reproduce_all
+from hostbench.studies import STUDIES, available
 
 PAPER_NOTEBOOK = STUDIES["jcsi2018"].notebook
+# The batch of every study's quick profile takes minutes, more than the suite's default.
+pytestmark = pytest.mark.timeout(3600)
 
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
@@ -21,33 +30,100 @@ def test_committed_notebooks_carry_no_outputs_and_one_parameters_cell(notebook):
     assert len(tagged) == 1
 
 
-def test_reproduce_quick_profile_writes_report_figures_and_results(tmp_path):
-    out = reproduce("jcsi2018", "quick", run_id="ci-quick", runs_dir=tmp_path)
-    assert out == tmp_path / "ci-quick"
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """`make reproduce-all PROFILE=quick`: every available study's notebook, once for the module."""
+    runs = tmp_path_factory.mktemp("runs")
+    return reproduce_all("quick", batch_id="ci-quick", runs_dir=runs).parent
+
+
+def test_the_batch_index_links_a_report_for_each_study(batch):
+    index = (batch / "index.html").read_text()
+    for study in available():
+        assert f'href="{study.id}/report.html"' in index
+        assert (batch / study.id / "report.html").exists()
+        headline = (batch / study.id / "headline.txt").read_text().strip()
+        assert headline and html.escape(headline) in index
+
+
+def test_the_paper_reports_figures_results_and_executed_notebook(batch):
+    out = batch / "jcsi2018"
     executed = json.loads((out / PAPER_NOTEBOOK).read_text())
-    errors = [
-        o for c in executed["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
-    ]
-    assert errors == []
-    html = (out / "report.html").read_text()
-    assert "Fig. 9" in html and "<Figure size" not in html
-    assert html.count("data:image/png;base64") >= 6  # figures inline, in their sections
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert [o for o in outputs if o["output_type"] == "error"] == []
+    assert [o for o in outputs if o.get("name") == "stderr"] == []  # no progress dump on the page
+    page = (out / "report.html").read_text()
+    assert "Fig. 9" in page and "<Figure size" not in page
     modes = json.loads((out / "params.json").read_text())["modes"]
-    expected = ["topology", "all-models", "relative", "cpu", *(f"model-{m}" for m in modes)]
+    expected = ["topology", "all-models", "relative", "cpu", "cpu-per-request", "latency",
+                *(f"model-{m}" for m in modes)]  # fmt: skip
     for name in expected:
         for ext in ("png", "svg"):
             path = out / "figures" / f"{name}.{ext}"
             assert path.stat().st_size > 1000, path
+    assert page.count("data:image/png;base64") >= len(expected)  # each one inline, too
     results = (out / "results.csv").read_text().splitlines()
     assert len(results) == 1 + len(modes) * 4  # header + every mode x the paper's 4 scenarios
-    assert (out / "headline.txt").read_text().strip()
     # The C# tour ran one way or the other (tests/test_tour.py checks its contents).
     assert (out / "app_work.csv").exists()
+    assert "app's own work" in page or "The C# tour did not run" in page
     if (out / NOTEBOOK.name).exists():  # only where .NET Interactive is installed
         tour = json.loads((out / NOTEBOOK.name).read_text())
         assert not [
             o for c in tour["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
         ]
+
+
+# The companion studies' figures, each shown in its section (their tables:
+# tests/test_companion_studies_1.py).
+COMPANION_FIGURES = {
+    "linux-proxies-2021": ["ranking", "ratios", "connections", "cpu"],
+    "selfhost-2012": ["results", "advantage", "cpu"],
+}
+
+
+@pytest.mark.parametrize("study", sorted(COMPANION_FIGURES))
+def test_the_companion_reports_have_their_figures_and_headline(batch, study):
+    out = batch / study
+    executed = json.loads((out / STUDIES[study].notebook).read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert [o for o in outputs if o["output_type"] == "error"] == []
+    assert [o for o in outputs if o.get("name") == "stderr"] == []
+    page = (out / "report.html").read_text()
+    assert "<Figure size" not in page
+    figures = COMPANION_FIGURES[study]
+    assert page.count("data:image/png;base64") >= len(figures)  # inline, in their sections
+    for name in figures:
+        for ext in ("png", "svg"):
+            assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000
+    params = json.loads((out / "params.json").read_text())
+    runs = len(params["modes"]) * len(params["concurrency"]) * params["repetitions"]
+    assert len((out / "results.csv").read_text().splitlines()) == 1 + runs
+    assert (out / "headline.txt").read_text().strip()
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium (make setup)")
+def test_each_report_renders_in_a_browser_with_every_figure(batch, tmp_path):
+    for study in available():
+        report = batch / study.id / "report.html"
+        shot = tmp_path / f"{study.id}.png"
+        browser = [
+            "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--hide-scrollbars", "--window-size=1200,2400",
+        ]  # fmt: skip
+        subprocess.run([*browser, f"--screenshot={shot}", report.as_uri()],
+                       capture_output=True, timeout=120, check=True)  # fmt: skip
+        assert mpimg.imread(shot).shape[:2] == (2400, 1200)
+        dom = subprocess.run(
+            [*browser, "--dump-dom", report.as_uri()],
+            capture_output=True, text=True, timeout=120, check=True,
+        ).stdout  # fmt: skip
+        assert "<Figure size" not in dom
+        images = re.findall(r'src="data:image/png;base64,([^"]+)"', dom)
+        assert images, f"{study.id}: no figure in the page"
+        for data in images:  # every figure decodes as an image with pixels
+            picture = mpimg.imread(io.BytesIO(base64.b64decode(data)), format="png")
+            assert picture.shape[0] > 50 and picture.shape[1] > 50
 
 
 def test_unknown_profile_or_study_is_refused(tmp_path):
@@ -60,7 +136,6 @@ def test_unknown_profile_or_study_is_refused(tmp_path):
 
 
 def test_the_studies_command_lists_every_study():
-    import subprocess
     import sys
 
     out = subprocess.run(

@@ -29,7 +29,6 @@ TOP_LEVEL = [
     "nbformat",
     "nbconvert",
     "ipykernel",
-    "requests",
     "psutil",
     "pytest",
     "pytest-timeout",

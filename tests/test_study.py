@@ -35,6 +35,18 @@ def _cli(*args, **kwargs):
     )
 
 
+def _children_once_loading(cli, timeout=90):
+    """The CLI's child processes, once its load generator (bombardier) runs."""
+    deadline = time.monotonic() + timeout
+    children = []
+    while time.monotonic() < deadline:
+        children = psutil.Process(cli.pid).children(recursive=True)
+        if any(c.name() == "bombardier" for c in children):
+            return children
+        time.sleep(0.1)
+    raise AssertionError(f"no bombardier among {[c.name() for c in children]}")
+
+
 def _rows(path):
     with open(path) as f:
         return list(csv.DictReader(f))
@@ -54,13 +66,7 @@ def test_interrupted_study_leaves_nothing_running_and_resumes(tmp_path):
         assert cli.poll() is None, cli.communicate()
         assert time.monotonic() < deadline, "first run never completed"
         time.sleep(0.2)
-    children = []
-    while time.monotonic() < deadline:  # ...and for run 2's load generator to be running
-        children = psutil.Process(cli.pid).children(recursive=True)
-        if any(c.name() == "bombardier" for c in children):
-            break
-        time.sleep(0.1)
-    assert any(c.name() == "bombardier" for c in children)
+    children = _children_once_loading(cli)  # ...and for run 2's load generator to be running
     cli.send_signal(signal.SIGINT)
     _, err = cli.communicate(timeout=60)
     assert cli.returncode == 130, err
@@ -210,3 +216,43 @@ def test_a_socket_path_too_long_for_linux_is_refused_before_anything_starts(tmp_
     code, _, err = _run(_params_file(tmp_path, modes=["nginx-uds"]), runs, "x" * 60)
     assert code == 2 and "over Linux's 107" in err and err.count("\n") == 1
     assert not list((runs / ("x" * 60)).glob("nginx-uds*"))
+
+
+def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
+    runs = tmp_path / "runs"
+    params = _params_file(tmp_path, modes=["nginx"], duration_s=10)
+    cli = _cli("run", str(params), "--run-id", "s", "--runs-dir", str(runs), "--no-progress")
+    children = _children_once_loading(cli)  # app, nginx, bombardier
+    cli.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    cli.send_signal(signal.SIGINT)  # impatient: again, while the first is stopping children
+    cli.communicate(timeout=60)
+    assert cli.returncode == 130
+    time.sleep(0.5)
+    assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
+    assert not list(runs.glob("s/*/row.json"))  # no partial row
+
+
+def test_calibrate_sweeps_concurrency_on_the_real_app(tmp_path):
+    args = ["--mode", "kestrel", "--tool", "bombardier", "--levels", "1", "4", "--duration", "1"]
+    cli = _cli("calibrate", *args, "--warmup", "0", "--run-id", "cal", "--runs-dir", str(tmp_path))
+    out, err = cli.communicate(timeout=120)
+    assert cli.returncode == 0, err
+    rows = _rows(tmp_path / "cal" / "results.csv")
+    assert [int(r["concurrency"]) for r in sorted(rows, key=lambda r: int(r["concurrency"]))] == [
+        1,
+        4,
+    ]
+    assert all(float(r["rps"]) > 0 for r in rows)
+    assert "kestrel, text: throughput stops growing at concurrency" in out
+
+
+def test_a_test_app_without_its_run_bit_is_one_line(tmp_path, monkeypatch):
+    from hostbench.errors import ToolMissing
+    from hostbench.harness import tools
+
+    app = tmp_path / "TestApp"
+    app.write_text("not runnable")
+    monkeypatch.setattr(tools, "TESTAPP", app)
+    with pytest.raises(ToolMissing, match=f"TestApp at {app} is not executable: run `make setup`"):
+        tools.find_tool("TestApp")

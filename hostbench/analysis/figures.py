@@ -5,7 +5,6 @@ numbers drawn are the ones hostbench.analysis computes, so figures and tables ag
 Figures are built without pyplot, so notebooks show each one once and nothing global changes.
 """
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib as mpl
@@ -17,7 +16,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
-from ..catalog import DEFAULT_BASELINE, MODES, mode_label, scenario_label
+from ..catalog import (
+    DEFAULT_BASELINE,
+    MODES,
+    PAPER_BASELINE,
+    PAPER_MODELS,
+    mode_label,
+    scenario_label,
+)
 from ..errors import BadInput
 from . import tables
 
@@ -30,6 +36,7 @@ CPU_LABELS = {
 
 # Process groups in greys and a purple, so they never read as hosting modes (catalog colours).
 _CPU_COLORS = {"server": "#3b3b3b", "proxy": "#8c6bb1", "loadgen": "#a6a6a6", "other": "#e0e0e0"}
+_APP_WORK_COLOR = "#7f7f7f"
 _STYLE = {"axes.titlesize": 13, "axes.labelsize": 11, "xtick.labelsize": 11, "legend.fontsize": 10}
 
 
@@ -104,37 +111,101 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
     return fig
 
 
-def relative_chart(
-    df: pd.DataFrame,
-    baseline: str = DEFAULT_BASELINE,
-    paper: Mapping[str, str] | pd.DataFrame | None = None,
-) -> Figure:
-    """Fig. 9 of the paper: each model's mean rps as % of the baseline model (line at 100%).
+# How the paper states each of its values, drawn as what it is (reference.paper_ratios).
+_PAPER_MARKERS = {"about": "D", "stated": "D", "up to": "v"}
 
-    paper: a mapping our mode -> paper mode (see tables.compare_with_paper), or that
-    function's result; the paper's value for the mapped model is drawn as a hatched bar right
-    of ours, a stated range (low-high) as its error bar.
+
+def relative_chart(
+    ratios: pd.DataFrame,
+    paper: pd.DataFrame | None = None,
+    baseline: str = DEFAULT_BASELINE,
+) -> Figure:
+    """Fig. 9 of the paper: each mode as % of the baseline, with its 95% interval.
+
+    ratios: hostbench.analysis.intervals.paired_ratios (one setup). paper: the paper's
+    values (hostbench.analysis.reference.paper_ratios): drawn beside ours as what they
+    are: a point for "about", a downward marker on a dotted stem for "up to" (an upper
+    bound), a line for a derived range. The paper's models that have no run here
+    (HTTP.sys, IIS in-process) are marked "paper only".
     """
-    df = _one_setup(df)
-    relative = tables.relative_to_baseline(df, baseline)
-    relative = relative[relative["mode"] != baseline]
-    if relative.empty:
-        raise BadInput(f"only the baseline {baseline!r} is in the results: nothing to compare")
-    if isinstance(paper, Mapping):
-        paper = tables.compare_with_paper(df, paper, baseline)
-    if paper is not None:  # the baseline is 100% on both sides: its line says it all
-        paper = paper[paper["our_mode"] != baseline]
-    mapped = {} if paper is None else dict(zip(paper["our_mode"], paper["paper_mode"], strict=True))
-    modes = _present(relative["mode"])
-    # A free slot (None) after each mapped mode holds the paper's range.
-    slots = [slot for m in modes for slot in ([m, None] if m in mapped else [m])]
+    if ratios.empty:
+        raise BadInput(f"no ratios to the baseline {baseline!r}: only the baseline ran?")
+    ratios = ratios.copy()
+    ratios["mode"] = ratios["mode"].astype(str)
+    ratios["scenario"] = ratios["scenario"].astype(str)
+    scenarios = [s for s in tables.SCENARIO_ORDER if s in set(ratios["scenario"])]
+    ours = [m for m in tables.MODE_ORDER if m in set(ratios["mode"])]
+    theirs = []
+    if paper is not None:
+        paper = paper[paper["mode"] != PAPER_BASELINE]
+        paper = paper[paper["scenario"].isin(scenarios)]
+        theirs = [m for m in PAPER_MODELS if m in set(paper["mode"])]
+    slots = ours + theirs
+    width = 0.8 / len(slots)
     with _style():
-        width = max(8.0, 1.1 + 0.5 * len(slots) * 4)
-        fig = Figure(figsize=(width, 5.2), layout="constrained")
+        fig = Figure(
+            figsize=(max(8.0, 1.5 + 0.45 * len(slots) * len(scenarios)), 5.4), layout="constrained"
+        )
         ax = fig.subplots()
-        bars = _grouped_bars(ax, relative, "pct_of_baseline", None, hue=slots)
-        rotation = 90 if len(slots) > 2 else 0
-        _label_bars(ax, bars, lambda v: f"{v:.0f}%", rotation=rotation)
+        for i, mode in enumerate(ours):
+            rows = ratios[ratios["mode"] == mode].set_index("scenario").reindex(scenarios)
+            x = np.arange(len(scenarios)) - 0.4 + width * (i + 0.5)
+            low = (rows["ratio_pct"] - rows["ci_low_pct"]).to_numpy()
+            high = (rows["ci_high_pct"] - rows["ratio_pct"]).to_numpy()
+            has_ci = np.isfinite(low).any()
+            ax.bar(
+                x,
+                rows["ratio_pct"],
+                width * 0.9,
+                color=_color(mode),
+                zorder=2,
+                label=f"{mode_label(mode)} (ours)",
+                yerr=np.nan_to_num([low, high]) if has_ci else None,
+                capsize=3 if has_ci else 0,
+                error_kw={"elinewidth": 1.1, "ecolor": "0.15"},
+            )
+        for j, mode in enumerate(theirs):
+            x0 = np.arange(len(scenarios)) - 0.4 + width * (len(ours) + j + 0.5)
+            rows = paper[paper["mode"] == mode].set_index("scenario").reindex(scenarios)
+            color = _color(mode)
+            runs_here = mode in ours or any(MODES[m].paper_model == mode for m in ours)
+            note = "" if runs_here else ", paper only: not runnable here"
+            for x, row in zip(x0, rows.itertuples(), strict=True):
+                if not np.isfinite(row.ratio_high_pct):
+                    continue
+                if row.ratio_low_pct < row.ratio_high_pct:  # a derived range
+                    ax.plot(
+                        [x, x],
+                        [row.ratio_low_pct, row.ratio_high_pct],
+                        color=color,
+                        lw=3,
+                        solid_capstyle="butt",
+                        zorder=3,
+                    )
+                    continue
+                marker = _PAPER_MARKERS.get(row.qualifier, "D")
+                if marker == "v":  # an upper bound: a stem from the baseline up to it
+                    ax.plot(
+                        [x, x], [100, row.ratio_high_pct], color=color, ls=":", lw=1.5, zorder=3
+                    )
+                ax.plot(
+                    x,
+                    row.ratio_high_pct,
+                    marker=marker,
+                    color=color,
+                    ms=8,
+                    markeredgecolor="0.1",
+                    zorder=4,
+                )
+            kinds = sorted(set(rows["qualifier"].dropna()))
+            words = (
+                "range derived from the paper"
+                if any("derived" in k for k in kinds)
+                else (" / ".join(kinds))
+            )
+            label = f"{mode_label(mode)} (paper: {words}{note})"
+            marker = "v" if "up to" in kinds else "D"
+            ax.plot([], [], marker=marker, color=color, ls="", markeredgecolor="0.1", label=label)
         ax.axhline(
             100,
             color="0.2",
@@ -143,15 +214,97 @@ def relative_chart(
             zorder=1,
             label=f"baseline: {mode_label(baseline)} = 100%",
         )
-        if mapped:
-            _paper_ranges(ax, paper, slots, rotation)
-            pairs = "; ".join(f"{mode_label(o)} ~ {mode_label(p)}" for o, p in mapped.items())
-            _footnote(fig, f"hatched: the paper's value for the model mapped to ours ({pairs})")
+        ax.set_xticks(range(len(scenarios)), [scenario_label(s) for s in scenarios])
+        ax.set_xlim(-0.6, len(scenarios) - 0.4)
+        ax.set_ylim(0, None)
         ax.set_ylabel(f"throughput [% of {mode_label(baseline)}]")
         ax.set_xlabel("scenario")
-        # On the figure, not the axes: the legend beside the axes leaves the axes narrow.
         fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        n = ratios["n"].min()
+        ci = (
+            "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"
+            if n > 1
+            else "one block: no interval"
+        )
+        _footnote(fig, ci)
+    return fig
+
+
+def latency_chart(df: pd.DataFrame) -> Figure:
+    """Latency under the load: p50 (bar) and p99 (whisker top) per mode and scenario, in ms."""
+    summary = tables.summarize(_one_setup(df))
+    modes = _present(summary["mode"])
+    scenarios = _present(summary["scenario"])
+    width = 0.8 / len(modes)
+    with _style():
+        fig = Figure(
+            figsize=(max(8.0, 1.5 + 0.5 * len(modes) * len(scenarios)), 4.8), layout="constrained"
+        )
+        ax = fig.subplots()
+        for i, mode in enumerate(modes):
+            rows = summary[summary["mode"] == mode].set_index("scenario").reindex(scenarios)
+            x = np.arange(len(scenarios)) - 0.4 + width * (i + 0.5)
+            p50, p99 = rows["latency_p50_ms_mean"], rows["latency_p99_ms_mean"]
+            ax.bar(x, p50, width * 0.9, color=_color(mode), label=mode_label(mode), zorder=2)
+            ax.vlines(x, p50, p99, color="0.15", lw=1.2, zorder=3)
+            ax.plot(x, p99, "_", color="0.15", ms=8, zorder=3)
+        ax.plot([], [], "_", color="0.15", ms=8, label="p99 (line top)")
+        ax.set_xticks(range(len(scenarios)), [scenario_label(s) for s in scenarios])
+        ax.set_ylabel("latency [ms]: bar p50, line up to p99")
+        ax.set_xlabel("scenario")
+        fig.suptitle("Latency under the load (mean over blocks)")
         _legend(ax, "hosting model")
+        _footnote(fig, _setup_note(summary))
+    return fig
+
+
+def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None) -> Figure:
+    """CPU microseconds one request costs in the app, the proxy and the load generator.
+
+    app_work: the C# tour's app_work.csv (scenario, ns_per_payload); when given, the
+    server's share is split into the app's own work (producing the payload) and the rest
+    (hosting, HTTP, the connection handling the proxy hop adds).
+    """
+    per = tables.cpu_per_request(_one_setup(df))
+    modes = _present(per["mode"])
+    scenarios = _present(per["scenario"])
+    work = None if app_work is None else app_work.set_index("scenario")["ns_per_payload"] / 1e3
+    layers = [  # column, legend label, colour
+        ("server_us_per_request", "server (test app)", _CPU_COLORS["server"]),
+        ("proxy_us_per_request", "reverse proxy", _CPU_COLORS["proxy"]),
+        ("loadgen_us_per_request", "load generator", _CPU_COLORS["loadgen"]),
+    ]
+    ncols = min(2, len(scenarios))
+    nrows = -(-len(scenarios) // ncols)
+    with _style():
+        fig = Figure(figsize=(12, 0.5 + nrows * (0.9 + 0.45 * len(modes))), layout="constrained")
+        axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+        y = np.arange(len(modes))[::-1]  # the first mode on top
+        for ax, scenario in zip(axes, scenarios, strict=False):
+            rows = per[per["scenario"] == scenario].set_index("mode").reindex(modes)
+            left = np.zeros(len(modes))
+            for column, label, color in layers:
+                values = rows[column].fillna(0.0).to_numpy()
+                if column == "server_us_per_request" and work is not None and scenario in work:
+                    own = np.minimum(values, work[scenario])
+                    ax.barh(y, own, 0.7, left=left, color=_APP_WORK_COLOR,
+                            label="app's own work (C# tour)")  # fmt: skip
+                    ax.barh(y, values - own, 0.7, left=left + own, color=color,
+                            label="server: hosting, HTTP, connections")  # fmt: skip
+                else:
+                    ax.barh(y, values, 0.7, left=left, color=color, label=label)
+                left += values
+            ax.set_yticks(y, [mode_label(m) for m in modes])
+            ax.set_title(scenario_label(scenario), fontsize=12)
+            ax.set_xlabel("CPU per request [µs]")
+        for ax in axes[len(scenarios) :]:
+            ax.set_visible(False)
+        handles, labels = axes[0].get_legend_handles_labels()
+        unique = dict(zip(labels, handles, strict=True))
+        fig.legend(unique.values(), unique.keys(), loc="outside lower center",
+                   ncols=len(unique), frameon=False)  # fmt: skip
+        fig.suptitle("Where a request's CPU goes: microseconds per request, by process")
     return fig
 
 
@@ -381,6 +534,41 @@ def _pct_label(x: float, _pos=None) -> str:
     return f"{x:,.0f}%" if x >= 1 else f"{x:g}%"
 
 
+def calibration_chart(df: pd.DataFrame) -> Figure:
+    """The load sweep: throughput and the machine's busy % against concurrency, per mode."""
+    table = tables.calibration(df)
+    modes = _present(table["mode"])
+    with _style():
+        fig = Figure(figsize=(10, 4.2), layout="constrained")
+        rps_ax, cpu_ax = fig.subplots(1, 2)
+        for mode in modes:
+            for scenario, rows in table[table["mode"] == mode].groupby("scenario", observed=True):
+                label = f"{mode_label(mode)}, {scenario_label(scenario)}"
+                rps_ax.plot(rows["concurrency"], rows["rps_mean"], "o-", color=_color(mode),
+                            label=label)  # fmt: skip
+                knee = rows[rows["knee"]]
+                rps_ax.plot(knee["concurrency"], knee["rps_mean"], "o", ms=12, mfc="none",
+                            mec="0.1")  # fmt: skip
+                cpu_ax.plot(rows["concurrency"], rows["cpu_total_pct_mean"], "o-",
+                            color=_color(mode), label=label)  # fmt: skip
+        levels = sorted(table["concurrency"].unique())
+        for ax in (rps_ax, cpu_ax):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(levels, [str(level) for level in levels])
+            ax.minorticks_off()
+            ax.set_xlabel("concurrency (virtual users / connections)")
+        rps_ax.set_ylabel("throughput [requests/s]")
+        rps_ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        rps_ax.set_ylim(0, None)
+        rps_ax.plot([], [], "o", ms=12, mfc="none", mec="0.1", label="where it stops growing")
+        cpu_ax.set_ylabel("machine busy [%]")
+        cpu_ax.set_ylim(0, 105)
+        cpu_ax.axhline(tables.SATURATED_PCT, color="0.4", ls="--", lw=1)
+        rps_ax.legend(frameon=False, fontsize=9)
+        fig.suptitle("Choosing the load: throughput and CPU against concurrency")
+    return fig
+
+
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     """Write fig as out_dir/name.png (150 dpi) and .svg; return both paths."""
     out_dir = Path(out_dir)
@@ -477,53 +665,6 @@ def _label_bars(ax, bars: dict, fmt, rotation: int = 0) -> None:
     # Headroom for the labels; vertical labels need more.
     if tops:
         ax.set_ylim(0, max(tops) * (1.22 if rotation else 1.1))
-
-
-def _paper_ranges(ax, paper: pd.DataFrame, slots: list, rotation: int) -> None:
-    # The paper's value as a hatched bar in the slot after our mode's bar, like its Fig. 9;
-    # a stated range (low-high) is the bar's error bar, and its label.
-    scenarios = [t.get_text() for t in ax.get_xticklabels()]
-    width = 0.8 / len(slots)
-    top = ax.get_ylim()[1]
-    for row in paper.itertuples(index=False):
-        label = scenario_label(str(row.scenario))
-        if label not in scenarios:
-            continue
-        slot = slots.index(str(row.our_mode)) + 1
-        x = scenarios.index(label) - 0.4 + width * (slot + 0.5)
-        low, high = row.paper_low_pct, row.paper_high_pct
-        mid = (low + high) / 2
-        ax.bar(
-            x,
-            mid,
-            width * 0.92,
-            yerr=[[mid - low], [high - mid]] if high > low else None,
-            capsize=4,
-            error_kw={"elinewidth": 1.2, "ecolor": "0.15"},
-            facecolor="white",
-            edgecolor=_color(str(row.our_mode)),
-            hatch="///",
-            linewidth=1.5,
-            zorder=2,
-        )
-        text = f"{low:.0f}%" if low == high else f"{low:.0f}-{high:.0f}%"
-        ax.annotate(
-            text,
-            (x, high),
-            xytext=(0, 3),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            rotation=rotation,
-            fontsize=9 if rotation else 10,
-            color="0.3",
-            bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"},
-            zorder=5,
-        )
-        top = max(top, high * (1.25 if rotation else 1.1))
-    ax.set_ylim(0, top)
-    # A legend entry only.
-    ax.bar([np.nan], [np.nan], facecolor="white", edgecolor="0.3", hatch="///", label="paper")
 
 
 def _legend(ax, title: str) -> None:

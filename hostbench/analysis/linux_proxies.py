@@ -45,6 +45,9 @@ ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
 MORE_RATIOS = (("caddy", "kestrel"), ("nginx-keepalive", "kestrel"), ("nginx-keepalive", "nginx"))
 # Intervals rounded outwards, as intervals.describe prints them.
 FORMATS = {
+    "blocks": "{:.0f}",
+    "article's rank": "{:.0f}",
+    "our rank": "{:.0f}",
     "article %": "{:.0f}%",
     "ours %": "{:.0f}%",
     "CI low %": lambda v: f"{math.floor(v + 1e-9):.0f}%",

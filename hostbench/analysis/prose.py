@@ -5,12 +5,42 @@ sentences whose numbers come from the results are built here, where they are
 tested. Prose numbers are computed, never typed.
 """
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from ..catalog import MODES, PAPER_BASELINE, PAPER_MODELS, mode_label, runnable_here, scenario_label
 from . import tables
 from .intervals import describe
 from .reference import paper_setup
+
+
+def _number(value) -> str:
+    """Numbers as a reader wants them: thousands separated, two decimals for small ones."""
+    if pd.isna(value):
+        return "n/a"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+
+
+def table(df: pd.DataFrame, formats: Mapping[str, object] | None = None):
+    """A table for the page: no index, text left-aligned, numbers readable, nothing cut.
+
+    formats: a column's own format ("{:.1f}%" or a function) where the default won't do.
+    """
+    df = df.reset_index() if df.index.name or df.index.names[0] else df
+    numbers = df.select_dtypes("number").columns
+    counts = df.select_dtypes("integer").columns  # blocks, connections, errors: whole
+    styler = (
+        df.style.hide(axis="index")
+        .format(_number, subset=numbers)
+        .format("{:,}", subset=counts)
+        .set_properties(**{"text-align": "left", "vertical-align": "top"})
+        .set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
+    )
+    for column, fmt in (formats or {}).items():
+        if column in df.columns:
+            styler = styler.format(fmt, subset=[column], na_rep="n/a")
+    return styler
 
 
 def hosting_models_table() -> pd.DataFrame:
@@ -72,72 +102,6 @@ def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
     )
 
 
-def _pct(comparison: pd.DataFrame, our_mode: str, scenarios: list[str]) -> str:
-    rows = comparison[
-        (comparison["our_mode"] == our_mode) & comparison["scenario"].astype(str).isin(scenarios)
-    ]
-    return tables.describe_range(rows["ours_pct"])
-
-
-def discussion(comparison: pd.DataFrame, baseline: str) -> str:
-    """Section 5's sentences with our numbers in them (Markdown)."""
-    lines = []
-    others = ["text", "json", "xml"]
-    if (comparison["our_mode"] == "kestrel").any():
-        lines.append(
-            f"- **Kestrel alone vs {baseline}**: the paper measured about +70% for HTML and up to "
-            f"+200% for JSON, XML and text against its baseline. Here: "
-            f"**{_pct(comparison, 'kestrel', ['html'])}** for HTML and "
-            f"**{_pct(comparison, 'kestrel', others)}** for text, JSON and XML."
-        )
-    if (comparison["our_mode"] == "nginx-uds").any():
-        lines.append(
-            "- **The cheaper hop (nginx over a Unix socket) vs the TCP hop**, our stand-in for "
-            "IIS in-process (the paper: 10-20% below Kestrel, far above the baseline): "
-            f"**{_pct(comparison, 'nginx-uds', ['html'])}** for HTML and "
-            f"**{_pct(comparison, 'nginx-uds', others)}** for the others."
-        )
-    within = comparison[comparison["our_mode"] != baseline]
-    if not within.empty:
-        n_in = int(within["within"].sum())
-        lines.append(
-            f"- {n_in} of {len(within)} comparable ratios fall within the paper's range "
-            "(with the tolerance above); the rest are listed in the table."
-        )
-    return "\n".join(lines) or "No mode of this study maps onto the paper's models."
-
-
-def conclusions(results: pd.DataFrame, saturation: pd.DataFrame, baseline: str) -> str:
-    """Section 6: what holds on this machine, computed (Markdown)."""
-    summary = tables.summarize(results)
-    lines = []
-    for scenario, group in summary.groupby("scenario", observed=True):
-        best = group.loc[group["rps_mean"].idxmax()]
-        worst = group.loc[group["rps_mean"].idxmin()]
-        lines.append(
-            f"- **{scenario}**: fastest {best['mode']} ({best['rps_mean']:,.0f} rps), slowest "
-            f"{worst['mode']} ({worst['rps_mean']:,.0f} rps), "
-            f"{tables.pct_change(worst['rps_mean'], best['rps_mean']):+.0f}% between them."
-        )
-    if (summary["mode"] == "kestrel").any() and (summary["mode"] == baseline).any():
-        fastest = summary.loc[summary.groupby("scenario", observed=True)["rps_mean"].idxmax()]
-        holds = (fastest["mode"] == "kestrel").all()
-        lines.append(
-            "- The paper's main finding, *Kestrel without a reverse proxy is the fastest model*, "
-            + (
-                "**holds** in every scenario here."
-                if holds
-                else "**does not hold** everywhere here."
-            )
-        )
-    n_sat = int(saturation["saturated"].sum())
-    lines.append(
-        f"- CPU saturation: {n_sat} of {len(saturation)} runs kept the machine at >= 90% busy "
-        f"(mean {saturation['cpu_total_pct'].mean():.0f}%); the paper tuned its load to 100%."
-    )
-    return "\n".join(lines)
-
-
 def left_out_note(results: pd.DataFrame) -> str:
     """One sentence on the runs the analysis left out as invalid (Markdown)."""
     n = int(results.attrs.get("left_out_invalid", 0))
@@ -179,6 +143,19 @@ def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
         for r in rows.itertuples(index=False)
     ]
     return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)
+
+
+def machine_state(results: pd.DataFrame) -> str:
+    """How quiet the machine was while the runs ran, from each row's readings (Markdown)."""
+    load = results["load_avg_1m"]
+    steal = pd.to_numeric(results["cpu_steal_pct"], errors="coerce")
+    freq = pd.to_numeric(results["cpu_freq_mhz"], errors="coerce").dropna()
+    clock = f"; the CPU clock read {freq.min():,.0f}-{freq.max():,.0f} MHz" if len(freq) else ""
+    return (
+        f"During the runs, the 1-minute load average at each run's start was "
+        f"{load.min():.1f}-{load.max():.1f} and the hypervisor stole up to "
+        f"{steal.max():.1f}% of the CPU time{clock}. A machine doing other work shows here."
+    )
 
 
 def cpu_cost_sentence(results: pd.DataFrame) -> str:

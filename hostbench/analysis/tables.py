@@ -6,13 +6,11 @@ every function returns a tidy DataFrame for the notebooks to show or plot. No pl
 
 import json
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from ..catalog import DEFAULT_BASELINE, MODES, PAPER_BASELINE, SCENARIOS
+from ..catalog import DEFAULT_BASELINE, MODES, SCENARIOS
 from ..errors import BadInput
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
@@ -41,10 +39,6 @@ SETUP = ["scenario", "tool", "concurrency"]
 GROUP = ["mode", *SETUP]
 # Process groups whose CPU the harness samples, in stacking order.
 CPU_GROUPS = ("server", "proxy", "loadgen")
-
-VERDICT_HIGHER = "higher than the paper"
-VERDICT_WITHIN = "within"
-VERDICT_LOWER = "lower than the paper"
 
 
 def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.DataFrame:
@@ -106,21 +100,6 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def relative_to_baseline(df: pd.DataFrame, baseline: str = DEFAULT_BASELINE) -> pd.DataFrame:
-    """Mean rps of every mode as % of the baseline mode's mean in the same setup (baseline = 100).
-
-    A setup (scenario, tool, concurrency) the baseline did not run gets NaN.
-    """
-    summary = summarize(df)
-    _require_mode(summary, baseline, "baseline mode")
-    base = summary.loc[summary["mode"] == baseline, [*SETUP, "rps_mean"]]
-    base = base.rename(columns={"rps_mean": "baseline_rps_mean"})
-    out = summary[[*GROUP, "n", "rps_mean"]].merge(base, on=SETUP, how="left")
-    out["pct_of_baseline"] = 100.0 * out["rps_mean"] / out["baseline_rps_mean"]
-    out.insert(0, "baseline", baseline)
-    return out
-
-
 def cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
     """CPU time per request, in microseconds, of each process group: where a request's cost goes.
 
@@ -143,101 +122,6 @@ def _require_mode(df: pd.DataFrame, mode: str, what: str) -> None:
         raise BadInput(
             f"{what} {mode!r} is not in the results; modes present: {', '.join(present)}"
         )
-
-
-def compare_with_paper(
-    df: pd.DataFrame,
-    mapping: Mapping[str, str],
-    baseline: str = DEFAULT_BASELINE,
-    tolerance_pct: float = 10.0,
-    paper: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """Our % of baseline beside the paper's range, for each of our modes mapped to a paper mode.
-
-    mapping: our mode -> paper mode, e.g. {"kestrel": "kestrel", "nginx-uds": "iis-inprocess"}.
-    Our `baseline` stands for the paper's iis-outofprocess (100% in both). tolerance_pct widens
-    the paper's range by that many percentage points on each side: the paper states most values
-    as "about" one number, so an exact match is not expected. paper: the table of
-    hostbench.reference.paper_ratios() (read from there when not given). Modes in the mapping
-    that were not run are left out, so one mapping serves machines that run fewer modes.
-    """
-    if paper is None:
-        from .reference import paper_ratios
-
-        paper = paper_ratios()
-    paper = _with_paper_baseline(paper)
-    unknown = sorted(set(mapping) - set(MODE_ORDER))
-    if unknown:
-        raise BadInput(f"unknown mode(s) in mapping: {', '.join(unknown)}; known: {MODE_ORDER}")
-    unmapped = sorted(set(mapping.values()) - set(paper["mode"]))
-    if unmapped:
-        known = ", ".join(sorted(set(paper["mode"])))
-        raise BadInput(f"paper mode(s) {', '.join(unmapped)} not in the paper's table: {known}")
-
-    ours = relative_to_baseline(df, baseline)
-    ours = ours[ours["mode"].astype(str).isin(list(mapping))].copy()
-    if ours.empty:
-        raise BadInput(f"none of the mapped modes ({', '.join(mapping)}) is in the results")
-    ours["our_mode"] = ours["mode"].astype(str)
-    ours["paper_mode"] = ours["our_mode"].map(mapping)
-    ours["scenario"] = ours["scenario"].astype(str)
-
-    paper = paper.rename(
-        columns={
-            "mode": "paper_mode",
-            "ratio_low_pct": "paper_low_pct",
-            "ratio_high_pct": "paper_high_pct",
-        }
-    ).astype({"scenario": str})
-    # The paper's own hedge ("about", "up to"), when the table has it, qualifies the verdict.
-    extra = ["qualifier"] if "qualifier" in paper.columns else []
-    out = ours.merge(
-        paper[["paper_mode", "scenario", "paper_low_pct", "paper_high_pct", *extra]],
-        on=["paper_mode", "scenario"],
-        how="inner",  # scenarios the paper did not measure have nothing to compare with
-    )
-    out = out.rename(columns={"pct_of_baseline": "ours_pct"})
-    low = out["paper_low_pct"] - tolerance_pct
-    high = out["paper_high_pct"] + tolerance_pct
-    out["within"] = (out["ours_pct"] >= low) & (out["ours_pct"] <= high)
-    out["verdict"] = np.select(
-        [out["ours_pct"].isna(), out["ours_pct"] > high, out["ours_pct"] < low],
-        ["n/a (no baseline run)", VERDICT_HIGHER, VERDICT_LOWER],
-        default=VERDICT_WITHIN,
-    )
-    out["scenario"] = _ordered(out["scenario"], SCENARIO_ORDER)
-    columns = [
-        "paper_mode",
-        "our_mode",
-        "scenario",
-        "tool",
-        "concurrency",
-        "paper_low_pct",
-        "paper_high_pct",
-        "ours_pct",
-        "within",
-        "verdict",
-        *extra,
-    ]
-    # "mode" is still ordered: our modes in the package's order, scenarios in the paper's.
-    out = out.sort_values(["mode", "scenario", "tool", "concurrency"])
-    return out[columns].reset_index(drop=True)
-
-
-def _with_paper_baseline(paper: pd.DataFrame) -> pd.DataFrame:
-    # The paper's baseline is 100% by definition; add it so a mode can be mapped onto it.
-    if PAPER_BASELINE in set(paper["mode"]):
-        return paper
-    base = pd.DataFrame(
-        {
-            "mode": PAPER_BASELINE,
-            "scenario": list(SCENARIO_ORDER),
-            "ratio_low_pct": 100.0,
-            "ratio_high_pct": 100.0,
-            "quote": "baseline (100%) by definition",
-        }
-    )
-    return pd.concat([paper, base], ignore_index=True)
 
 
 def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
@@ -268,46 +152,17 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def pct_change(a: float, b: float) -> float:
-    """Change from a to b in % of a: pct_change(1000, 1700) == 70.0."""
-    if a == 0:
-        raise BadInput("pct_change: the reference value is 0")
-    return 100.0 * (b - a) / a
-
-
-def describe_ratio(pct_of_baseline: float, digits: int = 0) -> str:
-    """A % of baseline as the paper says it: 170 -> "+70%", 85 -> "-15%", 100 -> "+0%"."""
-    if pct_of_baseline is None or np.isnan(pct_of_baseline):
-        return "n/a"
-    change = round(pct_of_baseline - 100.0, digits)
-    return f"{change:+.{digits}f}%"
-
-
-def describe_range(values, digits: int = 0) -> str:
-    """Several % of baseline as a range for prose: [170, 290, 310] -> "+70% to +210%"."""
-    values = pd.Series(values, dtype=float).dropna()
-    if values.empty:
-        return "n/a"
-    low, high = describe_ratio(values.min(), digits), describe_ratio(values.max(), digits)
-    return low if low == high else f"{low} to {high}"
+def _record(run_dir: str | Path, name: str) -> dict:
+    path = Path(run_dir) / name
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BadInput(f"no {name} at {path.parent}: run the study first") from None
 
 
 def load_environment(run_dir: str | Path) -> dict:
     """The machine a study ran on, as the harness recorded it (environment.json)."""
-    path = Path(run_dir) / "environment.json"
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"no environment record at {path}: run the study first") from None
-
-
-def load_params(run_dir: str | Path) -> dict:
-    """The params a study ran with, as the harness recorded them (params.json)."""
-    path = Path(run_dir) / "params.json"
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"no params record at {path}: run the study first") from None
+    return _record(run_dir, "environment.json")
 
 
 def load_commands(run_dir: str | Path) -> pd.DataFrame:
@@ -354,9 +209,7 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
     if baseline is None:
-        params_path = run_dir / "params.json"
-        recorded = json.loads(params_path.read_text()) if params_path.exists() else {}
-        baseline = recorded.get("baseline") or DEFAULT_BASELINE
+        baseline = load_params(run_dir).get("baseline") or DEFAULT_BASELINE
     ratios = paired_ratios(results, baseline)
     path = run_dir / "ratios.csv"
     tmp = path.with_suffix(".csv.tmp")
@@ -365,20 +218,36 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     return path
 
 
-def styled(df: pd.DataFrame, formats: Mapping[str, object] | None = None, na_rep: str = "-"):
-    """A table for display: numbers with thousands separators and no decimals unless
-    `formats` gives a column its own format ("{:.1f}" or a function), `na_rep` where a value
-    is missing (a row the article has but we cannot run), text left-aligned, no index."""
-    formats = {c: f for c, f in (formats or {}).items() if c in df.columns}
-    numeric = [c for c in df.columns if pd.api.types.is_float_dtype(df[c]) and c not in formats]
-    text = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-    styler = df.style.hide(axis="index").format(na_rep=na_rep)
-    styler = styler.format("{:,.0f}", subset=numeric, na_rep=na_rep)
-    for column, fmt in formats.items():
-        styler = styler.format(fmt, subset=[column], na_rep=na_rep)
-    headers = [
-        {"selector": f"th.col_heading.col{i}", "props": "text-align: left"}
-        for i, c in enumerate(df.columns)
-        if c in text
-    ]
-    return styler.set_properties(subset=text, **{"text-align": "left"}).set_table_styles(headers)
+def load_params(run_dir: str | Path) -> dict:
+    """The params a study ran with, as the harness recorded them (params.json)."""
+    return _record(run_dir, "params.json")
+
+
+def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:
+    """The C# tour's in-process cost per payload (app_work.csv), or None where it did not run."""
+    path = Path(run_dir) / "app_work.csv"
+    return pd.read_csv(path) if path.exists() else None
+
+
+# Calibration: throughput has stopped growing when doubling the load adds less than this.
+KNEE_GAIN = 1.05
+SATURATED_PCT = 90.0
+
+
+def calibration(df: pd.DataFrame) -> pd.DataFrame:
+    """Per mode and scenario, the concurrency sweep: rps, latency and CPU per level, with
+    `knee` marking the lowest level whose next level adds less than 5% throughput and
+    `saturated` the levels that kept the machine at least 90% busy."""
+    summary = summarize(df)
+    out = summary[[*GROUP, "rps_mean", "latency_p50_ms_mean", "latency_p99_ms_mean",
+                   "cpu_total_pct_mean", "cpu_server_cores_mean", "cpu_proxy_cores_mean",
+                   "cpu_loadgen_cores_mean"]].copy()  # fmt: skip
+    out = out.sort_values(["mode", "scenario", "tool", "concurrency"]).reset_index(drop=True)
+    out["knee"] = False
+    for _, sweep in out.groupby(["mode", "scenario", "tool"], observed=True):
+        gain = sweep["rps_mean"].shift(-1) / sweep["rps_mean"]  # what the next level adds
+        flat = gain.index[gain < KNEE_GAIN]
+        if len(flat):
+            out.loc[flat[0], "knee"] = True
+    out["saturated"] = out["cpu_total_pct_mean"] >= SATURATED_PCT
+    return out

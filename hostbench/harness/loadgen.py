@@ -193,7 +193,7 @@ class LoadGenerator:
                 on_start(proc.pid)
             limit = duration_s + GRACE_S
             try:
-                code = proc.popen.wait(timeout=limit)
+                code = proc.wait(limit)
             except subprocess.TimeoutExpired:
                 raise HostbenchError(
                     f"{self.name} still running {limit:.0f} s after start; killed it; "

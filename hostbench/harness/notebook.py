@@ -72,6 +72,11 @@ class StudyRun:
     def out_dir(self) -> Path:
         return self.runs_dir / self.run_id
 
+    def sub_run(self, name: str) -> "StudyRun":
+        """A sub-study of this one (params key sub_studies), in its own run folder."""
+        return StudyRun(self.study, self.profile, check_run_id(f"{self.run_id}-{name}"),
+                        self.runs_dir, self.params.sub_study(name))  # fmt: skip
+
     def measure(self, progress: bool = False) -> Path:
         """Run (or resume) the study; returns results.csv. Progress goes to the log."""
         ensure_testapp()

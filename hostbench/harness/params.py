@@ -39,9 +39,12 @@ OPTIONAL = {
     "watch": [],  # external: process names to sample as "server"
     "allow_remote": False,  # external: permit a non-loopback URL
     "app_args": [],  # extra options for the test app, e.g. ["--log-level", "Information"]
+    # Smaller studies the notebook runs beside this one, each as overrides of these params,
+    # e.g. {calibration: {concurrency: [1, 2, 4, 8]}, sensitivity: {tools: [bombardier]}}.
+    "sub_studies": {},
 }
 # Keys that describe or explain a study but do not change what a run measures.
-NOT_MEASURED = ("description", "baseline", "seed")
+NOT_MEASURED = ("description", "baseline", "seed", "sub_studies")
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -115,6 +118,7 @@ class StudyParams:
     keepalive: bool = True
     loadgen_cpus: list[int] | None = None
     options: LaunchOptions = field(default_factory=LaunchOptions)
+    sub_studies: dict[str, dict] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, raw) -> "StudyParams":
@@ -180,6 +184,22 @@ class StudyParams:
         duration_s = float(_number("duration_s", p["duration_s"], minimum=1))
         for t, c in itertools.product(tools, concurrency):  # each tool can fire this load
             GENERATORS[t]().check(Load(c, duration_s, requests, keepalive=keepalive))
+        sub_studies = p["sub_studies"] or {}
+        if not isinstance(sub_studies, dict) or not all(
+            isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
+            for k, v in sub_studies.items()
+        ):
+            raise BadInput(
+                "params key 'sub_studies' must map names (letters, digits, '-') to params "
+                f"overrides, got {sub_studies!r}"
+            )
+        for name, overrides in sub_studies.items():
+            if "sub_studies" in overrides:
+                raise BadInput(f"sub-study {name!r}: a sub-study cannot have sub-studies")
+            try:
+                cls.from_dict(_overlay(raw, overrides))
+            except BadInput as e:
+                raise BadInput(f"sub-study {name!r}: {e}") from None
         return cls(
             modes=modes,
             scenarios=scenarios,
@@ -201,6 +221,7 @@ class StudyParams:
             keepalive=keepalive,
             loadgen_cpus=_cpus(p["loadgen_cpus"]),
             options=opts,
+            sub_studies=sub_studies,
         )
 
     @classmethod
@@ -216,6 +237,13 @@ class StudyParams:
         out = {k: v for k, v in asdict(self).items() if k != "options"}
         out.update(asdict(self.options))
         return out
+
+    def sub_study(self, name: str) -> "StudyParams":
+        """The params of sub-study `name`: these params with its overrides."""
+        if name not in self.sub_studies:
+            allowed = ", ".join(self.sub_studies) or "none"
+            raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
+        return StudyParams.from_dict(_overlay(self.to_dict(), self.sub_studies[name]))
 
     @property
     def baseline_mode(self) -> str:
@@ -239,6 +267,14 @@ class StudyParams:
             **asdict(self.options),
             "hostbench_version": __version__,
         }
+
+
+def _overlay(raw: dict, overrides: dict) -> dict:
+    """A sub-study's params: the study's, with its overrides (and no sub-studies of its own)."""
+    out = {**raw, **overrides, "sub_studies": {}}
+    if "baseline" not in overrides and out.get("baseline") not in _as_list("modes", out["modes"]):
+        out["baseline"] = None  # the study's baseline is not among the sub-study's modes
+    return out
 
 
 def fingerprint(settings: dict) -> str:

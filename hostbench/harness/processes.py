@@ -17,8 +17,6 @@ from contextlib import nullcontext
 from pathlib import Path
 from subprocess import STDOUT
 
-import psutil
-
 from ..errors import LaunchFailed
 
 _live: set["ManagedProcess"] = set()
@@ -47,14 +45,6 @@ def _wrapped(argv: list[str], cpus: Sequence[int] | None) -> list[str]:
     if cpus:
         prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
     return prefix + argv
-
-
-def _start_time(pid: int) -> float | None:
-    """When the process now holding `pid` started; None if no process holds it."""
-    try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -99,7 +89,6 @@ class ManagedProcess:
         self.cwd = cwd
         self.cpus = list(cpus) if cpus else None  # pinned to these CPU ids
         self.popen: subprocess.Popen | None = None
-        self._started: float | None = None  # the leader's start time: its pid's identity
 
     @property
     def pid(self) -> int:
@@ -128,7 +117,6 @@ class ManagedProcess:
                 raise LaunchFailed(
                     f"cannot start {self.name} ({self.argv[0]}): {e.strerror}"
                 ) from None
-        self._started = _start_time(self.popen.pid)
         _live.add(self)
         try:
             self._wait_ready()
@@ -142,7 +130,7 @@ class ManagedProcess:
             return
         deadline = time.monotonic() + self.ready_timeout_s
         while True:
-            code = self.popen.poll()
+            code = self.exit_code()
             if code is not None:
                 raise LaunchFailed(
                     f"{self.name} exited with code {code} before it was ready; "
@@ -158,21 +146,50 @@ class ManagedProcess:
             time.sleep(0.1)
 
     def running(self) -> bool:
-        return self.popen is not None and self.popen.poll() is None
+        return self.popen is not None and self.exit_code() is None
+
+    def exit_code(self) -> int | None:
+        """The exit code once the process has ended; None while it runs.
+
+        It does not reap the process: until stop() does, the ended process keeps its
+        pid, so signalling its group can never reach a stranger who got the pid anew.
+        """
+        if self.popen is None:
+            return None
+        if self.popen.returncode is not None:
+            return self.popen.returncode
+        try:
+            info = os.waitid(os.P_PID, self.popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return self.popen.poll()
+        if info is None:
+            return None
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+    def wait(self, timeout: float) -> int:
+        """Wait for the process to end, without reaping it; TimeoutExpired after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while (code := self.exit_code()) is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.argv, timeout)
+            time.sleep(0.02)
+        return code
 
     def stop(self):
         """SIGTERM the group, then SIGKILL after the grace period. Safe to call twice.
 
         A second Ctrl-C while it waits skips the rest of the grace period, never the SIGKILL.
+        The process is reaped only after the group's SIGKILL, so its pid (and group id) is
+        still ours when the signals go out.
         """
-        if self.popen is None:
+        if self.popen is None or self.popen.returncode is not None:
             return
         _live.discard(self)
         interrupted = None
         try:
-            if self.popen.poll() is None:
+            if self.exit_code() is None:
                 self._signal_group(signal.SIGTERM)
-                self.popen.wait(timeout=self.grace_s)
+                self.wait(self.grace_s)
         except subprocess.TimeoutExpired:
             pass
         except KeyboardInterrupt as e:
@@ -181,24 +198,13 @@ class ManagedProcess:
             # Workers of the group may outlive their parent (nginx does on SIGTERM).
             self._signal_group(signal.SIGKILL)
             try:
-                self.popen.wait(timeout=self.grace_s)
+                self.popen.wait(timeout=self.grace_s)  # reaps it
             except (subprocess.TimeoutExpired, KeyboardInterrupt):
                 pass
         if interrupted is not None:
             raise interrupted
 
-    def exit_code(self) -> int | None:
-        """The exit code once the process has ended; None while it runs."""
-        return None if self.popen is None else self.popen.poll()
-
     def _signal_group(self, sig: int):
-        # The group id is the leader's pid. Once the leader is reaped and the group is empty,
-        # the kernel may give that pid to a new process, which leads a group of its own (with
-        # pid_max 32768 and several harnesses on a machine, it does): never signal that one.
-        if self.popen.returncode is not None:
-            holder = _start_time(self.popen.pid)
-            if holder is not None and holder != self._started:
-                return
         try:
             os.killpg(self.popen.pid, sig)
         except (ProcessLookupError, PermissionError):

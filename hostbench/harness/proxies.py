@@ -26,6 +26,10 @@ NGINX_WORKER_CONNECTIONS = 4096
 # File descriptors a worker needs besides its connections (listen socket, logs, temp files).
 NGINX_SPARE_FILES = 64
 
+# The nginx release from which an explicit upstream block keeps connections alive by
+# default (nginx/nginx PR #1080); a proxy_pass straight to an address still does not.
+NGINX_KEEPALIVE_DEFAULT_SINCE = "1.29.7"
+
 NGINX_TEMP_KINDS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 
 

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -76,17 +77,19 @@ def invalid_reason(row: dict) -> str:
     return "; ".join(reasons)
 
 
-def completed_row(run_dir: Path) -> dict | None:
-    """The row of a completed run, None if none; a damaged row.json is one clear error."""
-    path = run_dir / ROW_FILE
+def read_json(path: Path, remedy: str) -> dict | None:
+    """A JSON record the harness wrote, None if absent; a damaged one is one clear error."""
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
-        raise HostbenchError(
-            f"{path} is damaged ({type(e).__name__}); delete that run folder to measure it again"
-        ) from None
+        raise HostbenchError(f"{path} is damaged ({type(e).__name__}); {remedy}") from None
+
+
+def completed_row(run_dir: Path) -> dict | None:
+    """The row of a completed run, None if none."""
+    return read_json(run_dir / ROW_FILE, "delete that run folder to measure it again")
 
 
 def steady(rates: list[float], tolerance_pct: float) -> bool:
@@ -129,8 +132,8 @@ def warm_up(
         last_count = _served(target)
         while proc.running() and time.monotonic() - t0 < params.warmup_s + 5:
             try:
-                proc.popen.wait(timeout=WINDOW_S)
-            except Exception:  # noqa: BLE001 - TimeoutExpired: the window is over, go on
+                proc.wait(WINDOW_S)
+            except subprocess.TimeoutExpired:  # the window is over: read the counter
                 pass
             now, count = time.monotonic(), _served(target)
             if count is None or last_count is None:

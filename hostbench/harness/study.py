@@ -30,7 +30,7 @@ from ..paths import RUNS
 from . import environment
 from .modes import check_socket_path
 from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
-from .run import RunSpec, completed_row, execute, run_settings
+from .run import RunSpec, completed_row, execute, read_json, run_settings
 
 RESULT_COLUMNS = [
     "run_key", "mode", "scenario", "tool", "tool_version", "concurrency", "block", "position",
@@ -119,17 +119,6 @@ def _changes(old: dict, new: dict) -> list[str]:
     return [f"{k} ({old.get(k)!r} -> {new.get(k)!r})" for k in keys if old.get(k) != new.get(k)]
 
 
-def _read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise HostbenchError(
-            f"{path} is damaged ({type(e).__name__}); use another --run-id"
-        ) from None
-
-
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
@@ -196,7 +185,7 @@ def run_study(
 def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_old: bool) -> Path:
     from tqdm import tqdm  # plain text: readable in a terminal, a notebook and papermill logs
 
-    old = _read_json(study_dir / PARAMS_FILE)
+    old = read_json(study_dir / PARAMS_FILE, "use another --run-id")
     if old is not None and discard_old:
         discard(study_dir)
         old = None

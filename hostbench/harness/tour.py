@@ -192,7 +192,7 @@ def run_program(program: Path, cwd: Path, log: Path, timeout_s: float = TIMEOUT_
     cmd = ["dotnet", "run", "-c", "Release", "--file", str(program)]
     with ManagedProcess("tour", cmd, log, env=env, cwd=cwd) as proc:
         try:
-            code = proc.popen.wait(timeout=timeout_s)
+            code = proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
             raise HostbenchError(
                 f"{program.name}: no result within {timeout_s:.0f} s; output so far in {log}"
