@@ -74,6 +74,34 @@ def test_the_paper_reports_figures_results_and_executed_notebook(batch):
         ]
 
 
+# The companion studies' figures, each shown in its section (their tables:
+# tests/test_companion_studies_1.py).
+COMPANION_FIGURES = {
+    "linux-proxies-2021": ["ranking", "ratios", "connections", "cpu"],
+    "selfhost-2012": ["results", "advantage", "cpu"],
+}
+
+
+@pytest.mark.parametrize("study", sorted(COMPANION_FIGURES))
+def test_the_companion_reports_have_their_figures_and_headline(batch, study):
+    out = batch / study
+    executed = json.loads((out / STUDIES[study].notebook).read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert [o for o in outputs if o["output_type"] == "error"] == []
+    assert [o for o in outputs if o.get("name") == "stderr"] == []
+    page = (out / "report.html").read_text()
+    assert "<Figure size" not in page
+    figures = COMPANION_FIGURES[study]
+    assert page.count("data:image/png;base64") >= len(figures)  # inline, in their sections
+    for name in figures:
+        for ext in ("png", "svg"):
+            assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000
+    params = json.loads((out / "params.json").read_text())
+    runs = len(params["modes"]) * len(params["concurrency"]) * params["repetitions"]
+    assert len((out / "results.csv").read_text().splitlines()) == 1 + runs
+    assert (out / "headline.txt").read_text().strip()
+
+
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium (make setup)")
 def test_each_report_renders_in_a_browser_with_every_figure(batch, tmp_path):
     for study in available():

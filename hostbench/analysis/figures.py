@@ -14,7 +14,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import StrMethodFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
 from ..catalog import (
     DEFAULT_BASELINE,
@@ -371,6 +371,167 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
             fontsize=13,
         )
     return fig
+
+
+def bar_panels(
+    panels: list[tuple[str, pd.DataFrame]],
+    xlabel: str,
+    title: str,
+    note: str = "",
+    sharex: bool = True,
+) -> Figure:
+    """Horizontal bars in stacked panels: e.g. an article's numbers above ours.
+
+    Each panel is (title, rows) with columns `label`, `value` and optionally `err` (an error
+    bar, NaN for none), `color`, `hatch` (e.g. "///" for numbers shown as published only) and
+    `text` (the label at the bar's end; default the value with thousands separators).
+    sharex: one x scale for all panels; False when their magnitudes differ (other machines).
+    """
+    sizes = [max(len(rows), 1) for _, rows in panels]
+    with _style():
+        height = 0.42 * sum(sizes) + 1.1 * len(panels) + 0.6
+        fig = Figure(figsize=(9.5, height), layout="constrained")
+        axes = fig.subplots(
+            len(panels), 1, sharex=sharex, squeeze=False, gridspec_kw={"height_ratios": sizes}
+        )[:, 0]
+        right = 0.0
+        for ax, (panel_title, rows) in zip(axes, panels, strict=True):
+            rows = rows.reset_index(drop=True)
+            y = np.arange(len(rows))[::-1]  # first row on top
+            err = rows["err"] if "err" in rows else pd.Series(np.nan, index=rows.index)
+            right = 0.0 if not sharex else right
+            for yi, row, e in zip(y, rows.to_dict("records"), err, strict=True):
+                hatch = row.get("hatch") or None
+                color = row.get("color") or "0.6"
+                ax.barh(
+                    yi,
+                    row["value"],
+                    0.7,
+                    color="white" if hatch else color,
+                    edgecolor=color if hatch else "none",
+                    hatch=hatch,
+                    linewidth=1.5 if hatch else 0,
+                    xerr=None if pd.isna(e) else e,
+                    capsize=3,
+                    error_kw={"elinewidth": 1.2, "ecolor": "0.15"},
+                    zorder=2,
+                )
+                end = row["value"] + (0.0 if pd.isna(e) else e)
+                right = max(right, end)
+                text = row.get("text") or f"{row['value']:,.0f}"
+                ax.annotate(
+                    text,
+                    (end, yi),
+                    xytext=(4, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=10,
+                )
+            ax.set_yticks(y, rows["label"])
+            ax.set_title(panel_title, loc="left", fontsize=12)
+            ax.grid(axis="y", visible=False)
+            ax.set_xlim(0, right * 1.4)  # room for the labels at the bars' ends
+            ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        axes[-1].set_xlabel(xlabel)
+        fig.suptitle(title)
+        _footnote(fig, note)
+    return fig
+
+
+def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> Figure:
+    """Ratios in % with their intervals (dots and whiskers) beside an article's (diamonds).
+
+    rows: `label`, and `ratio_pct`, `ci_low_pct`, `ci_high_pct` (ours; NaN where a row has
+    none, or no interval) and/or `article_pct` (NaN where the article has none); `color`
+    optional. A log scale, as the intervals are computed on the log scale (half and double
+    are the same distance from 100%); a dashed line marks 100% (equal).
+    """
+    rows = rows.reset_index(drop=True)
+    values = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
+    values = values.to_numpy(dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    low_end, high_end = min(values.min(initial=100.0), 100.0), max(values.max(initial=100.0), 100.0)
+    with _style():
+        fig = Figure(figsize=(9.5, 0.5 * len(rows) + 1.9), layout="constrained")
+        ax = fig.subplots()
+        y = np.arange(len(rows))[::-1]
+        for yi, row in zip(y, rows.to_dict("records"), strict=True):
+            ours, article = row.get("ratio_pct", np.nan), row.get("article_pct", np.nan)
+            low, high = row.get("ci_low_pct", np.nan), row.get("ci_high_pct", np.nan)
+            color = row.get("color") or "0.2"
+            if not pd.isna(ours):
+                interval = not (pd.isna(low) or pd.isna(high))
+                if interval:
+                    ax.plot([low, high], [yi, yi], color=color, linewidth=2.5, zorder=2)
+                ax.plot(ours, yi, "o", color=color, markersize=8, zorder=3)
+                end = max(high if interval else ours, article if not pd.isna(article) else 0)
+                # The interval rounded outwards, as intervals.describe prints it.
+                bounds = f" ({np.floor(low + 1e-9):.0f}-{np.ceil(high - 1e-9):.0f}%)"
+                text = f"{ours:.0f}%" + (bounds if interval else "")
+                ax.annotate(text, (end, yi), xytext=(8, 0), textcoords="offset points", va="center")
+            if not pd.isna(article):
+                ax.plot(
+                    article,
+                    yi,
+                    "D",
+                    color="0.35",
+                    markerfacecolor="white",
+                    markeredgewidth=1.6,
+                    markersize=8,
+                    zorder=4,
+                )
+                if pd.isna(ours):
+                    ax.annotate(
+                        f"{article:.0f}%",
+                        (article, yi),
+                        xytext=(8, 0),
+                        textcoords="offset points",
+                        va="center",
+                        color="0.35",
+                    )
+        ax.axvline(100, color="0.2", linestyle="--", linewidth=1.2, zorder=1)
+        ax.set_xscale("log")
+        # Room on the right for the labels: about a third of the axis, whatever its span.
+        left = low_end / 1.5
+        right = high_end * 10 ** max(0.5, 0.5 * np.log10(high_end / left))
+        ax.set_xlim(left, right)
+        ax.set_xticks(_log_ticks(left, high_end))  # none in the labels' room
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(_pct_label))
+        ax.set_yticks(y, rows["label"])
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_xlabel(xlabel)
+        handles = [
+            Line2D([], [], color="0.2", marker="o", linewidth=2.5, label="ours (95% CI)"),
+            Line2D(
+                [],
+                [],
+                color="0.35",
+                marker="D",
+                markerfacecolor="white",
+                linestyle="none",
+                label="the article",
+            ),
+            Line2D([], [], color="0.2", linestyle="--", label="100%: equal"),
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+        fig.suptitle(title)
+        _footnote(fig, note)
+    return fig
+
+
+def _log_ticks(low: float, high: float) -> list[float]:
+    # Decades on a wide log axis, 1-2-5 steps or denser on a narrow one: at least 3 labels.
+    for steps in ((1,), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)):
+        ticks = [n * 10.0**k for k in range(-3, 8) for n in steps]
+        ticks = [t for t in ticks if low <= t <= high]
+        if len(ticks) >= 3:
+            return ticks
+    return ticks
+
+
+def _pct_label(x: float, _pos=None) -> str:
+    return f"{x:,.0f}%" if x >= 1 else f"{x:g}%"
 
 
 def calibration_chart(df: pd.DataFrame) -> Figure:

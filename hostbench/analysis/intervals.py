@@ -328,6 +328,40 @@ def _confidence_label(confidence: float) -> str:
     return f"{100.0 * confidence:.10g}%"
 
 
+# --- claims --------------------------------------------------------------------------------
+
+SUPPORTED = "supported"
+NOT_SUPPORTED = "not supported"
+UNDECIDED = "undecided at this precision"
+NOT_TESTABLE = "not testable here"
+
+
+def interval_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
+    """The interval exactly as `describe` prints it ("95% CI 30-36%"), or "one block only"."""
+    text = describe(ratio, ci_low, ci_high, confidence=confidence)
+    if "CI " not in text:
+        return text.split(":")[0]
+    return text[text.rindex("(") + 1 : text.rindex(")")]
+
+
+def claim_verdict(ci_low: float, ci_high: float, expect: str, margin: float = 0.1) -> str:
+    """Whether a ratio's interval supports a claim that it is "higher" or "lower" than 1, or
+    the "same" (the whole interval within 1 -+ margin). SUPPORTED, NOT_SUPPORTED (the
+    interval excludes what the claim says), or UNDECIDED (it allows both, or no interval)."""
+    if expect not in ("higher", "lower", "same"):
+        raise BadInput(f"expect must be higher, lower or same; got {expect!r}")
+    if _missing(ci_low) or _missing(ci_high):
+        return UNDECIDED
+    above, below = ci_low > 1.0, ci_high < 1.0
+    if expect == "same":
+        if above or below:
+            return NOT_SUPPORTED
+        return SUPPORTED if 1 - margin <= ci_low and ci_high <= 1 + margin else UNDECIDED
+    if (expect == "higher" and above) or (expect == "lower" and below):
+        return SUPPORTED
+    return NOT_SUPPORTED if above or below else UNDECIDED
+
+
 # --- drift ---------------------------------------------------------------------------------
 
 

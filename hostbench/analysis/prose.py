@@ -5,9 +5,12 @@ sentences whose numbers come from the results are built here, where they are
 tested. Prose numbers are computed, never typed.
 """
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from ..catalog import MODES, PAPER_BASELINE, PAPER_MODELS, mode_label, runnable_here, scenario_label
+from . import tables
 from .intervals import describe
 from .reference import paper_setup
 
@@ -19,16 +22,25 @@ def _number(value) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
 
 
-def table(df: pd.DataFrame):
-    """A table for the page: no index, text left-aligned, numbers readable, nothing cut."""
+def table(df: pd.DataFrame, formats: Mapping[str, object] | None = None):
+    """A table for the page: no index, text left-aligned, numbers readable, nothing cut.
+
+    formats: a column's own format ("{:.1f}%" or a function) where the default won't do.
+    """
     df = df.reset_index() if df.index.name or df.index.names[0] else df
     numbers = df.select_dtypes("number").columns
-    return (
+    counts = df.select_dtypes("integer").columns  # blocks, connections, errors: whole
+    styler = (
         df.style.hide(axis="index")
         .format(_number, subset=numbers)
+        .format("{:,}", subset=counts)
         .set_properties(**{"text-align": "left", "vertical-align": "top"})
         .set_table_styles([{"selector": "th", "props": [("text-align", "left")]}])
     )
+    for column, fmt in (formats or {}).items():
+        if column in df.columns:
+            styler = styler.format(fmt, subset=[column], na_rep="n/a")
+    return styler
 
 
 def hosting_models_table() -> pd.DataFrame:
@@ -144,3 +156,15 @@ def machine_state(results: pd.DataFrame) -> str:
         f"{load.min():.1f}-{load.max():.1f} and the hypervisor stole up to "
         f"{steal.max():.1f}% of the CPU time{clock}. A machine doing other work shows here."
     )
+
+
+def cpu_cost_sentence(results: pd.DataFrame) -> str:
+    """Where a request's CPU goes, per mode: the app's and the proxy's CPU time per request
+    (tables.cpu_per_request, mean over blocks), in one sentence (Markdown). One load setup."""
+    cost = tables.cpu_per_request(results)
+    parts = []
+    for r in cost.itertuples(index=False):
+        proxy = r.proxy_us_per_request
+        extra = "" if pd.isna(proxy) else f" + the proxy {proxy:,.0f} µs"
+        parts.append(f"{mode_label(r.mode)}: the app {r.server_us_per_request:,.0f} µs{extra}")
+    return "CPU time per request (mean over blocks): " + "; ".join(parts) + "."

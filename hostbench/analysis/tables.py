@@ -5,6 +5,7 @@ every function returns a tidy DataFrame for the notebooks to show or plot. No pl
 """
 
 import json
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -162,6 +163,40 @@ def _record(run_dir: str | Path, name: str) -> dict:
 def load_environment(run_dir: str | Path) -> dict:
     """The machine a study ran on, as the harness recorded it (environment.json)."""
     return _record(run_dir, "environment.json")
+
+
+def load_commands(run_dir: str | Path) -> pd.DataFrame:
+    """The load command of one run per tool and concurrency, as the study issued it (each
+    run's load/command.txt; ports differ between runs)."""
+    run_dir = Path(run_dir)
+    results = load_results(run_dir, valid_only=False)
+    first = results.drop_duplicates(["tool", "concurrency"]).sort_values(["tool", "concurrency"])
+    rows = []
+    for r in first.itertuples(index=False):
+        path = run_dir / r.run_key / "load" / "command.txt"
+        command = "(not recorded)"
+        if path.is_file():  # the tool by its name, not the path it was run from
+            argv = shlex.split(path.read_text())
+            # Files the tool writes into the run folder by their names in it, for reading.
+            args = [a.removeprefix(f"{path.parent}/") for a in argv[1:]]
+            command = shlex.join([Path(argv[0]).name, *args])
+        rows.append((r.tool, r.concurrency, command))
+    return pd.DataFrame(rows, columns=["tool", "concurrency", "command"])
+
+
+def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per mode and concurrency: how many runs' warm-ups reached steady throughput before
+    their limit (warmup_max_s), and how long they took."""
+    df = prepare(df)
+    steady = df["warmup_steady"].astype(str).str.lower().isin(["true", "1"])
+    out = df.assign(steady=steady).groupby(["mode", "concurrency"], observed=True, sort=True)
+    out = out.agg(
+        runs=("steady", "size"),
+        steady=("steady", "sum"),
+        warmup_s_mean=("warmup_s", "mean"),
+        warmup_max_s=("warmup_max_s", "max"),
+    )
+    return out.reset_index()
 
 
 def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
