@@ -7,6 +7,18 @@ import psutil
 import pytest
 
 
+@pytest.fixture(scope="session")
+def batch(tmp_path_factory):
+    """`make reproduce-all PROFILE=quick`: every available study's notebook, once per session.
+
+    The end-to-end tests of every study read their reports from this one batch.
+    """
+    from hostbench.reproduce import reproduce_all
+
+    runs = tmp_path_factory.mktemp("runs")
+    return reproduce_all("quick", batch_id="ci-quick", runs_dir=runs).parent
+
+
 @pytest.fixture
 def group_gone():
     """group_gone(pid) -> True once no live process is left in process group `pid`."""

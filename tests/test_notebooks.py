@@ -13,7 +13,7 @@ import pytest
 
 from hostbench.harness.tour import NOTEBOOK
 from hostbench.paths import NOTEBOOKS
-from hostbench.reproduce import reproduce, reproduce_all
+from hostbench.reproduce import reproduce
 from hostbench.studies import STUDIES, available
 
 PAPER_NOTEBOOK = STUDIES["jcsi2018"].notebook
@@ -28,13 +28,6 @@ def test_committed_notebooks_carry_no_outputs_and_one_parameters_cell(notebook):
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
     tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1
-
-
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    """`make reproduce-all PROFILE=quick`: every available study's notebook, once for the module."""
-    runs = tmp_path_factory.mktemp("runs")
-    return reproduce_all("quick", batch_id="ci-quick", runs_dir=runs).parent
 
 
 def test_the_batch_index_links_a_report_for_each_study(batch):
