@@ -45,7 +45,7 @@ def test_claims_follow_the_intervals(run3):
         "the paper's conclusion"
     )
     verdicts = set(table["here"])
-    assert verdicts <= {jcsi2018.SUPPORTED, jcsi2018.NOT_SUPPORTED, jcsi2018.UNCLEAR,
+    assert verdicts <= {jcsi2018.SUPPORTED, jcsi2018.NOT_SUPPORTED, jcsi2018.UNDECIDED,
                         jcsi2018.NOT_TESTABLE}  # fmt: skip
     # Windows-only claims are never judged on Linux.
     assert table.loc["HTTP.sys performs close to Kestrel", "here"] == jcsi2018.NOT_TESTABLE
@@ -54,7 +54,7 @@ def test_claims_follow_the_intervals(run3):
     row = table.loc[[c for c in table.index if c.startswith("Kestrel on HTML")][0]]
     assert f"95% CI {html.ci_low_pct:.0f}-{html.ci_high_pct:.0f}%" in row["evidence"]
     wide = html.ci_low_pct < 170 - jcsi2018.ABOUT_TOLERANCE_PCT < html.ci_high_pct
-    assert (row["here"] == jcsi2018.UNCLEAR) == wide
+    assert (row["here"] == jcsi2018.UNDECIDED) == wide
 
 
 def test_claims_on_synthetic_intervals_with_known_answers():

@@ -9,12 +9,9 @@ import pandas as pd
 
 from ..catalog import mode_label, scenario_label
 from . import intervals, tables
+from .intervals import NOT_SUPPORTED, NOT_TESTABLE, SUPPORTED, UNDECIDED
 from .reference import paper_ratios, paper_setup
 
-SUPPORTED = "supported"
-NOT_SUPPORTED = "not supported"
-UNCLEAR = "not settled at this precision"
-NOT_TESTABLE = "cannot be tested here"
 # The paper states its values as "about" one number: our interval counts as agreeing
 # when it comes within this many percentage points of it.
 ABOUT_TOLERANCE_PCT = 10.0
@@ -66,14 +63,14 @@ def _interval_text(r) -> str:
 def _against_paper(r, paper_row) -> str:
     """Our interval against one stated value of the paper: a verdict word."""
     if r is None or not np.isfinite(r.ci_low_pct):
-        return UNCLEAR
+        return UNDECIDED
     low, high = paper_row.ratio_low_pct, paper_row.ratio_high_pct
     if paper_row.qualifier == "up to":  # an upper bound: above the baseline, not above it
         return SUPPORTED if r.ci_low_pct > 100 and r.ci_low_pct <= high else NOT_SUPPORTED
     low, high = low - ABOUT_TOLERANCE_PCT, high + ABOUT_TOLERANCE_PCT
     if r.ci_high_pct < low or r.ci_low_pct > high:
         return NOT_SUPPORTED
-    return SUPPORTED if low <= r.ci_low_pct and r.ci_high_pct <= high else UNCLEAR
+    return SUPPORTED if low <= r.ci_low_pct and r.ci_high_pct <= high else UNDECIDED
 
 
 def claims(
@@ -95,7 +92,7 @@ def claims(
         elif (kestrel_ratios["ci_low_pct"] > 100).any():
             verdict = NOT_SUPPORTED
         else:
-            verdict = UNCLEAR
+            verdict = UNDECIDED
         evidence = (
             f"closest to Kestrel: {mode_label(worst['mode'])} on "
             f"{scenario_label(worst['scenario'])}, {_interval_text(worst)} of Kestrel"
@@ -111,7 +108,7 @@ def claims(
         elif (others["ci_high_pct"] < 100).any():
             verdict = NOT_SUPPORTED
         else:
-            verdict = UNCLEAR
+            verdict = UNDECIDED
         evidence = (
             f"closest to {mode_label(baseline)}: {mode_label(lowest['mode'])} on "
             f"{scenario_label(lowest['scenario'])}, {_interval_text(lowest)}"

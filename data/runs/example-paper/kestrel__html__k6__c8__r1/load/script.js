@@ -2,7 +2,7 @@ import { check } from "k6";
 import http from "k6/http";
 import { Counter } from "k6/metrics";
 
-const URL = "http://127.0.0.1:56311/html";
+const URL = "http://127.0.0.1:53201/html";
 const non2xx = new Counter("hostbench_non_2xx");
 const transportErrors = new Counter("hostbench_errors");
 

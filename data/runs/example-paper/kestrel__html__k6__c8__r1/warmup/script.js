@@ -2,13 +2,13 @@ import { check } from "k6";
 import http from "k6/http";
 import { Counter } from "k6/metrics";
 
-const URL = "http://127.0.0.1:56311/html";
+const URL = "http://127.0.0.1:53201/html";
 const non2xx = new Counter("hostbench_non_2xx");
 const transportErrors = new Counter("hostbench_errors");
 
 export const options = {
   vus: 8,
-  duration: "5000ms",
+  duration: "20000ms",
   summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
 };
 
