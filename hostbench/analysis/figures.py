@@ -70,8 +70,7 @@ def model_chart(
     with _style():
         fig = Figure(figsize=(7, 4.8), layout="constrained")
         ax = fig.subplots()
-        bars = _grouped_bars(ax, summary, "rps_mean", "rps_std", hue=[mode])
-        _label_bars(ax, bars, lambda v: f"{v:,.0f}")
+        _bars(ax, df, [mode])
         ax.set_ylabel("throughput [requests/s]")
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel("scenario")
@@ -99,9 +98,8 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
     with _style():
         fig = Figure(figsize=(max(8.0, 1.1 + 0.55 * len(modes) * 4), 5.2), layout="constrained")
         ax = fig.subplots()
-        bars = _grouped_bars(ax, summary, "rps_mean", "rps_std", hue=modes)
         # Many narrow bars: upright labels would collide, so they stand vertically.
-        _label_bars(ax, bars, lambda v: f"{v:,.0f}", rotation=90 if len(modes) > 2 else 0)
+        _bars(ax, df, modes, rotation=90 if len(modes) > 2 else 0)
         ax.set_ylabel("throughput [requests/s]")
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel("scenario")
@@ -606,65 +604,37 @@ def _present(values: pd.Series) -> list[str]:
     return [str(v) for v in values.cat.categories if (values == v).any()]
 
 
-def _grouped_bars(ax, table: pd.DataFrame, y: str, err: str | None, hue: list) -> dict:
-    """Bars at x = scenario, one per mode in `hue`; returns {(scenario, mode): (bar, error)}."""
-    scenarios = _present(table["scenario"])
-    width = 0.8 / len(hue)
-    bars = {}
-    for i, mode in enumerate(hue):
-        if mode is None:  # a slot kept free for the caller
-            continue
-        rows = table[table["mode"] == mode]
-        rows = rows.set_index(rows["scenario"].astype(str))
-        rows = rows.reindex([s for s in scenarios if s in rows.index])
-        x = np.array([scenarios.index(s) for s in rows.index]) - 0.4 + width * (i + 0.5)
-        yerr = rows[err].to_numpy() if err else None
-        has_err = yerr is not None and np.isfinite(yerr).any()
-        container = ax.bar(
-            x,
-            rows[y].to_numpy(),
-            width * 0.92,
-            color=_color(mode),
-            label=mode_label(mode),
-            # One repetition has no sd: no error bar rather than a zero-length one.
-            yerr=np.nan_to_num(yerr, nan=0.0) if has_err else None,
-            capsize=4 if has_err else 0,
-            error_kw={"elinewidth": 1.2, "ecolor": "0.15"},
-            zorder=2,
-        )
-        for scenario, patch, e in zip(
-            rows.index, container.patches, yerr if has_err else [0] * len(rows), strict=True
-        ):
-            bars[(scenario, mode)] = (patch, 0.0 if np.isnan(e) else float(e))
-    ax.set_xticks(range(len(scenarios)), [scenario_label(s) for s in scenarios])
-    ax.set_xlim(-0.6, len(scenarios) - 0.4)
-    return bars
-
-
-def _label_bars(ax, bars: dict, fmt, rotation: int = 0) -> None:
-    # Value above the bar and its error bar; a white backing keeps lines from crossing it.
+def _bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
+    """Mean rps per scenario, one bar per mode, whiskers 1 sd over blocks (seaborn's barplot),
+    each labelled with its mean above its whisker (matplotlib's bar_label)."""
+    runs = df[df["mode"].astype(str).isin(modes)]
+    order = [scenario_label(s) for s in _present(runs["scenario"])]
+    hue_order = [mode_label(m) for m in modes]
+    data = runs.assign(
+        x=runs["scenario"].astype(str).map(scenario_label),
+        hue=runs["mode"].astype(str).map(mode_label),
+    )
+    many = data.groupby(["hue", "x"])["rps"].count().max() > 1  # one run has no sd
+    sns.barplot(data, x="x", y="rps", hue="hue", order=order, hue_order=hue_order,
+                palette={mode_label(m): _color(m) for m in modes},
+                errorbar="sd" if many else None, capsize=0.15,
+                err_kws={"linewidth": 1.2, "color": "0.15"}, legend=len(modes) > 1,
+                saturation=1.0,  # the catalog's colours, as on every other figure
+                ax=ax, zorder=2)  # fmt: skip
+    stats = data.groupby(["hue", "x"])["rps"].agg(["mean", "std"]).fillna(0.0)
     tops = []
-    for patch, err in bars.values():
-        height = patch.get_height()
-        if not np.isfinite(height):
-            continue
-        top = height + err
-        tops.append(top)
-        ax.annotate(
-            fmt(height),
-            (patch.get_x() + patch.get_width() / 2, top),
-            xytext=(0, 3),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            rotation=rotation,
-            fontsize=9 if rotation else 10,
-            bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"},
-            zorder=5,
-        )
+    for label, container in zip(hue_order, ax.containers, strict=False):
+        texts = ax.bar_label(container, fmt="{:,.0f}", padding=3, rotation=rotation,
+                             fontsize=9 if rotation else 10, zorder=5,
+                             bbox={"boxstyle": "square,pad=0.1", "facecolor": "white",
+                                   "edgecolor": "none"})  # fmt: skip
+        for text, patch in zip(texts, container.patches, strict=True):
+            scenario = order[round(patch.get_x() + patch.get_width() / 2)]
+            top = stats.loc[(label, scenario)].sum()  # mean + sd: above the whisker
+            text.xy = (text.xy[0], top)
+            tops.append(top)
     # Headroom for the labels; vertical labels need more.
-    if tops:
-        ax.set_ylim(0, max(tops) * (1.22 if rotation else 1.1))
+    ax.set_ylim(0, max(tops) * (1.22 if rotation else 1.1))
 
 
 def _legend(ax, title: str) -> None:
@@ -682,4 +652,4 @@ def _setup_note(summary: pd.DataFrame) -> str:
     n = summary["n"]
     reps = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
     bars = "error bars: 1 sd" if n.max() > 1 else "one run each, no error bars"
-    return f"{tool}, concurrency {concurrency}, {reps} repetition(s); {bars}"
+    return f"{tool}, concurrency {concurrency}, {reps} block(s); {bars}"
