@@ -5,6 +5,7 @@ the README holds between its `example-run` markers; a test regenerates it and co
 so no number in that block is typed by hand.
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -41,7 +42,44 @@ def block(run_dir: Path) -> str:
             f"| {mode_label(r.mode)} | {scenario_label(r.scenario)} | {r.ratio_pct:.0f}% "
             f"| {ci} | {r.n} |"
         )
+    lines += _details(run_dir, all_runs, baseline)
     return "\n".join([START, *lines, END])
+
+
+def _details(run_dir: Path, runs, baseline: str) -> list[str]:
+    """Warm-up, wall time and the sub-studies, where the run has them."""
+    lines = [""]
+    if "warmup_steady" in runs.columns:
+        steady = runs["warmup_steady"].astype(str).eq("True")
+        lines.append(
+            f"Warm-up reached steady state in {int(steady.sum())} of {len(runs)} runs "
+            f"(median {runs['warmup_s'].median():.1f} s; the others ran the full "
+            f"{runs['warmup_max_s'].max():g} s)."
+        )
+    done = run_dir / "reproduce.json"
+    if done.exists():
+        wall = json.loads(done.read_text())["wall_s"]
+        lines.append(
+            f"`make reproduce` took {wall / 60:.0f} min, the sub-studies and the C# tour included."
+        )
+    isolated = run_dir.parent / f"{run_dir.name}-isolated"
+    if (isolated / "results.csv").exists():
+        iso = tables.load_results(isolated, valid_only=False)
+        iso_ratios = intervals.paired_ratios(iso, baseline)
+        p = tables.load_params(isolated)
+        setup = (
+            f"{', '.join(p['tools'])} at {', '.join(map(str, p['concurrency']))} connections "
+            f"on CPU {', '.join(map(str, p['loadgen_cpus']))}"
+        )
+        mean_rps = iso.groupby(["mode", "scenario"], observed=True)["rps"].mean()
+        for r in iso_ratios.itertuples(index=False):
+            words = intervals.describe(r.ratio, r.ci_low, r.ci_high)
+            lines.append(
+                f"With the load generator isolated ({setup}), {mode_label(r.mode)} on "
+                f"{scenario_label(r.scenario)}: {words} "
+                f"({mean_rps[(r.mode, r.scenario)]:,.0f} rps)."
+            )
+    return lines if len(lines) > 1 else []
 
 
 def replace_in(text: str, new_block: str) -> str:
