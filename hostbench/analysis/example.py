@@ -56,6 +56,14 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
             f"(median {runs['warmup_s'].median():.1f} s; the others ran the full "
             f"{runs['warmup_max_s'].max():g} s)."
         )
+    if runs["block"].nunique() > 1 and "cpu_steal_pct" in runs.columns:
+        drift = intervals.drift(runs)["relative"]
+        lines.append(
+            f"Block means were {drift.min():.2f}-{drift.max():.2f} of the cell means; the "
+            f"hypervisor stole up to {runs['cpu_steal_pct'].max():.0f}% of the CPU time during "
+            f"a run, and the load average at a run's start was "
+            f"{runs['load_avg_1m'].min():.1f}-{runs['load_avg_1m'].max():.1f}."
+        )
     done = run_dir / "reproduce.json"
     if done.exists():
         wall = json.loads(done.read_text())["wall_s"]
