@@ -54,9 +54,26 @@ OPTIONAL = {
     "variants": {},
     # Scenarios that run under some modes only: {values-minimal: [kestrel]}; others: every mode.
     "scenario_modes": {},
+    # A smoke run (the quick profiles): it checks the pipeline; its numbers are not evidence,
+    # so its report writes no verdicts and no headline findings.
+    "smoke": False,
+    # A run shorter than this is invalid: too short to measure (raise requests or duration_s).
+    "min_duration_s": 5.0,
+    # The quiet-machine gate: before each run, wait up to quiet_wait_s until processes the
+    # harness did not start use less than quiet_max_cores (and steal is below
+    # quiet_max_steal_pct); a run during which they used more is invalid and re-run at the end
+    # of its block, busy_reruns times at most. quiet_max_cores null: recorded, not enforced.
+    "quiet_max_cores": 0.1,
+    "quiet_max_steal_pct": 5.0,
+    "quiet_wait_s": 120.0,
+    "busy_reruns": 2,
+    # A run whose warm-up never reached steady state is invalid (left out of the analysis).
+    "require_steady": True,
 }
 # Keys that describe or explain a study but do not change what a run measures.
-NOT_MEASURED = ("description", "baseline", "seed", "sub_studies")
+NOT_MEASURED = (
+    "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
+)  # fmt: skip
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 VARIANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,39}$")  # no "_" or ".": run keys stay parseable
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -229,6 +246,13 @@ class StudyParams:
     scenario_modes: dict[str, list[str]] = field(default_factory=dict)
     options: LaunchOptions = field(default_factory=LaunchOptions)
     sub_studies: dict[str, dict] = field(default_factory=dict)
+    smoke: bool = False
+    min_duration_s: float = 5.0
+    quiet_max_cores: float | None = 0.1
+    quiet_max_steal_pct: float = 5.0
+    quiet_wait_s: float = 120.0
+    busy_reruns: int = 2
+    require_steady: bool = True
 
     @classmethod
     def from_dict(cls, raw) -> "StudyParams":
@@ -363,6 +387,17 @@ class StudyParams:
             scenario_modes=scenario_modes,
             options=opts,
             sub_studies=sub_studies,
+            smoke=_bool("smoke", p["smoke"]),
+            min_duration_s=float(_number("min_duration_s", p["min_duration_s"], minimum=0)),
+            quiet_max_cores=None
+            if p["quiet_max_cores"] is None
+            else float(_number("quiet_max_cores", p["quiet_max_cores"], minimum=0.01)),
+            quiet_max_steal_pct=float(
+                _number("quiet_max_steal_pct", p["quiet_max_steal_pct"], minimum=0)
+            ),
+            quiet_wait_s=float(_number("quiet_wait_s", p["quiet_wait_s"], minimum=0)),
+            busy_reruns=_number("busy_reruns", p["busy_reruns"], minimum=0, integer=True),
+            require_steady=_bool("require_steady", p["require_steady"]),
         )
 
     @classmethod
@@ -440,6 +475,10 @@ class StudyParams:
             "keepalive": self.keepalive,
             "sample_interval_s": self.sample_interval_s,
             "loadgen_cpus": self.loadgen_cpus,
+            "min_duration_s": self.min_duration_s,
+            "quiet_max_cores": self.quiet_max_cores,
+            "quiet_max_steal_pct": self.quiet_max_steal_pct,
+            "require_steady": self.require_steady,
             **asdict(self.options),
             "hostbench_version": __version__,
         }
