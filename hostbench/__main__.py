@@ -58,6 +58,8 @@ def _cmd_calibrate(args) -> int:
             "duration_s": args.duration,
             "warmup_s": args.warmup,
             "repetitions": 1,
+            "min_duration_s": min(args.duration, 5.0),  # each level as long as asked
+            "quiet_max_cores": args.quiet_max_cores,
         }
     )
     run_id = check_run_id(args.run_id)
@@ -75,6 +77,25 @@ def _cmd_calibrate(args) -> int:
             f"{sat[0] if sat else 'no level'}"
         )
     return 0
+
+
+def _cores_or_off(text: str) -> float | None:
+    if text == "off":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of cores, or off") from None
+
+
+def _cmd_doctor(args) -> int:
+    from .harness.quiet import doctor
+
+    rows, quiet = doctor(args.quiet_max_cores, args.quiet_max_steal_pct, args.seconds)
+    width = max(len(what) for what, _ in rows)
+    for what, reading in rows:
+        print(f"{what:<{width}}  {reading}")
+    return 0 if quiet else 1
 
 
 def _cmd_env(args) -> int:
@@ -156,9 +177,20 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     cal.add_argument("--duration", type=float, default=5, help="seconds per level")
     cal.add_argument("--warmup", type=float, default=10, help="longest warm-up per level")
+    cal.add_argument(
+        "--quiet-max-cores",
+        type=_cores_or_off,
+        default=0.1,
+        help="wait for the machine to be this quiet before each level ('off': record only)",
+    )
     cal.add_argument("--run-id", default="calibration", help="folder under the runs dir")
     cal.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     cal.set_defaults(func=_cmd_calibrate)
+    doc = sub.add_parser("doctor", help="is this machine quiet enough to measure? (exit 1: no)")
+    doc.add_argument("--quiet-max-cores", type=float, default=0.1, help="foreign CPU limit")
+    doc.add_argument("--quiet-max-steal-pct", type=float, default=5.0, help="steal limit, %%")
+    doc.add_argument("--seconds", type=int, default=3, help="how long to watch")
+    doc.set_defaults(func=_cmd_doctor)
     sub.add_parser("env", help="print this machine's environment").set_defaults(func=_cmd_env)
     sub.add_parser("modes", help="list the hosting modes").set_defaults(func=_cmd_modes)
     rep = sub.add_parser("reproduce", help="run a study's notebook with papermill")

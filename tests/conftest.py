@@ -6,6 +6,11 @@ import time
 import psutil
 import pytest
 
+# Params for the tests' tiny studies, whose point is not the measurement: runs of a second or
+# two count, the machine's other load is recorded but does not hold them, and a warm-up too
+# short to be steady does not invalidate them. (The gate and the checks have their own tests.)
+SHORT_RUNS = {"min_duration_s": 1, "quiet_max_cores": None, "require_steady": False}
+
 
 @pytest.fixture(scope="session")
 def batch(tmp_path_factory):

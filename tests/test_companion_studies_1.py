@@ -97,7 +97,7 @@ def test_quick_profiles_extend_paper_with_only_what_differs(study):
 
 def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
     params = _params("linux-proxies-2021", "quick", modes=["kestrel"], duration_s=1,
-                     warmup_s=0, repetitions=1)  # fmt: skip
+                     warmup_s=0, repetitions=1, min_duration_s=1)  # fmt: skip
     run_dir = run_study(params, "lp", tmp_path, progress=False).parent
     rows = _rows(run_dir)
     c = lp.article_connections()

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from conftest import SHORT_RUNS
 
 from hostbench.errors import HostbenchError, ToolMissing
 from hostbench.harness.params import StudyParams
@@ -25,6 +26,7 @@ def params(**changes) -> StudyParams:
         "warmup_s": 1,
         "repetitions": 1,
         "sample_interval_s": 0.25,
+        **SHORT_RUNS,
     }
     return StudyParams.from_dict({**base, **changes})
 

@@ -11,6 +11,7 @@ import time
 import psutil
 import pytest
 import yaml
+from conftest import SHORT_RUNS
 
 from hostbench.harness.study import RESULT_COLUMNS
 
@@ -22,6 +23,7 @@ PARAMS = {
     "duration_s": 3,
     "warmup_s": 0,
     "repetitions": 2,
+    **SHORT_RUNS,
 }
 
 
@@ -234,7 +236,19 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
 
 
 def test_calibrate_sweeps_concurrency_on_the_real_app(tmp_path):
-    args = ["--mode", "kestrel", "--tool", "bombardier", "--levels", "1", "4", "--duration", "1"]
+    args = [
+        "--mode",
+        "kestrel",
+        "--tool",
+        "bombardier",
+        "--levels",
+        "1",
+        "4",
+        "--duration",
+        "1",
+        "--quiet-max-cores",
+        "off",
+    ]
     cli = _cli("calibrate", *args, "--warmup", "0", "--run-id", "cal", "--runs-dir", str(tmp_path))
     out, err = cli.communicate(timeout=120)
     assert cli.returncode == 0, err

@@ -3,6 +3,13 @@
 The paper tuned its virtual users so the CPU stayed at 100% (section 2.1);
 this monitor says whether ours did, and which process tree used it: the
 server (the app), the proxy and the load generator, in cores.
+
+The numbers of a run are exact whatever its length: each is the difference of
+the kernel's counters at the run's start and end (the machine's busy and stolen
+time, each tree's CPU seconds, the harness's own), with a last reading at stop.
+The periodic samples in between only draw the curve (cpu_samples.csv). What the
+machine did besides the watched trees and the harness is `foreign_cores`: the
+CPU used by processes the harness did not start.
 """
 
 import csv
@@ -35,6 +42,14 @@ class _Tree:
                 pass
         return procs
 
+    total_s: float = 0.0  # CPU seconds used since watched, summed over the ticks
+
+    def tick(self) -> float:
+        """CPU seconds used since the last tick (added to total_s)."""
+        used = self.cpu_seconds_since_last()
+        self.total_s += used
+        return used
+
     def cpu_seconds_since_last(self) -> float:
         total, now = 0.0, {}
         for p in self.processes():
@@ -48,6 +63,16 @@ class _Tree:
             total += now[p.pid] - self.seen.get(p.pid, now[p.pid])
         self.seen = now
         return total
+
+    def seen_now(self) -> dict[int, float]:
+        now = {}
+        for p in self.processes():
+            try:
+                t = p.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            now[p.pid] = t.user + t.system
+        return now
 
     def rss_mb(self) -> float:
         rss = 0
@@ -78,6 +103,8 @@ class CpuMonitor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._self = psutil.Process()
+        self._exited: dict[str, float] = {}
+        self.rss_edges: list[float] = []  # the server's RSS when watched and at stop
 
     def watch(self, group: str, pid: int):
         if group not in self.trees:
@@ -87,13 +114,28 @@ class CpuMonitor:
                 proc = psutil.Process(pid)
             except psutil.NoSuchProcess:
                 return
-            self.trees[group].roots.append(proc)
-            self.trees[group].cpu_seconds_since_last()  # baseline: count from now on
+            tree = self.trees[group]
+            tree.roots.append(proc)
+            tree.seen.update(_Tree(roots=[proc]).seen_now())  # baseline: count from now on
+            self._rss_at(tree)
+
+    def exited(self, group: str, cpu_s: float) -> None:
+        """The CPU seconds of a group whose processes have exited and been reaped (the load
+        generator: its rusage), which no reading of live processes can see any more."""
+        with self._lock:
+            self._exited[group] = cpu_s
+
+    def _rss_at(self, tree: "_Tree") -> None:
+        if tree is self.trees["server"]:
+            self.rss_edges.append(tree.rss_mb())
 
     def start(self) -> "CpuMonitor":
         psutil.cpu_percent(percpu=True)  # baseline for the first interval
+        self._machine0 = psutil.cpu_times()
         self._t0 = self._last = time.monotonic()
         self._self_cpu0 = sum(self._self.cpu_times()[:2])
+        for tree in self.trees.values():  # count from the start, whenever watched
+            tree.seen.update(tree.seen_now())
         self._thread = threading.Thread(target=self._loop, name="cpu-monitor", daemon=True)
         self._thread.start()
         return self
@@ -102,6 +144,11 @@ class CpuMonitor:
         self._stop.set()
         if self._thread:
             self._thread.join(timeout=5)
+        with self._lock:  # the last reading: what was used since the last tick
+            for tree in self.trees.values():
+                tree.tick()
+            self._rss_at(self.trees["server"])
+        self._machine1 = psutil.cpu_times()
         self.elapsed_s = time.monotonic() - self._t0
         self.sampler_cores = (sum(self._self.cpu_times()[:2]) - self._self_cpu0) / max(
             self.elapsed_s, 1e-9
@@ -130,7 +177,7 @@ class CpuMonitor:
         }
         with self._lock:
             for group, tree in self.trees.items():
-                row[f"{group}_cores"] = tree.cpu_seconds_since_last() / dt if tree.roots else None
+                row[f"{group}_cores"] = tree.tick() / dt if tree.roots else None
             row["rss_server_mb"] = self.trees["server"].rss_mb()
         self.rows.append(row)
 
@@ -143,30 +190,64 @@ class CpuMonitor:
             writer.writeheader()
             writer.writerows(self.rows)
 
-    def summary(self, drop_s: float = 1.0) -> dict:
-        """Steady-state means: the first and last `drop_s` seconds are ramp-up/down.
+    def group_cores(self, group: str) -> float:
+        """A group's CPU over the whole run, in cores; NaN when nothing of it was watched."""
+        tree = self.trees[group]
+        if group in self._exited:
+            used = self._exited[group]
+        elif tree.roots:
+            used = tree.total_s
+        else:
+            return math.nan
+        return used / max(self.elapsed_s, 1e-9)
 
-        The server's memory (RSS of its process tree): `rss_server_mean_mb` the mean and
-        `rss_server_mb` the largest sample at steady state, `rss_server_peak_mb` the largest
-        sample of the whole load, ramps included.
+    def machine(self) -> dict:
+        """The machine between start and stop: busy % of all cores, stolen %, and the cores
+        used by processes other than the watched trees and the harness itself."""
+        before, after = self._machine0, self._machine1
+        delta = {f: getattr(after, f) - getattr(before, f) for f in before._fields}
+        # guest time is already counted in user time (Linux), so it is not added again.
+        total = sum(v for f, v in delta.items() if f not in ("guest", "guest_nice"))
+        idle = delta["idle"] + delta.get("iowait", 0.0)
+        steal = delta.get("steal", 0.0)
+        if total <= 0:
+            return {"busy_pct": math.nan, "steal_pct": math.nan, "foreign_cores": math.nan}
+        busy_cores = (total - idle - steal) / total * self.cores
+        ours = sum(self.group_cores(g) for g in GROUPS if not math.isnan(self.group_cores(g)))
+        return {
+            "busy_pct": 100.0 * (total - idle - steal) / total,
+            "steal_pct": 100.0 * steal / total,
+            "foreign_cores": max(0.0, busy_cores - ours - self.sampler_cores),
+        }
+
+    def summary(self, drop_s: float = 1.0) -> dict:
+        """The run's CPU and memory: exact totals from the counters at start and stop.
+
+        The server's memory (RSS of its process tree), over the samples and the readings at
+        start and stop: `rss_server_mean_mb` their mean, `rss_server_mb` the largest at
+        steady state (the first and last `drop_s` seconds are ramps; all readings when the
+        run is shorter), `rss_server_peak_mb` the largest of all.
         """
         end = self.rows[-1]["t_s"] if self.rows else 0.0
-        steady = [r for r in self.rows if drop_s <= r["t_s"] <= end - drop_s] or self.rows
-
-        def mean(key):
-            values = [r[key] for r in steady if r.get(key) is not None]
-            return sum(values) / len(values) if values else math.nan
-
+        steady = [r for r in self.rows if drop_s <= r["t_s"] <= end - drop_s]
+        sampled = [r["rss_server_mb"] for r in self.rows if self.trees["server"].roots]
+        steady_rss = [r["rss_server_mb"] for r in steady if self.trees["server"].roots]
+        rss_all = sampled + self.rss_edges
+        machine = self.machine()
+        busy_max = max((r["cpu_total_pct"] for r in steady), default=machine["busy_pct"])
         return {
-            "cpu_total_pct": mean("cpu_total_pct"),
-            "cpu_total_pct_max": max((r["cpu_total_pct"] for r in steady), default=math.nan),
-            "cpu_server_cores": mean("server_cores"),
-            "cpu_proxy_cores": mean("proxy_cores"),
-            "cpu_loadgen_cores": mean("loadgen_cores"),
-            "rss_server_mb": max((r["rss_server_mb"] for r in steady), default=math.nan),
-            "rss_server_mean_mb": mean("rss_server_mb"),
-            "rss_server_peak_mb": max((r["rss_server_mb"] for r in self.rows), default=math.nan),
+            "cpu_total_pct": machine["busy_pct"],
+            "cpu_total_pct_max": busy_max,
+            "cpu_server_cores": self.group_cores("server"),
+            "cpu_proxy_cores": self.group_cores("proxy"),
+            "cpu_loadgen_cores": self.group_cores("loadgen"),
+            "foreign_cores": machine["foreign_cores"],
+            "cpu_steal_pct": machine["steal_pct"],
+            "rss_server_mb": max(steady_rss or rss_all, default=math.nan),
+            "rss_server_mean_mb": sum(rss_all) / len(rss_all) if rss_all else math.nan,
+            "rss_server_peak_mb": max(rss_all, default=math.nan),
             "cpu_samples": len(self.rows),
             "cpu_sampler_cores": getattr(self, "sampler_cores", math.nan),
             "machine_cores": self.cores,
+            "measured_s": round(self.elapsed_s, 3),
         }

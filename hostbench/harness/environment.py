@@ -5,6 +5,7 @@ Tables 1 and 2). Anything that can't be read is recorded as "not installed" or
 "unknown" rather than failing the study.
 """
 
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -102,6 +103,20 @@ def git_commit() -> str:
     return commit + ("+dirty" if dirty not in ("", "unknown") else "")
 
 
+def git_diff_sha256() -> str | None:
+    """The hash of the uncommitted changes to tracked files (None for a clean tree): a run
+    from a changed tree names exactly which changes, though nobody else can rebuild them."""
+    try:
+        diff = subprocess.run(
+            ["git", "diff", "HEAD", "--binary"], capture_output=True, timeout=30, cwd=ROOT
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if diff.returncode != 0 or not diff.stdout:
+        return None
+    return hashlib.sha256(diff.stdout).hexdigest()[:16]
+
+
 def _package_version(name: str) -> str:
     try:
         return importlib.metadata.version(name)
@@ -124,5 +139,6 @@ def collect() -> dict:
         "python": platform.python_version(),
         "python_packages": {p: _package_version(p) for p in PYTHON_PACKAGES},
         "git_commit": git_commit(),
+        "git_diff_sha256": git_diff_sha256(),
         "load_average": os.getloadavg(),
     }

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import resource
 import shlex
 import subprocess
 from collections.abc import Callable
@@ -49,6 +50,8 @@ class LoadResult:
     non_2xx: int
     errors: int
     bytes_read: int
+    # CPU seconds the tool used (its rusage once reaped: exact, however short the run).
+    cpu_s: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,9 @@ class LoadGenerator:
             requests=requests,
             keepalive=keepalive,
         )
+        # The tool is this process's only child to end during the load, so the growth of the
+        # reaped children's rusage is its CPU, up to its last instruction.
+        reaped0 = _children_cpu_s()
         with proc:
             if on_start is not None:
                 on_start(proc.pid)
@@ -199,6 +205,7 @@ class LoadGenerator:
                     f"{self.name} still running {limit:.0f} s after start; killed it; "
                     f"raw output in {out_dir}"
                 ) from None
+        cpu_s = _children_cpu_s() - reaped0
         if code != 0:
             detail = tail(proc.stderr_path, 3) or tail(out_dir / "stdout.txt", 3)
             raise HostbenchError(
@@ -211,7 +218,12 @@ class LoadGenerator:
                 f"could not parse {self.name} output ({type(e).__name__}: {e}); "
                 f"raw output in {out_dir}"
             ) from None
-        return replace(result, tool_version=self.version())
+        return replace(result, tool_version=self.version(), cpu_s=cpu_s)
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # ---------------------------------------------------------------- k6

@@ -333,6 +333,12 @@ class StudyParams:
             ],
         )
         duration_s = float(_number("duration_s", p["duration_s"], minimum=1))
+        min_duration_s = float(_number("min_duration_s", p["min_duration_s"], minimum=0))
+        if duration_s < min_duration_s:
+            raise BadInput(
+                f"params key 'duration_s' is {duration_s:g}, shorter than min_duration_s "
+                f"{min_duration_s:g}: every run would be invalid; raise duration_s"
+            )
         # Each tool can fire each scenario's load.
         for t, c, sc in itertools.product(tools, concurrency, scenarios):
             load = Load(
@@ -388,7 +394,7 @@ class StudyParams:
             options=opts,
             sub_studies=sub_studies,
             smoke=_bool("smoke", p["smoke"]),
-            min_duration_s=float(_number("min_duration_s", p["min_duration_s"], minimum=0)),
+            min_duration_s=min_duration_s,
             quiet_max_cores=None
             if p["quiet_max_cores"] is None
             else float(_number("quiet_max_cores", p["quiet_max_cores"], minimum=0.01)),

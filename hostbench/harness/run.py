@@ -1,9 +1,11 @@
 """One run: a hosting mode, a scenario, a load tool and a concurrency, in one block.
 
-Launch the target, check one response, warm up until throughput is steady
-(discarded; its curve is kept), then the measured load while the CPU monitor
-samples, and cross-check the client's request count against the server's own
-counter. The result is one tidy row, written last and atomically.
+Wait for a quiet machine, launch the target, check one response, warm up
+until throughput is steady (discarded; its curve is kept), then the measured
+load while the CPU monitor samples, and cross-check the client's request count
+against the server's own counter. The result is one tidy row, written last and
+atomically; a row whose number cannot be trusted (errors, a busy machine, a run
+too short or never steady, CPU not read) is kept, invalid, with its reasons.
 """
 
 import csv
@@ -27,11 +29,13 @@ from .cpumonitor import CpuMonitor
 from .loadgen import LoadGenerator, get_generator
 from .modes import Target, launch
 from .params import StudyParams, fingerprint
+from .quiet import wait_until_quiet
 
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 WINDOW_S = 1.0  # warm-up throughput is read from the app's counter once per window
 STEADY_WINDOWS = 3  # steady: this many consecutive windows agree within the tolerance
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
+SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
 LOADGEN_LIMITED = 0.9  # share of its CPUs a load generator uses when it is the bottleneck
 
 
@@ -44,12 +48,14 @@ class RunSpec:
     block: int  # repetitions are blocks: every cell runs once per block
     position: int = 0  # place in the block's (random) order, from 1
     variant: str = ""  # the params' named test-app settings this run uses; "" none
+    attempt: int = 1  # 2, 3, ...: a re-run of a run the machine was too busy for
 
     @property
     def key(self) -> str:
         """Folder name of this run: readable, unique within a study, stable across resumes."""
         mode = f"{self.mode}@{self.variant}" if self.variant else self.mode
-        return f"{mode}__{self.scenario}__{self.tool}__c{self.concurrency}__r{self.block}"
+        again = f"__a{self.attempt}" if self.attempt > 1 else ""
+        return f"{mode}__{self.scenario}__{self.tool}__c{self.concurrency}__r{self.block}{again}"
 
 
 def run_settings(spec: RunSpec, params: StudyParams) -> dict:
@@ -67,6 +73,44 @@ def count_diff_pct(client: int, server: int | None) -> float:
     if server == 0:
         return 0.0 if client == 0 else math.inf
     return (client - server) / server * 100
+
+
+BUSY = "machine busy"  # how an invalid reason starts when the machine was not quiet
+
+
+def busy_reason(row: dict, params: StudyParams) -> str:
+    """Why the machine was too busy during the run for its number to count ("" when quiet)."""
+    if params.quiet_max_cores is None:
+        return ""
+    foreign, steal = row.get("foreign_cores"), row.get("cpu_steal_pct")
+    if foreign is not None and foreign > params.quiet_max_cores:
+        return (
+            f"{BUSY}: {foreign:.2f} cores used by other processes "
+            f"(quiet_max_cores {params.quiet_max_cores:g})"
+        )
+    if steal is not None and steal > params.quiet_max_steal_pct:
+        return f"{BUSY}: {steal:.0f}% stolen (quiet_max_steal_pct {params.quiet_max_steal_pct:g})"
+    return ""
+
+
+def measure_reasons(row: dict, params: StudyParams, watched: set[str]) -> list[str]:
+    """Why the run cannot be measured as it stands: too short, never steady, CPU not read
+    (of a watched process group: server, proxy, loadgen)."""
+    reasons = []
+    # A duration-bounded run may end a few milliseconds early by the tool's own clock.
+    if row["duration_s"] < SHORT_TOLERANCE * params.min_duration_s:
+        fix = "raise requests" if row.get("requests_target") else "raise duration_s"
+        reasons.append(
+            f"{row['duration_s']:.2f} s: shorter than min_duration_s {params.min_duration_s:g}; "
+            f"{fix}"
+        )
+    if params.require_steady and params.warmup_s > 0 and not row.get("warmup_steady"):
+        reasons.append(f"warm-up not steady after {row['warmup_s']:.0f} s")
+    for group in sorted(watched):
+        value = row.get(f"cpu_{group}_cores")
+        if value is None or not math.isfinite(value):
+            reasons.append(f"CPU of the {group} not read")
+    return reasons
 
 
 def invalid_reason(row: dict) -> str:
@@ -208,13 +252,6 @@ def _machine_state() -> dict:
     }
 
 
-def _steal_pct(before, after) -> float:
-    """CPU time stolen by the hypervisor, in % of all CPU time between two cpu_times()."""
-    total = sum(after) - sum(before)
-    steal = getattr(after, "steal", 0.0) - getattr(before, "steal", 0.0)
-    return 100.0 * steal / total if total > 0 else math.nan
-
-
 # The test app's GET /__transport, as result columns (hostbench reads them back for every run).
 TRANSPORT_COLUMNS = {
     "transport_io_queue_count": "ioQueueCount",
@@ -238,14 +275,21 @@ def _transport_info(target: Target, run_dir: Path) -> dict:
     return {column: info.get(key) for column, key in TRANSPORT_COLUMNS.items()}
 
 
-def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
-    """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row."""
+def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dict:
+    """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row.
+
+    `say` gets a line while the run waits for a quiet machine."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # leftovers of an interrupted attempt: start clean
     run_dir.mkdir(parents=True)
     mode, scenario = get_mode(spec.mode), get_scenario(spec.scenario)
     generator = get_generator(spec.tool)
     settings = run_settings(spec, params)
+    quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
+    if params.quiet_max_cores is not None:
+        quiet = wait_until_quiet(
+            params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
+        )
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     state = _machine_state()
     cpus = sorted(os.sched_getaffinity(0))
@@ -263,6 +307,7 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
         _quiesce(target)
         target.reset_server_stats()
         monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
+        watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
         for group, pids in target.groups.items():
             for pid in pids:
                 monitor.watch(group, pid)
@@ -271,7 +316,6 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
             loadgen_pids.append(pid)
             monitor.watch("loadgen", pid)
 
-        times_before = psutil.cpu_times()
         with monitor:
             result = generator.run(
                 url,
@@ -284,7 +328,7 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
                 requests=requests,
                 keepalive=params.keepalive,
             )
-        times_after = psutil.cpu_times()
+            monitor.exited("loadgen", result.cpu_s)
         _raise_if_dead(target)
         stats = _server_stats(target)
         server_pid = target.groups["server"][0] if target.groups.get("server") else None
@@ -295,6 +339,7 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
     server_requests = stats["endpoints"].get(scenario.stats_key, 0) if stats else None
     cpu = monitor.summary()
     loadgen_cpus = params.loadgen_cpus or cpus
+    load = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
     row = {
         "run_key": spec.key,
         **asdict(spec),
@@ -305,10 +350,11 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
         "keepalive": params.keepalive,
         "warmup_max_s": params.warmup_s,
         **warm,
-        **asdict(result),  # its duration_s is the measured one
+        **load,  # its duration_s is the measured one
         "server_requests": server_requests,
         "count_diff_pct": count_diff_pct(result.requests, server_requests),
         **cpu,
+        **quiet,
         **transport,
         "loadgen_cpus": ",".join(str(c) for c in params.loadgen_cpus or []) or "all",
         "server_cpus": server_affinity,
@@ -316,11 +362,12 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams) -> dict:
         # may be what limits throughput.
         "loadgen_limited": bool(cpu["cpu_loadgen_cores"] >= LOADGEN_LIMITED * len(loadgen_cpus)),
         **state,
-        "cpu_steal_pct": _steal_pct(times_before, times_after),
         "fingerprint": fingerprint(settings),
         "settings": settings,
     }
-    row["invalid_reason"] = invalid_reason(row)
+    reasons = [invalid_reason(row), *measure_reasons(row, params, watched)]
+    reasons.append(busy_reason(row, params))
+    row["invalid_reason"] = "; ".join(r for r in reasons if r)
     row["valid"] = not row["invalid_reason"]
     tmp = run_dir / (ROW_FILE + ".tmp")
     tmp.write_text(json.dumps(row, indent=2))

@@ -1,8 +1,14 @@
 """A study: the matrix of runs a params file describes, run in blocks and resumed as one.
 
 Repetitions are blocks: each block runs every cell (mode x scenario x tool x
-concurrency) once, in a random order drawn from a seed recorded in
-params.json, so drift over the study cannot favour one mode. Each run's
+concurrency) once. Within a block the cells that are compared with each other
+(every mode and variant of one scenario, tool and concurrency) run next to each
+other, as a sub-block, so each comparison's two runs are close in time; the
+sub-blocks' order is random (from a seed recorded in params.json) and the
+order within them follows a Williams design: across blocks each mode runs
+equally often in each position and after each other mode, so neither drift
+nor the previous run can favour one mode. A run the machine was too busy for
+is re-run at the end of its block (busy_reruns times at most). Each run's
 artifacts go to data/runs/<run-id>/<run-key>/; results.csv is rebuilt from the
 completed runs after each one, atomically, so an interrupted study loses at
 most the run in flight and resumes where it was.
@@ -19,6 +25,7 @@ import os
 import random
 import shutil
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,11 +36,12 @@ from ..paths import RUNS
 from . import environment
 from .modes import check_socket_path
 from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
-from .run import RunSpec, completed_row, execute, read_json, run_settings
+from .run import BUSY, RunSpec, completed_row, execute, read_json, run_settings
 
 RESULT_COLUMNS = [
     "run_key", "mode", "variant", "scenario", "tool", "tool_version", "concurrency", "block",
-    "position", "started_at", "duration_target_s", "requests_target", "pipeline", "keepalive",
+    "position", "attempt", "started_at", "duration_target_s", "requests_target", "pipeline",
+    "keepalive",
     "warmup_max_s", "warmup_s", "warmup_steady", "duration_s", "requests", "rps",
     "latency_mean_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms",
     "non_2xx", "errors", "bytes_read", "server_requests", "count_diff_pct", "valid",
@@ -42,7 +50,8 @@ RESULT_COLUMNS = [
     "transport_io_queue_count", "transport_inline_scheduling", "transport_wait_for_data",
     "transport_inline_completions", "transport_inline_completions_env", "cpu_samples",
     "cpu_sampler_cores", "machine_cores", "loadgen_cpus", "server_cpus", "loadgen_limited",
-    "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct", "fingerprint",
+    "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct", "foreign_cores", "quiet_wait_s",
+    "quiet_before_cores", "measured_s", "fingerprint",
 ]  # fmt: skip
 PARAMS_FILE = "params.json"
 LOCK_FILE = ".lock"
@@ -51,18 +60,47 @@ PROGRESS_FILE = "progress.log"  # one line per completed run
 STUDY_FILES = ("results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "progress.log")
 
 
+def williams_rows(n: int) -> list[list[int]]:
+    """Orders of n treatments, one per block, balanced for position and for the treatment
+    just before (a Williams design: n rows for even n, 2n for odd n; each row a Latin-square
+    row). Blocks beyond its rows start it over."""
+    first, low, high = [0], 1, n - 1
+    while len(first) < n:  # 0, 1, n-1, 2, n-2, ...
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    rows = [[(t + i) % n for t in first] for i in range(n)]
+    if n % 2:  # odd n: the mirrored square completes the carry-over balance
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
 def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
-    """Every run, block by block, each block's cells in a random order drawn from `seed`."""
-    cells = params.cells()
+    """Every run, block by block. A block is sub-blocks of the cells compared with each other
+    (every mode and variant of one scenario, tool and concurrency), in a random order drawn
+    from `seed`; within a sub-block the order is the block's row of a Williams design over a
+    seeded permutation of its members."""
     rng = random.Random(seed)
+    groups: dict[tuple, list[tuple[str, str]]] = {}
+    for mode, variant, scenario, tool, c in params.cells():
+        groups.setdefault((scenario, tool, c), []).append((mode, variant))
+    members = {key: rng.sample(cells, len(cells)) for key, cells in groups.items()}
+    designs = {key: williams_rows(len(cells)) for key, cells in groups.items()}
     specs = []
     for block in range(1, params.repetitions + 1):
-        order = cells[:]
-        rng.shuffle(order)
-        specs += [
-            RunSpec(mode, scenario, tool, c, block, i + 1, variant)
-            for i, (mode, variant, scenario, tool, c) in enumerate(order)
-        ]
+        keys = list(groups)
+        rng.shuffle(keys)
+        position = 0
+        for key in keys:
+            design = designs[key]
+            row = design[(block - 1) % len(design)]
+            scenario, tool, c = key
+            for index in row:
+                mode, variant = members[key][index]
+                position += 1
+                specs.append(RunSpec(mode, scenario, tool, c, block, position, variant))
     return specs
 
 
@@ -210,41 +248,62 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
     specs = run_order(params, seed)
     for spec in specs:  # before anything starts: a path nginx-uds could not bind
         check_socket_path(get_mode(spec.mode), study_dir / spec.key)
-    # Rows of runs completed earlier (a resumed study), read once; None = pending.
-    rows = {s.key: completed_row(study_dir / s.key) for s in specs}
-    for spec in specs:
-        row = rows[spec.key]
+    done = 0
+    for spec in specs:  # before anything starts: runs measured with other settings
+        row = completed_row(study_dir / spec.key)
+        done += row is not None
         if row is not None and row.get("fingerprint") != fingerprint(run_settings(spec, params)):
             raise BadInput(
                 f"{study_dir / spec.key} was measured with other settings than params.json "
                 "states; use a new --run-id, or --discard-old"
             )
-    pending = [s for s in specs if rows[s.key] is None]
-
-    def completed() -> list[dict]:  # in run order
-        return [rows[s.key] for s in specs if rows[s.key] is not None]
-
-    bar = tqdm(
-        total=len(specs),
-        initial=len(specs) - len(pending),
-        disable=not progress,
-        unit="run",
-        dynamic_ncols=True,
-    )
+    say = _progress_writer(study_dir, progress)
+    rows: dict[str, dict] = {}  # completed runs' rows, in the order they ran
+    bar = tqdm(total=len(specs), initial=done, disable=not progress, unit="run", dynamic_ncols=True)
     try:
-        for spec in pending:
-            bar.set_description(f"block {spec.block}: {spec.key}")
-            row = execute(spec, study_dir / spec.key, params)
-            rows[spec.key] = row
-            write_results(study_dir, completed())
-            flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"
-            summary = f"{row['rps']:,.0f} rps, cpu {row['cpu_total_pct']:.0f}%{flag}"
-            bar.set_postfix_str(summary)
-            bar.update()
-            done = sum(r is not None for r in rows.values())
-            # For whoever runs the notebook: `make reproduce` shows these lines in the terminal.
-            with open(study_dir / PROGRESS_FILE, "a") as log:
-                log.write(f"[{done}/{len(specs)}] {spec.key}: {summary}\n")
+        for block in range(1, params.repetitions + 1):
+            todo = [spec for spec in specs if spec.block == block]
+            for spec in todo:  # grows while it runs: re-runs go to the end of their block
+                run_dir = study_dir / spec.key
+                row = completed_row(run_dir)  # a resumed study: measured before
+                if row is not None and row.get("fingerprint") != fingerprint(
+                    run_settings(spec, params)
+                ):
+                    raise BadInput(
+                        f"{run_dir} was measured with other settings than params.json "
+                        "states; use a new --run-id, or --discard-old"
+                    )
+                if row is None:
+                    bar.set_description(f"block {spec.block}: {spec.key}")
+                    row = execute(spec, run_dir, params, say=say)
+                    rows[spec.key] = row
+                    write_results(study_dir, list(rows.values()))
+                    flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"
+                    summary = (
+                        f"{row['rps']:,.0f} rps, cpu {row['cpu_total_pct']:.0f}%, "
+                        f"others {row['foreign_cores']:.2f} cores{flag}"
+                    )
+                    bar.set_postfix_str(summary)
+                    bar.update()
+                    say(f"[{bar.n}/{bar.total}] {spec.key}: {summary}", log_only=True)
+                rows[spec.key] = row
+                if BUSY in (row.get("invalid_reason") or "") and spec.attempt <= params.busy_reruns:
+                    todo.append(replace(spec, attempt=spec.attempt + 1, position=len(todo) + 1))
+                    bar.total += 1
     finally:
         bar.close()
-    return write_results(study_dir, completed())
+    return write_results(study_dir, list(rows.values()))
+
+
+def _progress_writer(study_dir: Path, progress: bool):
+    """say(line): to the terminal (above the progress bar) and to progress.log, which
+    `make reproduce` follows while a notebook runs."""
+    from tqdm import tqdm
+
+    def say(line: str, log_only: bool = False) -> None:
+        if progress and not log_only:
+            tqdm.write(line)
+        with open(study_dir / PROGRESS_FILE, "a") as log:
+            log.write(line + "\n")
+
+    return say
