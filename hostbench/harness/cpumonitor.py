@@ -84,6 +84,11 @@ class _Tree:
         return rss / 2**20
 
 
+def _process_seconds(delta: dict[str, float]) -> float:
+    """CPU seconds spent in processes (user, nice, system) in a cpu_times() difference."""
+    return delta["user"] + delta.get("nice", 0.0) + delta["system"]
+
+
 class CpuMonitor:
     """Samples system and per-group CPU every `interval_s` in a background thread.
 
@@ -212,12 +217,14 @@ class CpuMonitor:
         steal = delta.get("steal", 0.0)
         if total <= 0:
             return {"busy_pct": math.nan, "steal_pct": math.nan, "foreign_cores": math.nan}
-        busy_cores = (total - idle - steal) / total * self.cores
+        # Processes' time only: interrupt time (irq, softirq) is mostly the loopback traffic
+        # of our own load, which no process is charged for.
+        process_cores = _process_seconds(delta) / total * self.cores
         ours = sum(self.group_cores(g) for g in GROUPS if not math.isnan(self.group_cores(g)))
         return {
             "busy_pct": 100.0 * (total - idle - steal) / total,
             "steal_pct": 100.0 * steal / total,
-            "foreign_cores": max(0.0, busy_cores - ours - self.sampler_cores),
+            "foreign_cores": max(0.0, process_cores - ours - self.sampler_cores),
         }
 
     def summary(self, drop_s: float = 1.0) -> dict:

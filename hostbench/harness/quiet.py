@@ -73,7 +73,9 @@ def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
     if total <= 0:
         return Reading(math.nan, math.nan, math.nan, [])
     idle, steal = delta["idle"] + delta.get("iowait", 0.0), delta.get("steal", 0.0)
-    busy_cores = (total - idle - steal) / total * (psutil.cpu_count() or 1)
+    # Processes' time only (user, nice, system): interrupt time belongs to no process.
+    process_s = delta["user"] + delta.get("nice", 0.0) + delta["system"]
+    process_cores = process_s / total * (psutil.cpu_count() or 1)
     own |= _own_pids()  # children started during the window are ours too
     own_cores = (
         sum(
@@ -90,7 +92,7 @@ def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
     ]
     foreign.sort(key=lambda item: -item[2])
     return Reading(
-        foreign_cores=max(0.0, busy_cores - own_cores),
+        foreign_cores=max(0.0, process_cores - own_cores),
         steal_pct=100.0 * steal / total,
         busy_pct=100.0 * (total - idle - steal) / total,
         top=[(n, p, round(c, 2)) for n, p, c in foreign[:top] if c >= 0.01],
