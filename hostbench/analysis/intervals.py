@@ -335,9 +335,12 @@ PCT_FORMATS = {"ratio_pct": pct_cell, "ci_low_pct": low_cell, "ci_high_pct": hig
 def with_ratio_text(ratios: pd.DataFrame, column: str = "ours (95% CI)") -> pd.DataFrame:
     """paired_ratios rows with their ratio and interval as one text column, printed by
     ratio_text: a table shows the same characters as the sentences and the headline."""
+    confidence = ratios["confidence"] if "confidence" in ratios.columns else [0.95] * len(ratios)
     text = [
-        ratio_text(r.ratio, r.ci_low, r.ci_high, r.confidence)
-        for r in ratios.itertuples(index=False)
+        ratio_text(ratio, low, high, level)
+        for ratio, low, high, level in zip(
+            ratios["ratio"], ratios["ci_low"], ratios["ci_high"], confidence, strict=True
+        )
     ]
     return ratios.assign(**{column: text})
 
@@ -418,7 +421,7 @@ def up_to_band(value_pct: float) -> tuple[float, float]:
 def band_text(band: tuple[float, float]) -> str:
     """A band in the page's units: (1.5, 1.9) -> "150-190% of the baseline"."""
     low, high = band
-    return f"{100.0 * low:.0f}-{100.0 * high:.0f}% of the baseline"
+    return f"{100.0 * low:g}-{100.0 * high:g}% of the baseline"
 
 
 def claim_verdict(
