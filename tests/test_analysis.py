@@ -228,3 +228,10 @@ def test_invalid_reasons_tolerate_results_without_the_new_columns():
     path = Path(__file__).parent / "fixtures" / "results" / "quick-results.csv"
     recorded = analysis.load_results(path, valid_only=False)
     assert analysis.invalid_reasons(recorded).empty
+
+
+def test_load_params_takes_the_run_folder_or_its_results_file(tmp_path):
+    (tmp_path / "params.json").write_text('{"smoke": true}')
+    (tmp_path / "results.csv").write_text("")
+    assert analysis.load_params(tmp_path / "results.csv") == analysis.load_params(tmp_path)
+    assert analysis.is_smoke(tmp_path)

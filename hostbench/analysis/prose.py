@@ -103,17 +103,6 @@ def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
     )
 
 
-def left_out_note(results: pd.DataFrame) -> str:
-    """One sentence on the runs the analysis left out as invalid (Markdown)."""
-    n = int(results.attrs.get("left_out_invalid", 0))
-    if n == 0:
-        return "Every run is valid: no transport errors, no non-2xx responses, counts agree."
-    return (
-        f"**{n} run(s) left out** as invalid (errors, non-2xx responses or disagreeing "
-        "counts); `results.csv` keeps them, with the reason in `invalid_reason`."
-    )
-
-
 def ratio_sentences(ratios: pd.DataFrame) -> str:
     """Each mode against the baseline, per scenario, in the words its interval allows (Markdown)."""
     lines = []

@@ -154,7 +154,10 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
 
 
 def _record(run_dir: str | Path, name: str) -> dict:
-    path = Path(run_dir) / name
+    run_dir = Path(run_dir)
+    if run_dir.is_file():  # results.csv, as a study's measure() returns it: its run folder
+        run_dir = run_dir.parent
+    path = run_dir / name
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
