@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .analysis.prose import SMOKE_HEADLINE
 from .errors import HostbenchError
 from .harness import tour
 from .harness.params import StudyParams, check_run_id
@@ -201,20 +202,22 @@ def write_index(batch: Path, profile: str) -> Path:
         done = folder / DONE_FILE
         if done.exists():
             record = json.loads(done.read_text())
-            headline_path = folder / HEADLINE_FILE
-            headline = headline_path.read_text().strip() if headline_path.exists() else ""
+            headline = _headline(folder)
             link = f'<a href="{study.id}/report.html">{html.escape(study.title)}</a>'
             rows.append((link, html.escape(headline), f"{record['wall_s']} s"))
         else:
             reason = "no notebook yet" if not study.available else "not run (yet)"
             rows.append((html.escape(study.title), reason, ""))
     body = "\n".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows)
+    smoke = any(b == SMOKE_HEADLINE for _, b, _ in rows)
+    smoke = " Smoke runs check the pipeline; their numbers are not evidence." if smoke else ""
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>hostbench: {html.escape(batch.name)}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}
 td,th{{padding:.4em .8em;border-bottom:1px solid #ddd;text-align:left}}</style></head>
 <body><h1>hostbench batch {html.escape(batch.name)}</h1>
-<p>Profile <code>{html.escape(profile)}</code>. Each study's report is its executed notebook.</p>
+<p>Profile <code>{html.escape(profile)}</code>. Each study's report is its executed
+notebook.{smoke}</p>
 <table><tr><th>study</th><th>headline</th><th>wall time</th></tr>
 {body}
 </table></body></html>
@@ -224,6 +227,16 @@ td,th{{padding:.4em .8em;border-bottom:1px solid #ddd;text-align:left}}</style><
     tmp.write_text(page)
     os.replace(tmp, path)
     return path
+
+
+def _headline(folder: Path) -> str:
+    """A study's headline for the index: its headline.txt, but never a finding from a smoke
+    run (params.json `smoke`), whatever its notebook wrote."""
+    params = folder / "params.json"
+    if params.exists() and json.loads(params.read_text()).get("smoke"):
+        return SMOKE_HEADLINE
+    path = folder / HEADLINE_FILE
+    return path.read_text().strip() if path.exists() else ""
 
 
 def export_html(notebook: Path, html_path: Path) -> Path:

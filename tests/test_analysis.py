@@ -5,6 +5,7 @@ they are not measurements.
 """
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -161,3 +162,76 @@ def test_write_ratios_pairs_within_blocks_with_the_studys_baseline(tmp_path):
     (row,) = ratios.itertuples()
     assert (row.mode, row.n, row.ratio_pct) == ("kestrel", 3, pytest.approx(200.0))
     assert row.ci_low_pct == pytest.approx(200.0) and row.ci_high_pct == pytest.approx(200.0)
+
+
+def sweep(rps_by_level: dict[int, list[float]], busy_pct: float = 97.0) -> pd.DataFrame:
+    """A load sweep of kestrel/text: rps per block at each concurrency."""
+    frames = [
+        runs({("kestrel", "text"): values}, concurrency=level).assign(cpu_total_pct=busy_pct)
+        for level, values in rps_by_level.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_calibration_knee_is_where_no_higher_level_exceeds_the_interval():
+    table = analysis.calibration(
+        sweep(
+            {
+                1: [1000, 1010, 990],
+                2: [1900, 2000, 2100],
+                4: [3000, 3100, 2900],
+                8: [3050, 2950, 3000],
+                16: [3000, 3020, 2980],
+            }
+        )  # fmt: skip
+    )
+    assert table["blocks"].eq(3).all()
+    level4 = table.set_index("concurrency").loc[4]
+    assert level4.rps_ci_low < 3000 < level4.rps_ci_high  # a t interval over the blocks
+    assert table.loc[table["knee"], "concurrency"].tolist() == [4]
+    (found,) = analysis.calibration_findings(table).itertuples(index=False)
+    assert found.knee == 4 and found.cpu_busy_peak_pct == pytest.approx(97.0)
+    assert not found.cpu_reached_100
+
+
+def test_calibration_finds_no_knee_while_throughput_grows_or_with_one_block():
+    growing = analysis.calibration(sweep({1: [1000, 1010, 990], 2: [2000, 2010, 1990],
+                                          4: [3000, 3010, 2990]}, busy_pct=100.0))  # fmt: skip
+    assert not growing["knee"].any()
+    (found,) = analysis.calibration_findings(growing).itertuples(index=False)
+    assert math.isnan(found.knee) and found.cpu_reached_100
+    one_block = analysis.calibration(sweep({1: [1000], 2: [1000], 4: [1000]}))
+    assert one_block["rps_ci_low"].isna().all() and not one_block["knee"].any()
+
+
+def test_invalid_reasons_are_grouped_by_kind_and_reruns_counted():
+    df = runs({("kestrel", "html"): [2000, 2100, 1900, 2000], ("nginx", "html"): [1000] * 4})
+    df["valid"] = [False, False, False, True, True, True, True, False]
+    df["invalid_reason"] = [
+        "machine busy: 0.42 cores used by other processes",
+        "machine busy: 0.30 cores used by other processes; 3 transport errors",
+        "warm-up not steady after 20 s",
+        "", "", "", "",
+        "0.3 s: shorter than min_duration_s 5",
+    ]  # fmt: skip
+    df["attempt"] = [1, 1, 1, 2, 1, 1, 2, 1]
+    table = analysis.invalid_reasons(df).set_index("why")
+    assert table.loc["machine busy (CPU used by other processes)", "runs"] == 2
+    assert table.loc["transport errors", "runs"] == 1
+    assert table.loc["warm-up not steady", "runs"] == 1
+    assert table.loc["shorter than min_duration_s", "runs"] == 1
+    assert table.loc["re-run after a busy attempt (attempt 2 or later)", "runs"] == 2
+    assert analysis.reason_kind("1 cell broke at 3.5 s") == "N cell broke at N s"
+
+
+def test_invalid_reasons_tolerate_results_without_the_new_columns():
+    path = Path(__file__).parent / "fixtures" / "results" / "quick-results.csv"
+    recorded = analysis.load_results(path, valid_only=False)
+    assert analysis.invalid_reasons(recorded).empty
+
+
+def test_load_params_takes_the_run_folder_or_its_results_file(tmp_path):
+    (tmp_path / "params.json").write_text('{"smoke": true}')
+    (tmp_path / "results.csv").write_text("")
+    assert analysis.load_params(tmp_path / "results.csv") == analysis.load_params(tmp_path)
+    assert analysis.is_smoke(tmp_path)

@@ -220,3 +220,21 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert b"<svg" in svg[:2000]
     assert b"<dc:date>" not in svg
     assert b"2,000" in svg  # the value labels are in it
+
+
+def test_calibration_chart_has_interval_bars_and_says_how_many_blocks():
+    sweep = pd.concat(
+        [runs({"kestrel": f}, concurrency=c) for c, f in ((1, 1.0), (2, 2.0), (4, 2.0))],
+        ignore_index=True,
+    )
+    sweep = sweep[sweep["scenario"] == "text"]
+    fig = figures.calibration_chart(sweep)
+    rps_ax = fig.axes[0]
+    assert rps_ax.containers, "no error bars"
+    (bar_lines,) = [c for c in rps_ax.containers]
+    low, high = bar_lines.lines[2][0].get_segments()[0][:, 1]
+    table = analysis.calibration(sweep).set_index("concurrency")
+    assert (low, high) == pytest.approx((table.loc[1, "rps_ci_low"], table.loc[1, "rps_ci_high"]))
+    assert "3 blocks per level" in " ".join(t.get_text() for t in fig.texts)
+    one = figures.calibration_chart(sweep[sweep["repetition"] == 0])
+    assert "no interval" in " ".join(t.get_text() for t in one.texts)

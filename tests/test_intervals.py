@@ -272,8 +272,8 @@ def test_describe_words_follow_the_interval():
 
 def test_describe_options():
     assert (
-        describe(1.2, 1.1, 1.3, higher="slower", lower="faster", digits=1, confidence=0.9)
-        == "slower: 120.0% of the baseline (90% CI 110.0-130.0%)"
+        describe(1.2, 1.1, 1.3, higher="slower", lower="faster", confidence=0.9)
+        == "slower: 120% of the baseline (90% CI 110-130%)"
     )
     assert describe(1.2, 1.1, 1.3, confidence=0.995).endswith("(99.5% CI 110-130%)")
 
@@ -290,6 +290,54 @@ def test_describe_a_paired_ratios_row():
     row = only(out, mode="kestrel")
     text = describe(row["ratio"], row["ci_low"], row["ci_high"], confidence=row["confidence"])
     assert text.startswith("faster: ") and "(95% CI " in text
+
+
+def test_one_rounding_rule_for_ratio_interval_and_table_cells():
+    # Ratio to the nearest whole percent, low end floored, high end ceiled.
+    assert intervals.ratio_text(1.554, 1.4199, 1.7001) == "155% (95% CI 141-171%)"
+    assert intervals.ratio_text(0.6383, 0.5, 0.7242) == "64% (95% CI 50-73%)"
+    assert intervals.ratio_text(1.2, NAN, NAN) == "120% (one block only, no interval)"
+    assert intervals.ratio_text(NAN, NAN, NAN) == "n/a"
+    cells = [intervals.PCT_FORMATS[c](v) for c, v in
+             (("ratio_pct", 155.4), ("ci_low_pct", 141.99), ("ci_high_pct", 170.01))]  # fmt: skip
+    assert cells == ["155%", "141%", "171%"]
+    assert intervals.ci_bounds(1.4199, 1.7001) == (141, 171)
+    assert intervals.interval_text(1.554, 1.4199, 1.7001) == "95% CI 141-171%"
+
+
+# --- claims --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "low, high, verdict",
+    [
+        (1.55, 1.85, intervals.SUPPORTED),  # the whole interval inside "about +70%"
+        (1.55, 1.95, intervals.UNDECIDED),  # crosses the band's top: not supported as a size
+        (1.41, 4.29, intervals.UNDECIDED),  # the old rule's "supported": far wider than the band
+        (2.0, 2.5, intervals.NOT_SUPPORTED),  # wholly above the band
+        (1.1, 1.4, intervals.NOT_SUPPORTED),  # wholly below it
+        (NAN, NAN, intervals.UNDECIDED),  # no interval
+    ],
+)
+def test_a_size_claim_needs_the_whole_interval_in_its_band(low, high, verdict):
+    band = intervals.about_band(170)
+    assert band == pytest.approx((1.5, 1.9))
+    assert intervals.claim_verdict(low, high, "size", band=band) == verdict
+
+
+def test_up_to_and_direction_claims():
+    up_to = intervals.up_to_band(300)
+    assert intervals.claim_verdict(1.41, 2.9, "size", band=up_to) == intervals.SUPPORTED
+    assert intervals.claim_verdict(1.41, 4.29, "size", band=up_to) == intervals.UNDECIDED
+    assert intervals.band_text(up_to) == "100-300% of the baseline"
+    # A direction needs the interval to exclude 100%.
+    assert intervals.claim_verdict(0.99, 1.5, "higher") == intervals.UNDECIDED
+    assert intervals.claim_verdict(1.01, 1.5, "higher") == intervals.SUPPORTED
+    assert intervals.claim_verdict(1.01, 1.5, "lower") == intervals.NOT_SUPPORTED
+    with pytest.raises(BadInput, match="band"):
+        intervals.claim_verdict(1.1, 1.2, "size")
+    with pytest.raises(BadInput, match="band"):
+        intervals.claim_verdict(1.1, 1.2, "higher", band=(1, 2))
 
 
 # --- (g) drift -----------------------------------------------------------------------------

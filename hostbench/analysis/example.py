@@ -37,10 +37,11 @@ def block(run_dir: Path) -> str:
         "|---|---|---:|---|---:|",
     ]
     for r in ratios.itertuples(index=False):
-        ci = f"{r.ci_low_pct:.0f}-{r.ci_high_pct:.0f}%" if r.n > 1 else "n/a"
+        bounds = intervals.ci_bounds(r.ci_low, r.ci_high)  # the pages' rounding rule
+        ci = f"{bounds[0]}-{bounds[1]}%" if bounds else "n/a"
         lines.append(
-            f"| {mode_label(r.mode)} | {scenario_label(r.scenario)} | {r.ratio_pct:.0f}% "
-            f"| {ci} | {r.n} |"
+            f"| {mode_label(r.mode)} | {scenario_label(r.scenario)} | "
+            f"{intervals.pct_text(r.ratio)} | {ci} | {r.n} |"
         )
     lines += _details(run_dir, all_runs, baseline)
     return "\n".join([START, *lines, END])

@@ -25,7 +25,7 @@ from ..catalog import (
     scenario_label,
 )
 from ..errors import BadInput
-from . import tables
+from . import intervals, tables
 
 CPU_LABELS = {
     "server": "server (test app)",
@@ -463,9 +463,10 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
                     ax.plot([low, high], [yi, yi], color=color, linewidth=2.5, zorder=2)
                 ax.plot(ours, yi, "o", color=color, markersize=8, zorder=3)
                 end = max(high if interval else ours, article if not pd.isna(article) else 0)
-                # The interval rounded outwards, as intervals.describe prints it.
-                bounds = f" ({np.floor(low + 1e-9):.0f}-{np.ceil(high - 1e-9):.0f}%)"
-                text = f"{ours:.0f}%" + (bounds if interval else "")
+                # The interval by the pages' rounding rule (intervals.ci_bounds).
+                bounds = intervals.ci_bounds(low / 100, high / 100)
+                text = intervals.pct_text(ours / 100)
+                text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""
                 ax.annotate(text, (end, yi), xytext=(8, 0), textcoords="offset points", va="center")
             if not pd.isna(article):
                 ax.plot(
@@ -533,7 +534,9 @@ def _pct_label(x: float, _pos=None) -> str:
 
 
 def calibration_chart(df: pd.DataFrame) -> Figure:
-    """The load sweep: throughput and the machine's busy % against concurrency, per mode."""
+    """The load sweep: mean throughput with its 95% interval over blocks (none with one block)
+    and the machine's busy % against concurrency, per mode; the knee circled where one was
+    found (tables.find_knee)."""
     table = tables.calibration(df)
     modes = _present(table["mode"])
     with _style():
@@ -542,8 +545,11 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         for mode in modes:
             for scenario, rows in table[table["mode"] == mode].groupby("scenario", observed=True):
                 label = f"{mode_label(mode)}, {scenario_label(scenario)}"
-                rps_ax.plot(rows["concurrency"], rows["rps_mean"], "o-", color=_color(mode),
-                            label=label)  # fmt: skip
+                error = np.nan_to_num(
+                    [rows["rps_mean"] - rows["rps_ci_low"], rows["rps_ci_high"] - rows["rps_mean"]]
+                )
+                rps_ax.errorbar(rows["concurrency"], rows["rps_mean"], yerr=error, fmt="o-",
+                                capsize=3, color=_color(mode), label=label)  # fmt: skip
                 knee = rows[rows["knee"]]
                 rps_ax.plot(knee["concurrency"], knee["rps_mean"], "o", ms=12, mfc="none",
                             mec="0.1")  # fmt: skip
@@ -558,12 +564,20 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         rps_ax.set_ylabel("throughput [requests/s]")
         rps_ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         rps_ax.set_ylim(0, None)
-        rps_ax.plot([], [], "o", ms=12, mfc="none", mec="0.1", label="where it stops growing")
-        cpu_ax.set_ylabel("machine busy [%]")
+        rps_ax.plot([], [], "o", ms=12, mfc="none", mec="0.1",
+                    label="knee: no higher level above its interval")  # fmt: skip
+        cpu_ax.set_ylabel("machine busy [%] (mean over blocks)")
         cpu_ax.set_ylim(0, 105)
-        cpu_ax.axhline(tables.SATURATED_PCT, color="0.4", ls="--", lw=1)
+        cpu_ax.axhline(100, color="0.4", ls="--", lw=1)  # the paper's target
         rps_ax.legend(frameon=False, fontsize=9)
         fig.suptitle("Choosing the load: throughput and CPU against concurrency")
+        blocks = int(table["blocks"].min())
+        _footnote(
+            fig,
+            f"{blocks} blocks per level; error bars: 95% interval of the mean"
+            if blocks > 1
+            else "one block per level: no interval, no knee; dashed line: 100% busy",
+        )
     return fig
 
 

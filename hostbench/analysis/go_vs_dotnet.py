@@ -19,7 +19,7 @@ from matplotlib.ticker import StrMethodFormatter
 
 from ..catalog import MODES, mode_label
 from ..errors import BadInput
-from .intervals import describe, mean_interval, paired_ratios
+from .intervals import ci_text, describe, mean_interval, paired_ratios, pct_text, ratio_text
 from .reference import load_reference, load_setup
 
 ARTICLE = "go-vs-dotnet-2017"
@@ -311,7 +311,7 @@ def dotnet_shares(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def _pct(x: float) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.0f}%"
+    return pct_text(x)
 
 
 def _times(x: float) -> str:
@@ -319,10 +319,8 @@ def _times(x: float) -> str:
 
 
 def _ci(r) -> str:
-    """The interval as describe() prints it: ends rounded outwards."""
-    if math.isnan(r.ci_low):
-        return "one block, no interval"
-    return f"95% CI {math.floor(100 * r.ci_low)}-{math.ceil(100 * r.ci_high)}%"
+    """The interval as every page prints it (intervals.ci_text)."""
+    return ci_text(r.ci_low, r.ci_high, r.confidence)
 
 
 def memory_words(r) -> str:
@@ -417,10 +415,8 @@ def headline(rps: pd.DataFrame, summary_table: pd.DataFrame) -> str:
         if row.empty:
             continue
         r = row.iloc[0]
-        interval = "" if math.isnan(r.ci_low) else f" ({_ci(r).removeprefix('95% CI ')})"
-        parts.append(
-            f"{scenario} {r.server} {_pct(r.ratio)}{interval} (article {_pct(r.article_ratio)})"
-        )
+        ours = ratio_text(r.ratio, r.ci_low, r.ci_high, r.confidence)
+        parts.append(f"{scenario} {r.server} {ours} (article {_pct(r.article_ratio)})")
     if not parts:
         return "no .NET / Iris MVC ratio to report"
     mem = summary_table[summary_table["scenario"] == "values"].set_index("mode")["rss_mean_mb"]

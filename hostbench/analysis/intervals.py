@@ -273,6 +273,78 @@ def _log_interval(logs: np.ndarray, method: str, confidence: float, rng, n_boot:
     return n, centre, float(low), float(high)
 
 
+# --- printing an interval ------------------------------------------------------------------
+# One rounding rule for every page: whole percents of the baseline; the ratio rounded to the
+# nearest, the interval's low end floored and its high end ceiled, so a printed interval is never
+# narrower than the computed one (one that includes 100% is never shown as excluding it). Tables,
+# sentences and headlines all print through pct_text / ci_text / ratio_text.
+
+
+def pct_text(ratio: float) -> str:
+    """A ratio as a whole percent of the baseline: 1.554 -> "155%"; "n/a" when missing."""
+    return "n/a" if _missing(ratio) else f"{100.0 * ratio:.0f}%"
+
+
+def ci_bounds(ci_low: float, ci_high: float) -> tuple[int, int] | None:
+    """The interval's ends in whole percents, rounded outwards; None without an interval."""
+    if _missing(ci_low) or _missing(ci_high):
+        return None
+    return _pct_bound(ci_low, up=False), _pct_bound(ci_high, up=True)
+
+
+def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
+    """ "95% CI 141-429%", or "one block only, no interval"."""
+    bounds = ci_bounds(ci_low, ci_high)
+    if bounds is None:
+        return "one block only, no interval"
+    return f"{_confidence_label(confidence)} CI {bounds[0]}-{bounds[1]}%"
+
+
+def ratio_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
+    """ "155% (95% CI 141-170%)", "155% (one block only, no interval)", or "n/a"."""
+    if _missing(ratio):
+        return "n/a"
+    return f"{pct_text(ratio)} ({ci_text(ci_low, ci_high, confidence)})"
+
+
+def interval_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
+    """The interval alone, as every page prints it ("95% CI 30-37%"); kept for callers that
+    print the ratio themselves."""
+    return ci_text(ci_low, ci_high, confidence)
+
+
+def pct_cell(value_pct: float) -> str:
+    """A table cell of a ratio already in % (ratio_pct): "155%"."""
+    return pct_text(value_pct / 100.0)
+
+
+def low_cell(value_pct: float) -> str:
+    """A table cell of an interval's low end in % (ci_low_pct): floored, as ci_text prints it."""
+    return "n/a" if _missing(value_pct) else f"{_pct_bound(value_pct / 100.0, up=False)}%"
+
+
+def high_cell(value_pct: float) -> str:
+    """A table cell of an interval's high end in % (ci_high_pct): ceiled, as ci_text prints it."""
+    return "n/a" if _missing(value_pct) else f"{_pct_bound(value_pct / 100.0, up=True)}%"
+
+
+# prose.table formats for paired_ratios' % columns: the same characters as ci_text.
+PCT_FORMATS = {"ratio_pct": pct_cell, "ci_low_pct": low_cell, "ci_high_pct": high_cell}
+
+
+def with_ratio_text(ratios: pd.DataFrame, column: str = "ours (95% CI)") -> pd.DataFrame:
+    """paired_ratios rows with their ratio and interval as one text column, printed by
+    ratio_text: a table shows the same characters as the sentences and the headline."""
+    confidence = ratios["confidence"] if "confidence" in ratios.columns else [0.95] * len(ratios)
+    text = [
+        ratio_text(ratio, low, high, level)
+        for ratio, low, high, level in zip(
+            ratios["ratio"], ratios["ci_low"], ratios["ci_high"], confidence, strict=True
+        )
+    ]
+    return ratios.assign(**{column: text})
+
+
 # --- words ---------------------------------------------------------------------------------
 
 
@@ -283,7 +355,6 @@ def describe(
     *,
     higher: str = "faster",
     lower: str = "slower",
-    digits: int = 0,
     confidence: float = 0.95,
 ) -> str:
     """A ratio to the baseline in words chosen by its interval, as % of the baseline.
@@ -292,17 +363,14 @@ def describe(
     describe(0.98, 0.89, 1.08) -> "indistinguishable at this precision: 98% of the baseline
     (95% CI 89-108%)"; describe(0.98, nan, nan) -> "one block only, no interval: 98% of the
     baseline". `higher`/`lower` name the two directions (for latency: "slower"/"faster").
-    The interval's ends are rounded outwards, so the printed interval never looks narrower
-    than the computed one (an interval that includes 100% is never shown as excluding it).
+    Numbers follow the one rounding rule above (ratio_text).
     """
     if _missing(ratio):
         return "no paired blocks: n/a"
-    pct = f"{100.0 * ratio:.{digits}f}% of the baseline"
-    if _missing(ci_low) or _missing(ci_high):
+    pct = f"{pct_text(ratio)} of the baseline"
+    if ci_bounds(ci_low, ci_high) is None:
         return f"one block only, no interval: {pct}"
-    low = _pct_bound(ci_low, digits, up=False)
-    high = _pct_bound(ci_high, digits, up=True)
-    interval = f"({_confidence_label(confidence)} CI {low}-{high}%)"
+    interval = f"({ci_text(ci_low, ci_high, confidence)})"
     if ci_low > 1.0:
         return f"{higher}: {pct} {interval}"
     if ci_high < 1.0:
@@ -314,13 +382,11 @@ def _missing(value) -> bool:
     return value is None or bool(pd.isna(value))  # None, NaN, pd.NA, NaT
 
 
-def _pct_bound(fraction: float, digits: int, *, up: bool) -> str:
-    scale = 10.0**digits
-    shifted = 100.0 * fraction * scale
+def _pct_bound(fraction: float, *, up: bool) -> int:
+    shifted = 100.0 * fraction
     # The tolerance stops binary fractions from moving a whole step outwards: 100 * 2.62 is
     # 262.00000000000006 in floating point, whose ceiling would print 263%.
-    shifted = math.ceil(shifted - 1e-9) if up else math.floor(shifted + 1e-9)
-    return f"{shifted / scale:.{digits}f}"
+    return math.ceil(shifted - 1e-9) if up else math.floor(shifted + 1e-9)
 
 
 def _confidence_label(confidence: float) -> str:
@@ -330,30 +396,62 @@ def _confidence_label(confidence: float) -> str:
 
 # --- claims --------------------------------------------------------------------------------
 
+# The four verdicts, worded the same on every page.
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not supported"
 UNDECIDED = "undecided at this precision"
 NOT_TESTABLE = "not testable here"
+VERDICTS = (SUPPORTED, NOT_SUPPORTED, UNDECIDED, NOT_TESTABLE)
+
+# How wide "about" is: a value stated as "about X%" of the baseline allows X -+ this many
+# percentage points ("about +70%" = 150-190% of the baseline). One width for every study.
+ABOUT_POINTS = 20.0
 
 
-def interval_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
-    """The interval exactly as `describe` prints it ("95% CI 30-36%"), or "one block only"."""
-    text = describe(ratio, ci_low, ci_high, confidence=confidence)
-    if "CI " not in text:
-        return text.split(":")[0]
-    return text[text.rindex("(") + 1 : text.rindex(")")]
+def about_band(value_pct: float, points: float = ABOUT_POINTS) -> tuple[float, float]:
+    """The ratios "about value_pct% of the baseline" allows: (low, high) as fractions."""
+    return (value_pct - points) / 100.0, (value_pct + points) / 100.0
 
 
-def claim_verdict(ci_low: float, ci_high: float, expect: str, margin: float = 0.1) -> str:
-    """Whether a ratio's interval supports a claim that it is "higher" or "lower" than 1, or
-    the "same" (the whole interval within 1 -+ margin). SUPPORTED, NOT_SUPPORTED (the
-    interval excludes what the claim says), or UNDECIDED (it allows both, or no interval)."""
-    if expect not in ("higher", "lower", "same"):
-        raise BadInput(f"expect must be higher, lower or same; got {expect!r}")
+def up_to_band(value_pct: float) -> tuple[float, float]:
+    """The ratios "more than the baseline, up to value_pct%" allows: (1, value_pct / 100)."""
+    return 1.0, value_pct / 100.0
+
+
+def band_text(band: tuple[float, float]) -> str:
+    """A band in the page's units: (1.5, 1.9) -> "150-190% of the baseline"."""
+    low, high = band
+    return f"{100.0 * low:g}-{100.0 * high:g}% of the baseline"
+
+
+def claim_verdict(
+    ci_low: float,
+    ci_high: float,
+    expect: str,
+    margin: float = 0.1,
+    *,
+    band: tuple[float, float] | None = None,
+) -> str:
+    """Whether a ratio's interval supports a claim, by what the claim says:
+      "higher" / "lower": a direction; the interval must exclude 1 on that side;
+      "same": no difference: the interval includes 1 and lies within 1 -+ margin;
+      "size": a size, band=(low, high) the ratios its words allow (about_band, up_to_band);
+        the whole interval must lie in the band.
+    SUPPORTED; NOT_SUPPORTED when the interval excludes what the claim says (for a size: lies
+    wholly outside the band); UNDECIDED when it allows both, or there is no interval."""
+    if expect not in ("higher", "lower", "same", "size"):
+        raise BadInput(f"expect must be higher, lower, same or size; got {expect!r}")
+    if (expect == "size") != (band is not None):
+        raise BadInput("a size claim needs band=(low, high), and only a size claim takes one")
     if _missing(ci_low) or _missing(ci_high):
         return UNDECIDED
+    if band is not None:
+        low, high = band
+        if ci_high < low or ci_low > high:
+            return NOT_SUPPORTED
+        return SUPPORTED if low <= ci_low and ci_high <= high else UNDECIDED
     above, below = ci_low > 1.0, ci_high < 1.0
-    if expect == "same":
+    if expect == "same":  # "no difference": an interval that excludes 1 contradicts it
         if above or below:
             return NOT_SUPPORTED
         return SUPPORTED if 1 - margin <= ci_low and ci_high <= 1 + margin else UNDECIDED

@@ -4,17 +4,12 @@ Every number here comes from the run's files (results.csv, ratios, params.json,
 environment.json) or from data/reference; the words follow the intervals.
 """
 
-import numpy as np
 import pandas as pd
 
-from ..catalog import mode_label, scenario_label
+from ..catalog import MODES, PAPER_BASELINE, mode_label, scenario_label
 from . import intervals, tables
 from .intervals import NOT_SUPPORTED, NOT_TESTABLE, SUPPORTED, UNDECIDED
-from .reference import paper_ratios, paper_setup
-
-# The paper states its values as "about" one number: our interval counts as agreeing
-# when it comes within this many percentage points of it.
-ABOUT_TOLERANCE_PCT = 10.0
+from .reference import PAPER, load_reference, paper_ratios, paper_setup
 
 
 def method(params: dict) -> str:
@@ -52,102 +47,165 @@ def _ratio(ratios: pd.DataFrame, mode: str, scenario: str):
     return None if rows.empty else rows.iloc[0]
 
 
-def _interval_text(r) -> str:
-    if r is None:
-        return "not run"
-    if not np.isfinite(r.ci_low_pct):
-        return f"{r.ratio_pct:.0f}% (one block, no interval)"
-    return f"{r.ratio_pct:.0f}% (95% CI {r.ci_low_pct:.0f}-{r.ci_high_pct:.0f}%)"
+def _ours(r) -> str:
+    """A paired_ratios row as every page prints it (intervals.ratio_text), or "not run"."""
+    return "not run" if r is None else intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
 
 
-def _against_paper(r, paper_row) -> str:
-    """Our interval against one stated value of the paper: a verdict word."""
-    if r is None or not np.isfinite(r.ci_low_pct):
-        return UNDECIDED
-    low, high = paper_row.ratio_low_pct, paper_row.ratio_high_pct
-    if paper_row.qualifier == "up to":  # an upper bound: above the baseline, not above it
-        return SUPPORTED if r.ci_low_pct > 100 and r.ci_low_pct <= high else NOT_SUPPORTED
-    low, high = low - ABOUT_TOLERANCE_PCT, high + ABOUT_TOLERANCE_PCT
-    if r.ci_high_pct < low or r.ci_low_pct > high:
-        return NOT_SUPPORTED
-    return SUPPORTED if low <= r.ci_low_pct and r.ci_high_pct <= high else UNDECIDED
+# How the paper's words about a size are read. "o około 70%" ("about +70%") is a point with
+# the width intervals.ABOUT_POINTS gives every "about". "nawet 200%" ("even 200%") can be read
+# two ways: A, the gain reached about +200% (Fig. 9, which the sentence reads off, shows the
+# bars near 300%); B, an upper figure: anything above the baseline up to +200%. A is what the
+# words and the figure say, so A decides the verdict; B is shown beside it.
+READING_A = "A, decides the verdict: as much as {gain} (about {pct}%, ±{points} points)"
+READING_B = "B, shown beside it: up to {gain} (any gain up to {pct}%)"
 
 
-def claims(
-    ratios: pd.DataFrame, baseline: str, kestrel_ratios: pd.DataFrame | None
-) -> pd.DataFrame:
-    """The paper's conclusions, each supported, not supported, or not testable here, with evidence.
+def readings(paper_row) -> list[tuple[str, tuple[float, float]]]:
+    """(how the words are read, the band of ratios they allow) for one of the paper's stated
+    values (reference.paper_ratios); the first reading decides the verdict."""
+    pct = paper_row.ratio_high_pct
+    words = dict(gain=f"{pct - 100:+.0f}%", pct=f"{pct:.0f}", points=f"{intervals.ABOUT_POINTS:g}")
+    if paper_row.qualifier == "up to":
+        return [
+            (READING_A.format(**words), intervals.about_band(pct)),
+            (READING_B.format(**words), intervals.up_to_band(pct)),
+        ]
+    return [("about {gain} (±{points} points)".format(**words), intervals.about_band(pct))]
 
-    ratios: every mode to `baseline` (paired); kestrel_ratios: every mode to kestrel.
+
+def paper_words(paper_row) -> str:
+    """The paper's value as it words it: "about +70%", or "nawet 200%" (even +200%)."""
+    gain = paper_row.ratio_high_pct - 100
+    if paper_row.qualifier == "up to":
+        return f'"nawet {gain:.0f}%" (even {gain:+.0f}%)'
+    return f"{paper_row.qualifier} {gain:+.0f}%"
+
+
+def is_analog(mode: str) -> bool:
+    """Whether a mode stands for the paper's baseline, Kestrel behind IIS out-of-process: the
+    catalog says so, or it is a reverse proxy in front of Kestrel over a TCP hop (our
+    nginx-keepalive addition too; not nginx over a Unix socket, the cheaper-hop analog)."""
+    m = MODES[mode]
+    return m.paper_model == PAPER_BASELINE or (m.launch == "proxy" and not m.unix_socket)
+
+
+def analogs(results: pd.DataFrame, baseline: str) -> list[str]:
+    """The modes in the run that stand for the paper's baseline (is_analog): the study's own
+    baseline first, then the others (nginx-keepalive, caddy) in catalog order."""
+    present = set(results["mode"].astype(str))
+    others = [m for m in tables.MODE_ORDER if m in present and m != baseline and is_analog(m)]
+    return [baseline, *others] if baseline in present else others
+
+
+CLAIM_COLUMNS = ["the paper's conclusion", "read as", "against", "ours", "here"]
+
+
+def claims(results: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """The paper's conclusions, each judged against every analog of its baseline in the run.
+
+    results: every run (invalid ones too: paired_ratios leaves them out and counts them).
+    One row per conclusion, reading of its words and baseline analog: "here" is SUPPORTED,
+    NOT_SUPPORTED, UNDECIDED or NOT_TESTABLE, "ours" the interval it rests on.
     """
-    paper = paper_ratios()
-    scenarios = [s for s in tables.SCENARIO_ORDER if s in set(ratios["scenario"].astype(str))]
     rows = []
+    if "kestrel" in set(results["mode"].astype(str)):
+        rows += _kestrel_fastest(intervals.paired_ratios(results, "kestrel"))
+    for analog in analogs(results, baseline):
+        ratios = intervals.paired_ratios(results, analog)
+        rows += _proxy_slowest(ratios, analog)
+        rows += _kestrel_gains(ratios, analog)
+    rows += _windows_only()
+    table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    # One conclusion's rows together, in the order the conclusions were first met.
+    order = {claim: i for i, claim in enumerate(dict.fromkeys(table[CLAIM_COLUMNS[0]]))}
+    return table.sort_values(CLAIM_COLUMNS[0], key=lambda c: c.map(order), kind="stable")
 
-    # 1. Kestrel alone is the fastest model: every other mode below Kestrel.
-    if kestrel_ratios is not None and not kestrel_ratios.empty:
-        worst = kestrel_ratios.sort_values("ci_high_pct", ascending=False).iloc[0]
-        if (kestrel_ratios["ci_high_pct"] < 100).all():
-            verdict = SUPPORTED
-        elif (kestrel_ratios["ci_low_pct"] > 100).any():
-            verdict = NOT_SUPPORTED
-        else:
-            verdict = UNDECIDED
-        evidence = (
-            f"closest to Kestrel: {mode_label(worst['mode'])} on "
-            f"{scenario_label(worst['scenario'])}, {_interval_text(worst)} of Kestrel"
-        )
-        rows.append(("Kestrel alone is the fastest hosting model", verdict, evidence))
 
-    # 2. The standard reverse-proxy model (the baseline) is the slowest.
-    others = ratios[ratios["mode"].astype(str) != baseline]
-    if not others.empty:
-        lowest = others.sort_values("ci_low_pct").iloc[0]
-        if (others["ci_low_pct"] > 100).all():
-            verdict = SUPPORTED
-        elif (others["ci_high_pct"] < 100).any():
-            verdict = NOT_SUPPORTED
-        else:
-            verdict = UNDECIDED
-        evidence = (
-            f"closest to {mode_label(baseline)}: {mode_label(lowest['mode'])} on "
-            f"{scenario_label(lowest['scenario'])}, {_interval_text(lowest)}"
-        )
-        claim = f"The reverse proxy over TCP ({mode_label(baseline)}) is the slowest"
-        rows.append((claim, verdict, evidence))
+def _kestrel_fastest(to_kestrel: pd.DataFrame) -> list[tuple]:
+    # A direction claim: every other mode's interval below 100% of Kestrel.
+    if to_kestrel.empty:
+        return []
+    closest = to_kestrel.sort_values("ci_high", ascending=False).iloc[0]
+    if (to_kestrel["ci_high"] < 1).all():
+        verdict = SUPPORTED
+    elif (to_kestrel["ci_low"] > 1).any():
+        verdict = NOT_SUPPORTED
+    else:
+        verdict = UNDECIDED
+    ours = (
+        f"closest: {mode_label(closest['mode'])} on {scenario_label(closest['scenario'])}, "
+        f"{_ours(closest)} of Kestrel"
+    )
+    claim = "Kestrel alone is the fastest hosting model"
+    return [(claim, "every other mode below Kestrel (interval under 100%)", "Kestrel", ours,
+             verdict)]  # fmt: skip
 
-    # 3. Kestrel's gain per scenario, as the paper states it.
-    for scenario in scenarios:
+
+def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
+    # A direction claim against one analog: every mode that is not itself a stand-in for the
+    # paper's baseline above it.
+    others = ratios[~ratios["mode"].astype(str).map(is_analog)]
+    if others.empty:
+        return []
+    lowest = others.sort_values("ci_low").iloc[0]
+    if (others["ci_low"] > 1).all():
+        verdict = SUPPORTED
+    elif (others["ci_high"] < 1).any():
+        verdict = NOT_SUPPORTED
+    else:
+        verdict = UNDECIDED
+    ours = (
+        f"closest: {mode_label(lowest['mode'])} on {scenario_label(lowest['scenario'])}, "
+        f"{_ours(lowest)}"
+    )
+    claim = "The standard model (a reverse proxy in another process) is the slowest"
+    read = "every other model above the baseline (interval over 100%)"
+    return [(claim, read, mode_label(analog), ours, verdict)]
+
+
+def _kestrel_gains(ratios: pd.DataFrame, analog: str) -> list[tuple]:
+    # Size claims: Kestrel's gain per scenario, each reading of the paper's words its own row.
+    paper = paper_ratios()
+    rows = []
+    for scenario in tables.SCENARIO_ORDER:
         stated = paper[(paper["mode"] == "kestrel") & (paper["scenario"] == scenario)]
-        if stated.empty:
+        r = _ratio(ratios, "kestrel", scenario)
+        if stated.empty or r is None:
             continue
         p = stated.iloc[0]
-        r = _ratio(ratios, "kestrel", scenario)
-        claim = (
-            f"Kestrel on {scenario_label(scenario)}: {p.qualifier} "
-            f"{p.ratio_high_pct - 100:+.0f}% over the baseline"
-        )
-        rows.append((claim, _against_paper(r, p), f"ours: {_interval_text(r)}"))
+        claim = f"Kestrel on {scenario_label(scenario)}: {paper_words(p)} over the baseline"
+        for reading, band in readings(p):
+            verdict = intervals.claim_verdict(r.ci_low, r.ci_high, "size", band=band)
+            read = f"{reading}: {intervals.band_text(band)}"
+            rows.append((claim, read, mode_label(analog), _ours(r), verdict))
+    return rows
 
-    # 4. What needs Windows.
-    loss = paper[paper["mode"] == "iis-inprocess"].iloc[0]
-    rows.append(
+
+def _windows_only() -> list[tuple]:
+    ref = load_reference(PAPER)
+    stated = ref[(ref["mode"] == "iis-inprocess") & (ref["metric"] == "rps_loss_pct")].iloc[0]
+    loss = paper_ratios()
+    loss = loss[loss["mode"] == "iis-inprocess"].iloc[0]
+    return [
         (
-            "IIS in-process is about 10-20% slower than Kestrel (paper: "
-            f"{loss.ratio_low_pct:.0f}-{loss.ratio_high_pct:.0f}% of the baseline on HTML)",
-            NOT_TESTABLE,
+            f"IIS in-process is {stated.qualifier} {stated.value_low:g}-{stated.value_high:g}% "
+            f"slower than Kestrel (paper: {loss.ratio_low_pct:.0f}-{loss.ratio_high_pct:.0f}% "
+            "of the baseline on HTML)",
+            "",
+            "",
             "no Linux server hosts .NET in its own worker process; nginx over a Unix socket is "
             "only a cheaper hop (section 3)",
-        )
-    )
-    rows.append(
+            NOT_TESTABLE,
+        ),
         (
             "HTTP.sys performs close to Kestrel",
-            NOT_TESTABLE,
+            "",
+            "",
             "HTTP.sys is a Windows kernel driver (README: measuring it on Windows)",
-        )
-    )
-    return pd.DataFrame(rows, columns=["the paper's conclusion", "here", "evidence"])
+            NOT_TESTABLE,
+        ),
+    ]
 
 
 def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFrame:
@@ -212,32 +270,60 @@ def _littles_law(results: pd.DataFrame) -> float:
     return float(value.mean())
 
 
-def sensitivity(shared: pd.DataFrame, isolated: pd.DataFrame) -> pd.DataFrame:
-    """The same ratios measured two ways: every process on every core (the paper's setup)
-    and the load generator pinned apart. `moved`: isolated / shared; `same words`: whether
-    both intervals lead to the same verdict (faster, slower, indistinguishable)."""
+# The sub-studies that each change one factor of the main study, and what that factor is.
+SENSITIVITY = {
+    "isolated": "where the load generator runs",
+    "bombardier": "which load tool",
+}
+# params.json keys that say what was measured, not how: a sub-study narrows them on purpose.
+_SCOPE = {"modes", "scenarios", "repetitions", "seed", "description", "baseline",
+          "sub_studies", "fingerprint", "hostbench_version", "smoke"}  # fmt: skip
+
+
+def changed_factors(main: dict, sub: dict) -> str:
+    """What a sub-study changed against the main study, from their params.json:
+    "loadgen_cpus: none -> 1; ..." (the measurement's scope, modes and scenarios, left out)."""
+    changes = []
+    for key in sorted((set(main) | set(sub)) - _SCOPE):
+        before, after = main.get(key), sub.get(key)
+        if before != after:
+            changes.append(f"{key}: {_setting(before)} -> {_setting(after)}")
+    return "; ".join(changes) or "nothing"
+
+
+def _setting(value) -> str:
+    if value is None or value == []:
+        return "none"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-study"):
+    """The same ratios measured in the main study and in a sub-study that changed one factor
+    (`label` names it). `moved`: sub-study / main; `same words`: whether both intervals lead
+    to the same words (faster, slower, indistinguishable)."""
     keys = ["mode", "scenario"]
-    left = shared.assign(mode=shared["mode"].astype(str), scenario=shared["scenario"].astype(str))
-    right = isolated.assign(
-        mode=isolated["mode"].astype(str), scenario=isolated["scenario"].astype(str)
+    left = main.assign(mode=main["mode"].astype(str), scenario=main["scenario"].astype(str))
+    right = variant.assign(
+        mode=variant["mode"].astype(str), scenario=variant["scenario"].astype(str)
     )
-    both = left.merge(right, on=keys, suffixes=("_shared", "_isolated"))
+    both = left.merge(right, on=keys, suffixes=("_main", "_variant"))
     rows = []
     for r in both.itertuples(index=False):
-        shared_words = intervals.describe(r.ratio_shared, r.ci_low_shared, r.ci_high_shared)
-        isolated_words = intervals.describe(r.ratio_isolated, r.ci_low_isolated, r.ci_high_isolated)
+        main_words = intervals.describe(r.ratio_main, r.ci_low_main, r.ci_high_main)
+        variant_words = intervals.describe(r.ratio_variant, r.ci_low_variant, r.ci_high_variant)
         rows.append(
             (
                 mode_label(r.mode),
                 scenario_label(r.scenario),
-                shared_words,
-                isolated_words,
-                r.ratio_isolated / r.ratio_shared,
-                _same_words(shared_words, isolated_words),
+                main_words,
+                variant_words,
+                r.ratio_variant / r.ratio_main,
+                _same_words(main_words, variant_words),
             )
         )
-    columns = ["mode", "scenario", "shared cores (the paper's setup)", "load generator isolated",
-               "moved (isolated / shared)", "same words"]  # fmt: skip
+    columns = ["mode", "scenario", "main study", label, "moved (sub-study / main)", "same words"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -12,7 +12,6 @@ none is written here; the input is results.csv (one row per run). Ratios are pai
 blocks (intervals.paired_ratios) and the words follow their 95% intervals (intervals.describe).
 """
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +28,11 @@ from .intervals import (
     UNDECIDED,
     claim_verdict,
     describe,
+    high_cell,
     interval_text,
+    low_cell,
     paired_ratios,
+    pct_cell,
 )
 from .reference import load_reference, load_setup
 
@@ -43,15 +45,15 @@ SAME_MARGIN_PCT = 10.0
 ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
 # Further ratios shown beside them: the other proxy to Kestrel, and the addition.
 MORE_RATIOS = (("caddy", "kestrel"), ("nginx-keepalive", "kestrel"), ("nginx-keepalive", "nginx"))
-# Intervals rounded outwards, as intervals.describe prints them.
+# Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
 FORMATS = {
     "blocks": "{:.0f}",
     "article's rank": "{:.0f}",
     "our rank": "{:.0f}",
     "article %": "{:.0f}%",
-    "ours %": "{:.0f}%",
-    "CI low %": lambda v: f"{math.floor(v + 1e-9):.0f}%",
-    "CI high %": lambda v: f"{math.ceil(v - 1e-9):.0f}%",
+    "ours %": pct_cell,
+    "CI low %": low_cell,
+    "CI high %": high_cell,
     "ours: sd": "{:,.0f}",
 }
 
@@ -388,15 +390,16 @@ def headline(results: pd.DataFrame) -> str:
         r = _row(ratios, mode, baseline, c)
         if r:
             ci = interval_text(r["ours %"] / 100, r["CI low %"] / 100, r["CI high %"] / 100)
+            ours = pct_cell(r["ours %"])
             parts.append(
-                f"{mode_label(mode)} {r['ours %']:.0f}% of {mode_label(baseline)} ({ci}; "
+                f"{mode_label(mode)} {ours} of {mode_label(baseline)} ({ci}; "
                 f"article {r['article %']:.0f}%)"
             )
     high_c = int(results["concurrency"].max())
     if high_c != c and "kestrel" in set(results["mode"].astype(str)):
         conn = connections_table(results).set_index("mode").loc[mode_label("kestrel")]
         ci = interval_text(conn["ours %"] / 100, conn["CI low %"] / 100, conn["CI high %"] / 100)
-        parts.append(f"Kestrel at {high_c} connections {conn['ours %']:.0f}% of {c} ({ci})")
+        parts.append(f"Kestrel at {high_c} connections {pct_cell(conn['ours %'])} of {c} ({ci})")
     return f"{c} connections: " + "; ".join(parts) if parts else "no ratio to report"
 
 

@@ -6,12 +6,13 @@ tested. Prose numbers are computed, never typed.
 """
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
 from ..catalog import MODES, PAPER_BASELINE, PAPER_MODELS, mode_label, runnable_here, scenario_label
 from . import tables
-from .intervals import describe
+from .intervals import describe, ratio_text
 from .reference import paper_setup
 
 
@@ -102,17 +103,6 @@ def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
     )
 
 
-def left_out_note(results: pd.DataFrame) -> str:
-    """One sentence on the runs the analysis left out as invalid (Markdown)."""
-    n = int(results.attrs.get("left_out_invalid", 0))
-    if n == 0:
-        return "Every run is valid: no transport errors, no non-2xx responses, counts agree."
-    return (
-        f"**{n} run(s) left out** as invalid (errors, non-2xx responses or disagreeing "
-        "counts); `results.csv` keeps them, with the reason in `invalid_reason`."
-    )
-
-
 def ratio_sentences(ratios: pd.DataFrame) -> str:
     """Each mode against the baseline, per scenario, in the words its interval allows (Markdown)."""
     lines = []
@@ -137,12 +127,71 @@ def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
         return "no ratio to report"
     base = mode_label(rows["baseline"].iloc[0])
     parts = [
-        f"{scenario_label(r.scenario)} {r.ratio_pct:.0f}% ({r.ci_low_pct:.0f}-{r.ci_high_pct:.0f}%)"
-        if r.ci_low_pct == r.ci_low_pct  # NaN: one block only
-        else f"{scenario_label(r.scenario)} {r.ratio_pct:.0f}% (one block, no interval)"
+        f"{scenario_label(r.scenario)} {ratio_text(r.ratio, r.ci_low, r.ci_high, r.confidence)}"
         for r in rows.itertuples(index=False)
     ]
     return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)
+
+
+# What a smoke run (the quick profiles, params `smoke: true`) says instead of a finding.
+SMOKE_HEADLINE = "smoke run: checks the pipeline, not evidence"
+
+
+def smoke_note(what: str = "verdicts") -> str:
+    """The line a smoke run's page shows where `what` would be (Markdown)."""
+    return (
+        f"*{SMOKE_HEADLINE[0].upper()}{SMOKE_HEADLINE[1:]}: its runs are too short and too few "
+        f"to judge anything, so this page gives no {what}. Run the `paper` profile for them.*"
+    )
+
+
+def write_headline(run_dir: str | Path, text: str) -> str:
+    """headline.txt for the batch index: `text`, or SMOKE_HEADLINE for a smoke run (its
+    params.json says so); returns what was written."""
+    line = SMOKE_HEADLINE if tables.is_smoke(run_dir) else text
+    (Path(run_dir) / "headline.txt").write_text(line + "\n")
+    return line
+
+
+def validity_note(all_results: pd.DataFrame) -> str:
+    """How many runs were left out, and why, as one sentence (Markdown); the reasons by kind
+    are tables.invalid_reasons. all_results: every row (load_results(valid_only=False))."""
+    valid = all_results["valid"].astype(str).str.lower().isin(["true", "1"])
+    left_out = int((~valid).sum())
+    reruns = tables.invalid_reasons(all_results)
+    reruns = reruns.loc[reruns["why"].str.startswith("re-run"), "runs"].sum()
+    again = f" {reruns} run(s) were re-runs of a run the machine disturbed." if reruns else ""
+    if left_out == 0:
+        return f"All {len(all_results)} runs are valid.{again}"
+    return (
+        f"**{left_out} of {len(all_results)} runs left out** of the analysis; `results.csv` "
+        f"keeps them with the reason in `invalid_reason`, by kind below.{again}"
+    )
+
+
+def calibration_note(findings: pd.DataFrame) -> str:
+    """The load sweep in words, per mode (tables.calibration_findings): where throughput
+    stopped growing beyond its interval, if anywhere, and how busy the CPU got (Markdown)."""
+    lines = []
+    for r in findings.itertuples(index=False):
+        if r.blocks < 2:
+            knee = "one block per level: no interval, so no level is called the knee"
+        elif pd.isna(r.knee):
+            knee = (
+                f"throughput still grew beyond the 95% interval up to {r.highest}, the highest "
+                "level tried: no knee within the range"
+            )
+        else:
+            knee = (
+                f"throughput stops growing at {r.knee:.0f} (no higher level's mean above its 95% "
+                f"interval over {r.blocks} blocks)"
+            )
+        busy = f"CPU busy peaked at {r.cpu_busy_peak_pct:.0f}%" + (
+            "" if r.cpu_reached_100 else " (not 100%)"
+        )
+        label = f"{mode_label(r.mode)}, {scenario_label(r.scenario)}, {r.tool} ({r.levels})"
+        lines.append(f"- **{label}**: {knee}; {busy}.")
+    return "\n".join(lines)
 
 
 def machine_state(results: pd.DataFrame) -> str:

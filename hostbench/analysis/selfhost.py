@@ -15,7 +15,6 @@ in latency_mean_ms). Ratios are paired within blocks (intervals.paired_ratios) a
 follow their 95% intervals (intervals.describe).
 """
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +25,20 @@ from ..catalog import MODES, mode_label
 from ..errors import BadInput
 from . import figures, tables
 from .intervals import (
+    ABOUT_POINTS,
     NOT_SUPPORTED,
     NOT_TESTABLE,
     SUPPORTED,
     UNDECIDED,
+    about_band,
+    band_text,
     claim_verdict,
     describe,
-    interval_text,
+    high_cell,
+    low_cell,
     paired_ratios,
+    pct_cell,
+    ratio_text,
 )
 from .reference import load_reference, load_setup
 
@@ -43,16 +48,23 @@ IIS_ANALOG = "nginx"  # a web server in front of the app: the article's IIS
 # The article's two hosts, by their reference-data mode, and the mode of ours for each.
 ANALOG = {"webapi-selfhost": SELF_HOST, "iis-webapi": IIS_ANALOG}
 NOT_RUNNABLE = "as published; Windows, not runnable here"
-# Intervals rounded outwards, as intervals.describe prints them.
+
+
+def _gain_cell(cell):
+    # A gain (% of the baseline - 100) by the ratios' rounding rule: the % cell, minus 100.
+    return lambda v: "n/a" if pd.isna(v) else f"{int(cell(v + 100).rstrip('%')) - 100:+d}%"
+
+
+# Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
 FORMATS = {
     "blocks": "{:.0f}",
     "requests/s": "{:,.2f}",
     "time per request [ms]": "{:.3f}",
     "mean requests/s": "{:,.0f}",
     "sd": "{:,.0f}",
-    "gain %": "{:+.1f}%",
-    "CI low %": lambda v: f"{math.floor(v + 1e-9):+.0f}%",
-    "CI high %": lambda v: f"{math.ceil(v - 1e-9):+.0f}%",
+    "gain %": _gain_cell(pct_cell),
+    "CI low %": _gain_cell(low_cell),
+    "CI high %": _gain_cell(high_cell),
     "best of blocks gain %": "{:+.1f}%",
     "article's gain %": "{:+.1f}%",
 }
@@ -269,24 +281,24 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
         stated = " and ".join(
             f"{g.qualifier} {g.stated_pct:g}% on {g.os}" for g in gains.itertuples(index=False)
         )
-        low, high = ours["ci_low_pct"] - 100, ours["ci_high_pct"] - 100
-        inside = [g for g in gains.itertuples(index=False) if low <= g.stated_pct <= high]
-        if pd.isna(low) or (low <= 0 <= high):
-            verdict = UNDECIDED  # no interval, or it allows no advantage at all
+        # A size claim: the whole interval in the band "about" allows around either stated gain.
+        bands = [about_band(100 + g.stated_pct) for g in gains.itertuples(index=False)]
+        verdicts = [claim_verdict(ours["ci_low"], ours["ci_high"], "size", band=b) for b in bands]
+        if SUPPORTED in verdicts:
+            verdict = SUPPORTED
+        elif all(v == NOT_SUPPORTED for v in verdicts):
+            verdict = NOT_SUPPORTED
         else:
-            verdict = SUPPORTED if inside else NOT_SUPPORTED
-        where = (
-            f"the article's {' and '.join(f'+{g.stated_pct:g}%' for g in inside)} inside the "
-            "interval"
-            if inside
-            else f"ours {'larger' if low > gains['stated_pct'].max() else 'smaller'} than "
-            "the article's"
+            verdict = UNDECIDED
+        read = " or ".join(
+            f"+{g.stated_pct:g}% ({g.os}): {band_text(b)}"
+            for g, b in zip(gains.itertuples(index=False), bands, strict=True)
         )
         rows.append((
             f"The advantage is {stated}",
-            f"{mode_label(SELF_HOST)} at {ours['ratio_pct']:.0f}% of {IIS_ANALOG} "
-            f"({interval_text(ours['ratio'], ours['ci_low'], ours['ci_high'])}), a gain of "
-            f"{_gain(ours['ratio_pct'])}" + ("" if pd.isna(low) else f"; {where}"),
+            f"{mode_label(SELF_HOST)} at "
+            f"{ratio_text(ours['ratio'], ours['ci_low'], ours['ci_high'])} of {IIS_ANALOG}; "
+            f"\"about\" read as within {ABOUT_POINTS:g} points: {read}",
             verdict,
         ))  # fmt: skip
 
@@ -330,13 +342,13 @@ def headline(results: pd.DataFrame) -> str:
         return "no paired self-host and IIS-analog runs"
     best = _best(results)
     best_gain = 100.0 * (best.loc[SELF_HOST, "rps"] / best.loc[IIS_ANALOG, "rps"] - 1.0)
-    ci = interval_text(ours["ratio"], ours["ci_low"], ours["ci_high"])
+    ours_text = ratio_text(ours["ratio"], ours["ci_low"], ours["ci_high"])
     article = ", ".join(
         f"{g.qualifier} +{g.stated_pct:g}% ({g.os})" for g in article_gains().itertuples()
     )
     return (
-        f"Self-host ({mode_label(SELF_HOST)}) at {ours['ratio_pct']:.0f}% of "
-        f"{mode_label(IIS_ANALOG)}'s requests/s ({ci}; best blocks {100 + best_gain:.0f}%); "
+        f"Self-host ({mode_label(SELF_HOST)}) at {ours_text} of "
+        f"{mode_label(IIS_ANALOG)}'s requests/s (best blocks {100 + best_gain:.0f}%); "
         f"the article: self-host {article}"
     )
 

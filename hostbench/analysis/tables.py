@@ -5,6 +5,7 @@ every function returns a tidy DataFrame for the notebooks to show or plot. No pl
 """
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -153,7 +154,10 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
 
 
 def _record(run_dir: str | Path, name: str) -> dict:
-    path = Path(run_dir) / name
+    run_dir = Path(run_dir)
+    if run_dir.is_file():  # results.csv, as a study's measure() returns it: its run folder
+        run_dir = run_dir.parent
+    path = run_dir / name
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
@@ -229,25 +233,122 @@ def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:
     return pd.read_csv(path) if path.exists() else None
 
 
-# Calibration: throughput has stopped growing when doubling the load adds less than this.
-KNEE_GAIN = 1.05
+def is_smoke(run_dir: str | Path) -> bool:
+    """Whether a run was a smoke run (params.json's `smoke`, set by the quick profiles): it
+    checks the pipeline, and its numbers are not evidence."""
+    return bool(load_params(run_dir).get("smoke", False))
+
+
+# Why runs were left out, by kind: (words the harness's reason contains, the kind's name).
+REASON_KINDS = (
+    ("machine busy", "machine busy (CPU used by other processes)"),
+    ("not steady", "warm-up not steady"),
+    ("shorter than", "shorter than min_duration_s"),
+    ("transport errors", "transport errors"),
+    ("non-2xx", "non-2xx responses"),
+    ("client counted", "client and server counts disagree"),
+)
+
+
+def reason_kind(reason: str) -> str:
+    """One invalid_reason part as its kind; an unknown reason with its numbers as "N"."""
+    for words, kind in REASON_KINDS:
+        if words in reason:
+            return kind
+    return re.sub(r"\d+(?:\.\d+)?", "N", reason.strip())
+
+
+def invalid_reasons(df: pd.DataFrame) -> pd.DataFrame:
+    """Why runs were left out or re-run, as a short table: kind, runs, one example.
+
+    df: every row (load_results(..., valid_only=False)). A row with two reasons ("; ")
+    counts under both. Where the harness re-ran a busy run (`attempt` > 1), the re-runs are
+    a row of their own. Tolerates results without `invalid_reason` or `attempt`.
+    """
+    rows = []
+    if "valid" in df.columns and "invalid_reason" in df.columns:
+        invalid = df[~df["valid"].astype(str).str.lower().isin(["true", "1"])]
+        parts = invalid["invalid_reason"].fillna("reason not recorded").astype(str)
+        parts = parts.str.split("; ").explode().str.strip()
+        parts = parts[parts != ""]
+        kinds = parts.map(reason_kind)
+        for kind, group in parts.groupby(kinds, sort=False):
+            rows.append((kind, group.index.nunique(), group.iloc[0]))
+    if "attempt" in df.columns:
+        reruns = int((pd.to_numeric(df["attempt"], errors="coerce") > 1).sum())
+        if reruns:
+            rows.append(("re-run after a busy attempt (attempt 2 or later)", reruns, ""))
+    table = pd.DataFrame(rows, columns=["why", "runs", "example"])
+    return table.sort_values("runs", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# Calibration: the machine counts as busy when it is at least this % busy (the paper wanted 100).
 SATURATED_PCT = 90.0
 
 
 def calibration(df: pd.DataFrame) -> pd.DataFrame:
-    """Per mode and scenario, the concurrency sweep: rps, latency and CPU per level, with
-    `knee` marking the lowest level whose next level adds less than 5% throughput and
-    `saturated` the levels that kept the machine at least 90% busy."""
-    summary = summarize(df)
-    out = summary[[*GROUP, "rps_mean", "latency_p50_ms_mean", "latency_p99_ms_mean",
-                   "cpu_total_pct_mean", "cpu_server_cores_mean", "cpu_proxy_cores_mean",
-                   "cpu_loadgen_cores_mean"]].copy()  # fmt: skip
+    """The concurrency sweep, per mode, scenario, tool and level: the mean requests/s over
+    blocks with its 95% interval (intervals.mean_interval; NaN with one block), latency and
+    CPU. `knee` marks the lowest level from which throughput no longer grows: every higher
+    level's mean lies at or below its interval's top (find_knee). `saturated`: the machine
+    was at least SATURATED_PCT busy on average."""
+    from .intervals import mean_interval
+
+    df = prepare(df)
+    rows = []
+    for keys, runs in df.groupby(GROUP, observed=True, sort=True):
+        n, mean, low, high = mean_interval(runs["rps"])
+        rows.append({
+            **dict(zip(GROUP, keys, strict=True)), "blocks": n, "rps_mean": mean,
+            "rps_ci_low": low, "rps_ci_high": high,
+            "latency_p99_ms_mean": runs["latency_p99_ms"].mean(),
+            "cpu_total_pct_mean": runs["cpu_total_pct"].mean(),
+            "cpu_server_cores_mean": runs["cpu_server_cores"].mean(),
+            "cpu_proxy_cores_mean": runs["cpu_proxy_cores"].mean(),
+            "cpu_loadgen_cores_mean": runs["cpu_loadgen_cores"].mean(),
+        })  # fmt: skip
+    out = pd.DataFrame(rows)
+    out["mode"] = _ordered(out["mode"], MODE_ORDER)
+    out["scenario"] = _ordered(out["scenario"], SCENARIO_ORDER)
     out = out.sort_values(["mode", "scenario", "tool", "concurrency"]).reset_index(drop=True)
     out["knee"] = False
     for _, sweep in out.groupby(["mode", "scenario", "tool"], observed=True):
-        gain = sweep["rps_mean"].shift(-1) / sweep["rps_mean"]  # what the next level adds
-        flat = gain.index[gain < KNEE_GAIN]
-        if len(flat):
-            out.loc[flat[0], "knee"] = True
+        knee = find_knee(sweep)
+        if knee is not None:
+            out.loc[knee, "knee"] = True
     out["saturated"] = out["cpu_total_pct_mean"] >= SATURATED_PCT
     return out
+
+
+def find_knee(sweep: pd.DataFrame):
+    """The index of the lowest level whose higher levels all have a mean at or below its
+    interval's top, or None: one block (no interval), or throughput still grew beyond the
+    interval up to the highest level (the highest itself has nothing above it to test)."""
+    sweep = sweep.sort_values("concurrency")
+    if sweep["rps_ci_high"].isna().any():
+        return None
+    for i, (index, level) in enumerate(sweep.iterrows()):
+        higher = sweep["rps_mean"].iloc[i + 1 :]
+        if len(higher) and (higher <= level["rps_ci_high"]).all():
+            return index
+    return None
+
+
+def calibration_findings(table: pd.DataFrame) -> pd.DataFrame:
+    """Per sweep (mode, scenario, tool) of a calibration table: the levels tried, blocks per
+    level, the knee's concurrency (NaN: none found), and the machine's busy % averaged over
+    a level's runs at its highest level (`cpu_busy_peak_pct`), and whether that is 100%."""
+    rows = []
+    for keys, sweep in table.groupby(["mode", "scenario", "tool"], observed=True, sort=True):
+        knee = sweep.loc[sweep["knee"], "concurrency"]
+        peak = sweep["cpu_total_pct_mean"].max()
+        rows.append({
+            **dict(zip(["mode", "scenario", "tool"], keys, strict=True)),
+            "levels": ", ".join(str(c) for c in sorted(sweep["concurrency"])),
+            "blocks": int(sweep["blocks"].min()),
+            "knee": knee.iloc[0] if len(knee) else float("nan"),
+            "highest": sweep["concurrency"].max(),
+            "cpu_busy_peak_pct": peak,
+            "cpu_reached_100": round(peak) >= 100,  # as it prints: "100%"
+        })  # fmt: skip
+    return pd.DataFrame(rows)

@@ -20,7 +20,7 @@ from matplotlib.ticker import StrMethodFormatter
 
 from ..catalog import scenario_label
 from ..errors import BadInput
-from .intervals import describe, mean_interval, paired_ratios
+from .intervals import describe, mean_interval, paired_ratios, ratio_text
 from .reference import load_reference, load_setup
 
 ARTICLE = "kestrel-transports-2018"
@@ -265,16 +265,6 @@ def gain_sentences(g: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-def _ci(r) -> str:
-    if math.isnan(r.ci_low):
-        return "one block, no interval"
-    return f"{math.floor(100 * r.ci_low)}-{math.ceil(100 * r.ci_high)}%"
-
-
 def _one(g: pd.DataFrame, table: pd.DataFrame, scenario: str, queues: int):
     """The gains row of the variant with `queues` I/O queues and otherwise default settings."""
     rows = table[(table["scenario"] == scenario) & (table["variant"] != DEFAULT)]
@@ -337,14 +327,15 @@ def headline(g: pd.DataFrame) -> str:
     for scenario in SCENARIOS:
         rows = g[(g["scenario"] == scenario) & (g["ci_low"] > 1) | (g["scenario"] == scenario)
                  & (g["ci_high"] < 1)]  # fmt: skip
-        found = [f"{r.variant} {_pct(r.ratio)} ({_ci(r)})" for r in rows.itertuples(index=False)]
+        found = [
+            f"{r.variant} {ratio_text(r.ratio, r.ci_low, r.ci_high)}"
+            for r in rows.itertuples(index=False)
+        ]
         parts.append(
             f"{scenario_label(scenario)}: "
             + ("; ".join(found) if found else "no setting distinguishable from the defaults")
         )
-    return f"Sockets settings as % of the runtime defaults ({blocks} blocks, 95% CI): " + ", ".join(
-        parts
-    )
+    return f"Sockets settings as % of the runtime defaults ({blocks} blocks): " + ", ".join(parts)
 
 
 # --- figures -------------------------------------------------------------------------------
