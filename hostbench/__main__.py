@@ -45,7 +45,8 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_calibrate(args) -> int:
-    from .analysis.tables import calibration, load_results
+    from .analysis.prose import calibration_note
+    from .analysis.tables import calibration, calibration_findings, load_results
     from .harness.params import StudyParams, check_run_id
     from .harness.study import run_study
 
@@ -57,7 +58,7 @@ def _cmd_calibrate(args) -> int:
             "concurrency": args.levels,
             "duration_s": args.duration,
             "warmup_s": args.warmup,
-            "repetitions": 1,
+            "repetitions": args.blocks,
             "min_duration_s": min(args.duration, 5.0),  # each level as long as asked
             "quiet_max_cores": args.quiet_max_cores,
         }
@@ -68,14 +69,7 @@ def _cmd_calibrate(args) -> int:
     columns = ["mode", "scenario", "concurrency", "rps_mean", "latency_p99_ms_mean",
                "cpu_total_pct_mean", "cpu_loadgen_cores_mean", "knee", "saturated"]  # fmt: skip
     print(table[columns].to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
-    for (mode, scenario), rows in table.groupby(["mode", "scenario"], observed=True):
-        knee = rows[rows["knee"]]["concurrency"].tolist()
-        sat = rows[rows["saturated"]]["concurrency"].tolist()
-        print(
-            f"{mode}, {scenario}: throughput stops growing at concurrency "
-            f"{knee[0] if knee else 'beyond the sweep'}; CPU >= 90% busy from "
-            f"{sat[0] if sat else 'no level'}"
-        )
+    print(calibration_note(calibration_findings(table)).replace("**", ""))
     return 0
 
 
@@ -177,6 +171,7 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     cal.add_argument("--duration", type=float, default=5, help="seconds per level")
     cal.add_argument("--warmup", type=float, default=10, help="longest warm-up per level")
+    cal.add_argument("--blocks", type=int, default=3, help="repetitions of the sweep")
     cal.add_argument(
         "--quiet-max-cores",
         type=_cores_or_off,

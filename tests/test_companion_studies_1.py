@@ -88,7 +88,10 @@ def test_quick_profiles_extend_paper_with_only_what_differs(study):
     assert re.search(r"^extends: paper$", raw, re.M)
     quick, paper = load_yaml(folder / "quick.yaml"), load_yaml(folder / "paper.yaml")
     differing = {k for k in quick if quick[k] != paper.get(k)}
-    assert differing <= {"description", "duration_s", "warmup_s", "repetitions", "requests"}
+    # The load's size and the smoke run's gates; never the article's settings.
+    smoke = {"smoke", "quiet_max_cores", "require_steady", "min_duration_s"}
+    assert differing <= {"description", "duration_s", "warmup_s", "repetitions", "requests", *smoke}
+    assert quick["smoke"] is True
     assert _params(study, "quick").repetitions >= 2  # the fewest blocks with an interval
 
 

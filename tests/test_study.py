@@ -248,17 +248,17 @@ def test_calibrate_sweeps_concurrency_on_the_real_app(tmp_path):
         "1",
         "--quiet-max-cores",
         "off",
+        "--blocks",
+        "2",
     ]
     cli = _cli("calibrate", *args, "--warmup", "0", "--run-id", "cal", "--runs-dir", str(tmp_path))
     out, err = cli.communicate(timeout=120)
     assert cli.returncode == 0, err
     rows = _rows(tmp_path / "cal" / "results.csv")
-    assert [int(r["concurrency"]) for r in sorted(rows, key=lambda r: int(r["concurrency"]))] == [
-        1,
-        4,
-    ]
+    levels = sorted(int(r["concurrency"]) for r in rows)
+    assert levels == [1, 1, 4, 4]  # two blocks of the sweep
     assert all(float(r["rps"]) > 0 for r in rows)
-    assert "kestrel, text: throughput stops growing at concurrency" in out
+    assert "Kestrel, text, bombardier (1, 4): " in out and "CPU busy peaked at" in out
 
 
 def test_a_test_app_without_its_run_bit_is_one_line(tmp_path, monkeypatch):
