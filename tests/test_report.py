@@ -200,6 +200,13 @@ def test_machine_state_reads_each_runs_readings(run3):
     load = run3["results"]["load_avg_1m"]
     assert f"{load.min():.1f}-{load.max():.1f}" in text
     assert f"up to {run3['results']['cpu_steal_pct'].max():.1f}%" in text
+    assert "predate the foreign-CPU reading" in text  # the recorded run has no foreign_cores
+    busy = run3["results"].assign(foreign_cores=[0.05] * (len(run3["results"]) - 1) + [0.42])
+    env = {"git_commit": "abc1234+dirty", "git_diff_sha256": "feed"}
+    text = report.machine_state(busy, env)
+    assert "median of 0.05 and at most 0.42 cores" in text
+    assert "commit `abc1234`, **with uncommitted changes** (diff sha256 `feed`)" in text
+    assert "uncommitted" not in report.machine_state(busy, {"git_commit": "abc1234"})
 
 
 def test_an_interval_prints_the_same_in_table_sentence_and_headline(run3):

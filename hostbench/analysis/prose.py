@@ -194,17 +194,39 @@ def calibration_note(findings: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def machine_state(results: pd.DataFrame) -> str:
-    """How quiet the machine was while the runs ran, from each row's readings (Markdown)."""
+def machine_state(results: pd.DataFrame, env: dict | None = None) -> str:
+    """How quiet the machine was while the runs ran, from each row's readings, and which code
+    measured them (environment.json: a tree with uncommitted changes is named) (Markdown)."""
     load = results["load_avg_1m"]
     steal = pd.to_numeric(results["cpu_steal_pct"], errors="coerce")
     freq = pd.to_numeric(results["cpu_freq_mhz"], errors="coerce").dropna()
     clock = f"; the CPU clock read {freq.min():,.0f}-{freq.max():,.0f} MHz" if len(freq) else ""
-    return (
+    text = (
         f"During the runs, the 1-minute load average at each run's start was "
         f"{load.min():.1f}-{load.max():.1f} and the hypervisor stole up to "
-        f"{steal.max():.1f}% of the CPU time{clock}. A machine doing other work shows here."
+        f"{steal.max():.1f}% of the CPU time{clock}."
     )
+    foreign = pd.to_numeric(results.get("foreign_cores", pd.Series(dtype=float)), errors="coerce")
+    if foreign.notna().any():
+        cores = results.get("machine_cores", pd.Series(dtype=float)).max()
+        of = f" of {cores:.0f}" if pd.notna(cores) else ""
+        text += (
+            f" Processes the harness did not start used a median of {foreign.median():.2f} "
+            f"and at most {foreign.max():.2f} cores{of} during a run."
+        )
+    else:
+        text += " These results predate the foreign-CPU reading: a machine doing other work "
+        text += "shows only in the numbers above."
+    commit = (env or {}).get("git_commit")
+    if commit:
+        text += f" Measured with hostbench at commit `{commit.removesuffix('+dirty')}`"
+        diff = (env or {}).get("git_diff_sha256")
+        if commit.endswith("+dirty"):
+            named = f" (diff sha256 `{diff}`)" if diff else ""
+            text += f", **with uncommitted changes**{named}: nobody else can rebuild that code."
+        else:
+            text += "."
+    return text
 
 
 def cpu_cost_sentence(results: pd.DataFrame) -> str:
