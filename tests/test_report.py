@@ -275,3 +275,10 @@ def test_calibration_note_says_what_was_computed():
     assert "stops growing at 2" in lines[0] and "CPU busy peaked at 97% (not 100%)" in lines[0]
     assert "no knee within the range" in lines[1] and "peaked at 100%." in lines[1]
     assert "one block per level: no interval" in lines[2]
+
+
+def test_a_table_cell_with_markup_shows_it_as_text():
+    body = '<h1>HTML scenario</h1><item id="1">x</item>'
+    page = report.table(pd.DataFrame({"scenario": ["html"], "body": [body], "n": [3]})).to_html()
+    assert "<h1>" not in page and "&lt;h1&gt;HTML scenario&lt;/h1&gt;" in page
+    assert "&lt;item id=&#34;1&#34;&gt;" in page or "&lt;item id=&quot;1&quot;&gt;" in page

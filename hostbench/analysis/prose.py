@@ -26,13 +26,16 @@ def _number(value) -> str:
 def table(df: pd.DataFrame, formats: Mapping[str, object] | None = None):
     """A table for the page: no index, text left-aligned, numbers readable, nothing cut.
 
+    Text is escaped: a cell that holds markup (a response body, a header) shows it as text.
     formats: a column's own format ("{:.1f}%" or a function) where the default won't do.
     """
     df = df.reset_index() if df.index.name or df.index.names[0] else df
     numbers = df.select_dtypes("number").columns
     counts = df.select_dtypes("integer").columns  # blocks, connections, errors: whole
+    texts = df.columns.difference(numbers)
     styler = (
         df.style.hide(axis="index")
+        .format(escape="html", subset=texts)
         .format(_number, subset=numbers)
         .format("{:,}", subset=counts)
         .set_properties(**{"text-align": "left", "vertical-align": "top"})
@@ -40,7 +43,7 @@ def table(df: pd.DataFrame, formats: Mapping[str, object] | None = None):
     )
     for column, fmt in (formats or {}).items():
         if column in df.columns:
-            styler = styler.format(fmt, subset=[column], na_rep="n/a")
+            styler = styler.format(fmt, subset=[column], na_rep="n/a", escape="html")
     return styler
 
 
