@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import psutil
 
-WINDOW_S = 1.0  # one reading of the machine
+WINDOW_S = 0.5  # one reading of the machine
 QUIET_WINDOWS = 2  # the machine is quiet when this many readings in a row are
 SAY_EVERY_S = 10.0  # while waiting, say what for this often
 
