@@ -148,7 +148,7 @@ def doctor(
     """The machine's readiness to measure, as (what, reading) rows, and whether it is quiet."""
     from .environment import cpu_model, tool_versions
 
-    readings = [read() for _ in range(seconds)]
+    readings = [read(1.0) for _ in range(seconds)]
     foreign = max(r.foreign_cores for r in readings)
     steal = max(r.steal_pct for r in readings)
     busiest = max(readings, key=lambda r: r.foreign_cores)
