@@ -112,10 +112,18 @@ def _row(tmp_path, tool: str, concurrency: int, loadgen_cpus):
 def test_fires_for_a_generator_held_to_one_cpu(tmp_path):
     # bombardier on one CPU with 256 connections, the app alone on the others: the
     # app answers faster than one CPU of bombardier can ask, so bombardier runs flat out.
+    # Other work on that CPU takes part of it from bombardier (the rule then rightly
+    # does not fire), so up to 3 attempts; one must fire.
     cpu = min(os.sched_getaffinity(0))
-    row = _row(tmp_path, "bombardier", 256, [cpu])
-    assert row["loadgen_cpus"] == str(cpu)
-    assert loadgen_limited_row(row, [cpu]), row["cpu_loadgen_cores"]
+    seen = []
+    for attempt in range(3):
+        row = _row(tmp_path / str(attempt), "bombardier", 256, [cpu])
+        assert row["loadgen_cpus"] == str(cpu) and row["server_cpus"] != str(cpu)
+        seen.append(round(row["cpu_loadgen_cores"], 2))
+        if loadgen_limited_row(row, [cpu]):
+            break
+    else:
+        pytest.fail(f"bombardier pinned to CPU {cpu} never used >= 0.9 of it: {seen} cores")
 
 
 def test_does_not_fire_for_one_connection(tmp_path):
