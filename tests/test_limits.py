@@ -4,6 +4,7 @@ import math
 import os
 
 import pytest
+from conftest import SHORT_RUNS
 
 from hostbench.harness.limits import loadgen_limited, loadgen_limited_row
 from hostbench.harness.params import StudyParams
@@ -99,6 +100,7 @@ def _row(tmp_path, tool: str, concurrency: int, loadgen_cpus):
             "repetitions": 1,
             "sample_interval_s": 0.25,
             "loadgen_cpus": loadgen_cpus,
+            **SHORT_RUNS,
         }
     )
     spec = RunSpec("kestrel", "text", tool, concurrency, 1, 1)
@@ -121,7 +123,8 @@ def test_fires_for_a_generator_held_to_one_cpu(tmp_path):
         row = _row(tmp_path / str(attempt), "k6", 64, [cpu])
         assert row["loadgen_cpus"] == str(cpu) and row["server_cpus"] != str(cpu)
         seen.append(round(row["cpu_loadgen_cores"], 2))
-        if loadgen_limited_row(row, [cpu]):
+        assert row["loadgen_limited"] == loadgen_limited_row(row, [cpu])  # the row says it
+        if row["loadgen_limited"]:
             break
     else:
         pytest.fail(f"k6 pinned to CPU {cpu} never used >= 0.9 of it: {seen} cores")
@@ -130,4 +133,4 @@ def test_fires_for_a_generator_held_to_one_cpu(tmp_path):
 def test_does_not_fire_for_one_connection(tmp_path):
     # One connection: each request waits for the last, so neither side is CPU-bound.
     row = _row(tmp_path, "bombardier", 1, None)
-    assert not loadgen_limited_row(row, None)
+    assert not loadgen_limited_row(row, None) and row["loadgen_limited"] is False

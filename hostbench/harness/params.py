@@ -21,7 +21,7 @@ import yaml
 from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
-from .loadgen import GENERATORS, Load
+from .loadgen import GENERATORS, Load, check_connections
 from .modes import LaunchOptions, check
 
 REQUIRED = ("modes", "scenarios", "tools", "concurrency", "duration_s", "warmup_s", "repetitions")
@@ -352,6 +352,8 @@ class StudyParams:
                 GENERATORS[t]().check(load)
             except BadInput as e:
                 raise BadInput(f"{e} (scenario {sc})") from None
+        for t, c in itertools.product(tools, concurrency):
+            check_connections(c, t)  # what this machine can open
         sub_studies = p["sub_studies"] or {}
         if not isinstance(sub_studies, dict) or not all(
             isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)

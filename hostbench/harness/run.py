@@ -26,6 +26,7 @@ from ..catalog import get_mode, get_scenario
 from ..errors import HostbenchError
 from .checks import validate
 from .cpumonitor import CpuMonitor
+from .limits import loadgen_limited_row
 from .loadgen import LoadGenerator, get_generator
 from .modes import Target, launch
 from .params import StudyParams, fingerprint
@@ -36,7 +37,6 @@ WINDOW_S = 1.0  # warm-up throughput is read from the app's counter once per win
 STEADY_WINDOWS = 3  # steady: this many consecutive windows agree within the tolerance
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
 SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
-LOADGEN_LIMITED = 0.9  # share of its CPUs a load generator uses when it is the bottleneck
 
 
 @dataclass(frozen=True)
@@ -338,7 +338,6 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
     server_requests = stats["endpoints"].get(scenario.stats_key, 0) if stats else None
     cpu = monitor.summary()
-    loadgen_cpus = params.loadgen_cpus or cpus
     load = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
     row = {
         "run_key": spec.key,
@@ -358,13 +357,12 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
         **transport,
         "loadgen_cpus": ",".join(str(c) for c in params.loadgen_cpus or []) or "all",
         "server_cpus": server_affinity,
-        # The load generator used (nearly) all the CPUs it may use: it, not the target,
-        # may be what limits throughput.
-        "loadgen_limited": bool(cpu["cpu_loadgen_cores"] >= LOADGEN_LIMITED * len(loadgen_cpus)),
         **state,
         "fingerprint": fingerprint(settings),
         "settings": settings,
     }
+    # Whether the load generator, not the target, limited throughput (limits.py says how).
+    row["loadgen_limited"] = loadgen_limited_row(row, params.loadgen_cpus)
     reasons = [invalid_reason(row), *measure_reasons(row, params, watched)]
     reasons.append(busy_reason(row, params))
     row["invalid_reason"] = "; ".join(r for r in reasons if r)
