@@ -11,6 +11,7 @@ import subprocess
 import matplotlib.image as mpimg
 import pytest
 
+from hostbench.analysis.prose import SMOKE_HEADLINE
 from hostbench.harness.tour import NOTEBOOK
 from hostbench.paths import NOTEBOOKS
 from hostbench.reproduce import reproduce
@@ -37,6 +38,11 @@ def test_the_batch_index_links_a_report_for_each_study(batch):
         assert (batch / study.id / "report.html").exists()
         headline = (batch / study.id / "headline.txt").read_text().strip()
         assert headline and html.escape(headline) in index
+        # A reader's page names files relative to the run, never this machine's folders.
+        page = (batch / study.id / "report.html").read_text()
+        assert str(batch.parent) not in page and "pytest-of" not in page
+        # Quick runs are smoke runs: no finding in the headline or the index.
+        assert headline == SMOKE_HEADLINE
 
 
 def test_the_paper_reports_figures_results_and_executed_notebook(batch):

@@ -61,6 +61,8 @@ def test_a_busy_machine_makes_the_study_wait_then_the_run_is_invalid_and_re_run(
     log = (tmp_path / "busy" / "progress.log").read_text()
     assert "waiting for a quiet machine" in log and "python" in log
     assert "measuring anyway" in log
+    assert "[1/1] kestrel__text__bombardier__c2__r1: " in log  # the re-run adds one to the total
+    assert "[2/2] kestrel__text__bombardier__c2__r1__a2: " in log
     with open(tmp_path / "busy" / "results.csv") as f:
         rows = list(csv.DictReader(f))
     # The run, then its one re-run at the end of the block: both busy, both kept, invalid.

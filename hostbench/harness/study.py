@@ -259,20 +259,14 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             )
     say = _progress_writer(study_dir, progress)
     rows: dict[str, dict] = {}  # completed runs' rows, in the order they ran
-    bar = tqdm(total=len(specs), initial=done, disable=not progress, unit="run", dynamic_ncols=True)
+    total = len(specs)  # grows by each re-run
+    bar = tqdm(total=total, initial=done, disable=not progress, unit="run", dynamic_ncols=True)
     try:
         for block in range(1, params.repetitions + 1):
             todo = [spec for spec in specs if spec.block == block]
             for spec in todo:  # grows while it runs: re-runs go to the end of their block
                 run_dir = study_dir / spec.key
-                row = completed_row(run_dir)  # a resumed study: measured before
-                if row is not None and row.get("fingerprint") != fingerprint(
-                    run_settings(spec, params)
-                ):
-                    raise BadInput(
-                        f"{run_dir} was measured with other settings than params.json "
-                        "states; use a new --run-id, or --discard-old"
-                    )
+                row = completed_row(run_dir)  # a resumed study: measured before (checked above)
                 if row is None:
                     bar.set_description(f"block {spec.block}: {spec.key}")
                     row = execute(spec, run_dir, params, say=say)
@@ -285,11 +279,13 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                     )
                     bar.set_postfix_str(summary)
                     bar.update()
-                    say(f"[{bar.n}/{bar.total}] {spec.key}: {summary}", log_only=True)
+                    done += 1
+                    say(f"[{done}/{total}] {spec.key}: {summary}", log_only=True)
                 rows[spec.key] = row
                 if BUSY in (row.get("invalid_reason") or "") and spec.attempt <= params.busy_reruns:
                     todo.append(replace(spec, attempt=spec.attempt + 1, position=len(todo) + 1))
-                    bar.total += 1
+                    total += 1
+                    bar.total = total
     finally:
         bar.close()
     return write_results(study_dir, list(rows.values()))
