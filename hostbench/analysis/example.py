@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from ..catalog import mode_label, scenario_label
 from . import intervals, jcsi2018, tables
 
@@ -45,8 +47,32 @@ def block(run_dir: Path) -> str:
             f"| {mode_label(r.mode)} | {scenario_label(r.scenario)} | "
             f"{intervals.pct_text(r.ratio)} | {ci} | {half} | {r.n} |"
         )
+    lines += _precision(ratios, results)
     lines += _details(run_dir, all_runs, baseline)
     return "\n".join([START, *lines, END])
+
+
+HALF_WIDTH_GOAL = 0.10  # of the ratio: the precision a quiet 2-core machine should reach
+
+
+def _precision(ratios, results) -> list[str]:
+    """How precise Kestrel's ratios are against the goal, and the spread that sets it."""
+    kestrel = ratios[ratios["mode"].astype(str) == "kestrel"].dropna(subset=["ci_low"])
+    if kestrel.empty:
+        return []
+    half = (kestrel["ci_high"] - kestrel["ci_low"]) / 2 / kestrel["ratio"]
+    cells = results.groupby(["mode", "scenario"], observed=True)["rps"]
+    spread = (cells.std() / cells.mean()).median()
+    met = int((half <= HALF_WIDTH_GOAL).sum())
+    foreign = results.get("foreign_cores", pd.Series(dtype=float)).astype(float).max()
+    quiet = f"while other processes used at most {foreign:.2f} cores" if pd.notna(foreign) else ""
+    return [
+        "",
+        f"Kestrel's half-widths are {half.min():.0%}-{half.max():.0%} of the ratio; "
+        f"{met} of {len(half)} scenarios reach the goal of at most {HALF_WIDTH_GOAL:.0%}. A "
+        f"cell's requests/s varied by a median of {spread:.0%} (sd / mean over blocks) {quiet}, "
+        f"and {results['block'].nunique()} blocks give a t interval with few degrees of freedom.",
+    ]
 
 
 def _details(run_dir: Path, runs, baseline: str) -> list[str]:

@@ -31,6 +31,7 @@ class _Tree:
 
     roots: list[psutil.Process] = field(default_factory=list)
     seen: dict[int, float] = field(default_factory=dict)
+    total_s: float = 0.0  # CPU seconds used since watched, summed over the ticks
 
     def processes(self) -> list[psutil.Process]:
         procs = []
@@ -42,8 +43,6 @@ class _Tree:
                 pass
         return procs
 
-    total_s: float = 0.0  # CPU seconds used since watched, summed over the ticks
-
     def tick(self) -> float:
         """CPU seconds used since the last tick (added to total_s)."""
         used = self.cpu_seconds_since_last()
@@ -51,20 +50,15 @@ class _Tree:
         return used
 
     def cpu_seconds_since_last(self) -> float:
-        total, now = 0.0, {}
-        for p in self.processes():
-            try:
-                t = p.cpu_times()
-            except psutil.NoSuchProcess:
-                continue
-            now[p.pid] = t.user + t.system
-            # A process first seen now was born since the last tick (or is the first
-            # tick's baseline): count only what it used after we first saw it.
-            total += now[p.pid] - self.seen.get(p.pid, now[p.pid])
+        now = self.seen_now()
+        # A process first seen now was born since the last tick (or is the first tick's
+        # baseline): count only what it used after we first saw it.
+        total = sum(used - self.seen.get(pid, used) for pid, used in now.items())
         self.seen = now
         return total
 
     def seen_now(self) -> dict[int, float]:
+        """CPU seconds so far of each live process of the tree, by pid."""
         now = {}
         for p in self.processes():
             try:
