@@ -295,7 +295,6 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
     cpus = sorted(os.sched_getaffinity(0))
     # Pinned apart from the load generator when the params say so; else anywhere.
     server_cpus = [c for c in cpus if c not in params.loadgen_cpus] if params.loadgen_cpus else None
-    loadgen_pids: list[int] = []
 
     requests, pipeline = params.requests_for(spec.scenario), params.pipeline_for(spec.scenario)
     with launch(mode, run_dir, params.options_for(spec.variant), cpus=server_cpus) as target:
@@ -312,17 +311,13 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
             for pid in pids:
                 monitor.watch(group, pid)
 
-        def on_start(pid: int):
-            loadgen_pids.append(pid)
-            monitor.watch("loadgen", pid)
-
         with monitor:
             result = generator.run(
                 url,
                 concurrency=spec.concurrency,
                 duration_s=params.duration_s,
                 out_dir=run_dir / "load",
-                on_start=on_start,
+                on_start=lambda pid: monitor.watch("loadgen", pid),
                 pipeline=pipeline,
                 cpus=params.loadgen_cpus,
                 requests=requests,
