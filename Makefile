@@ -14,12 +14,12 @@ BOMBARDIER_VERSION := v1.2.6
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
-.PHONY: setup system-packages test lint reproduce reproduce-all clean
+.PHONY: setup system-packages test check lint reproduce reproduce-all clean
 
 # Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
 # make starts, before anything runs, whenever the venv is still to be built: a
 # wrong Python stops here with one line saying which Python to use and how.
-ifneq ($(filter setup test lint reproduce reproduce-all $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
+ifneq ($(filter setup test check lint reproduce reproduce-all $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
 PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $(VENV)/.installed || scripts/check-python.sh '$(PYTHON)' '$(or $(firstword $(MAKECMDGOALS)),setup)' 2>&1)
 $(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
 endif
@@ -60,6 +60,10 @@ lint: $(VENV)/.installed
 
 test: setup lint
 	$(PY) -m pytest
+
+# The edit-test loop: lint and the tests that start no process (pytest marker `live`).
+check: $(VENV)/.installed lint
+	$(PY) -m pytest -q -m "not live"
 
 reproduce: setup
 	$(PY) -m hostbench reproduce --study $(STUDY) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))

@@ -12,6 +12,20 @@ import pytest
 SHORT_RUNS = {"min_duration_s": 1, "quiet_max_cores": None, "require_steady": False}
 
 
+@pytest.fixture(autouse=True)
+def _check_lane_starts_no_process(request, monkeypatch):
+    """In `make check` (-m "not live") a test that starts a process fails, naming the fix:
+    the fast lane stays fast, and a test's marker cannot drift from what it does."""
+    if "not live" not in (request.config.getoption("markexpr") or ""):
+        return
+    import subprocess
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"{request.node.nodeid} starts a process: mark it @pytest.mark.live")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+
+
 @pytest.fixture(scope="session")
 def batch(tmp_path_factory):
     """`make reproduce-all PROFILE=quick`: every available study's notebook, once per session.

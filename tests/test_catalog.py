@@ -13,6 +13,7 @@ from hostbench.harness.modes import LaunchOptions, launch
 from hostbench.paths import ROOT
 
 
+@pytest.mark.live
 def test_the_test_apps_counted_routes_are_the_catalogs_scenarios(tmp_path):
     with launch("kestrel", tmp_path, LaunchOptions()) as target:
         counted = set(target.server_stats()["endpoints"])
@@ -23,6 +24,7 @@ def test_the_test_apps_counted_routes_are_the_catalogs_scenarios(tmp_path):
             assert target.server_stats()["endpoints"][scenario.stats_key] == 1, scenario.id
 
 
+@pytest.mark.live
 def test_the_go_servers_count_the_scenarios_their_modes_serve(tmp_path):
     for mode in (m for m in MODES.values() if m.server == "goserver"):
         with launch(mode, tmp_path / mode.id, LaunchOptions()) as target:
@@ -54,6 +56,7 @@ def _imports(path):
             yield from (a.name for a in node.names)
 
 
+@pytest.mark.live
 def test_the_analysis_never_imports_the_harness():
     for path in sorted((ROOT / "hostbench" / "analysis").glob("*.py")):
         for name in _imports(path):

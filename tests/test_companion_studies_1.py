@@ -98,6 +98,7 @@ def test_quick_profiles_extend_paper_with_only_what_differs(study):
 # ------------------------------------------------------------------ the rows, live
 
 
+@pytest.mark.live
 def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
     params = _params("linux-proxies-2021", "quick", modes=["kestrel"], duration_s=1,
                      warmup_s=0, repetitions=1, min_duration_s=1)  # fmt: skip
@@ -124,6 +125,7 @@ def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
     assert setup.loc["logging", "this run"] == "--log-level Information"
 
 
+@pytest.mark.live
 def test_selfhost_rows_carry_the_articles_settings(tmp_path):
     c = int(_setting(sh.ARTICLE, "ab_concurrency"))
     params = _params("selfhost-2012", "quick", modes=["kestrel"], baseline=None, requests=3 * c,

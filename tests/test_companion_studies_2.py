@@ -47,6 +47,7 @@ def declared(options) -> dict:
 # --- the transport settings reach Kestrel ----------------------------------------------------
 
 
+@pytest.mark.live
 def test_every_transport_variant_of_the_study_reaches_kestrel(tmp_path):
     """Each variant of the paper profile, launched as the harness launches it, read back."""
     params = StudyParams.from_file(TRANSPORT_STUDY.params_path("paper"))
@@ -84,6 +85,7 @@ def test_every_transport_variant_of_the_study_reaches_kestrel(tmp_path):
 # --- wrk's pipelined count against the app's counter -----------------------------------------
 
 
+@pytest.mark.live
 def test_wrk_pipelined_16_deep_counts_what_the_app_served(tmp_path):
     params = StudyParams.from_dict(
         {
@@ -117,6 +119,7 @@ def test_wrk_pipelined_16_deep_counts_what_the_app_served(tmp_path):
 # --- the Go build the study reports ----------------------------------------------------------
 
 
+@pytest.mark.live
 def test_the_environment_names_the_go_and_iris_versions_goserver_was_built_with():
     found = go_build(BIN / "goserver")
     assert re.fullmatch(r"go1\.\d+(\.\d+)?", found["go"])
@@ -220,6 +223,7 @@ def test_the_go_tables_put_the_published_values_beside_ours():
     assert shown.loc["Go net/http", "req/s, article"] == "-"
 
 
+@pytest.mark.live
 def test_the_go_ratios_are_paired_within_blocks_and_words_follow_them():
     results = tables.load_results(GO_RESULTS, valid_only=False)
     rps = go_vs_dotnet.ratios(results, "rps")
@@ -288,6 +292,7 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
 # --- end to end: make reproduce PROFILE=quick ------------------------------------------------
 
 
+@pytest.mark.live
 @pytest.mark.timeout(3600)  # the session's batch of every study's quick profile
 @pytest.mark.parametrize("study", [GO_STUDY, TRANSPORT_STUDY], ids=lambda s: s.id)
 def test_reproduce_quick_writes_the_report_with_figures_inline_and_a_headline(study, batch):

@@ -70,6 +70,7 @@ def test_the_machines_own_limits_allow_the_studies_and_refuse_100000():
     assert f"use concurrency <= {allowed}" in message and "\n" not in message
 
 
+@pytest.mark.live
 @pytest.mark.skipif(not shutil.which("prlimit"), reason="needs prlimit (util-linux)")
 def test_a_low_open_file_limit_refuses_c_tools_and_not_go_tools():
     cases = "[(300, 'wrk'), (100, 'wrk'), (300, 'bombardier'), (300, None)]"
@@ -92,6 +93,7 @@ def app(tmp_path_factory):
         yield base
 
 
+@pytest.mark.live
 @pytest.mark.skipif(not shutil.which("prlimit"), reason="needs prlimit (util-linux)")
 def test_wrk_really_cannot_open_more_than_its_limit(app, tmp_path):
     # What the check guards against: wrk under a soft limit of 256 asked for 400
@@ -139,6 +141,7 @@ NETNS = """
 """
 
 
+@pytest.mark.live
 @pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"),
     reason="needs root, unshare and ip for a network namespace of its own",

@@ -12,6 +12,7 @@ from hostbench.harness.cpumonitor import CpuMonitor
 BURN = "import time\nend = time.time() + 10\nwhile time.time() < end: pass\n"
 
 
+@pytest.mark.live
 def test_a_busy_process_tree_is_measured_in_cores(tmp_path):
     # A parent that only waits, with a busy child: the tree must count the child.
     parent = subprocess.Popen(
@@ -67,6 +68,7 @@ GROW = (
 )
 
 
+@pytest.mark.live
 def test_server_memory_is_reported_as_steady_mean_steady_max_and_peak(tmp_path):
     grower = subprocess.Popen([sys.executable, "-c", GROW])
     try:

@@ -175,6 +175,7 @@ def test_latency_chart_p50_bars_and_p99_lines():
     assert "p99" in ax.get_ylabel()
 
 
+@pytest.mark.live
 def test_cpu_per_request_chart_splits_the_server_with_app_work():
     app_work = pd.DataFrame({"scenario": ["html", "text"], "ns_per_payload": [100_000.0, 5_000.0]})
     fig = figures.cpu_per_request_chart(runs(), app_work)

@@ -21,6 +21,8 @@ from hostbench.harness import httpclient
 from hostbench.harness.processes import ManagedProcess
 from hostbench.paths import BIN, TESTAPP
 
+pytestmark = pytest.mark.live  # every test here starts real processes
+
 GOSERVER = BIN / "goserver"
 FRAMEWORKS = ["iris-mvc", "iris", "nethttp"]
 

@@ -285,6 +285,7 @@ def test_describe_rounds_the_interval_outwards():
     )
 
 
+@pytest.mark.live
 def test_describe_a_paired_ratios_row():
     out = paired_ratios(study({"nginx": 1.0, "kestrel": 1.5}, noise_sd=0.05), "nginx")
     row = only(out, mode="kestrel")

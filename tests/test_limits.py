@@ -72,6 +72,7 @@ def test_unreadable_cpu_is_not_shown_to_be_limited():
     assert not limited(0.0, 0.0)  # no CPU used at all limits nothing
 
 
+@pytest.mark.live
 def test_on_a_row():
     row = {
         "cpu_loadgen_cores": 1.0,
@@ -110,6 +111,7 @@ def _row(tmp_path, tool: str, concurrency: int, loadgen_cpus):
     return row
 
 
+@pytest.mark.live
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 def test_fires_for_a_generator_held_to_one_cpu(tmp_path):
     # k6 on one CPU with 64 VUs, the app alone on the other(s): k6 runs JavaScript per
@@ -130,6 +132,7 @@ def test_fires_for_a_generator_held_to_one_cpu(tmp_path):
         pytest.fail(f"k6 pinned to CPU {cpu} never used >= 0.9 of it: {seen} cores")
 
 
+@pytest.mark.live
 def test_does_not_fire_for_one_connection(tmp_path):
     # One connection: each request waits for the last, so neither side is CPU-bound.
     row = _row(tmp_path, "bombardier", 1, None)

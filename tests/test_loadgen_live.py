@@ -17,6 +17,8 @@ from hostbench.harness.loadgen import get_generator
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.tools import find_tool
 
+pytestmark = pytest.mark.live  # every test here starts real processes
+
 CONCURRENCY = 4
 DURATION_S = 2.0
 

@@ -180,6 +180,7 @@ def test_unknown_tool_lists_allowed():
         get_generator("x")
 
 
+@pytest.mark.live
 def test_pipelining_only_with_wrk(tmp_path):
     with pytest.raises(BadInput, match="only wrk pipelines"):
         get_generator("k6").run("http://127.0.0.1:1/", concurrency=1, duration_s=1,
@@ -215,6 +216,7 @@ class StandIn(LoadGenerator):
         return parse_wrk((out_dir / "summary.json").read_text())
 
 
+@pytest.mark.live
 def test_run_keeps_raw_output_and_parses(tmp_path, group_gone):
     summary = (FIXTURES / "wrk" / "ok" / "summary.json").resolve()
     pids = []
@@ -228,6 +230,7 @@ def test_run_keeps_raw_output_and_parses(tmp_path, group_gone):
     assert len(pids) == 1 and group_gone(pids[0])
 
 
+@pytest.mark.live
 def test_nonzero_exit_is_one_line_with_path(tmp_path):
     with pytest.raises(HostbenchError) as info:
         StandIn("echo 'bad flag' >&2; exit 3").run(
@@ -238,6 +241,7 @@ def test_nonzero_exit_is_one_line_with_path(tmp_path):
     assert str(tmp_path) in message and "\n" not in message
 
 
+@pytest.mark.live
 def test_unparseable_output_is_hostbench_error(tmp_path):
     with pytest.raises(HostbenchError, match="could not parse standin output.*raw output in"):
         StandIn("echo '{' > summary.json").run(
@@ -245,6 +249,7 @@ def test_unparseable_output_is_hostbench_error(tmp_path):
         )
 
 
+@pytest.mark.live
 def test_hung_tool_is_killed_with_its_children(tmp_path, monkeypatch, group_gone):
     monkeypatch.setattr(loadgen, "GRACE_S", 0.5)
     pids = []
@@ -255,6 +260,7 @@ def test_hung_tool_is_killed_with_its_children(tmp_path, monkeypatch, group_gone
     assert group_gone(pids[0])
 
 
+@pytest.mark.live
 def test_interrupt_kills_the_tool(tmp_path, group_gone):
     pids = []
 
@@ -269,6 +275,7 @@ def test_interrupt_kills_the_tool(tmp_path, group_gone):
     assert group_gone(pids[0])
 
 
+@pytest.mark.live
 def test_k6_script_is_the_papers(tmp_path):
     gen = get_generator("k6")
     gen.executable = lambda: Path("/usr/bin/k6")  # command() only needs a path
@@ -280,6 +287,7 @@ def test_k6_script_is_the_papers(tmp_path):
     assert "--no-usage-report" in argv and gen.env()["K6_NO_USAGE_REPORT"] == "true"
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     "tool, load, expected, absent",
     [

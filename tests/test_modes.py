@@ -25,6 +25,7 @@ def _alive(pids):
     return [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("mode", linux_modes())
 def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
     with launch(mode, tmp_path, LaunchOptions()) as target:
@@ -48,6 +49,7 @@ def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
     assert _alive(trees) == [], f"{mode} left processes running"
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("mode", ["httpsys", "iis-inprocess", "iis-outofprocess"])
 def test_windows_only_modes_are_refused_here_with_one_line(mode):
     with pytest.raises(BadInput) as err:
@@ -58,6 +60,7 @@ def test_windows_only_modes_are_refused_here_with_one_line(mode):
     assert mode not in runnable_here()
 
 
+@pytest.mark.live
 def test_external_mode_measures_a_server_started_elsewhere(tmp_path):
     # The "user's server" here is the test app launched by the kestrel mode.
     with launch("kestrel", tmp_path / "app", LaunchOptions()) as app:

@@ -31,6 +31,7 @@ def test_committed_notebooks_carry_no_outputs_and_one_parameters_cell(notebook):
     assert len(tagged) == 1
 
 
+@pytest.mark.live
 def test_the_batch_index_links_a_report_for_each_study(batch):
     index = (batch / "index.html").read_text()
     for study in available():
@@ -45,6 +46,7 @@ def test_the_batch_index_links_a_report_for_each_study(batch):
         assert headline == SMOKE_HEADLINE
 
 
+@pytest.mark.live
 def test_the_paper_reports_figures_results_and_executed_notebook(batch):
     out = batch / "jcsi2018"
     executed = json.loads((out / PAPER_NOTEBOOK).read_text())
@@ -81,6 +83,7 @@ COMPANION_FIGURES = {
 }
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("study", sorted(COMPANION_FIGURES))
 def test_the_companion_reports_have_their_figures_and_headline(batch, study):
     out = batch / study
@@ -101,6 +104,7 @@ def test_the_companion_reports_have_their_figures_and_headline(batch, study):
     assert (out / "headline.txt").read_text().strip()
 
 
+@pytest.mark.live
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium (make setup)")
 def test_each_report_renders_in_a_browser_with_every_figure(batch, tmp_path):
     for study in available():
@@ -125,6 +129,7 @@ def test_each_report_renders_in_a_browser_with_every_figure(batch, tmp_path):
             assert picture.shape[0] > 50 and picture.shape[1] > 50
 
 
+@pytest.mark.live
 def test_unknown_profile_or_study_is_refused(tmp_path):
     from hostbench.errors import BadInput
 
@@ -134,6 +139,7 @@ def test_unknown_profile_or_study_is_refused(tmp_path):
         reproduce("jcsi", "quick", runs_dir=tmp_path)
 
 
+@pytest.mark.live
 def test_the_studies_command_lists_every_study():
     import sys
 

@@ -78,6 +78,7 @@ def hadolint() -> str:
     return found
 
 
+@pytest.mark.live
 def test_hadolint_passes():
     out = subprocess.run(
         [hadolint(), "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60
@@ -85,6 +86,7 @@ def test_hadolint_passes():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.live
 def test_hadolint_catches_a_problem(tmp_path):
     """The lint test can fail: an unpinned, recommends-pulling apt line is reported."""
     bad = tmp_path / "Dockerfile"
@@ -103,6 +105,7 @@ def test_dockerfile_base_is_dotnet10_sdk():
     assert re.fullmatch(r"mcr\.microsoft\.com/dotnet/sdk:10\.0(-[a-z0-9.-]+)?", froms[0]), froms
 
 
+@pytest.mark.live
 def test_dockerfile_python_matches_the_pins():
     """The wheels are pinned for CPython 3.11: the image installs it and the Makefile uses it."""
     text = DOCKERFILE.read_text()

@@ -11,6 +11,8 @@ from hostbench.errors import LaunchFailed
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.tools import find_tool
 
+pytestmark = pytest.mark.live  # every test here starts real processes
+
 
 def test_a_server_that_dies_reports_its_exit_code_and_log_tail(tmp_path):
     app = ManagedProcess(

@@ -39,6 +39,7 @@ def _directives(config: str) -> list[str]:
 # --- nginx config ------------------------------------------------------------------
 
 
+@pytest.mark.live
 def test_nginx_plain_follows_the_microsoft_guide():
     lines = _directives(_nginx())
     for directive in [
@@ -153,6 +154,7 @@ def test_caddy_unix_socket_and_access_log():
     assert f'output file "{RUN}/caddy-access.log"' in lines
 
 
+@pytest.mark.live
 @pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
 @pytest.mark.parametrize("access_log", [False, True])
 def test_caddy_config_is_formatted(access_log, tmp_path):
@@ -169,11 +171,13 @@ def test_caddy_config_is_formatted(access_log, tmp_path):
 
 
 @pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
+@pytest.mark.live
 def test_nginx_version():
     assert nginx_version().startswith("nginx/1.")
 
 
 @pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
+@pytest.mark.live
 def test_caddy_version():
     version = caddy_version()
     assert version.startswith("caddy/2.")
@@ -225,6 +229,7 @@ def _proxy_cases():
     ]
 
 
+@pytest.mark.live
 @needs_app
 @pytest.mark.parametrize("proxy, transport, keepalive", _proxy_cases())
 def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
@@ -305,6 +310,7 @@ def _process_group(pid: int) -> list[int]:
     return members
 
 
+@pytest.mark.live
 @needs_app
 @pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
 def test_nginx_access_log_on_request(app_tcp, tmp_path):
@@ -317,6 +323,7 @@ def test_nginx_access_log_on_request(app_tcp, tmp_path):
     assert "GET /text" in (tmp_path / "nginx-access.log").read_text()
 
 
+@pytest.mark.live
 @needs_app
 @pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
 def test_caddy_access_log_on_request(app_tcp, tmp_path):

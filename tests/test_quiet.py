@@ -32,6 +32,7 @@ def _cli(*args):
     )
 
 
+@pytest.mark.live
 def test_doctor_says_a_busy_machine_is_not_ready(burner):
     done = _cli("doctor", "--seconds", "2")
     assert done.returncode == 1, done.stdout
@@ -40,6 +41,7 @@ def test_doctor_says_a_busy_machine_is_not_ready(burner):
     assert "python" in foreign  # the busiest foreign process is named
 
 
+@pytest.mark.live
 def test_a_busy_machine_makes_the_study_wait_then_the_run_is_invalid_and_re_run(tmp_path, burner):
     params = {
         "modes": ["kestrel"],
@@ -73,6 +75,7 @@ def test_a_busy_machine_makes_the_study_wait_then_the_run_is_invalid_and_re_run(
         assert float(r["foreign_cores"]) > 0.3 and float(r["quiet_wait_s"]) >= 3
 
 
+@pytest.mark.live
 def test_a_short_run_is_measured_exactly_and_invalid_for_its_length(tmp_path):
     # bombardier -n 300 on the real app: over in well under a second, between two CPU samples.
     p = StudyParams.from_dict(

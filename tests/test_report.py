@@ -153,6 +153,7 @@ def test_modes_table_says_why_windows_modes_do_not_run_here():
     assert "only on Windows" in table.loc["httpsys", "in this study"]
 
 
+@pytest.mark.live
 def test_paper_tables_come_from_the_reference_data():
     k6 = report.k6_table(8, 15.0).set_index("parameter")
     assert k6.loc["vus", "paper"] == "8" and k6.loc["duration", "paper"] == "15s"
@@ -235,6 +236,7 @@ def test_a_smoke_run_writes_no_finding(tmp_path):
     assert report.write_headline(tmp_path, "a finding") == "a finding"
 
 
+@pytest.mark.live
 def test_the_batch_index_never_quotes_a_smoke_run(tmp_path):
     from hostbench.reproduce import DONE_FILE, write_index
 

@@ -31,6 +31,7 @@ def params(**changes) -> StudyParams:
     return StudyParams.from_dict({**base, **changes})
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("tool", ["k6", "bombardier", "wrk", "ab"])
 def test_a_run_measures_load_counts_and_cpu(tool, tmp_path):
     spec = RunSpec("kestrel", "json", tool, 4, 1, 1)
@@ -51,6 +52,7 @@ def test_a_run_measures_load_counts_and_cpu(tool, tmp_path):
     assert (tmp_path / spec.key / "row.json").exists()
 
 
+@pytest.mark.live
 def test_warm_up_stops_at_steady_state_and_keeps_its_curve(tmp_path):
     spec = RunSpec("kestrel", "text", "bombardier", 8, 1, 1)
     # A generous tolerance so a steady state comes well before the maximum.
@@ -69,6 +71,7 @@ def test_steady_needs_three_windows_within_the_tolerance():
     assert steady([16e3, 19.5e3, 32e3, 51e3, 53.9e3, 54.9e3], 5)
 
 
+@pytest.mark.live
 def test_pinning_sets_the_affinity_the_row_records(tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs two CPUs")
@@ -82,6 +85,7 @@ def test_pinning_sets_the_affinity_the_row_records(tmp_path):
     assert row["valid"]
 
 
+@pytest.mark.live
 def test_an_app_killed_during_the_load_gives_one_line_and_no_row(tmp_path):
     spec = RunSpec("kestrel", "text", "bombardier", 4, 1, 1)
     run_dir = tmp_path / spec.key

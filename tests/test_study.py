@@ -54,6 +54,7 @@ def _rows(path):
         return list(csv.DictReader(f))
 
 
+@pytest.mark.live
 def test_interrupted_study_leaves_nothing_running_and_resumes(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump(PARAMS))
@@ -96,6 +97,7 @@ def test_interrupted_study_leaves_nothing_running_and_resumes(tmp_path):
     assert env["cpu_cores_logical"] >= 1 and env["tools"]["bombardier"].startswith("bombardier")
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     "change, message",
     [
@@ -114,6 +116,7 @@ def test_bad_params_stop_the_cli_before_anything_starts(tmp_path, change, messag
     assert not (tmp_path / "runs" / "bad").exists()
 
 
+@pytest.mark.live
 def test_remote_url_needs_the_allow_flag(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({**PARAMS, "modes": ["external"]}))
@@ -135,6 +138,7 @@ def _run(params, runs, run_id="s", *extra, timeout=120):
     return cli.returncode, out, err
 
 
+@pytest.mark.live
 def test_resuming_with_other_settings_is_refused_and_old_rows_stay(tmp_path):
     runs = tmp_path / "runs"
     code, _, err = _run(_params_file(tmp_path), runs)
@@ -156,6 +160,7 @@ def test_resuming_with_other_settings_is_refused_and_old_rows_stay(tmp_path):
     assert json.loads((runs / "s" / "params.json").read_text())["duration_s"] == 4.0
 
 
+@pytest.mark.live
 def test_a_second_process_on_the_same_run_id_exits_at_once_naming_the_first(tmp_path):
     runs = tmp_path / "runs"
     params = _params_file(tmp_path, duration_s=5)
@@ -174,6 +179,7 @@ def test_a_second_process_on_the_same_run_id_exits_at_once_naming_the_first(tmp_
     assert len(_rows(runs / "s" / "results.csv")) == 1  # the first's rows, whole
 
 
+@pytest.mark.live
 def test_a_lock_left_by_a_killed_process_does_not_block_the_next(tmp_path):
     runs = tmp_path / "runs"
     params = _params_file(tmp_path)
@@ -189,6 +195,7 @@ def test_a_lock_left_by_a_killed_process_does_not_block_the_next(tmp_path):
     assert code == 0, err
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("case", ["file-as-runs-dir", "read-only-runs-dir"])
 def test_an_unusable_runs_folder_is_one_line(tmp_path, case):
     runs = tmp_path / "runs"
@@ -203,6 +210,7 @@ def test_an_unusable_runs_folder_is_one_line(tmp_path, case):
     assert code == 2 and err.startswith("error: runs folder") and err.count("\n") == 1
 
 
+@pytest.mark.live
 def test_a_damaged_row_is_one_line_naming_the_file(tmp_path):
     runs = tmp_path / "runs"
     params = _params_file(tmp_path)
@@ -213,6 +221,7 @@ def test_a_damaged_row_is_one_line_naming_the_file(tmp_path):
     assert code == 1 and f"{row} is damaged" in err and err.count("\n") == 1
 
 
+@pytest.mark.live
 def test_a_socket_path_too_long_for_linux_is_refused_before_anything_starts(tmp_path):
     runs = tmp_path / ("r" * 60)
     code, _, err = _run(_params_file(tmp_path, modes=["nginx-uds"]), runs, "x" * 60)
@@ -220,6 +229,7 @@ def test_a_socket_path_too_long_for_linux_is_refused_before_anything_starts(tmp_
     assert not list((runs / ("x" * 60)).glob("nginx-uds*"))
 
 
+@pytest.mark.live
 def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
     runs = tmp_path / "runs"
     params = _params_file(tmp_path, modes=["nginx"], duration_s=10)
@@ -235,6 +245,7 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
     assert not list(runs.glob("s/*/row.json"))  # no partial row
 
 
+@pytest.mark.live
 def test_calibrate_sweeps_concurrency_on_the_real_app(tmp_path):
     args = [
         "--mode",

@@ -22,6 +22,8 @@ from hostbench.harness import httpclient
 from hostbench.harness.processes import ManagedProcess
 from hostbench.paths import TESTAPP
 
+pytestmark = pytest.mark.live  # every test here starts real processes
+
 LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSD = "http://www.w3.org/2001/XMLSchema"

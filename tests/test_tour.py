@@ -80,6 +80,7 @@ def app_url(tmp_path_factory):
 # --- the generated program -----------------------------------------------------------------
 
 
+@pytest.mark.live
 def test_program_starts_with_directives_then_usings_then_cells(tour_run, program_path):
     lines = program_path.read_text().splitlines()
     assert lines[0] == f"#:project {tour.PROJECT.resolve()}"
@@ -91,6 +92,7 @@ def test_program_starts_with_directives_then_usings_then_cells(tour_run, program
     assert not [line for line in lines if line.lstrip().startswith(("#r ", "#!"))]
 
 
+@pytest.mark.live
 def test_papermill_parameters_are_injected_verbatim_and_compile(tour_run, program_path):
     from papermill.translators import translate_parameters
 
@@ -106,17 +108,20 @@ def test_papermill_parameters_are_injected_verbatim_and_compile(tour_run, progra
     assert "TestApp is an optimized (Release) build" in tour_run.output
 
 
+@pytest.mark.live
 def test_non_ascii_string_parameters_are_refused(tmp_path):
     # papermill would write "\xf3a", which C# reads as U+0F3A.
     with pytest.raises(BadInput, match="must be ASCII"):
         tour.generate_program(parameters={"runDir": "óa"}, out=tmp_path / "t.cs")
 
 
+@pytest.mark.live
 def test_unknown_parameter_is_refused(tmp_path):
     with pytest.raises(BadInput, match=r"unknown tour parameter\(s\) iteratons; allowed: .*rounds"):
         tour.generate_program(parameters={"iteratons": 5}, out=tmp_path / "t.cs")
 
 
+@pytest.mark.live
 def test_notebook_only_lines_are_dropped_or_translated():
     assert tour._translate_line('#r "../build/testapp/TestApp.dll"') is None
     assert tour._translate_line("#!time") is None
@@ -181,6 +186,7 @@ def test_xml_matches_listing_3(payloads):
     assert payloads["xml"]["type"] == "application/xml; charset=utf-8"
 
 
+@pytest.mark.live
 def test_payloads_are_what_the_running_app_serves(payloads, app_url):
     for scenario in ("html", "text", "json", "xml"):
         resp = httpclient.get(f"{app_url}/{scenario}")
@@ -194,6 +200,7 @@ def test_payloads_are_what_the_running_app_serves(payloads, app_url):
 # --- the measurements ----------------------------------------------------------------------
 
 
+@pytest.mark.live
 def test_app_work_csv_has_every_scenario_with_positive_costs(tour_run):
     assert tour_run.csv.name == "app_work.csv" and tour_run.csv.parent.name == "tour out"
     with tour_run.csv.open() as f:
@@ -209,6 +216,7 @@ def test_app_work_csv_has_every_scenario_with_positive_costs(tour_run):
     assert int(rows["html"]["bytes_allocated"]) > int(rows["text"]["bytes_allocated"])
 
 
+@pytest.mark.live
 def test_every_payload_completed_synchronously_and_the_split_is_printed(tour_run):
     table = re.findall(r"^(html|text|json|xml) .* (\d+)$", tour_run.output, re.M)
     assert [(s, int(waited)) for s, waited in table] == [
@@ -222,6 +230,7 @@ def test_every_payload_completed_synchronously_and_the_split_is_printed(tour_run
     assert (tour_run.csv.parent.parent / tour.OUTPUT_NAME).read_text() == tour_run.output
 
 
+@pytest.mark.live
 def test_reproduce_hook_runs_the_tour_and_says_how(tmp_path, program_path, tour_run, capsys):
     run = tour.run_in_batch(
         tmp_path, reproduce._execute, reproduce._kernel_available, SMALL, program_path
