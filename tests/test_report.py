@@ -276,7 +276,7 @@ def test_calibration_note_says_what_was_computed():
     lines = report.calibration_note(findings).splitlines()
     assert "stops growing at 2" in lines[0] and "CPU busy peaked at 97% (not 100%)" in lines[0]
     assert "no knee within the range" in lines[1] and "peaked at 100%." in lines[1]
-    assert "one block per level: no interval" in lines[2]
+    assert "a level with 1 valid block (the others left out): no interval" in lines[2]
 
 
 def test_a_table_cell_with_markup_shows_it_as_text():

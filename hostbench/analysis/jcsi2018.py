@@ -15,10 +15,10 @@ from .reference import PAPER, load_reference, paper_ratios, paper_setup
 def method(params: dict) -> str:
     """Section 4's method, from the study's params.json (Markdown)."""
     warm = (
-        f"warm up until three 1 s windows agree within {params['steady_tolerance_pct']:g}% "
+        f"warms up until three 1 s windows agree within {params['steady_tolerance_pct']:g}% "
         f"(at most {params['warmup_s']:g} s; discarded, the curve kept in `warmup/curve.csv`)"
         if params["warmup_s"] > 0
-        else "no warm-up"
+        else "does not warm up"
     )
     pinned = (
         f"the load generator pinned to CPU {', '.join(map(str, params['loadgen_cpus']))} and "
@@ -27,17 +27,30 @@ def method(params: dict) -> str:
         else "every process free to run on every core, as on the paper's laptop"
     )
     described = f"This run: *{params['description']}*. " if params.get("description") else ""
+    quiet = params.get("quiet_max_cores")
+    gate = (
+        f"waits until processes the harness did not start use less than {quiet:g} cores "
+        f"(up to {params.get('quiet_wait_s', 0):g} s; a run during which they used more is "
+        "invalid and re-run at the end of its block), "
+        if quiet is not None
+        else "records the CPU of processes the harness did not start (a smoke run: not held "
+        "by it), "
+    )
     return described + (
-        f"Each of the {params['repetitions']} blocks runs every mode and scenario once, in a "
-        f"random order drawn from seed {params['seed']} (recorded in `params.json`), so a "
-        "machine that slows down over the study cannot favour one mode. Each run: launch the "
-        f"mode (app, plus proxy), check one response, {warm}, then {params['duration_s']:g} s "
+        f"Each of the {params['repetitions']} blocks runs every mode and scenario once. The "
+        "runs compared with each other (every mode of one scenario) run back to back, in an "
+        "order that puts each mode equally often in each place and after each other mode "
+        f"across blocks (a Williams design; the scenarios' order drawn from seed "
+        f"{params['seed']}, recorded in `params.json`), so neither drift nor the run before "
+        f"favours a mode. Each run {gate}launches the mode (app, plus proxy), checks one "
+        f"response, {warm}, then fires {params['duration_s']:g} s "
         f"of {', '.join(params['tools'])} load at concurrency "
-        f"{', '.join(map(str, params['concurrency']))} while the CPU monitor samples the "
-        f"system and each process group every {params['sample_interval_s']:g} s; {pinned}. "
-        "The client's request count is cross-checked against the app's own counter; a run "
-        "with errors, non-2xx responses or disagreeing counts is kept but marked invalid and "
-        "left out of the analysis."
+        f"{', '.join(map(str, params['concurrency']))}; CPU is read from the kernel's counters "
+        f"at its start and end (and sampled every {params['sample_interval_s']:g} s for the "
+        f"curves); {pinned}. The client's request count is cross-checked against the app's "
+        "own counter; a run with errors or non-2xx responses, disagreeing counts, a warm-up "
+        f"that never got steady, or shorter than {params.get('min_duration_s', 0):g} s is "
+        "kept but marked invalid and left out of the analysis."
     )
 
 

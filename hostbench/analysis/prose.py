@@ -178,7 +178,10 @@ def calibration_note(findings: pd.DataFrame) -> str:
     lines = []
     for r in findings.itertuples(index=False):
         if r.blocks < 2:
-            knee = "one block per level: no interval, so no level is called the knee"
+            knee = (
+                f"a level with {r.blocks} valid block (the others left out): no interval for "
+                "it, so no level is called the knee"
+            )
         elif pd.isna(r.knee):
             knee = (
                 f"throughput still grew beyond the 95% interval up to {r.highest}, the highest "
