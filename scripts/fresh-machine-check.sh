@@ -456,8 +456,9 @@ step_test() {
 step_reproduce() {
   local out
   in_clone 'make reproduce PROFILE=quick'
-  out=$(find "$root/root/hostbench/data/runs" -mindepth 1 -maxdepth 1 -type d -name 'quick-*' | sort | tail -n 1)
-  [ -n "$out" ] || { echo "FAIL: no data/runs/quick-* folder"; return 1; }
+  # The run folder is <study>-quick-<UTC time>; its sub-studies sit beside it with a suffix.
+  out=$(find "$root/root/hostbench/data/runs" -mindepth 2 -maxdepth 2 -path '*-quick-*/report.html' -printf '%h\n' | sort | tail -n 1)
+  [ -n "$out" ] || { echo "FAIL: no data/runs/<study>-quick-*/report.html"; return 1; }
   for f in report.html results.csv environment.json; do
     [ -s "$out/$f" ] || { echo "FAIL: $out/$f missing or empty"; return 1; }
   done
