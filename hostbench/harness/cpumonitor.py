@@ -78,9 +78,23 @@ class _Tree:
         return rss / 2**20
 
 
-def _process_seconds(delta: dict[str, float]) -> float:
-    """CPU seconds spent in processes (user, nice, system) in a cpu_times() difference."""
-    return delta["user"] + delta.get("nice", 0.0) + delta["system"]
+def machine_shares(before, after, cores: int) -> dict:
+    """The machine between two psutil.cpu_times(): busy % of all cores, stolen %, and the
+    cores spent in processes (NaN each when no time passed)."""
+    delta = {f: getattr(after, f) - getattr(before, f) for f in before._fields}
+    # guest time is already counted in user time (Linux), so it is not added again.
+    total = sum(v for f, v in delta.items() if f not in ("guest", "guest_nice"))
+    if total <= 0:
+        return {"busy_pct": math.nan, "steal_pct": math.nan, "process_cores": math.nan}
+    idle, steal = delta["idle"] + delta.get("iowait", 0.0), delta.get("steal", 0.0)
+    # Processes' time only (user, nice, system): interrupt time (irq, softirq) is mostly the
+    # loopback traffic of our own load, which no process is charged for.
+    process_s = delta["user"] + delta.get("nice", 0.0) + delta["system"]
+    return {
+        "busy_pct": 100.0 * (total - idle - steal) / total,
+        "steal_pct": 100.0 * steal / total,
+        "process_cores": process_s / total * cores,
+    }
 
 
 class CpuMonitor:
@@ -203,22 +217,15 @@ class CpuMonitor:
     def machine(self) -> dict:
         """The machine between start and stop: busy % of all cores, stolen %, and the cores
         used by processes other than the watched trees and the harness itself."""
-        before, after = self._machine0, self._machine1
-        delta = {f: getattr(after, f) - getattr(before, f) for f in before._fields}
-        # guest time is already counted in user time (Linux), so it is not added again.
-        total = sum(v for f, v in delta.items() if f not in ("guest", "guest_nice"))
-        idle = delta["idle"] + delta.get("iowait", 0.0)
-        steal = delta.get("steal", 0.0)
-        if total <= 0:
-            return {"busy_pct": math.nan, "steal_pct": math.nan, "foreign_cores": math.nan}
-        # Processes' time only: interrupt time (irq, softirq) is mostly the loopback traffic
-        # of our own load, which no process is charged for.
-        process_cores = _process_seconds(delta) / total * self.cores
+        shares = machine_shares(self._machine0, self._machine1, self.cores)
         ours = sum(self.group_cores(g) for g in GROUPS if not math.isnan(self.group_cores(g)))
         return {
-            "busy_pct": 100.0 * (total - idle - steal) / total,
-            "steal_pct": 100.0 * steal / total,
-            "foreign_cores": max(0.0, process_cores - ours - self.sampler_cores),
+            "busy_pct": shares["busy_pct"],
+            "steal_pct": shares["steal_pct"],
+            # NaN stays NaN when no time passed (max() would hide it)
+            "foreign_cores": max(0.0, shares["process_cores"] - ours - self.sampler_cores)
+            if not math.isnan(shares["process_cores"])
+            else math.nan,
         }
 
     def summary(self, drop_s: float = 1.0) -> dict:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from .cpumonitor import machine_shares
+
 WINDOW_S = 0.5  # one reading of the machine
 QUIET_WINDOWS = 2  # the machine is quiet when this many readings in a row are
 SAY_EVERY_S = 10.0  # while waiting, say what for this often
@@ -68,14 +70,9 @@ def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
     machine0, procs0 = psutil.cpu_times(), _cpu_seconds()
     time.sleep(window_s)
     machine1, procs1 = psutil.cpu_times(), _cpu_seconds()
-    delta = {f: getattr(machine1, f) - getattr(machine0, f) for f in machine0._fields}
-    total = sum(v for f, v in delta.items() if f not in ("guest", "guest_nice"))
-    if total <= 0:
+    shares = machine_shares(machine0, machine1, psutil.cpu_count() or 1)
+    if math.isnan(shares["process_cores"]):
         return Reading(math.nan, math.nan, math.nan, [])
-    idle, steal = delta["idle"] + delta.get("iowait", 0.0), delta.get("steal", 0.0)
-    # Processes' time only (user, nice, system): interrupt time belongs to no process.
-    process_s = delta["user"] + delta.get("nice", 0.0) + delta["system"]
-    process_cores = process_s / total * (psutil.cpu_count() or 1)
     own |= _own_pids()  # children started during the window are ours too
     own_cores = (
         sum(
@@ -92,9 +89,9 @@ def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
     ]
     foreign.sort(key=lambda item: -item[2])
     return Reading(
-        foreign_cores=max(0.0, process_cores - own_cores),
-        steal_pct=100.0 * steal / total,
-        busy_pct=100.0 * (total - idle - steal) / total,
+        foreign_cores=max(0.0, shares["process_cores"] - own_cores),
+        steal_pct=shares["steal_pct"],
+        busy_pct=shares["busy_pct"],
         top=[(n, p, round(c, 2)) for n, p, c in foreign[:top] if c >= 0.01],
     )
 
