@@ -55,8 +55,8 @@ build/bin/goserver: $(GOSERVER_SOURCES) testapp/go/go.mod testapp/go/go.sum Make
 	cd testapp/go && $$($(GO_FIND)) build -trimpath -o ../../build/bin/goserver ./cmd/goserver
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check hostbench tests scripts benchmarks
-	$(VENV)/bin/ruff format --check hostbench tests scripts benchmarks
+	$(VENV)/bin/ruff check hostbench studies tests scripts benchmarks
+	$(VENV)/bin/ruff format --check hostbench studies tests scripts benchmarks
 
 test: setup lint
 	$(PY) -m pytest

@@ -1,9 +1,9 @@
 """hostbench: re-run published benchmarks of ASP.NET Core hosting models.
 
-Data flows one way: params/<study>/<profile>.yaml -> harness (launch, load,
+Data flows one way: studies/<study>/params/<profile>.yaml -> harness (launch, load,
 measure: one tidy row per run in results.csv) -> analysis (tables, intervals,
 figures, prose) -> the study's notebook and report. catalog holds the facts
-about modes and scenarios; studies the registry of the five studies.
+about modes and scenarios; studies finds the study folders (studies/<id>/).
 """
 
 __version__ = "0.2.0"

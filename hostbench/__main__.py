@@ -13,10 +13,10 @@ from .paths import RUNS
 def _cmd_studies(args) -> int:
     from .studies import STUDIES
 
-    for study in STUDIES.values():
+    for study in STUDIES.values():  # every folder under studies/ with a study.yaml
         profiles = ", ".join(study.profiles()) or "-"
         notebook = study.notebook if study.notebook_path.is_file() else "(no notebook yet)"
-        print(f"{study.id:24} profiles: {profiles:14} {notebook}")
+        print(f"{study.id:24} profiles: {profiles:14} {notebook:38} {study.title}")
     return 0
 
 
@@ -190,7 +190,7 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("modes", help="list the hosting modes").set_defaults(func=_cmd_modes)
     rep = sub.add_parser("reproduce", help="run a study's notebook with papermill")
     rep.add_argument("--study", default="jcsi2018", help="a study id (see `studies`)")
-    rep.add_argument("--profile", default="paper", help="params/<study>/<profile>.yaml")
+    rep.add_argument("--profile", default="paper", help="studies/<study>/params/<profile>.yaml")
     rep.add_argument("--run-id", help="default: <study>-<profile>-<UTC timestamp>")
     rep.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     rep.add_argument(

@@ -1,9 +1,9 @@
 """The facts every layer reads about hosting modes and scenarios: data only.
 
-One place for ids, display names, what each mode stands for in the JCSI 2018
-paper, how a request travels (topology), colours, and what each scenario
-requests. The harness launches and checks from these facts; the analysis
-orders, labels and colours by them. Adding a mode or a scenario starts here.
+One place for ids, display names, how a request travels (topology), colours, and
+what each scenario requests. The harness launches and checks from these facts; the
+analysis orders, labels and colours by them. Adding a mode or a scenario starts
+here; what a mode means to one article lives in that study's folder.
 """
 
 import platform
@@ -22,20 +22,19 @@ class Scenario:
     stats_key: str  # the path the test app counts this endpoint under in /__stats
     label: str  # on figures and tables
     description: str
-    paper: bool = False  # one of the JCSI 2018 paper's four (its section 2.2)
 
 
 SCENARIOS: dict[str, Scenario] = {
     s.id: s
     for s in (
         Scenario("html", "/html", "text/html", "/html", "HTML",
-                 "Razor view: 100 buttons, 10 selects of 10 options", paper=True),
+                 "Razor view: 100 buttons, 10 selects of 10 options"),
         Scenario("text", "/text", "text/plain", "/text", "text",
-                 "plain text: the Latin letters and digits", paper=True),
+                 "plain text: the Latin letters and digits"),
         Scenario("json", "/json", "application/json", "/json", "JSON",
-                 "SimpleClass as JSON (Listing 2)", paper=True),
+                 "SimpleClass as JSON (Listing 2)"),
         Scenario("xml", "/xml", "application/xml", "/xml", "XML",
-                 "SimpleClass through XmlSerializer (Listing 3)", paper=True),
+                 "SimpleClass through XmlSerializer (Listing 3)"),
         Scenario("values", "/api/values/5", "text/plain", "/api/values", "api/values",
                  "Go vs .NET 2017: GET /api/values/{id}"),
         Scenario("api-test", "/api/test", "text/plain", "/api/test", "api/test",
@@ -53,8 +52,6 @@ SCENARIOS: dict[str, Scenario] = {
                  "Go vs .NET 2017: a page rendered from a layout and a view, same data both sides"),
     )
 }  # fmt: skip
-
-PAPER_SCENARIOS = [s.id for s in SCENARIOS.values() if s.paper]
 
 
 def get_scenario(scenario_id: str) -> Scenario:
@@ -105,13 +102,7 @@ class Mode:
     serves: tuple[str, ...] = ()  # the scenarios it serves; () for TestApp: all of them
     windows_only: bool = False
     default_watch: tuple[str, ...] = ()  # external: process names sampled as "server"
-    # The JCSI 2018 paper's model this one is (paper_role "same"), stands in for ("analog"),
-    # or only resembles ("cheaper-hop analog"); None: not one of the paper's.
-    paper_model: str | None = None
-    paper_role: str = ""
-    paper_figure: str = ""  # the paper's figure of this model, for the paper's own modes
-    linux_analog: str = ""  # for the paper's modes: what stands in for it on Linux
-    added: bool = False  # ours, not the paper's: labelled as an addition on figures
+    added: bool = False  # ours, not in the articles: labelled as an addition on figures
 
 
 # An upstream keep-alive pool as the ASP.NET team's proxy benchmarks configure nginx
@@ -128,14 +119,11 @@ MODES: dict[str, Mode] = {
     m.id: m
     for m in (
         Mode("kestrel", "Kestrel", "clients talk to Kestrel directly", "app",
-             (CLIENT, APP), (LOOPBACK,), _COLORBLIND[0],
-             paper_model="kestrel", paper_role="same", paper_figure="Fig. 5",
-             linux_analog="the same"),
+             (CLIENT, APP), (LOOPBACK,), _COLORBLIND[0]),
         Mode("nginx", "Kestrel + nginx (TCP)",
              "nginx in front of Kestrel over loopback TCP, Microsoft's guide settings", "proxy",
              (CLIENT, NGINX, APP), (LOOPBACK, f"TCP loopback,\n{NEW_CONNECTION}"),
-             _COLORBLIND[1], proxy="nginx",
-             paper_model="iis-outofprocess", paper_role="analog"),
+             _COLORBLIND[1], proxy="nginx"),
         Mode("nginx-keepalive", "Kestrel + nginx (TCP, keep-alive)",
              "nginx with an upstream keep-alive pool: the tuned reverse proxy", "proxy",
              (CLIENT, NGINX, APP), (LOOPBACK, "TCP loopback,\npooled keep-alive connections"),
@@ -143,34 +131,26 @@ MODES: dict[str, Mode] = {
         Mode("nginx-uds", "Kestrel + nginx (Unix socket)",
              "nginx to Kestrel over a Unix domain socket: the cheaper hop", "proxy",
              (CLIENT, NGINX, APP), (LOOPBACK, f"Unix domain socket,\n{NEW_CONNECTION}"),
-             _COLORBLIND[3], proxy="nginx", unix_socket=True,
-             paper_model="iis-inprocess", paper_role="cheaper-hop analog"),
+             _COLORBLIND[3], proxy="nginx", unix_socket=True),
         Mode("caddy", "Kestrel + Caddy (TCP)",
              "Caddy's reverse_proxy with its defaults (keep-alive on)", "proxy",
              (CLIENT, Node("caddy", "reverse_proxy"), APP),
-             (LOOPBACK, "TCP loopback,\nkeep-alive connections"), _COLORBLIND[4], proxy="caddy",
-             paper_model="iis-outofprocess", paper_role="analog"),
+             (LOOPBACK, "TCP loopback,\nkeep-alive connections"), _COLORBLIND[4], proxy="caddy"),
         Mode("httpsys", "HTTP.sys", "HTTP.sys, the Windows kernel-mode HTTP driver", "app",
              (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
              (LOOPBACK, "request queue"), _COLORBLIND[5], server_args=("--server", "httpsys"),
-             windows_only=True, paper_model="httpsys", paper_role="same",
-             paper_figure="Fig. 6", linux_analog="none: Windows only"),
+             windows_only=True),
         Mode("iis-inprocess", "Kestrel + IIS (in-process)",
              "IIS with the app inside w3wp.exe (ASP.NET Core Module, in-process)", "external",
              (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module\n+ app, one process")),
              (LOOPBACK, "request queue"), _COLORBLIND[6], windows_only=True,
-             default_watch=("w3wp",), paper_model="iis-inprocess", paper_role="same",
-             paper_figure="Fig. 7",
-             linux_analog="none; nginx over a Unix socket is the cheaper-hop analog "
-             "(still two processes)"),
+             default_watch=("w3wp",)),
         Mode("iis-outofprocess", "Kestrel + IIS (out-of-process)",
              "IIS forwarding to Kestrel in a separate process (the paper's baseline)", "external",
              (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module"),
               Node("dotnet", "Kestrel + app")),
              (LOOPBACK, "request queue", LOOPBACK), _COLORBLIND[7], windows_only=True,
-             default_watch=("w3wp", "TestApp", "dotnet"), paper_model="iis-outofprocess",
-             paper_role="same", paper_figure="Fig. 4",
-             linux_analog="nginx or caddy reverse proxy over loopback TCP"),
+             default_watch=("w3wp", "TestApp", "dotnet")),
         Mode("external", "external server", "a server you started, at a URL you give",
              "external",
              (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
@@ -193,12 +173,6 @@ MODES: dict[str, Mode] = {
              added=True),
     )
 }  # fmt: skip
-
-# The paper's models in its own order (section 3), and its baseline (100%, Fig. 9).
-PAPER_MODELS = ("iis-outofprocess", "iis-inprocess", "kestrel", "httpsys")
-PAPER_BASELINE = "iis-outofprocess"
-# Our stand-in for the paper's baseline, unless a study says otherwise.
-DEFAULT_BASELINE = "nginx"
 
 
 def get_mode(mode_id: str) -> Mode:
@@ -228,18 +202,15 @@ def check_serves(mode: Mode, scenario: Scenario) -> None:
         )
 
 
-def paper_mapping(modes: list[str]) -> dict[str, str]:
-    """Our mode -> the paper's model it is compared with, for the given modes."""
-    return {
-        m: MODES[m].paper_model
-        for m in modes
-        if m in MODES and MODES[m].paper_model and not MODES[m].windows_only
-    }
-
-
 def mode_label(mode_id: str) -> str:
     mode = MODES.get(str(mode_id))
     return mode.label if mode else str(mode_id)
+
+
+def mode_color(mode_id, default: str = "0.5") -> str:
+    """The mode's colour on every figure; `default` (a grey) for what is not a mode."""
+    mode = MODES.get(str(mode_id))
+    return mode.color if mode else default
 
 
 def scenario_label(scenario_id: str) -> str:

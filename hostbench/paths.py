@@ -8,6 +8,5 @@ BIN = BUILD / "bin"
 TESTAPP = BUILD / "testapp" / "TestApp"
 DATA = ROOT / "data"
 RUNS = DATA / "runs"
-REFERENCE = DATA / "reference"
-PARAMS = ROOT / "params"
+STUDIES_DIR = ROOT / "studies"  # one folder per study (hostbench.studies)
 NOTEBOOKS = ROOT / "notebooks"

@@ -21,7 +21,7 @@ from .errors import HostbenchError
 from .harness import tour
 from .harness.params import StudyParams, check_run_id
 from .harness.study import PROGRESS_FILE
-from .paths import NOTEBOOKS, RUNS
+from .paths import RUNS
 from .studies import STUDIES, available, get_study
 
 HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
@@ -63,7 +63,7 @@ def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int
             progress_bar=False,
             start_timeout=120,
             execution_timeout=timeout_s,
-            cwd=str(NOTEBOOKS),
+            cwd=str(src.parent),  # the notebook's own folder, as when a reader opens it
         )
     except PapermillExecutionError as e:
         # The notebook's own error, in one line; the executed notebook shows where.

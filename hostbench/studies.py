@@ -1,40 +1,67 @@
-"""The study registry: one entry per source article, as data.
+"""The studies, found as folders: studies/<id>/ with a study.yaml is a study.
 
-A study is an id, a notebook, a params folder (params/<study>/<profile>.yaml,
-at least `paper` and `quick`) and the article whose published numbers are in
-data/reference. Adding a study is one entry here, its params folder and its
-notebook.
+Everything that is one study's alone lives in its folder (docs/adding-a-study.md):
+study.yaml (its definition, below), params/<profile>.yaml (at least `paper` and
+`quick`), its notebook, analysis.py (loaded by `Study.analysis`), reference/
+(its article's published numbers and settings, with quotes), fixtures/, README.md
+and its tests. Nothing else names a study: adding one is copying a folder.
 """
 
-from dataclasses import dataclass
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from types import ModuleType
+
+import yaml
 
 from .errors import BadInput
-from .paths import NOTEBOOKS, PARAMS
+from .paths import STUDIES_DIR
+
+DEFINITION = "study.yaml"
+DEFAULT_STUDY = "jcsi2018"
+# The keys of study.yaml: each one's meaning is the field's comment in Study.
+_REQUIRED = ("title", "article", "citation", "notebook")
+_OPTIONAL = ("runs_tour", "figures")
+# A study's modules are imported under this name: one package per study folder.
+_PACKAGE = "hostbench_studies"
 
 
 @dataclass(frozen=True)
 class Study:
-    id: str
+    id: str  # the folder's name
+    folder: Path
     title: str
-    notebook: str  # file name in notebooks/
-    article: str  # the article id in data/reference (hostbench.analysis.reference.ARTICLES)
+    article: str  # the article's file in the seeds folder, as published
+    citation: str  # who wrote it, where, when: one line for the report
+    notebook: str  # the notebook's file name in the folder
     runs_tour: bool = False  # run the C# tour first: its app_work.csv splits the server's CPU
+    figures: tuple[str, ...] = field(default=())  # figures/<name>.png its report must show
 
     @property
     def params_dir(self) -> Path:
-        return PARAMS / self.id
+        return self.folder / "params"
 
     @property
     def notebook_path(self) -> Path:
-        return NOTEBOOKS / self.notebook
+        return self.folder / self.notebook
+
+    @property
+    def reference_dir(self) -> Path:
+        return self.folder / "reference"
+
+    @property
+    def fixtures_dir(self) -> Path:
+        return self.folder / "fixtures"
 
     def profiles(self) -> list[str]:
         return sorted(p.stem for p in self.params_dir.glob("*.yaml"))
 
     @property
     def available(self) -> bool:
-        """Its notebook and params exist (the companion studies arrive one by one)."""
+        """Its notebook and params exist (a folder being written may lack them)."""
         return self.notebook_path.is_file() and bool(self.profiles())
 
     def params_path(self, profile: str) -> Path:
@@ -44,23 +71,57 @@ class Study:
             raise BadInput(f"study {self.id!r} has no profile {profile!r}; allowed: {allowed}")
         return path
 
+    @property
+    def module_name(self) -> str:
+        return f"{_PACKAGE}.{self.id.replace('-', '_')}"
 
-STUDIES: dict[str, Study] = {
-    s.id: s
-    for s in (
-        Study("jcsi2018", "Comparing ASP.NET Core hosting models (JCSI 2018)",
-              "01-jcsi2018-hosting-models.ipynb", "jcsi2018", runs_tour=True),
-        Study("linux-proxies-2021", "Kestrel, Nginx and Caddy on Linux (2021)",
-              "02-linux-proxies-2021.ipynb", "linux-proxies-2021"),
-        Study("selfhost-2012", "Web API self-host vs IIS (2012)",
-              "03-selfhost-2012.ipynb", "webapi-selfhost-2012"),
-        Study("go-vs-dotnet-2017", "Go (Iris) vs ASP.NET Core (2017)",
-              "04-go-vs-dotnet-2017.ipynb", "go-vs-dotnet-2017"),
-        Study("kestrel-transports-2018", "Kestrel's transports (2018)",
-              "05-kestrel-transports-2018.ipynb", "kestrel-transports-2018"),
-    )
-}  # fmt: skip
-DEFAULT_STUDY = "jcsi2018"
+    @property
+    def analysis(self) -> ModuleType:
+        """The folder's analysis.py, imported once as hostbench_studies.<id>.analysis."""
+        return self.module("analysis")
+
+    def module(self, name: str) -> ModuleType:
+        """The folder's <name>.py (a study may split its code in several modules)."""
+        return _import(self, name)
+
+    @classmethod
+    def from_folder(cls, folder: Path) -> "Study":
+        path = folder / DEFINITION
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as e:
+            raise BadInput(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+        if not isinstance(data, dict):
+            raise BadInput(f"{path}: expected a mapping of {', '.join(_REQUIRED)}")
+        unknown = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL))
+        missing = [k for k in _REQUIRED if not data.get(k)]
+        if unknown or missing:
+            what = "; ".join(
+                [f"unknown key {k!r}" for k in unknown] + [f"missing {k!r}" for k in missing]
+            )
+            allowed = ", ".join((*_REQUIRED, *_OPTIONAL))
+            raise BadInput(f"{path}: {what}; allowed: {allowed}")
+        return cls(
+            id=folder.name,
+            folder=folder,
+            title=str(data["title"]),
+            article=str(data["article"]),
+            citation=str(data["citation"]),
+            notebook=str(data["notebook"]),
+            runs_tour=bool(data.get("runs_tour", False)),
+            figures=tuple(str(f) for f in data.get("figures") or ()),
+        )
+
+
+def discover(root: Path = STUDIES_DIR) -> dict[str, Study]:
+    """Every folder under `root` with a study.yaml, ordered by notebook name (they are
+    numbered), the default study first."""
+    found = [Study.from_folder(d) for d in sorted(root.iterdir()) if (d / DEFINITION).is_file()]
+    found.sort(key=lambda s: (s.id != DEFAULT_STUDY, s.notebook, s.id))
+    return {s.id: s for s in found}
+
+
+STUDIES: dict[str, Study] = discover()
 
 
 def get_study(study_id: str) -> Study:
@@ -72,3 +133,32 @@ def get_study(study_id: str) -> Study:
 
 def available() -> list[Study]:
     return [s for s in STUDIES.values() if s.available]
+
+
+def study_of(path: str | Path) -> Study:
+    """The study whose folder holds `path`: the nearest folder above it with a study.yaml
+    (a study's own modules and tests name their study this way, never by its id)."""
+    path = Path(path).resolve()
+    for folder in path.parents:
+        if (folder / DEFINITION).is_file():
+            known = STUDIES.get(folder.name)
+            return known if known and known.folder == folder else Study.from_folder(folder)
+    raise BadInput(f"{path} is in no study folder (none above it has a {DEFINITION})")
+
+
+@cache
+def _import(study: Study, module: str) -> ModuleType:
+    """Import <folder>/<module>.py as <package>.<id>.<module>: the folder is a package
+    (without an __init__.py), so a study's modules may import each other relatively."""
+    if _PACKAGE not in sys.modules:
+        top = ModuleType(_PACKAGE)
+        top.__path__ = []
+        sys.modules[_PACKAGE] = top
+    if study.module_name not in sys.modules:
+        spec = importlib.util.spec_from_loader(study.module_name, loader=None, is_package=True)
+        package = importlib.util.module_from_spec(spec)
+        package.__path__ = [str(study.folder)]
+        sys.modules[study.module_name] = package
+    if not (study.folder / f"{module}.py").is_file():
+        raise BadInput(f"study {study.id!r} has no {module}.py in {study.folder}")
+    return importlib.import_module(f"{study.module_name}.{module}")

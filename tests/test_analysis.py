@@ -5,13 +5,13 @@ they are not measurements.
 """
 
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from hostbench.analysis import tables as analysis
 from hostbench.errors import BadInput
+from hostbench.studies import DEFAULT_STUDY, get_study
 
 
 def runs(rps: dict, cpu: dict | None = None, tool="k6", concurrency=8) -> pd.DataFrame:
@@ -225,7 +225,7 @@ def test_invalid_reasons_are_grouped_by_kind_and_reruns_counted():
 
 
 def test_invalid_reasons_tolerate_results_without_the_new_columns():
-    path = Path(__file__).parent / "fixtures" / "results" / "quick-results.csv"
+    path = get_study(DEFAULT_STUDY).fixtures_dir / "quick-results.csv"  # before the new columns
     recorded = analysis.load_results(path, valid_only=False)
     assert analysis.invalid_reasons(recorded).empty
 

@@ -43,7 +43,6 @@ def test_every_mode_has_its_display_facts():
         assert mode.label and mode.summary and mode.color.startswith("#")
         assert len(mode.hops) == len(mode.nodes) - 1
         assert mode.launch in ("app", "proxy", "external")
-        assert mode.paper_model in (None, *MODES)
     assert len({m.color for m in MODES.values()}) == len(MODES)  # one colour per mode
 
 

@@ -391,3 +391,25 @@ def test_mean_interval_by_hand():
     assert high - mean == pytest.approx(mean - low) == pytest.approx(4.302653 / math.sqrt(3))
     assert intervals.mean_interval([5.0, NAN])[:2] == (1, 5.0)  # NaN left out
     assert math.isnan(intervals.mean_interval([5.0])[2]) and intervals.mean_interval([])[0] == 0
+
+
+@pytest.mark.parametrize(
+    "low, high, expect, verdict",
+    [
+        (1.1, 1.3, "higher", intervals.SUPPORTED),
+        (0.7, 0.9, "higher", intervals.NOT_SUPPORTED),
+        (0.9, 1.2, "higher", intervals.UNDECIDED),
+        (0.2, 0.4, "lower", intervals.SUPPORTED),
+        (0.95, 1.05, "same", intervals.SUPPORTED),
+        (0.5, 1.5, "same", intervals.UNDECIDED),
+        (1.02, 1.05, "same", intervals.NOT_SUPPORTED),
+        (math.nan, math.nan, "higher", intervals.UNDECIDED),
+    ],
+)
+def test_claim_verdicts_follow_the_interval(low, high, expect, verdict):
+    assert intervals.claim_verdict(low, high, expect) == verdict
+
+
+def test_interval_text_is_describes_interval():
+    assert intervals.interval_text(0.33, 0.301, 0.3601) == "95% CI 30-37%"
+    assert intervals.interval_text(0.33, math.nan, math.nan) == "one block only, no interval"

@@ -7,7 +7,7 @@ import pytest
 
 from hostbench.catalog import (
     MODES,
-    PAPER_SCENARIOS,
+    SCENARIOS,
     get_mode,
     get_scenario,
     linux_modes,
@@ -34,7 +34,7 @@ def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
             c.pid for p in launched for c in psutil.Process(p).children(recursive=True)
         ]
         assert ("proxy" in target.groups) == (MODES[mode].launch == "proxy")
-        for name in MODES[mode].serves or PAPER_SCENARIOS:
+        for name in MODES[mode].serves or SCENARIOS:
             scenario = get_scenario(name)
             validate(scenario, target.get(scenario.path))  # same body shape in every mode
         load = get_scenario("values" if MODES[mode].serves else "text")

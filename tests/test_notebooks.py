@@ -1,4 +1,5 @@
-"""The notebooks: committed clean, and `make reproduce` with the quick profile end to end."""
+"""The notebooks end to end: `make reproduce` with the quick profile, the batch index, the
+reports in a browser. (Every study's own notebook contract: tests/test_studies.py.)"""
 
 import base64
 import html
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.timeout(3600)
 
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
-def test_committed_notebooks_carry_no_outputs_and_one_parameters_cell(notebook):
+def test_the_tour_notebook_carries_no_outputs_and_one_parameters_cell(notebook):
     nb = json.loads(notebook.read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
@@ -73,35 +74,6 @@ def test_the_paper_reports_figures_results_and_executed_notebook(batch):
         assert not [
             o for c in tour["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
         ]
-
-
-# The companion studies' figures, each shown in its section (their tables:
-# tests/test_companion_studies_1.py).
-COMPANION_FIGURES = {
-    "linux-proxies-2021": ["ranking", "ratios", "connections", "cpu"],
-    "selfhost-2012": ["results", "advantage", "cpu"],
-}
-
-
-@pytest.mark.live
-@pytest.mark.parametrize("study", sorted(COMPANION_FIGURES))
-def test_the_companion_reports_have_their_figures_and_headline(batch, study):
-    out = batch / study
-    executed = json.loads((out / STUDIES[study].notebook).read_text())
-    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
-    assert [o for o in outputs if o["output_type"] == "error"] == []
-    assert [o for o in outputs if o.get("name") == "stderr"] == []
-    page = (out / "report.html").read_text()
-    assert "<Figure size" not in page
-    figures = COMPANION_FIGURES[study]
-    assert page.count("data:image/png;base64") >= len(figures)  # inline, in their sections
-    for name in figures:
-        for ext in ("png", "svg"):
-            assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000
-    params = json.loads((out / "params.json").read_text())
-    runs = len(params["modes"]) * len(params["concurrency"]) * params["repetitions"]
-    assert len((out / "results.csv").read_text().splitlines()) == 1 + runs
-    assert (out / "headline.txt").read_text().strip()
 
 
 @pytest.mark.live

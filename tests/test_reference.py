@@ -1,6 +1,7 @@
-"""data/reference: the published numbers load, are well-formed and trace to their seeds."""
+"""Each study's reference/: the published numbers load, are well-formed and trace to their seeds."""
 
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from hostbench.analysis import reference
 from hostbench.errors import BadInput
 from hostbench.paths import ROOT
+from hostbench.studies import STUDIES, Study
 
 SEEDS = ROOT.parent / "shared" / "seeds"
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"{SEEDS} not present")
@@ -27,7 +29,10 @@ def test_published_loads_with_columns_and_dtypes():
     for col in reference.TEXT_COLUMNS:
         assert pd.api.types.is_string_dtype(df[col]), col
         assert not df[col].isna().any(), col
-    assert set(df["article"]) == set(reference.ARTICLES)
+    assert set(df["article"]) == set(STUDIES)  # every study has its article's numbers
+    assert {(s.id, s.article) for s in STUDIES.values()} == set(
+        zip(df["article"], df["source_file"], strict=True)
+    )
 
 
 def test_every_row_has_a_value_or_a_range():
@@ -44,7 +49,7 @@ def test_filter_by_article():
     by_setup = df.set_index("setup")["value"]
     assert by_setup["Linux + Nginx"] == 3509
     assert by_setup["Windows + IIS Out of Process"] == 2820
-    with pytest.raises(BadInput, match="unknown article"):
+    with pytest.raises(BadInput, match="unknown study 'no-such-article'"):
         reference.load_reference("no-such-article")
 
 
@@ -89,69 +94,12 @@ def test_numbers_appear_in_their_quotes():
             assert any(float(d) == n for d in digits), (r.article, r.setup, n, r.quote)
 
 
-def test_bad_rows_are_rejected(tmp_path, monkeypatch):
-    src = reference.PUBLISHED_CSV.read_text(encoding="utf-8").splitlines()
-    row = src[1].replace(",kestrel,", ",kestrl,", 1)
-    bad = tmp_path / "published.csv"
-    bad.write_text("\n".join([src[0], row]) + "\n", encoding="utf-8")
-    monkeypatch.setattr(reference, "PUBLISHED_CSV", bad)
-    with pytest.raises(BadInput, match="mode 'kestrl'"):
-        reference.load_reference()
-
-
-def test_paper_ratios_are_percent_of_baseline():
-    r = reference.paper_ratios()
-    assert list(r.columns) == [
-        "mode",
-        "scenario",
-        "ratio_low_pct",
-        "ratio_high_pct",
-        "qualifier",
-        "derived",
-        "quote",
-    ]
-    assert len(r) == 16
-    order = [(m, s) for m in reference.PAPER_MODES for s in reference.PAPER_SCENARIOS]
-    assert list(zip(r["mode"], r["scenario"], strict=True)) == order
-    assert r["derived"].dtype == bool
-    assert (r["ratio_low_pct"] <= r["ratio_high_pct"]).all()
-    got = r.set_index(["mode", "scenario"])[["ratio_low_pct", "ratio_high_pct"]]
-    expected = {
-        ("iis-outofprocess", "html"): (100, 100),
-        ("kestrel", "html"): (170, 170),
-        ("httpsys", "html"): (150, 150),
-        ("iis-inprocess", "html"): (136, 153),
-    }
-    for s in ("text", "json", "xml"):
-        expected |= {
-            ("iis-outofprocess", s): (100, 100),
-            ("kestrel", s): (300, 300),
-            ("httpsys", s): (280, 280),
-            ("iis-inprocess", s): (240, 270),
-        }
-    for key, (low, high) in expected.items():
-        assert tuple(got.loc[key]) == pytest.approx((low, high)), key
-    assert r.loc[r["derived"], "mode"].unique().tolist() == ["iis-inprocess"]
-
-
-def test_paper_ratios_order_kestrel_httpsys_baseline():
-    got = reference.paper_ratios().set_index(["mode", "scenario"])
-    for s in reference.PAPER_SCENARIOS:
-        kestrel = got.loc[("kestrel", s), "ratio_low_pct"]
-        httpsys = got.loc[("httpsys", s), "ratio_high_pct"]
-        inproc = got.loc[("iis-inprocess", s), "ratio_high_pct"]
-        assert kestrel > httpsys > 100
-        assert kestrel > inproc > 100
-        assert got.loc[("iis-outofprocess", s), "ratio_low_pct"] == 100
-
-
-def test_paper_setup():
-    s = reference.paper_setup().set_index("item")["value"]
-    assert s["k6_vus"] == "8"
-    assert s["k6_duration"] == "15"
-    assert s["k6"] == "0.20.0"
-    assert s["cpu"] == "Intel Core i3-3110M"
-    assert s["dotnet_core_runtime"] == "2.1.300"
-    assert s["aspnetcore"] == "2.1.0-preview1"
-    assert s["iis"] == "10.0.17134.1"
-    assert s["os"] == "Windows 10 x64"
+def test_bad_rows_are_rejected(tmp_path):
+    study = STUDIES["jcsi2018"]
+    copy = tmp_path / study.id
+    shutil.copytree(study.folder, copy, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+    published = copy / "reference" / reference.PUBLISHED_CSV
+    src = published.read_text(encoding="utf-8").splitlines()
+    published.write_text("\n".join([src[0], src[1].replace(",kestrel,", ",kestrl,", 1)]) + "\n")
+    with pytest.raises(BadInput, match="row 2: mode 'kestrl'"):
+        reference.load_reference(Study.from_folder(copy))

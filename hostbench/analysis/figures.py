@@ -1,4 +1,5 @@
-"""The paper's figures (Fig. 4-9) and a CPU-saturation chart, from results.csv rows.
+"""Figures every study draws (latency, CPU per request, CPU saturation, ratios) and the
+helpers a study's own figures are built with, from results.csv rows.
 
 Each function takes the tidy results (one row per run) and returns a matplotlib Figure; the
 numbers drawn are the ones hostbench.analysis computes, so figures and tables agree.
@@ -16,14 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
-from ..catalog import (
-    DEFAULT_BASELINE,
-    MODES,
-    PAPER_BASELINE,
-    PAPER_MODELS,
-    mode_label,
-    scenario_label,
-)
+from ..catalog import mode_color, mode_label, scenario_label
 from ..errors import BadInput
 from . import intervals, tables
 
@@ -40,202 +34,13 @@ _APP_WORK_COLOR = "#7f7f7f"
 _STYLE = {"axes.titlesize": 13, "axes.labelsize": 11, "xtick.labelsize": 11, "legend.fontsize": 10}
 
 
-def paper_caption(mode: str, baseline: str = DEFAULT_BASELINE) -> str:
-    """What a mode's chart is in the paper's terms; only the baseline claims the paper's Fig. 4."""
-    m = MODES.get(mode)
-    if m is None:
-        return ""
-    if m.paper_role == "same" and not m.windows_only and m.paper_figure:
-        return f"the paper's {m.paper_figure}"
-    if m.paper_role == "same":
-        return f"the paper's {m.paper_figure}, measured on Windows"
-    paper = MODES[m.paper_model] if m.paper_model else None
-    if mode == baseline and paper is not None:
-        return f"stands for the paper's {paper.paper_figure}, {paper.label}"
-    if paper is not None:
-        return f"{m.paper_role} of the paper's {paper.label}, not in its figures"
-    return "added here, not in the paper"
-
-
-def model_chart(
-    df: pd.DataFrame, mode: str, baseline: str = DEFAULT_BASELINE, ymax: float | None = None
-) -> Figure:
-    """Fig. 4-7 of the paper for one hosting model: mean rps per scenario, error bars = 1 sd."""
-    df = _one_setup(df)
-    summary = tables.summarize(df)
-    summary = summary[summary["mode"] == mode]
-    if summary.empty:
-        present = ", ".join(str(m) for m in df["mode"].unique())
-        raise BadInput(f"mode {mode!r} is not in the results; modes present: {present}")
-    with _style():
-        fig = Figure(figsize=(7, 4.8), layout="constrained")
-        ax = fig.subplots()
-        _bars(ax, df, [mode])
-        ax.set_ylabel("throughput [requests/s]")
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        ax.set_xlabel("scenario")
-        if ymax is not None:  # one scale for every model's chart, so heights compare
-            ax.set_ylim(0, ymax)
-        caption = paper_caption(mode, baseline)
-        ax.set_title(mode_label(mode) + (f"\n({caption})" if caption else ""))
-        _footnote(fig, _setup_note(summary))
-    return fig
-
-
-def model_charts(df: pd.DataFrame, modes: list[str], baseline: str = DEFAULT_BASELINE):
-    """Fig. 4-7 analogs for `modes`, all on one y-scale so bar heights compare across charts."""
-    summary = tables.summarize(_one_setup(df))
-    tops = summary["rps_mean"] + summary["rps_std"].fillna(0.0)
-    ymax = float(tops.max()) * 1.15
-    return [model_chart(df, m, baseline, ymax) for m in modes if (summary["mode"] == m).any()]
-
-
-def all_models_chart(df: pd.DataFrame) -> Figure:
-    """Fig. 8 of the paper: every model in every scenario, grouped by scenario."""
-    df = _one_setup(df)
-    summary = tables.summarize(df)
-    modes = _present(summary["mode"])
-    with _style():
-        fig = Figure(figsize=(max(8.0, 1.1 + 0.55 * len(modes) * 4), 5.2), layout="constrained")
-        ax = fig.subplots()
-        # Many narrow bars: upright labels would collide, so they stand vertically.
-        _bars(ax, df, modes, rotation=90 if len(modes) > 2 else 0)
-        ax.set_ylabel("throughput [requests/s]")
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        ax.set_xlabel("scenario")
-        fig.suptitle("All hosting models and scenarios (paper's Fig. 8)")
-        _legend(ax, "hosting model")
-        _footnote(fig, _setup_note(summary))
-    return fig
-
-
-# How the paper states each of its values, drawn as what it is (reference.paper_ratios).
-_PAPER_MARKERS = {"about": "D", "stated": "D", "up to": "v"}
-
-
-def relative_chart(
-    ratios: pd.DataFrame,
-    paper: pd.DataFrame | None = None,
-    baseline: str = DEFAULT_BASELINE,
-) -> Figure:
-    """Fig. 9 of the paper: each mode as % of the baseline, with its 95% interval.
-
-    ratios: hostbench.analysis.intervals.paired_ratios (one setup). paper: the paper's
-    values (hostbench.analysis.reference.paper_ratios): drawn beside ours as what they
-    are: a point for "about", a downward marker on a dotted stem for "up to" (an upper
-    bound), a line for a derived range. The paper's models that have no run here
-    (HTTP.sys, IIS in-process) are marked "paper only".
-    """
-    if ratios.empty:
-        raise BadInput(f"no ratios to the baseline {baseline!r}: only the baseline ran?")
-    ratios = ratios.copy()
-    ratios["mode"] = ratios["mode"].astype(str)
-    ratios["scenario"] = ratios["scenario"].astype(str)
-    scenarios = [s for s in tables.SCENARIO_ORDER if s in set(ratios["scenario"])]
-    ours = [m for m in tables.MODE_ORDER if m in set(ratios["mode"])]
-    theirs = []
-    if paper is not None:
-        paper = paper[paper["mode"] != PAPER_BASELINE]
-        paper = paper[paper["scenario"].isin(scenarios)]
-        theirs = [m for m in PAPER_MODELS if m in set(paper["mode"])]
-    slots = ours + theirs
-    width = 0.8 / len(slots)
-    with _style():
-        fig = Figure(
-            figsize=(max(8.0, 1.5 + 0.45 * len(slots) * len(scenarios)), 5.4), layout="constrained"
-        )
-        ax = fig.subplots()
-        for i, mode in enumerate(ours):
-            rows = ratios[ratios["mode"] == mode].set_index("scenario").reindex(scenarios)
-            x = np.arange(len(scenarios)) - 0.4 + width * (i + 0.5)
-            low = (rows["ratio_pct"] - rows["ci_low_pct"]).to_numpy()
-            high = (rows["ci_high_pct"] - rows["ratio_pct"]).to_numpy()
-            has_ci = np.isfinite(low).any()
-            ax.bar(
-                x,
-                rows["ratio_pct"],
-                width * 0.9,
-                color=_color(mode),
-                zorder=2,
-                label=f"{mode_label(mode)} (ours)",
-                yerr=np.nan_to_num([low, high]) if has_ci else None,
-                capsize=3 if has_ci else 0,
-                error_kw={"elinewidth": 1.1, "ecolor": "0.15"},
-            )
-        for j, mode in enumerate(theirs):
-            x0 = np.arange(len(scenarios)) - 0.4 + width * (len(ours) + j + 0.5)
-            rows = paper[paper["mode"] == mode].set_index("scenario").reindex(scenarios)
-            color = _color(mode)
-            runs_here = mode in ours or any(MODES[m].paper_model == mode for m in ours)
-            note = "" if runs_here else ", paper only: not runnable here"
-            for x, row in zip(x0, rows.itertuples(), strict=True):
-                if not np.isfinite(row.ratio_high_pct):
-                    continue
-                if row.ratio_low_pct < row.ratio_high_pct:  # a derived range
-                    ax.plot(
-                        [x, x],
-                        [row.ratio_low_pct, row.ratio_high_pct],
-                        color=color,
-                        lw=3,
-                        solid_capstyle="butt",
-                        zorder=3,
-                    )
-                    continue
-                marker = _PAPER_MARKERS.get(row.qualifier, "D")
-                if marker == "v":  # an upper bound: a stem from the baseline up to it
-                    ax.plot(
-                        [x, x], [100, row.ratio_high_pct], color=color, ls=":", lw=1.5, zorder=3
-                    )
-                ax.plot(
-                    x,
-                    row.ratio_high_pct,
-                    marker=marker,
-                    color=color,
-                    ms=8,
-                    markeredgecolor="0.1",
-                    zorder=4,
-                )
-            kinds = sorted(set(rows["qualifier"].dropna()))
-            words = (
-                "range derived from the paper"
-                if any("derived" in k for k in kinds)
-                else (" / ".join(kinds))
-            )
-            label = f"{mode_label(mode)} (paper: {words}{note})"
-            marker = "v" if "up to" in kinds else "D"
-            ax.plot([], [], marker=marker, color=color, ls="", markeredgecolor="0.1", label=label)
-        ax.axhline(
-            100,
-            color="0.2",
-            linestyle="--",
-            linewidth=1.2,
-            zorder=1,
-            label=f"baseline: {mode_label(baseline)} = 100%",
-        )
-        ax.set_xticks(range(len(scenarios)), [scenario_label(s) for s in scenarios])
-        ax.set_xlim(-0.6, len(scenarios) - 0.4)
-        ax.set_ylim(0, None)
-        ax.set_ylabel(f"throughput [% of {mode_label(baseline)}]")
-        ax.set_xlabel("scenario")
-        fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
-        n = ratios["n"].min()
-        ci = (
-            "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"
-            if n > 1
-            else "one block: no interval"
-        )
-        _footnote(fig, ci)
-    return fig
-
-
 def latency_chart(df: pd.DataFrame) -> Figure:
     """Latency under the load: p50 (bar) and p99 (whisker top) per mode and scenario, in ms."""
-    summary = tables.summarize(_one_setup(df))
-    modes = _present(summary["mode"])
-    scenarios = _present(summary["scenario"])
+    summary = tables.summarize(one_setup(df))
+    modes = present(summary["mode"])
+    scenarios = present(summary["scenario"])
     width = 0.8 / len(modes)
-    with _style():
+    with style():
         fig = Figure(
             figsize=(max(8.0, 1.5 + 0.5 * len(modes) * len(scenarios)), 4.8), layout="constrained"
         )
@@ -244,7 +49,7 @@ def latency_chart(df: pd.DataFrame) -> Figure:
             rows = summary[summary["mode"] == mode].set_index("scenario").reindex(scenarios)
             x = np.arange(len(scenarios)) - 0.4 + width * (i + 0.5)
             p50, p99 = rows["latency_p50_ms_mean"], rows["latency_p99_ms_mean"]
-            ax.bar(x, p50, width * 0.9, color=_color(mode), label=mode_label(mode), zorder=2)
+            ax.bar(x, p50, width * 0.9, color=mode_color(mode), label=mode_label(mode), zorder=2)
             ax.vlines(x, p50, p99, color="0.15", lw=1.2, zorder=3)
             ax.plot(x, p99, "_", color="0.15", ms=8, zorder=3)
         ax.plot([], [], "_", color="0.15", ms=8, label="p99 (line top)")
@@ -252,8 +57,8 @@ def latency_chart(df: pd.DataFrame) -> Figure:
         ax.set_ylabel("latency [ms]: bar p50, line up to p99")
         ax.set_xlabel("scenario")
         fig.suptitle("Latency under the load (mean over blocks)")
-        _legend(ax, "hosting model")
-        _footnote(fig, _setup_note(summary))
+        legend(ax, "hosting model")
+        footnote(fig, setup_note(summary))
     return fig
 
 
@@ -264,9 +69,9 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
     server's share is split into the app's own work (producing the payload) and the rest
     (hosting, HTTP, the connection handling the proxy hop adds).
     """
-    per = tables.cpu_per_request(_one_setup(df))
-    modes = _present(per["mode"])
-    scenarios = _present(per["scenario"])
+    per = tables.cpu_per_request(one_setup(df))
+    modes = present(per["mode"])
+    scenarios = present(per["scenario"])
     work = None if app_work is None else app_work.set_index("scenario")["ns_per_payload"] / 1e3
     layers = [  # column, legend label, colour
         ("server_us_per_request", "server (test app)", _CPU_COLORS["server"]),
@@ -275,7 +80,7 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
     ]
     ncols = min(2, len(scenarios))
     nrows = -(-len(scenarios) // ncols)
-    with _style():
+    with style():
         fig = Figure(figsize=(12, 0.5 + nrows * (0.9 + 0.45 * len(modes))), layout="constrained")
         axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
         y = np.arange(len(modes))[::-1]  # the first mode on top
@@ -313,16 +118,16 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
     of the system; the dashed line is all the machine's cores; the label above a bar is the
     machine's busy % (the paper tuned its load so that this was 100%).
     """
-    df = _one_setup(df)
+    df = one_setup(df)
     sat = tables.saturation(df, threshold_pct)
     stacks = [f"{g}_cores" for g in CPU_LABELS]
     means = sat.groupby(["mode", "scenario"], observed=True)[
         [*stacks, "cpu_total_pct", "machine_cores"]
     ].mean()
-    modes = _present(sat["mode"])
+    modes = present(sat["mode"])
     ncols = min(3, len(modes))
     nrows = -(-len(modes) // ncols)
-    with _style():
+    with style():
         # Wide enough for the title and legend even with a single panel.
         fig = Figure(figsize=(max(8.5, 4.2 * ncols), 3.6 * nrows + 0.9), layout="constrained")
         axes = np.atleast_1d(fig.subplots(nrows, ncols, sharey=True, squeeze=False)).ravel()
@@ -386,7 +191,7 @@ def bar_panels(
     sharex: one x scale for all panels; False when their magnitudes differ (other machines).
     """
     sizes = [max(len(rows), 1) for _, rows in panels]
-    with _style():
+    with style():
         height = 0.42 * sum(sizes) + 1.1 * len(panels) + 0.6
         fig = Figure(figsize=(9.5, height), layout="constrained")
         axes = fig.subplots(
@@ -432,7 +237,7 @@ def bar_panels(
             ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         axes[-1].set_xlabel(xlabel)
         fig.suptitle(title)
-        _footnote(fig, note)
+        footnote(fig, note)
     return fig
 
 
@@ -449,7 +254,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
     values = values.to_numpy(dtype=float)
     values = values[np.isfinite(values) & (values > 0)]
     low_end, high_end = min(values.min(initial=100.0), 100.0), max(values.max(initial=100.0), 100.0)
-    with _style():
+    with style():
         fig = Figure(figsize=(9.5, 0.5 * len(rows) + 1.9), layout="constrained")
         ax = fig.subplots()
         y = np.arange(len(rows))[::-1]
@@ -515,7 +320,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         ]
         fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
         fig.suptitle(title)
-        _footnote(fig, note)
+        footnote(fig, note)
     return fig
 
 
@@ -538,8 +343,8 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
     and the machine's busy % against concurrency, per mode; the knee circled where one was
     found (tables.find_knee)."""
     table = tables.calibration(df)
-    modes = _present(table["mode"])
-    with _style():
+    modes = present(table["mode"])
+    with style():
         fig = Figure(figsize=(10, 4.2), layout="constrained")
         rps_ax, cpu_ax = fig.subplots(1, 2)
         for mode in modes:
@@ -549,12 +354,12 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
                     [rows["rps_mean"] - rows["rps_ci_low"], rows["rps_ci_high"] - rows["rps_mean"]]
                 )
                 rps_ax.errorbar(rows["concurrency"], rows["rps_mean"], yerr=error, fmt="o-",
-                                capsize=3, color=_color(mode), label=label)  # fmt: skip
+                                capsize=3, color=mode_color(mode), label=label)  # fmt: skip
                 knee = rows[rows["knee"]]
                 rps_ax.plot(knee["concurrency"], knee["rps_mean"], "o", ms=12, mfc="none",
                             mec="0.1")  # fmt: skip
                 cpu_ax.plot(rows["concurrency"], rows["cpu_total_pct_mean"], "o-",
-                            color=_color(mode), label=label)  # fmt: skip
+                            color=mode_color(mode), label=label)  # fmt: skip
         levels = sorted(table["concurrency"].unique())
         for ax in (rps_ax, cpu_ax):
             ax.set_xscale("log", base=2)
@@ -572,7 +377,7 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         rps_ax.legend(frameon=False, fontsize=9)
         fig.suptitle("Choosing the load: throughput and CPU against concurrency")
         blocks = int(table["blocks"].min())
-        _footnote(
+        footnote(
             fig,
             f"{blocks} blocks per level; error bars: 95% interval of the mean"
             if blocks > 1
@@ -592,18 +397,13 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     return paths
 
 
-def _color(mode) -> str | None:
-    m = MODES.get(str(mode)) if mode is not None else None
-    return m.color if m else None
-
-
-def _style():
+def style():
     # seaborn's whitegrid look and notebook-size fonts while a figure is built, never globally.
     rc = {**sns.axes_style("whitegrid"), **sns.plotting_context("notebook", rc=_STYLE)}
     return mpl.rc_context(rc)
 
 
-def _one_setup(df: pd.DataFrame) -> pd.DataFrame:
+def one_setup(df: pd.DataFrame) -> pd.DataFrame:
     # A figure compares modes and scenarios under one load setup, as the paper did (k6, 8 VUs).
     df = tables.prepare(df)
     setups = df[["tool", "concurrency"]].drop_duplicates()
@@ -613,16 +413,16 @@ def _one_setup(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _present(values: pd.Series) -> list[str]:
+def present(values: pd.Series) -> list[str]:
     # Categories in display order, only those with data.
     return [str(v) for v in values.cat.categories if (values == v).any()]
 
 
-def _bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
+def bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
     """Mean rps per scenario, one bar per mode, whiskers 1 sd over blocks (seaborn's barplot),
     each labelled with its mean above its whisker (matplotlib's bar_label)."""
     runs = df[df["mode"].astype(str).isin(modes)]
-    order = [scenario_label(s) for s in _present(runs["scenario"])]
+    order = [scenario_label(s) for s in present(runs["scenario"])]
     hue_order = [mode_label(m) for m in modes]
     data = runs.assign(
         x=runs["scenario"].astype(str).map(scenario_label),
@@ -630,7 +430,7 @@ def _bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
     )
     many = data.groupby(["hue", "x"])["rps"].count().max() > 1  # one run has no sd
     sns.barplot(data, x="x", y="rps", hue="hue", order=order, hue_order=hue_order,
-                palette={mode_label(m): _color(m) for m in modes},
+                palette={mode_label(m): mode_color(m) for m in modes},
                 errorbar="sd" if many else None, capsize=0.15,
                 err_kws={"linewidth": 1.2, "color": "0.15"}, legend=len(modes) > 1,
                 saturation=1.0,  # the catalog's colours, as on every other figure
@@ -651,17 +451,17 @@ def _bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
     ax.set_ylim(0, max(tops) * (1.22 if rotation else 1.1))
 
 
-def _legend(ax, title: str) -> None:
+def legend(ax, title: str) -> None:
     ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
-def _footnote(fig: Figure, text: str) -> None:
+def footnote(fig: Figure, text: str) -> None:
     # supxlabel gets its own space under constrained layout, unlike free text.
     if text:
         fig.supxlabel(text, x=0.99, ha="right", fontsize=9, color="0.3")
 
 
-def _setup_note(summary: pd.DataFrame) -> str:
+def setup_note(summary: pd.DataFrame) -> str:
     tool, concurrency = summary.iloc[0][["tool", "concurrency"]]
     n = summary["n"]
     reps = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"

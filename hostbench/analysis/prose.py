@@ -1,4 +1,4 @@
-"""What the paper notebook shows besides charts: tables, sample responses, computed prose.
+"""What the notebooks show besides charts: tables, notes and sentences computed from the runs.
 
 The notebook stays thin (parameters, narrative, calls); the tables and the
 sentences whose numbers come from the results are built here, where they are
@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import MODES, PAPER_BASELINE, PAPER_MODELS, mode_label, runnable_here, scenario_label
+from ..catalog import MODES, mode_label, runnable_here, scenario_label
 from . import tables
-from .intervals import describe, ratio_text
-from .reference import paper_setup
 
 
 def _number(value) -> str:
@@ -47,17 +45,6 @@ def table(df: pd.DataFrame, formats: Mapping[str, object] | None = None):
     return styler
 
 
-def hosting_models_table() -> pd.DataFrame:
-    """The paper's four models, what each is, and what stands in for it here (the catalog's)."""
-    rows = []
-    for paper_id in PAPER_MODELS:
-        model = MODES[paper_id]
-        ours = [m.id for m in MODES.values() if m.paper_model == paper_id and not m.windows_only]
-        name = model.label + (" (baseline, 100%)" if paper_id == PAPER_BASELINE else "")
-        rows.append((name, model.summary, model.linux_analog, ", ".join(ours) or "none"))
-    return pd.DataFrame(rows, columns=["paper's model", "what it is", "Linux analog", "our mode"])
-
-
 def modes_table(requested: list[str]) -> pd.DataFrame:
     """Every mode, whether this study runs it, and why not when it can't run here."""
     here = set(runnable_here())
@@ -73,67 +60,6 @@ def modes_table(requested: list[str]) -> pd.DataFrame:
             status = "runs here, not requested"
         rows.append((name, mode.summary, status))
     return pd.DataFrame(rows, columns=["mode", "what it is", "in this study"])
-
-
-def platform_table(env: dict) -> pd.DataFrame:
-    """The paper's Tables 1-2 beside the machine a study ran on (its environment.json)."""
-    paper = paper_setup().set_index("item")["value"]
-    tools = env["tools"]
-    rows = [
-        ("operating system", paper.get("os"), f"{env['os']} (kernel {env['kernel']})"),
-        ("CPU", paper.get("cpu"),
-         f"{env['cpu_model']} ({env['cpu_cores_logical']} logical cores)"),
-        ("RAM", paper.get("ram"), f"{env['memory_gib']} GiB"),
-        (".NET", f"Runtime {paper.get('dotnet_core_runtime')}",
-         f"SDK {env['dotnet']['sdk']}; {env['dotnet']['runtimes']}"),
-        ("ASP.NET Core / Kestrel", paper.get("aspnetcore"), "the runtime's ASP.NET Core"),
-        ("reverse proxy", f"IIS {paper.get('iis')}", f"{tools['nginx']}; {tools['caddy']}"),
-        ("load tool", f"k6 {paper.get('k6')}", tools["k6"]),
-    ]  # fmt: skip
-    return pd.DataFrame(rows, columns=["", "paper (2018)", "this machine"])
-
-
-def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
-    """The paper's Table 3 beside this run's settings."""
-    paper = paper_setup().set_index("item")
-    duration = paper.loc["k6_duration"]
-    return pd.DataFrame(
-        [
-            ("vus", paper.loc["k6_vus", "value"], vus),
-            ("duration", f"{duration['value']}{duration['unit']}", f"{duration_s:g}s"),
-        ],
-        columns=["parameter", "paper", "this run"],
-    )
-
-
-def ratio_sentences(ratios: pd.DataFrame) -> str:
-    """Each mode against the baseline, per scenario, in the words its interval allows (Markdown)."""
-    lines = []
-    for mode, group in ratios.groupby("mode", observed=True, sort=False):
-        parts = [
-            f"{scenario_label(r.scenario)}: "
-            + describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence)
-            for r in group.itertuples(index=False)
-        ]
-        lines.append(
-            f"- **{mode_label(mode)}** vs {mode_label(group['baseline'].iloc[0])}: "
-            + "; ".join(parts)
-            + "."
-        )
-    return "\n".join(lines)
-
-
-def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
-    """One line for the batch index: `mode` against the baseline in every scenario."""
-    rows = ratios[ratios["mode"].astype(str) == mode]
-    if rows.empty:
-        return "no ratio to report"
-    base = mode_label(rows["baseline"].iloc[0])
-    parts = [
-        f"{scenario_label(r.scenario)} {ratio_text(r.ratio, r.ci_low, r.ci_high, r.confidence)}"
-        for r in rows.itertuples(index=False)
-    ]
-    return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)
 
 
 # What a smoke run (the quick profiles, params `smoke: true`) says instead of a finding.

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import DEFAULT_BASELINE, MODES, SCENARIOS
+from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
@@ -206,14 +206,15 @@ def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:
 def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     """ratios.csv beside results.csv: every mode to the baseline, paired within blocks, 95% CI.
 
-    baseline: default the study's own (params.json), else the catalog's default.
+    baseline: default the study's own (params.json), else its first mode.
     """
     from .intervals import paired_ratios
 
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
     if baseline is None:
-        baseline = load_params(run_dir).get("baseline") or DEFAULT_BASELINE
+        params = load_params(run_dir)
+        baseline = params.get("baseline") or params["modes"][0]
     ratios = paired_ratios(results, baseline)
     path = run_dir / "ratios.csv"
     tmp = path.with_suffix(".csv.tmp")

@@ -1,7 +1,7 @@
 """What a study notebook calls to measure: its params, its run folder, the study itself.
 
 The notebook's parameters are the study and profile (and, from papermill, the
-validated params whole); everything else comes from params/<study>/<profile>.yaml,
+validated params whole); everything else comes from studies/<study>/params/<profile>.yaml,
 so no profile's values are written twice. The analysis then reads the results.
 """
 
@@ -71,6 +71,19 @@ class StudyRun:
     @property
     def out_dir(self) -> Path:
         return self.runs_dir / self.run_id
+
+    @property
+    def analysis(self):
+        """The study's own analysis module (its folder's analysis.py)."""
+        return get_study(self.study).analysis
+
+    def show(self, fig, name: str):
+        """Save a figure as figures/<name>.png and .svg in the run folder; return it, so the
+        notebook shows it where it is made."""
+        from ..analysis.figures import save_figure
+
+        save_figure(fig, self.out_dir / "figures", name)
+        return fig
 
     def sub_run(self, name: str) -> "StudyRun":
         """A sub-study of this one (params key sub_studies), in its own run folder."""

@@ -465,12 +465,8 @@ class StudyParams:
 
     @property
     def baseline_mode(self) -> str:
-        """The mode ratios are taken to: the params' baseline, else the catalog's default."""
-        from ..catalog import DEFAULT_BASELINE
-
-        if self.baseline:
-            return self.baseline
-        return DEFAULT_BASELINE if DEFAULT_BASELINE in self.modes else self.modes[0]
+        """The mode ratios are taken to: the params' baseline, else the first mode."""
+        return self.baseline or self.modes[0]
 
     def measured_settings(self) -> dict:
         """What shapes every run's measurement, besides its cell: resuming must not change it."""

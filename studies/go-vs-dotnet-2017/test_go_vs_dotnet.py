@@ -1,0 +1,144 @@
+"""go-vs-dotnet-2017: the Go build the report names, the article's loads in the params and the
+rows, and the notebook's tables beside the published numbers (read from reference/) on a
+recorded real quick run. The notebook runs end to end in tests/test_studies.py."""
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+
+from hostbench.analysis import tables
+from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.harness.environment import go_build
+from hostbench.harness.params import StudyParams
+from hostbench.paths import BIN, ROOT
+from hostbench.studies import study_of
+
+GO_STUDY = study_of(__file__)
+go_vs_dotnet = GO_STUDY.analysis
+GO_RESULTS = GO_STUDY.fixtures_dir / "quick-results.csv"
+FIXTURES = GO_STUDY.fixtures_dir
+
+
+# --- the Go build the study reports ----------------------------------------------------------
+
+
+@pytest.mark.live
+def test_the_environment_names_the_go_and_iris_versions_goserver_was_built_with():
+    found = go_build(BIN / "goserver")
+    assert re.fullmatch(r"go1\.\d+(\.\d+)?", found["go"])
+    required = re.search(
+        r"github\.com/kataras/iris/v12 (v\S+)", (ROOT / "testapp/go/go.mod").read_text()
+    )
+    assert found["iris"] == required.group(1)
+
+
+# --- the study rows carry the articles' settings ---------------------------------------------
+
+
+def _bombardier_setting(item: str) -> tuple[int, int]:
+    """(connections, requests) of the article's bombardier command, read from setup.csv."""
+    words = load_setup("go-vs-dotnet-2017").set_index("item").loc[item, "value"]
+    numbers = [int(w) for w in re.findall(r"\d+", words)]
+    return (numbers[0], numbers[1])
+
+
+def test_the_go_study_runs_the_articles_loads():
+    paper = StudyParams.from_file(GO_STUDY.params_path("paper"))
+    for scenario, item in (("values", "bombardier_values"), ("templates", "bombardier_templates")):
+        connections, requests = _bombardier_setting(item)
+        assert paper.concurrency == [connections] and paper.tools == ["bombardier"]
+        assert paper.requests_for(scenario) == requests
+    assert paper.requests_for("values-minimal") == paper.requests_for("values")
+    # The rows of the real quick run: bombardier at the article's connections, -n per scenario.
+    rows = pd.read_csv(GO_RESULTS)
+    quick = StudyParams.from_file(GO_STUDY.params_path("quick"))
+    assert set(rows["tool"]) == {"bombardier"} and set(rows["concurrency"]) == {connections}
+    for r in rows.itertuples(index=False):
+        assert r.requests_target == r.requests == r.server_requests and quick.requests_for(
+            r.scenario
+        )
+    pairs = set(zip(rows["mode"], rows["scenario"], strict=True))
+    assert {m for m, sc in pairs if sc == "values-minimal"} == {"kestrel"}
+    assert len(pairs) == len(quick.cells()) and set(rows["block"]) == {1, 2}
+    assert (rows["rss_server_mean_mb"] <= rows["rss_server_peak_mb"]).all()
+
+
+# --- the notebooks' tables on a recorded real run --------------------------------------------
+
+
+def _published(article: str, mode: str, scenario: str, metric: str, where: str) -> float:
+    ref = load_reference(article)
+    row = ref[(ref["mode"] == mode) & (ref["scenario"] == scenario) & (ref["metric"] == metric)
+              & ref["where"].str.startswith(where)]  # fmt: skip
+    return float(row["value"].iloc[0])
+
+
+def test_the_go_tables_put_the_published_values_beside_ours():
+    results = tables.load_results(GO_RESULTS, valid_only=False)
+    values = go_vs_dotnet.article_table(results, "values").set_index("server (ours)")
+    iris, dotnet = values.loc["Iris (MVC controllers)"], values.loc["Kestrel, AddMvcCore"]
+    article = "go-vs-dotnet-2017"
+    assert iris["req/s, article"] == _published(article, "go-iris", "values", "rps", "bombardier")
+    assert dotnet["req/s, article"] == _published(article, "kestrel", "values", "rps", "bombardier")
+    assert iris["memory [MB], article"] == _published(
+        article, "go-iris", "values", "memory_mb", "总结"
+    )
+    assert dotnet["latency mean [ms], article"] == _published(
+        article, "kestrel", "values", "latency_mean_ms", "bombardier"
+    )
+    # Ours: the mean over the recorded runs; our additions have no article's values.
+    runs = results[(results["mode"] == "iris-mvc") & (results["scenario"] == "values")]
+    assert iris["req/s, ours"] == pytest.approx(runs["rps"].mean())
+    assert iris["RSS peak [MB], ours"] == runs["rss_server_peak_mb"].max()
+    assert math.isnan(values.loc["Go net/http", "req/s, article"])
+    assert "Kestrel, minimal API" in values.index
+    templates = go_vs_dotnet.article_table(results, "templates").set_index("server (ours)")
+    assert templates.loc["Kestrel", "req/s, article"] == _published(
+        article, "kestrel", "mvc-templates", "rps", "bombardier"
+    )  # the article's templates app used full MVC
+    assert math.isnan(templates.loc["Kestrel, AddMvcCore", "req/s, article"])
+    shown = go_vs_dotnet.formatted(values)
+    assert shown.loc["Go net/http", "req/s, article"] == "-"
+
+
+@pytest.mark.live
+def test_the_go_ratios_are_paired_within_blocks_and_words_follow_them():
+    results = tables.load_results(GO_RESULTS, valid_only=False)
+    rps = go_vs_dotnet.ratios(results, "rps")
+    row = rps[(rps["scenario"] == "values") & (rps["mode"] == "kestrel-mvccore")].iloc[0]
+    # The article's ratio comes from reference/; ours is the geometric mean of block ratios.
+    article = "go-vs-dotnet-2017"
+    want = _published(article, "kestrel", "values", "rps", "bombardier") / _published(
+        article, "go-iris", "values", "rps", "bombardier"
+    )
+    assert row["article_ratio"] == pytest.approx(want)
+    mine = results[results["scenario"] == "values"].set_index(["mode", "block"])["rps"]
+    per_block = [mine["kestrel-mvccore", b] / mine["iris-mvc", b] for b in (1, 2)]
+    assert row["ratio"] == pytest.approx(math.exp(sum(map(math.log, per_block)) / 2))
+    assert row["n"] == 2
+    word = "slower" if row["ci_high"] < 1 else "faster" if row["ci_low"] > 1 else "indistinguish"
+    assert row["in words"].startswith(word)
+    minimal = rps[rps["mode"] == go_vs_dotnet.MINIMAL]
+    assert list(minimal["scenario"]) == ["values"]  # values-minimal pairs with Iris's values
+    memory = go_vs_dotnet.ratios(results, "rss_server_mean_mb")
+    mem = memory[(memory["scenario"] == "values") & (memory["mode"] == "kestrel-mvccore")].iloc[0]
+    assert mem["article_ratio"] == pytest.approx(
+        _published(article, "kestrel", "values", "memory_mb", "总结")
+        / _published(article, "go-iris", "values", "memory_mb", "总结")
+    )
+    assert mem["in words"].split(":")[0] in (
+        "more memory",
+        "less memory",
+        "indistinguishable at this precision",
+    )
+    line = go_vs_dotnet.headline(rps, go_vs_dotnet.summary(results))
+    assert f"(article {100 * want:.0f}%)" in line and "\n" not in line
+    env = json.loads((FIXTURES / "go-vs-dotnet-2017-quick-environment.json").read_text())
+    text = go_vs_dotnet.then_and_now(rps, memory, go_vs_dotnet.dotnet_shares(results), env)
+    assert (
+        env["goserver"]["iris"] in text
+        and load_setup(article).set_index("item").loc["iris", "value"] in text
+    )

@@ -1,0 +1,436 @@
+"""The JCSI 2018 study's own prose: its method, its claims judged by our intervals, its threats.
+
+Every number here comes from the run's files (results.csv, ratios, params.json,
+environment.json) or from reference/; the words follow the intervals.
+"""
+
+import pandas as pd
+
+from hostbench.analysis import intervals, tables
+from hostbench.analysis.intervals import (
+    NOT_SUPPORTED,
+    NOT_TESTABLE,
+    SUPPORTED,
+    UNDECIDED,
+    describe,
+    ratio_text,
+)
+from hostbench.analysis.reference import load_reference
+from hostbench.catalog import MODES, mode_label, scenario_label
+
+from . import figures, models  # noqa: F401 (figures: the notebook reads jcsi2018.figures)
+from .paper import PAPER, paper_ratios, paper_setup
+
+
+def method(params: dict) -> str:
+    """Section 4's method, from the study's params.json (Markdown)."""
+    warm = (
+        f"warms up until three 1 s windows agree within {params['steady_tolerance_pct']:g}% "
+        f"(at most {params['warmup_s']:g} s; discarded, the curve kept in `warmup/curve.csv`)"
+        if params["warmup_s"] > 0
+        else "does not warm up"
+    )
+    pinned = (
+        f"the load generator pinned to CPU {', '.join(map(str, params['loadgen_cpus']))} and "
+        "the app and proxy to the others"
+        if params.get("loadgen_cpus")
+        else "every process free to run on every core, as on the paper's laptop"
+    )
+    described = f"This run: *{params['description']}*. " if params.get("description") else ""
+    quiet = params.get("quiet_max_cores")
+    gate = (
+        f"waits until processes the harness did not start use less than {quiet:g} cores "
+        f"(up to {params.get('quiet_wait_s', 0):g} s; a run during which they used more is "
+        "invalid and re-run at the end of its block), "
+        if quiet is not None
+        else "records the CPU of processes the harness did not start (a smoke run: not held "
+        "by it), "
+    )
+    return described + (
+        f"Each of the {params['repetitions']} blocks runs every mode and scenario once. The "
+        "runs compared with each other (every mode of one scenario) run back to back, in an "
+        "order that puts each mode equally often in each place and after each other mode "
+        f"across blocks (a Williams design; the scenarios' order drawn from seed "
+        f"{params['seed']}, recorded in `params.json`), so neither drift nor the run before "
+        f"favours a mode. Each run {gate}launches the mode (app, plus proxy), checks one "
+        f"response, {warm}, then fires {params['duration_s']:g} s "
+        f"of {', '.join(params['tools'])} load at concurrency "
+        f"{', '.join(map(str, params['concurrency']))}; CPU is read from the kernel's counters "
+        f"at its start and end (and sampled every {params['sample_interval_s']:g} s for the "
+        f"curves); {pinned}. The client's request count is cross-checked against the app's "
+        "own counter; a run with errors or non-2xx responses, disagreeing counts, a warm-up "
+        f"that never got steady, or shorter than {params.get('min_duration_s', 0):g} s is "
+        "kept but marked invalid and left out of the analysis."
+    )
+
+
+def _ratio(ratios: pd.DataFrame, mode: str, scenario: str):
+    mine = (ratios["mode"].astype(str) == mode) & (ratios["scenario"].astype(str) == scenario)
+    rows = ratios[mine]
+    return None if rows.empty else rows.iloc[0]
+
+
+def _ours(r) -> str:
+    """A paired_ratios row as every page prints it (intervals.ratio_text), or "not run"."""
+    return "not run" if r is None else intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
+
+
+# How the paper's words about a size are read. "o około 70%" ("about +70%") is a point with
+# the width intervals.ABOUT_POINTS gives every "about". "nawet 200%" ("even 200%") can be read
+# two ways: A, the gain reached about +200% (Fig. 9, which the sentence reads off, shows the
+# bars near 300%); B, an upper figure: anything above the baseline up to +200%. A is what the
+# words and the figure say, so A decides the verdict; B is shown beside it.
+READING_A = "A, decides the verdict: as much as {gain} (about {pct}%, ±{points} points)"
+READING_B = "B, shown beside it: up to {gain} (any gain up to {pct}%)"
+
+
+def readings(paper_row) -> list[tuple[str, tuple[float, float]]]:
+    """(how the words are read, the band of ratios they allow) for one of the paper's stated
+    values (reference.paper_ratios); the first reading decides the verdict."""
+    pct = paper_row.ratio_high_pct
+    words = dict(gain=f"{pct - 100:+.0f}%", pct=f"{pct:.0f}", points=f"{intervals.ABOUT_POINTS:g}")
+    if paper_row.qualifier == "up to":
+        return [
+            (READING_A.format(**words), intervals.about_band(pct)),
+            (READING_B.format(**words), intervals.up_to_band(pct)),
+        ]
+    return [("about {gain} (±{points} points)".format(**words), intervals.about_band(pct))]
+
+
+def paper_words(paper_row) -> str:
+    """The paper's value as it words it: "about +70%", or "nawet 200%" (even +200%)."""
+    gain = paper_row.ratio_high_pct - 100
+    if paper_row.qualifier == "up to":
+        return f'"nawet {gain:.0f}%" (even {gain:+.0f}%)'
+    return f"{paper_row.qualifier} {gain:+.0f}%"
+
+
+def is_analog(mode: str) -> bool:
+    """Whether a mode stands for the paper's baseline, Kestrel behind IIS out-of-process: the
+    catalog says so, or it is a reverse proxy in front of Kestrel over a TCP hop (our
+    nginx-keepalive addition too; not nginx over a Unix socket, the cheaper-hop analog)."""
+    m = MODES[mode]
+    return models.paper_model(mode) == models.PAPER_BASELINE or (
+        m.launch == "proxy" and not m.unix_socket
+    )
+
+
+def analogs(results: pd.DataFrame, baseline: str) -> list[str]:
+    """The modes in the run that stand for the paper's baseline (is_analog): the study's own
+    baseline first, then the others (nginx-keepalive, caddy) in catalog order."""
+    present = set(results["mode"].astype(str))
+    others = [m for m in tables.MODE_ORDER if m in present and m != baseline and is_analog(m)]
+    return [baseline, *others] if baseline in present else others
+
+
+CLAIM_COLUMNS = ["the paper's conclusion", "read as", "against", "ours", "here"]
+
+
+def claims(results: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """The paper's conclusions, each judged against every analog of its baseline in the run.
+
+    results: every run (invalid ones too: paired_ratios leaves them out and counts them).
+    One row per conclusion, reading of its words and baseline analog: "here" is SUPPORTED,
+    NOT_SUPPORTED, UNDECIDED or NOT_TESTABLE, "ours" the interval it rests on.
+    """
+    rows = []
+    if "kestrel" in set(results["mode"].astype(str)):
+        rows += _kestrel_fastest(intervals.paired_ratios(results, "kestrel"))
+    for analog in analogs(results, baseline):
+        ratios = intervals.paired_ratios(results, analog)
+        rows += _proxy_slowest(ratios, analog)
+        rows += _kestrel_gains(ratios, analog)
+    rows += _windows_only()
+    table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    # One conclusion's rows together, in the order the conclusions were first met.
+    order = {claim: i for i, claim in enumerate(dict.fromkeys(table[CLAIM_COLUMNS[0]]))}
+    return table.sort_values(CLAIM_COLUMNS[0], key=lambda c: c.map(order), kind="stable")
+
+
+def _kestrel_fastest(to_kestrel: pd.DataFrame) -> list[tuple]:
+    # A direction claim: every other mode's interval below 100% of Kestrel.
+    if to_kestrel.empty:
+        return []
+    closest = to_kestrel.sort_values("ci_high", ascending=False).iloc[0]
+    if (to_kestrel["ci_high"] < 1).all():
+        verdict = SUPPORTED
+    elif (to_kestrel["ci_low"] > 1).any():
+        verdict = NOT_SUPPORTED
+    else:
+        verdict = UNDECIDED
+    ours = (
+        f"closest: {mode_label(closest['mode'])} on {scenario_label(closest['scenario'])}, "
+        f"{_ours(closest)} of Kestrel"
+    )
+    claim = "Kestrel alone is the fastest hosting model"
+    return [(claim, "every other mode below Kestrel (interval under 100%)", "Kestrel", ours,
+             verdict)]  # fmt: skip
+
+
+def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
+    # A direction claim against one analog: every mode that is not itself a stand-in for the
+    # paper's baseline above it.
+    others = ratios[~ratios["mode"].astype(str).map(is_analog)]
+    if others.empty:
+        return []
+    lowest = others.sort_values("ci_low").iloc[0]
+    if (others["ci_low"] > 1).all():
+        verdict = SUPPORTED
+    elif (others["ci_high"] < 1).any():
+        verdict = NOT_SUPPORTED
+    else:
+        verdict = UNDECIDED
+    ours = (
+        f"closest: {mode_label(lowest['mode'])} on {scenario_label(lowest['scenario'])}, "
+        f"{_ours(lowest)}"
+    )
+    claim = "The standard model (a reverse proxy in another process) is the slowest"
+    read = "every other model above the baseline (interval over 100%)"
+    return [(claim, read, mode_label(analog), ours, verdict)]
+
+
+def _kestrel_gains(ratios: pd.DataFrame, analog: str) -> list[tuple]:
+    # Size claims: Kestrel's gain per scenario, each reading of the paper's words its own row.
+    paper = paper_ratios()
+    rows = []
+    for scenario in tables.SCENARIO_ORDER:
+        stated = paper[(paper["mode"] == "kestrel") & (paper["scenario"] == scenario)]
+        r = _ratio(ratios, "kestrel", scenario)
+        if stated.empty or r is None:
+            continue
+        p = stated.iloc[0]
+        claim = f"Kestrel on {scenario_label(scenario)}: {paper_words(p)} over the baseline"
+        for reading, band in readings(p):
+            verdict = intervals.claim_verdict(r.ci_low, r.ci_high, "size", band=band)
+            read = f"{reading}: {intervals.band_text(band)}"
+            rows.append((claim, read, mode_label(analog), _ours(r), verdict))
+    return rows
+
+
+def _windows_only() -> list[tuple]:
+    ref = load_reference(PAPER)
+    stated = ref[(ref["mode"] == "iis-inprocess") & (ref["metric"] == "rps_loss_pct")].iloc[0]
+    loss = paper_ratios()
+    loss = loss[loss["mode"] == "iis-inprocess"].iloc[0]
+    return [
+        (
+            f"IIS in-process is {stated.qualifier} {stated.value_low:g}-{stated.value_high:g}% "
+            f"slower than Kestrel (paper: {loss.ratio_low_pct:.0f}-{loss.ratio_high_pct:.0f}% "
+            "of the baseline on HTML)",
+            "",
+            "",
+            "no Linux server hosts .NET in its own worker process; nginx over a Unix socket is "
+            "only a cheaper hop (section 3)",
+            NOT_TESTABLE,
+        ),
+        (
+            "HTTP.sys performs close to Kestrel",
+            "",
+            "",
+            "HTTP.sys is a Windows kernel driver (README: measuring it on Windows)",
+            NOT_TESTABLE,
+        ),
+    ]
+
+
+def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFrame:
+    """Threats to validity, each with its size measured in this run (or why it can't be)."""
+    sat = tables.saturation(results)
+    loadgen_share = 100 * sat["loadgen_cores"] / (sat["cpu_total_pct"] / 100 * sat["machine_cores"])
+    by_mode = loadgen_share.groupby(sat["mode"], observed=True).mean()
+    limited = int(results["loadgen_limited"].astype(str).eq("True").sum())
+    drift = intervals.drift(results) if results["block"].nunique() > 1 else None
+    cells = results.groupby(["mode", "scenario"], observed=True)["rps"]
+    cv = cells.std() / cells.mean()
+    steal = pd.to_numeric(results["cpu_steal_pct"], errors="coerce")
+    paper = paper_setup().set_index("item")["value"]
+    rows = [
+        (
+            "the load generator shares the cores",
+            f"it used {by_mode.min():.0f}% of the busy CPU under {mode_label(by_mode.idxmin())} "
+            f"to {by_mode.max():.0f}% under {mode_label(by_mode.idxmax())}; "
+            f"{limited} of {len(results)} runs were limited by it",
+            "the same on the paper's laptop; the sensitivity run (README) pins it apart",
+        ),
+        (
+            "noise and drift of a shared VM",
+            (
+                f"run-to-run CV {cv.median() * 100:.0f}% (median over cells); block means "
+                f"{drift['relative'].min():.2f}-{drift['relative'].max():.2f} of the cell means; "
+                f"steal time up to {steal.max():.1f}%"
+                if drift is not None
+                else f"one block: no drift measurable; steal time up to {steal.max():.1f}%"
+            ),
+            "blocks in random order and ratios paired within blocks cancel drift; the "
+            "intervals carry the noise",
+        ),
+        (
+            f".NET {env['dotnet']['sdk']} vs ASP.NET Core {paper.get('aspnetcore')}",
+            "not measurable: one runtime here",
+            "compare ratios, not absolute requests per second",
+        ),
+        (
+            f"nginx and Caddy in place of IIS {paper.get('iis')}",
+            "not measurable here",
+            "the analogs are analogs (section 3); the hop's cost is what they share",
+        ),
+        (
+            "closed-loop load (k6's virtual users wait for each response)",
+            f"latency x throughput / concurrency = {_littles_law(results):.2f} (1.00: the "
+            "users were never idle)",
+            "throughput and latency are two views of one bottleneck, as in the paper",
+        ),
+        (
+            "client and server on one machine over loopback",
+            "no network in the measurement",
+            "as in the paper (k6 on the same laptop); a real network adds latency",
+        ),
+    ]
+    return pd.DataFrame(rows, columns=["threat", "size in this run", "how it is handled"])
+
+
+def _littles_law(results: pd.DataFrame) -> float:
+    """Mean over runs of rps x mean latency / concurrency: 1 when the clients never idle."""
+    value = results["rps"] * results["latency_mean_ms"] / 1000 / results["concurrency"]
+    return float(value.mean())
+
+
+# The sub-studies that each change one factor of the main study, and what that factor is.
+SENSITIVITY = {
+    "isolated": "where the load generator runs",
+    "bombardier": "which load tool",
+}
+# params.json keys that say what was measured, not how: a sub-study narrows them on purpose.
+_SCOPE = {"modes", "scenarios", "repetitions", "seed", "description", "baseline",
+          "sub_studies", "fingerprint", "hostbench_version", "smoke"}  # fmt: skip
+
+
+def changed_factors(main: dict, sub: dict) -> str:
+    """What a sub-study changed against the main study, from their params.json:
+    "loadgen_cpus: none -> 1; ..." (the measurement's scope, modes and scenarios, left out)."""
+    changes = []
+    for key in sorted((set(main) | set(sub)) - _SCOPE):
+        before, after = main.get(key), sub.get(key)
+        if before != after:
+            changes.append(f"{key}: {_setting(before)} -> {_setting(after)}")
+    return "; ".join(changes) or "nothing"
+
+
+def _setting(value) -> str:
+    if value is None or value == []:
+        return "none"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-study"):
+    """The same ratios measured in the main study and in a sub-study that changed one factor
+    (`label` names it). `moved`: sub-study / main; `same words`: whether both intervals lead
+    to the same words (faster, slower, indistinguishable)."""
+    keys = ["mode", "scenario"]
+    left = main.assign(mode=main["mode"].astype(str), scenario=main["scenario"].astype(str))
+    right = variant.assign(
+        mode=variant["mode"].astype(str), scenario=variant["scenario"].astype(str)
+    )
+    both = left.merge(right, on=keys, suffixes=("_main", "_variant"))
+    rows = []
+    for r in both.itertuples(index=False):
+        main_words = intervals.describe(r.ratio_main, r.ci_low_main, r.ci_high_main)
+        variant_words = intervals.describe(r.ratio_variant, r.ci_low_variant, r.ci_high_variant)
+        rows.append(
+            (
+                mode_label(r.mode),
+                scenario_label(r.scenario),
+                main_words,
+                variant_words,
+                r.ratio_variant / r.ratio_main,
+                _same_words(main_words, variant_words),
+            )
+        )
+    columns = ["mode", "scenario", "main study", label, "moved (sub-study / main)", "same words"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _same_words(a: str, b: str) -> str:
+    """Whether two interval descriptions reach the same verdict ("n/a" without intervals)."""
+    verdicts = [text.split(":")[0] for text in (a, b)]
+    if any(v not in ("faster", "slower", "indistinguishable at this precision") for v in verdicts):
+        return "n/a"
+    return "yes" if verdicts[0] == verdicts[1] else "no"
+
+
+# --- tables and sentences beside the paper's
+
+
+def hosting_models_table() -> pd.DataFrame:
+    """The paper's four models, what each is, and what stands in for it here (models.py)."""
+    rows = []
+    for paper_id, paper_model in models.PAPER_MODELS.items():
+        model = MODES[paper_id]
+        ours = [m.id for m in MODES.values()
+                if models.paper_model(m.id) == paper_id and not m.windows_only]  # fmt: skip
+        name = model.label + (" (baseline, 100%)" if paper_id == models.PAPER_BASELINE else "")
+        rows.append((name, model.summary, paper_model.linux_analog, ", ".join(ours) or "none"))
+    return pd.DataFrame(rows, columns=["paper's model", "what it is", "Linux analog", "our mode"])
+
+
+def platform_table(env: dict) -> pd.DataFrame:
+    """The paper's Tables 1-2 beside the machine a study ran on (its environment.json)."""
+    paper = paper_setup().set_index("item")["value"]
+    tools = env["tools"]
+    rows = [
+        ("operating system", paper.get("os"), f"{env['os']} (kernel {env['kernel']})"),
+        ("CPU", paper.get("cpu"),
+         f"{env['cpu_model']} ({env['cpu_cores_logical']} logical cores)"),
+        ("RAM", paper.get("ram"), f"{env['memory_gib']} GiB"),
+        (".NET", f"Runtime {paper.get('dotnet_core_runtime')}",
+         f"SDK {env['dotnet']['sdk']}; {env['dotnet']['runtimes']}"),
+        ("ASP.NET Core / Kestrel", paper.get("aspnetcore"), "the runtime's ASP.NET Core"),
+        ("reverse proxy", f"IIS {paper.get('iis')}", f"{tools['nginx']}; {tools['caddy']}"),
+        ("load tool", f"k6 {paper.get('k6')}", tools["k6"]),
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["", "paper (2018)", "this machine"])
+
+
+def k6_table(vus: int, duration_s: float) -> pd.DataFrame:
+    """The paper's Table 3 beside this run's settings."""
+    paper = paper_setup().set_index("item")
+    duration = paper.loc["k6_duration"]
+    return pd.DataFrame(
+        [
+            ("vus", paper.loc["k6_vus", "value"], vus),
+            ("duration", f"{duration['value']}{duration['unit']}", f"{duration_s:g}s"),
+        ],
+        columns=["parameter", "paper", "this run"],
+    )
+
+
+def ratio_sentences(ratios: pd.DataFrame) -> str:
+    """Each mode against the baseline, per scenario, in the words its interval allows (Markdown)."""
+    lines = []
+    for mode, group in ratios.groupby("mode", observed=True, sort=False):
+        parts = [
+            f"{scenario_label(r.scenario)}: "
+            + describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence)
+            for r in group.itertuples(index=False)
+        ]
+        lines.append(
+            f"- **{mode_label(mode)}** vs {mode_label(group['baseline'].iloc[0])}: "
+            + "; ".join(parts)
+            + "."
+        )
+    return "\n".join(lines)
+
+
+def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:
+    """One line for the batch index: `mode` against the baseline in every scenario."""
+    rows = ratios[ratios["mode"].astype(str) == mode]
+    if rows.empty:
+        return "no ratio to report"
+    base = mode_label(rows["baseline"].iloc[0])
+    parts = [
+        f"{scenario_label(r.scenario)} {ratio_text(r.ratio, r.ci_low, r.ci_high, r.confidence)}"
+        for r in rows.itertuples(index=False)
+    ]
+    return f"{mode_label(mode)} as % of {base}: " + ", ".join(parts)

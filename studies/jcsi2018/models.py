@@ -1,0 +1,73 @@
+"""The JCSI 2018 paper's four hosting models, and which of our modes stands for each.
+
+The models themselves are hosting modes of the catalog (same ids, labels, colours);
+what is the paper's alone lives here: its order, its figure of each, its baseline,
+what stands in for a Windows-only model on Linux, and how each of our modes relates
+to the paper's ("same", "analog", "cheaper-hop analog").
+"""
+
+from dataclasses import dataclass
+
+from hostbench.catalog import MODES
+
+
+@dataclass(frozen=True)
+class PaperModel:
+    id: str  # a catalog mode id
+    figure: str  # the paper's chart of it
+    linux_analog: str  # what stands in for it on Linux
+
+
+# In the paper's own order (section 3).
+PAPER_MODELS: dict[str, PaperModel] = {
+    m.id: m
+    for m in (
+        PaperModel("iis-outofprocess", "Fig. 4", "nginx or caddy reverse proxy over loopback TCP"),
+        PaperModel("iis-inprocess", "Fig. 7",
+                   "none; nginx over a Unix socket is the cheaper-hop analog "
+                   "(still two processes)"),
+        PaperModel("kestrel", "Fig. 5", "the same"),
+        PaperModel("httpsys", "Fig. 6", "none: Windows only"),
+    )
+}  # fmt: skip
+# The paper's baseline: 100% on its Fig. 9.
+PAPER_BASELINE = "iis-outofprocess"
+# The paper's four scenarios (its section 2.2), in its order.
+PAPER_SCENARIOS = ("html", "text", "json", "xml")
+
+# Our mode -> (the paper's model it is, stands for, or resembles; how).
+STANDS_FOR: dict[str, tuple[str, str]] = {
+    "kestrel": ("kestrel", "same"),
+    "httpsys": ("httpsys", "same"),
+    "iis-inprocess": ("iis-inprocess", "same"),
+    "iis-outofprocess": ("iis-outofprocess", "same"),
+    "nginx": ("iis-outofprocess", "analog"),
+    "caddy": ("iis-outofprocess", "analog"),
+    "nginx-uds": ("iis-inprocess", "cheaper-hop analog"),
+}
+
+
+def paper_model(mode: str) -> str | None:
+    """The paper's model `mode` is or stands for; None: not one of the paper's."""
+    return STANDS_FOR.get(mode, (None, ""))[0]
+
+
+def role(mode: str) -> str:
+    return STANDS_FOR.get(mode, (None, ""))[1]
+
+
+def caption(mode: str, baseline: str) -> str:
+    """What a mode's chart is in the paper's terms; only the baseline claims the paper's Fig. 4."""
+    m = MODES.get(mode)
+    if m is None:
+        return ""
+    model = paper_model(mode)
+    if role(mode) == "same":
+        windows = ", measured on Windows" if m.windows_only else ""
+        return f"the paper's {PAPER_MODELS[model].figure}{windows}"
+    if model is None:
+        return "added here, not in the paper"
+    label = MODES[model].label
+    if mode == baseline:
+        return f"stands for the paper's {PAPER_MODELS[model].figure}, {label}"
+    return f"{role(mode)} of the paper's {label}, not in its figures"

@@ -1,0 +1,111 @@
+"""The paper's Fig. 4-9 re-made (this folder's figures.py), on tidy runs with known answers."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from conftest import BASE_RPS, FACTORS, bar_containers, bars, overlapping, runs, texts  # noqa: E402
+from hostbench.analysis import intervals  # noqa: E402
+from hostbench.analysis import tables as analysis  # noqa: E402
+from hostbench.errors import BadInput  # noqa: E402
+from hostbench.studies import study_of  # noqa: E402
+
+STUDY = study_of(__file__)
+figures = STUDY.analysis.figures
+paper_ratios = STUDY.analysis.paper_ratios
+
+
+def test_model_chart_one_bar_per_scenario_with_sd():
+    fig = figures.model_chart(runs(), "kestrel", "nginx")
+    (ax,) = fig.axes
+    heights = [p.get_height() for p in bars(ax)]
+    assert heights == pytest.approx([2000, 8000, 6000, 4000])  # paper order: html text json xml
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["HTML", "text", "JSON", "XML"]
+    assert len(ax.lines) >= 4  # a whisker (1 sd) per bar
+    assert texts(ax) == ["2,000", "8,000", "6,000", "4,000"]
+    assert "Fig. 5" in ax.get_title()
+    assert "requests/s" in ax.get_ylabel()
+    assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def test_model_chart_names_the_papers_figure_once_and_additions_as_such():
+    def title(mode, baseline="nginx"):
+        return figures.model_chart(runs(), mode, baseline).axes[0].get_title()
+
+    assert "stands for the paper's Fig. 4" in title("nginx")
+    assert "Fig. 4" not in title("caddy") and "not in its figures" in title("caddy")
+    assert "Fig. 4" in title("caddy", baseline="caddy") and "Fig. 4" not in title("nginx", "caddy")
+    assert "Fig. 7" not in title("nginx-uds") and "cheaper-hop analog" in title("nginx-uds")
+    assert (
+        STUDY.analysis.models.caption("nginx-keepalive", "nginx") == "added here, not in the paper"
+    )
+
+
+def test_model_charts_share_one_scale():
+    charts = figures.model_charts(runs(), ["kestrel", "nginx"], "nginx")
+    assert len({fig.axes[0].get_ylim() for fig in charts}) == 1
+
+
+def test_model_chart_single_repetition_has_no_error_bars():
+    (ax,) = figures.model_chart(runs(repetitions=1), "nginx", "nginx").axes
+    assert len(bars(ax)) == 4
+    assert len(ax.lines) == 0  # one run: no spread, no whisker
+
+
+def test_model_chart_unknown_mode():
+    with pytest.raises(BadInput, match="httpsys"):
+        figures.model_chart(runs(), "httpsys", "nginx")
+
+
+def test_figures_refuse_mixed_load_setups():
+    df = pd.concat([runs(concurrency=8), runs(concurrency=64)])
+    with pytest.raises(BadInput, match="select one tool and concurrency"):
+        figures.all_models_chart(df)
+
+
+def test_all_models_chart_groups_modes_by_scenario():
+    (ax,) = figures.all_models_chart(runs()).axes
+    assert len(bars(ax)) == len(FACTORS) * len(BASE_RPS)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    # Modes in the package's order, whatever order the rows came in.
+    assert legend == [figures.mode_label(m) for m in ("kestrel", "nginx", "nginx-uds", "caddy")]
+    assert len(ax.texts) == len(FACTORS) * len(BASE_RPS)
+    assert "Fig. 8" in ax.figure.get_suptitle()
+    assert not overlapping(ax.get_xticklabels() + ax.texts)
+
+
+def ratios(modes=FACTORS, baseline="nginx"):
+    return intervals.paired_ratios(analysis.prepare(runs(modes)), baseline)
+
+
+def test_relative_chart_bars_with_intervals_and_the_baseline_line():
+    (ax,) = figures.relative_chart(ratios(), None, "nginx").axes
+    # The baseline itself is the line, not a bar.
+    assert len(bars(ax)) == (len(FACTORS) - 1) * len(BASE_RPS)
+    assert sorted({round(p.get_height()) for p in bars(ax)}) == [90, 120, 200]
+    assert all(c.errorbar is not None for c in bar_containers(ax))  # 95% intervals
+    assert any(list(line.get_ydata()) == [100, 100] for line in ax.lines)
+    assert "Fig. 9" in ax.figure.get_suptitle()
+
+
+def test_relative_chart_draws_the_papers_values_as_what_they_are():
+    fig = figures.relative_chart(ratios(), paper_ratios(), "nginx")
+    (ax,) = fig.axes
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "Kestrel (paper: about / up to)" in legend
+    assert any("HTTP.sys (paper" in t and "paper only: not runnable here" in t for t in legend)
+    assert any("IIS (in-process) (paper: range derived" in t for t in legend)
+    # "up to" is an upper bound: a marker at its value, on a dotted stem from 100%.
+    stems = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert stems and all(list(line.get_ydata()) == [100, 300] for line in stems)
+    markers = {line.get_marker() for line in ax.lines if len(line.get_xdata()) == 1}
+    assert {"v", "D"} <= markers
+    assert not [b for b in bars(ax) if b.get_hatch()]  # no solid bar for a paper value
+
+
+def test_relative_chart_without_ratios():
+    with pytest.raises(BadInput, match="no ratios to the baseline"):
+        figures.relative_chart(ratios().iloc[0:0], None, "nginx")

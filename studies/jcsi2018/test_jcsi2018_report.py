@@ -1,0 +1,286 @@
+"""The JCSI 2018 notebook's tables and computed prose, on results recorded from real runs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hostbench.analysis import intervals
+from hostbench.analysis import prose as report
+from hostbench.analysis import tables as analysis
+from hostbench.catalog import mode_label
+from hostbench.harness.loadgen import k6_script
+from hostbench.paths import ROOT
+from hostbench.studies import study_of
+
+STUDY = study_of(__file__)
+jcsi2018 = STUDY.analysis
+RESULTS = STUDY.fixtures_dir / "quick-results.csv"
+RUN3 = STUDY.fixtures_dir / "3blocks"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return analysis.load_results(RESULTS)
+
+
+@pytest.fixture(scope="module")
+def run3():
+    """A real 3-block run (nginx, kestrel, nginx-uds; html, text), recorded on a busy machine."""
+    return {
+        "results": analysis.load_results(RUN3),
+        "params": analysis.load_params(RUN3),
+        "env": analysis.load_environment(RUN3),
+        "ratios": intervals.paired_ratios(analysis.load_results(RUN3, valid_only=False), "nginx"),
+        "kestrel": intervals.paired_ratios(analysis.load_results(RUN3), "kestrel"),
+    }
+
+
+def test_method_is_written_from_params_json(run3):
+    text = jcsi2018.method(run3["params"])
+    p = run3["params"]
+    assert f"Each of the {p['repetitions']} blocks" in text and f"seed {p['seed']}" in text
+    assert f"{p['duration_s']:g} s of k6 load at concurrency 8" in text
+    assert f"every {p['sample_interval_s']:g} s" in text
+    assert f"within {p['steady_tolerance_pct']:g}%" in text
+
+
+def _verdict(table, claim: str, against: str, reading: str = "") -> str:
+    rows = table[
+        table["the paper's conclusion"].str.startswith(claim)
+        & (table["against"] == against)
+        & table["read as"].str.startswith(reading)
+    ]
+    assert len(rows) == 1, (claim, against, reading)
+    return rows["here"].iloc[0]
+
+
+def test_claims_follow_the_intervals(run3):
+    table = jcsi2018.claims(analysis.load_results(RUN3, valid_only=False), "nginx")
+    assert set(table["here"]) <= set(intervals.VERDICTS)
+    # Windows-only claims are never judged on Linux.
+    windows = table[table["the paper's conclusion"] == "HTTP.sys performs close to Kestrel"]
+    assert windows["here"].tolist() == [intervals.NOT_TESTABLE]
+    # Each verdict agrees with the interval it cites, printed by the one formatter.
+    html = run3["ratios"].set_index(["mode", "scenario"]).loc[("kestrel", "html")]
+    row = table[table["the paper's conclusion"].str.startswith("Kestrel on HTML")].iloc[0]
+    assert row["ours"] == intervals.ratio_text(html.ratio, html.ci_low, html.ci_high)
+    assert "150-190% of the baseline" in row["read as"]
+    band = intervals.about_band(170)
+    assert row["here"] == intervals.claim_verdict(html.ci_low, html.ci_high, "size", band=band)
+
+
+def _runs(kestrel: dict[str, float], caddy: float | None = None, spread: float = 0.02):
+    """Four blocks of nginx (1000 rps), kestrel (its ratio per scenario, -+spread on the log
+    scale from block to block) and optionally caddy (`caddy` x nginx, every block)."""
+    rows = []
+    for block, sign in enumerate([-1, 1, -1, 1]):
+        for scenario, ratio in kestrel.items():
+            runs = {"nginx": 1000.0, "kestrel": 1000.0 * ratio * np.exp(sign * spread)}
+            if caddy:
+                runs["caddy"] = 1000.0 * caddy
+            rows += [(mode, scenario, "k6", 8, block, rps) for mode, rps in runs.items()]
+    return pd.DataFrame(rows, columns=["mode", "scenario", "tool", "concurrency", "block", "rps"])
+
+
+def test_claims_on_synthetic_intervals_with_known_answers():
+    nginx, caddy = (mode_label(m) for m in ("nginx", "caddy"))
+    table = jcsi2018.claims(_runs({"html": 1.72, "text": 3.0}, caddy=1.5), "nginx")
+    assert _verdict(table, "Kestrel on HTML", nginx) == intervals.SUPPORTED
+    # "nawet 200%": reading A (about 300%) decides; reading B (up to 300%) is shown beside it,
+    # and an interval that crosses 300% is not inside B's band.
+    assert _verdict(table, "Kestrel on text", nginx, "A") == intervals.SUPPORTED
+    assert _verdict(table, "Kestrel on text", nginx, "B") == intervals.UNDECIDED
+    assert _verdict(table, "The standard model", nginx) == intervals.SUPPORTED
+    assert _verdict(table, "Kestrel alone is the fastest", "Kestrel") == intervals.SUPPORTED
+    # The same claims against the other analog of the baseline: Kestrel is 1.15x / 2x Caddy.
+    assert _verdict(table, "Kestrel on HTML", caddy) == intervals.NOT_SUPPORTED
+    assert _verdict(table, "Kestrel on text", caddy, "A") == intervals.NOT_SUPPORTED
+    assert _verdict(table, "Kestrel on text", caddy, "B") == intervals.SUPPORTED
+
+    table = jcsi2018.claims(_runs({"html": 3.0, "text": 0.9}), "nginx")
+    assert _verdict(table, "Kestrel on HTML", nginx) == intervals.NOT_SUPPORTED
+    assert _verdict(table, "Kestrel on text", nginx, "A") == intervals.NOT_SUPPORTED
+    assert _verdict(table, "Kestrel on text", nginx, "B") == intervals.NOT_SUPPORTED
+    assert _verdict(table, "The standard model", nginx) == intervals.NOT_SUPPORTED
+
+
+def test_a_wide_interval_is_never_a_supported_size():
+    # The old rule marked "nawet 200%" supported on 141-429%; the interval crosses the band.
+    table = jcsi2018.claims(_runs({"text": 2.46}, spread=0.3), "nginx")
+    text = table[table["the paper's conclusion"].str.startswith("Kestrel on text")]
+    assert (text["here"] == intervals.UNDECIDED).all()
+
+
+def test_threats_carry_their_measured_sizes(run3):
+    table = jcsi2018.threats(run3["results"], run3["env"], run3["ratios"]).set_index("threat")
+    sat = analysis.saturation(run3["results"])
+    share = 100 * sat["loadgen_cores"] / (sat["cpu_total_pct"] / 100 * sat["machine_cores"])
+    size = table.loc["the load generator shares the cores", "size in this run"]
+    assert f"it used {share.groupby(sat['mode'], observed=True).mean().min():.0f}% " in size
+    drift = intervals.drift(run3["results"])
+    noise = table.loc["noise and drift of a shared VM", "size in this run"]
+    assert f"{drift['relative'].min():.2f}-{drift['relative'].max():.2f}" in noise
+    assert run3["env"]["dotnet"]["sdk"] in " ".join(table.index)
+
+
+def test_sensitivity_compares_the_two_setups():
+    shared = pd.DataFrame({"mode": ["kestrel"], "scenario": ["text"], "ratio": [2.5],
+                           "ci_low": [2.3], "ci_high": [2.7]})  # fmt: skip
+    isolated = shared.assign(ratio=[3.5], ci_low=[3.2], ci_high=[3.9])
+    table = jcsi2018.sensitivity(shared, isolated, "k6 pinned")
+    (row,) = table.itertuples(index=False)
+    assert row[4] == pytest.approx(1.4) and row[5] == "yes"  # moved by 1.4x, both "faster"
+    assert "k6 pinned" in table.columns
+
+
+def test_each_sub_study_names_the_one_factor_it_changed():
+    from hostbench.harness.params import StudyParams
+
+    paper = StudyParams.from_file(STUDY.params_path("paper"))
+    main = paper.to_dict()
+    assert jcsi2018.changed_factors(main, paper.sub_study("isolated").to_dict()) == (
+        "loadgen_cpus: none -> 1"
+    )
+    assert jcsi2018.changed_factors(main, paper.sub_study("bombardier").to_dict()) == (
+        "tools: k6 -> bombardier"
+    )
+    assert jcsi2018.changed_factors(main, main) == "nothing"
+
+
+def test_modes_table_says_why_windows_modes_do_not_run_here():
+    table = report.modes_table(["kestrel", "nginx"]).set_index("mode")
+    assert table.loc["kestrel", "in this study"] == "runs in this study"
+    assert table.loc["caddy", "in this study"] == "runs here, not requested"
+    assert "only on Windows" in table.loc["httpsys", "in this study"]
+
+
+@pytest.mark.live
+def test_paper_tables_come_from_the_reference_data():
+    k6 = jcsi2018.k6_table(8, 15.0).set_index("parameter")
+    assert k6.loc["vus", "paper"] == "8" and k6.loc["duration", "paper"] == "15s"
+    assert k6.loc["duration", "this run"] == "15s"
+    script = k6_script("http://127.0.0.1:1/text", 8, 15.0)
+    assert '"is status 200": (r) => r.status === 200' in script and "vus: 8" in script
+
+
+def test_hosting_models_table_comes_from_the_catalog():
+    table = jcsi2018.hosting_models_table().set_index("our mode")
+    assert "nginx, caddy" in table.index  # both stand for the paper's baseline
+    assert table.loc["nginx-uds", "paper's model"] == "Kestrel + IIS (in-process)"
+    assert table.loc["none", "paper's model"] == "HTTP.sys"
+
+
+def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tmp_path):
+    from hostbench.errors import BadInput
+    from hostbench.harness.notebook import StudyRun
+
+    run = StudyRun.from_parameters("jcsi2018", "quick", None, "x", str(tmp_path))
+    assert run.params.smoke and run.params.tools == ["k6"]  # quick extends paper
+    assert run.out_dir == tmp_path / "x"
+    given = {**run.params.to_dict(), "modes": ["kestrel"], "baseline": None}
+    assert StudyRun.from_parameters("jcsi2018", "quick", given, "x").params.modes == ["kestrel"]
+    with pytest.raises(BadInput, match="unknown mode 'iis'"):
+        StudyRun.from_parameters("jcsi2018", "quick", {**given, "modes": ["iis"]}, "x")
+    with pytest.raises(BadInput, match="study 'jcsi2018' has no profile 'fast'"):
+        StudyRun.from_parameters("jcsi2018", "fast", None, "x")
+
+
+def test_the_readmes_example_numbers_are_the_example_runs():
+    from hostbench.analysis import example
+
+    readme = (ROOT / "README.md").read_text()
+    written = readme[readme.index(example.START) : readme.index(example.END) + len(example.END)]
+    assert written == example.block(ROOT / "data" / "runs" / "example-paper"), (
+        "README's example block is stale: python -m hostbench.analysis.example "
+        "data/runs/example-paper"
+    )
+
+
+def test_machine_state_reads_each_runs_readings(run3):
+    text = report.machine_state(run3["results"])
+    load = run3["results"]["load_avg_1m"]
+    assert f"{load.min():.1f}-{load.max():.1f}" in text
+    assert f"up to {run3['results']['cpu_steal_pct'].max():.1f}%" in text
+    assert "predate the foreign-CPU reading" in text  # the recorded run has no foreign_cores
+    busy = run3["results"].assign(foreign_cores=[0.05] * (len(run3["results"]) - 1) + [0.42])
+    env = {"git_commit": "abc1234+dirty", "git_diff_sha256": "feed"}
+    text = report.machine_state(busy, env)
+    assert "median of 0.05 and at most 0.42 cores" in text
+    assert "commit `abc1234`, **with uncommitted changes** (diff sha256 `feed`)" in text
+    assert "uncommitted" not in report.machine_state(busy, {"git_commit": "abc1234"})
+
+
+def test_an_interval_prints_the_same_in_table_sentence_and_headline(run3):
+    ratios = run3["ratios"]
+    r = ratios.set_index(["mode", "scenario"]).loc[("kestrel", "text")]
+    printed = intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
+    table = intervals.with_ratio_text(ratios).set_index(["mode", "scenario"])
+    assert table.loc[("kestrel", "text"), "ours (95% CI)"] == printed
+    assert f"text {printed}" in jcsi2018.headline(ratios)
+    sentence = jcsi2018.ratio_sentences(ratios)
+    assert intervals.ci_text(r.ci_low, r.ci_high) in sentence
+    assert f"{intervals.pct_text(r.ratio)} of the baseline" in sentence
+    cells = [intervals.PCT_FORMATS[c](r[c]) for c in ("ratio_pct", "ci_low_pct", "ci_high_pct")]
+    assert printed == f"{cells[0]} (95% CI {cells[1][:-1]}-{cells[2]})"
+
+
+def test_a_smoke_run_writes_no_finding(tmp_path):
+    (tmp_path / "params.json").write_text('{"smoke": true}')
+    assert report.write_headline(tmp_path, "Kestrel as % of nginx: text 250%") == (
+        report.SMOKE_HEADLINE
+    )
+    assert (
+        tmp_path / "headline.txt"
+    ).read_text().strip() == "smoke run: checks the pipeline, not evidence"
+    (tmp_path / "params.json").write_text('{"smoke": false}')
+    assert report.write_headline(tmp_path, "a finding") == "a finding"
+
+
+@pytest.mark.live
+def test_the_batch_index_never_quotes_a_smoke_run(tmp_path):
+    from hostbench.reproduce import DONE_FILE, write_index
+
+    for study, smoke in (("jcsi2018", True), ("selfhost-2012", False)):
+        folder = tmp_path / study
+        folder.mkdir()
+        (folder / "params.json").write_text(f'{{"smoke": {str(smoke).lower()}}}')
+        (folder / "headline.txt").write_text(f"{study}: 250% of the baseline\n")
+        (folder / DONE_FILE).write_text('{"wall_s": 60}')
+    page = write_index(tmp_path, "quick").read_text()
+    assert "jcsi2018: 250%" not in page and report.SMOKE_HEADLINE in page
+    assert "selfhost-2012: 250%" in page
+
+
+def test_validity_note_counts_left_out_runs_and_reruns(run3):
+    all_runs = analysis.load_results(RUN3, valid_only=False)
+    assert report.validity_note(all_runs) == f"All {len(all_runs)} runs are valid."
+    marked = all_runs.assign(
+        valid=[False] + [True] * (len(all_runs) - 1),
+        invalid_reason=["machine busy: 0.42 cores used by other processes"]
+        + [""] * (len(all_runs) - 1),
+        attempt=[1] * (len(all_runs) - 1) + [2],
+    )
+    note = report.validity_note(marked)
+    assert f"1 of {len(all_runs)} runs left out" in note and "1 run(s) were re-runs" in note
+
+
+def test_calibration_note_says_what_was_computed():
+    findings = pd.DataFrame([
+        dict(mode="kestrel", scenario="text", tool="k6", levels="1, 2, 4", blocks=3, knee=2,
+             highest=4, cpu_busy_peak_pct=97.2, cpu_reached_100=False),
+        dict(mode="nginx", scenario="text", tool="k6", levels="1, 2, 4", blocks=3,
+             knee=float("nan"), highest=4, cpu_busy_peak_pct=99.7, cpu_reached_100=True),
+        dict(mode="caddy", scenario="text", tool="k6", levels="2, 8", blocks=1,
+             knee=float("nan"), highest=8, cpu_busy_peak_pct=80.0, cpu_reached_100=False),
+    ])  # fmt: skip
+    lines = report.calibration_note(findings).splitlines()
+    assert "stops growing at 2" in lines[0] and "CPU busy peaked at 97% (not 100%)" in lines[0]
+    assert "no knee within the range" in lines[1] and "peaked at 100%." in lines[1]
+    assert "a level with 1 valid block (the others left out): no interval" in lines[2]
+
+
+def test_a_table_cell_with_markup_shows_it_as_text():
+    body = '<h1>HTML scenario</h1><item id="1">x</item>'
+    page = report.table(pd.DataFrame({"scenario": ["html"], "body": [body], "n": [3]})).to_html()
+    assert "<h1>" not in page and "&lt;h1&gt;HTML scenario&lt;/h1&gt;" in page
+    assert "&lt;item id=&#34;1&#34;&gt;" in page or "&lt;item id=&quot;1&quot;&gt;" in page

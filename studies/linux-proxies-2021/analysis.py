@@ -1,0 +1,496 @@
+"""The Linux proxies 2021 study (seed 001): our numbers beside the article's, ratios, claims.
+
+The article ran one ASP.NET Core 5.0 Web API method returning "Test {DateTime.UtcNow}"
+(our scenario api-test) on Kestrel alone, behind Nginx and behind Caddy on Ubuntu (and on
+Kestrel and IIS in-/out-of-process on Windows Server), on small Azure VMs; loaded it with
+bombardier against localhost for a fixed time after a warm-up round, averaged a few rounds,
+and ranked the six setups by requests/s. It closes noting that many more connections give
+Kestrel much higher throughput.
+
+Every published number and setting comes from reference/ (load_reference, load_setup),
+none is written here; the input is results.csv (one row per run). Ratios are paired within
+blocks (intervals.paired_ratios) and the words follow their 95% intervals (intervals.describe).
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from hostbench.analysis import figures, prose, tables
+from hostbench.analysis.intervals import (
+    NOT_SUPPORTED,
+    NOT_TESTABLE,
+    SUPPORTED,
+    UNDECIDED,
+    claim_verdict,
+    describe,
+    high_cell,
+    interval_text,
+    low_cell,
+    paired_ratios,
+    pct_cell,
+)
+from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.catalog import MODES, mode_label
+from hostbench.errors import BadInput
+from hostbench.studies import study_of
+
+ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
+NOT_RUNNABLE = "not runnable here (Windows)"
+ADDED = "our addition, not in the article"
+# Caddy "basically the same" as Nginx: an interval inside 100% +- this margin supports it.
+SAME_MARGIN_PCT = 10.0
+# The article's Linux ratios, ours beside them: (numerator mode, baseline mode).
+ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
+# Further ratios shown beside them: the other proxy to Kestrel, and the addition.
+MORE_RATIOS = (("caddy", "kestrel"), ("nginx-keepalive", "kestrel"), ("nginx-keepalive", "nginx"))
+# Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
+FORMATS = {
+    "blocks": "{:.0f}",
+    "article's rank": "{:.0f}",
+    "our rank": "{:.0f}",
+    "article %": "{:.0f}%",
+    "ours %": pct_cell,
+    "CI low %": low_cell,
+    "CI high %": high_cell,
+    "ours: sd": "{:,.0f}",
+}
+
+
+# ------------------------------------------------------------------ the article's side
+
+
+def published() -> pd.DataFrame:
+    """The article's six setups, fastest first (its ranking): rank, setup, mode, os, rps."""
+    ref = load_reference(ARTICLE)
+    rows = ref[ref["metric"] == "rps"][["setup", "mode", "os", "value"]]
+    rows = rows.rename(columns={"value": "rps"}).sort_values("rps", ascending=False)
+    rows.insert(0, "rank", np.arange(1, len(rows) + 1))
+    rows["windows"] = rows["os"].str.startswith("Windows")
+    return rows.reset_index(drop=True)
+
+
+def article_setting(item: str) -> str:
+    """One of the article's stated settings (reference/setup.csv), as written there."""
+    setup = load_setup(ARTICLE).set_index("item")
+    if item not in setup.index:
+        raise BadInput(f"setup.csv has no {item!r} for {ARTICLE}; items: {', '.join(setup.index)}")
+    row = setup.loc[item]
+    return f"{row['value']} {row['unit']}".strip()
+
+
+def article_connections() -> int:
+    """The connections the article's measurements used (bombardier -c)."""
+    return int(article_setting("connections"))
+
+
+def article_rps(mode: str) -> float:
+    """The article's Linux requests/s for one of our modes (NaN if it has none)."""
+    pub = published()
+    row = pub[(pub["mode"] == mode) & ~pub["windows"]]
+    return float(row["rps"].iloc[0]) if len(row) else np.nan
+
+
+def article_ratio_pct(mode: str, baseline: str) -> float:
+    """The article's Linux requests/s of `mode` in % of `baseline`'s (NaN if either is absent)."""
+    return 100.0 * article_rps(mode) / article_rps(baseline)
+
+
+# ------------------------------------------------------------------ tables
+
+
+def setup_table(run_dir: str | Path) -> pd.DataFrame:
+    """The article's setup (setup.csv) beside this machine and this run (environment.json,
+    params.json in the run folder)."""
+    run_dir = Path(run_dir)
+    env = tables.load_environment(run_dir)
+    params = tables.load_params(run_dir)
+    cores = f"{env['cpu_cores_logical']} logical cores"
+    concurrency = ", ".join(str(c) for c in params["concurrency"])
+    app_args = " ".join(params.get("app_args") or []) or "the app's default (Warning)"
+    rows = [
+        ("operating system", article_setting("os_linux"), f"{env['os']} (kernel {env['kernel']})"),
+        ("machine", article_setting("vm_size"),
+         f"{env['cpu_model']}, {cores}, {env['memory_gib']} GiB"),
+        ("ASP.NET Core", article_setting("aspnetcore"), env["dotnet"]["runtimes"]),
+        ("reverse proxies", "Nginx, Caddy (versions not stated)",
+         f"{env['tools']['nginx']}; {env['tools']['caddy']}"),
+        ("load tool", article_setting("load_tool"), env["tools"]["bombardier"]),
+        ("target", article_setting("target"), "127.0.0.1 (loopback), a free port per run"),
+        ("connections", article_setting("connections"), concurrency),
+        ("duration", article_setting("duration"), f"{params['duration_s']:g} s"),
+        ("rounds", article_setting("rounds"),
+         f"warm-up until steady (at most {params['warmup_s']:g} s), then "
+         f"{params['repetitions']} blocks, mean"),
+        ("logging", "the template's appsettings.json (Information)", app_args),
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["", "the article", "this run"])
+
+
+def _at(results: pd.DataFrame, concurrency: int) -> pd.DataFrame:
+    rows = results[results["concurrency"] == concurrency]
+    if rows.empty:
+        found = ", ".join(str(c) for c in sorted(results["concurrency"].unique()))
+        raise BadInput(f"no runs at {concurrency} connections; the results have {found}")
+    return rows
+
+
+def ranking_table(results: pd.DataFrame, concurrency: int | None = None) -> pd.DataFrame:
+    """The article's ranking (its six setups, fastest first) with our numbers beside it.
+
+    Ours: mean requests/s over the blocks, their sd, and our rank, at the article's
+    connections unless `concurrency` says otherwise. The Windows setups are shown as
+    published and not runnable here; our modes the article did not run come last.
+    """
+    concurrency = concurrency or article_connections()
+    summary = tables.summarize(_at(results, concurrency))
+    summary = summary.assign(mode=summary["mode"].astype(str)).set_index("mode")
+    our_rank = summary["rps_mean"].rank(ascending=False, method="min")
+    rows = []
+    for r in published().itertuples(index=False):
+        ours = None if r.windows or r.mode not in summary.index else r.mode
+        rows.append((r.rank, r.setup, r.rps, ours, NOT_RUNNABLE if r.windows else ""))
+    article_modes = {r[3] for r in rows if r[3]}
+    for mode in summary.index:
+        if mode not in article_modes:
+            rows.append((np.nan, "", np.nan, mode, ADDED))
+    out = []
+    for rank, setup, rps, mode, note in rows:
+        s = summary.loc[mode] if mode else None
+        out.append({
+            "article's rank": rank,
+            "the article's setup": setup,
+            "article: avg rps": rps,
+            "our mode": mode_label(mode) if mode else "",
+            "ours: mean rps": s["rps_mean"] if mode else np.nan,
+            "ours: sd": s["rps_std"] if mode else np.nan,
+            "blocks": int(s["n"]) if mode else np.nan,
+            "our rank": our_rank[mode] if mode else np.nan,
+            "note": note,
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def _ratio_rows(results: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
+    # paired_ratios to `baseline`, the rows of `mode` only (empty if either is missing)
+    present = set(results["mode"].astype(str))
+    if mode not in present or baseline not in present:
+        return pd.DataFrame()
+    ratios = paired_ratios(results, baseline)
+    return ratios[ratios["mode"].astype(str) == mode]
+
+
+def words(ratio: float, low: float, high: float) -> str:
+    """The word the interval allows: faster, slower, indistinguishable at this precision."""
+    return describe(ratio, low, high).split(":")[0]
+
+
+def ratio_table(results: pd.DataFrame) -> pd.DataFrame:
+    """The article's Linux ratios (Nginx/Kestrel, Caddy/Nginx) and a few more, ours paired
+    within blocks with a 95% CI, at every concurrency; the article's % (computed from its
+    published requests/s) beside ours at its connections."""
+    article_c = article_connections()
+    rows = []
+    for mode, baseline in (*ARTICLE_RATIOS, *MORE_RATIOS):
+        for r in _ratio_rows(results, mode, baseline).itertuples(index=False):
+            article = article_ratio_pct(mode, baseline) if r.concurrency == article_c else np.nan
+            rows.append({
+                "ratio": f"{mode_label(mode)} / {mode_label(baseline)}",
+                "mode": mode,
+                "baseline": baseline,
+                "connections": int(r.concurrency),
+                "blocks": int(r.n),
+                "ours %": r.ratio_pct,
+                "CI low %": r.ci_low_pct,
+                "CI high %": r.ci_high_pct,
+                "in words": words(r.ratio, r.ci_low, r.ci_high),
+                "article %": article,
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def ratio_sentences(ratios: pd.DataFrame) -> str:
+    """Each ratio at the article's connections in the words its interval allows (Markdown)."""
+    lines = []
+    rows = ratios[ratios["connections"] == article_connections()]
+    for r in rows.to_dict("records"):
+        text = describe(r["ours %"] / 100, r["CI low %"] / 100, r["CI high %"] / 100)
+        text = text.replace("the baseline", mode_label(r["baseline"]))
+        article = r["article %"]
+        if pd.isna(article):
+            tail = "The article has no such number." if MODES[r["mode"]].added else ""
+        else:
+            tail = (
+                f"The article: {article:.0f}% ({article_rps(r['mode']):,.0f} / "
+                f"{article_rps(r['baseline']):,.0f} rps)."
+            )
+        lines.append(f"- **{r['ratio']}**: {text}. {tail}".rstrip())
+    return "\n".join(lines)
+
+
+def _concurrency_ratios(results: pd.DataFrame, low: int, high: int) -> pd.DataFrame:
+    """Each mode's requests/s at `high` connections in % of its own at `low`, paired within
+    blocks: paired_ratios with the concurrency in the mode's place and the mode in the
+    concurrency's (a cell = one mode; the baseline = the low concurrency)."""
+    runs = results[results["concurrency"].isin([low, high])]
+    swapped = runs.assign(
+        mode=runs["concurrency"].map(lambda c: f"c{c}"), concurrency=runs["mode"].astype(str)
+    )
+    ratios = paired_ratios(swapped, f"c{low}")
+    ratios = ratios[ratios["mode"] == f"c{high}"].drop(columns=["mode", "baseline"])
+    return ratios.rename(columns={"concurrency": "mode"})
+
+
+def connections_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Per mode: mean requests/s at the article's connections and at the highest we ran,
+    and the ratio between them paired within blocks, with its 95% CI and words."""
+    low = article_connections()
+    high = int(results["concurrency"].max())
+    if high == low:
+        raise BadInput(f"the results have only {low} connections: nothing to compare")
+    summary = tables.summarize(results[results["concurrency"].isin([low, high])])
+    means = summary.pivot_table(index="mode", columns="concurrency", values="rps_mean",
+                                observed=True)  # fmt: skip
+    ratios = _concurrency_ratios(results, low, high).set_index("mode")
+    rows = []
+    for mode in [m for m in means.index if m in ratios.index]:
+        r = ratios.loc[mode]
+        rows.append({
+            "mode": mode_label(mode),
+            f"rps at {low}": means.loc[mode, low],
+            f"rps at {high}": means.loc[mode, high],
+            "blocks": int(r["n"]),
+            "ours %": r["ratio_pct"],
+            "CI low %": r["ci_low_pct"],
+            "CI high %": r["ci_high_pct"],
+            "in words": words(r["ratio"], r["ci_low"], r["ci_high"])
+            .replace("faster", f"higher at {high}")
+            .replace("slower", f"lower at {high}"),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def cost_sentence(results: pd.DataFrame) -> str:
+    """Where a request's CPU goes at the article's connections, per mode (Markdown)."""
+    c = article_connections()
+    return f"At {c} connections: " + prose.cpu_cost_sentence(_at(results, c))
+
+
+# ------------------------------------------------------------------ what holds
+
+
+def _row(table: pd.DataFrame, mode: str, baseline: str, connections: int) -> dict | None:
+    rows = table[
+        (table["mode"] == mode)
+        & (table["baseline"] == baseline)
+        & (table["connections"] == connections)
+    ]
+    return rows.iloc[0].to_dict() if len(rows) else None
+
+
+def _evidence(r: dict) -> str:
+    text = describe(r["ours %"] / 100, r["CI low %"] / 100, r["CI high %"] / 100)
+    return f"{r['ratio']}: " + text.replace("the baseline", mode_label(r["baseline"]))
+
+
+def claims_table(results: pd.DataFrame) -> pd.DataFrame:
+    """The article's claims, our evidence (paired ratios, 95% CI) and a verdict: supported,
+    not supported, undecided at this precision (the interval cannot tell), or not testable
+    here (Windows)."""
+    ratios = ratio_table(results)
+    c = article_connections()
+    pub = published().set_index("setup")
+    rows = []
+
+    to_kestrel = [_row(ratios, m, "kestrel", c) for m in ("nginx", "caddy")]
+    to_kestrel = [r for r in to_kestrel if r]
+    if to_kestrel:
+        verdicts = {claim_verdict(r["CI low %"] / 100, r["CI high %"] / 100, "lower")
+                    for r in to_kestrel}  # fmt: skip
+        verdict = verdicts.pop() if len(verdicts) == 1 else UNDECIDED
+        if NOT_SUPPORTED in verdicts:
+            verdict = NOT_SUPPORTED
+        rows.append((
+            f"On Linux, Kestrel alone serves far more than behind Nginx or Caddy "
+            f"({article_rps('kestrel'):,.0f} vs {article_rps('nginx'):,.0f} and "
+            f"{article_rps('caddy'):,.0f} rps)",
+            "; ".join(_evidence(r) for r in to_kestrel),
+            verdict,
+        ))  # fmt: skip
+
+    nginx = _row(ratios, "nginx", "kestrel", c)
+    if nginx:
+        article = nginx["article %"]
+        low, high = nginx["CI low %"], nginx["CI high %"]
+        inside = low <= article <= high
+        if pd.isna(low) or (inside and low <= 100 <= high):
+            verdict = UNDECIDED  # no interval, or it holds the article's value and 100% alike
+        else:
+            verdict = SUPPORTED if inside else NOT_SUPPORTED
+        place = "inside" if inside else "outside"
+        rows.append((
+            f"Nginx (its default configuration) serves about {article:.0f}% of what Kestrel "
+            f"alone does ({article_rps('nginx'):,.0f} / {article_rps('kestrel'):,.0f} rps)",
+            _evidence(nginx) + ("" if pd.isna(low) else f"; the article's {article:.0f}% is "
+                                f"{place} our interval"),
+            verdict,
+        ))  # fmt: skip
+
+    caddy = _row(ratios, "caddy", "nginx", c)
+    if caddy:
+        margin = SAME_MARGIN_PCT / 100
+        verdict = claim_verdict(caddy["CI low %"] / 100, caddy["CI high %"] / 100, "same", margin)
+        rows.append((
+            f"Nginx and Caddy are basically the same ({article_rps('nginx'):,.0f} vs "
+            f"{article_rps('caddy'):,.0f} rps: Caddy at {caddy['article %']:.0f}% of Nginx)",
+            _evidence(caddy) + f"; 'the same' here: the interval within "
+            f"{100 - SAME_MARGIN_PCT:.0f}-{100 + SAME_MARGIN_PCT:.0f}%",
+            verdict,
+        ))  # fmt: skip
+
+    high_c = int(results["concurrency"].max())
+    if high_c != c and "kestrel" in set(results["mode"].astype(str)):
+        conn = connections_table(results).set_index("mode").loc[mode_label("kestrel")]
+        text = describe(conn["ours %"] / 100, conn["CI low %"] / 100, conn["CI high %"] / 100)
+        text = text.replace("faster", f"higher at {high_c}").replace("slower", f"lower at {high_c}")
+        rows.append((
+            f"Going from {c} to {high_c} connections gives Kestrel much higher throughput",
+            f"Kestrel at {high_c} vs {c} connections: "
+            + text.replace("the baseline", f"{c} connections"),
+            claim_verdict(conn["CI low %"] / 100, conn["CI high %"] / 100, "higher"),
+        ))  # fmt: skip
+
+    windows = [
+        ("Kestrel serves more on Windows Server than on Ubuntu",
+         ("Windows + Kestrel", "Linux + Kestrel")),
+        ("IIS in-process is 'slammed' by Kestrel on Windows",
+         ("Windows + Kestrel", "Windows + IIS In Process")),
+        ("Nginx and Caddy both serve more than IIS out-of-process",
+         ("Linux + Nginx", "Linux + Caddy", "Windows + IIS Out of Process")),
+    ]  # fmt: skip
+    for claim, setups in windows:
+        if all(s in pub.index for s in setups):
+            numbers = ", ".join(f"{s} {pub.loc[s, 'rps']:,.0f}" for s in setups)
+            rows.append((
+                f"{claim} ({numbers} rps)",
+                "needs Windows: IIS and Windows Server are not available on this machine",
+                NOT_TESTABLE,
+            ))  # fmt: skip
+    return pd.DataFrame(rows, columns=["the article's claim", "our evidence", "verdict"])
+
+
+def headline(results: pd.DataFrame) -> str:
+    """One line for the batch index: the article's two ratios, and Kestrel's throughput at
+    the most connections we ran in % of its own at the article's, ours with 95% CIs."""
+    ratios = ratio_table(results)
+    c = article_connections()
+    parts = []
+    for mode, baseline in ARTICLE_RATIOS:
+        r = _row(ratios, mode, baseline, c)
+        if r:
+            ci = interval_text(r["ours %"] / 100, r["CI low %"] / 100, r["CI high %"] / 100)
+            ours = pct_cell(r["ours %"])
+            parts.append(
+                f"{mode_label(mode)} {ours} of {mode_label(baseline)} ({ci}; "
+                f"article {r['article %']:.0f}%)"
+            )
+    high_c = int(results["concurrency"].max())
+    if high_c != c and "kestrel" in set(results["mode"].astype(str)):
+        conn = connections_table(results).set_index("mode").loc[mode_label("kestrel")]
+        ci = interval_text(conn["ours %"] / 100, conn["CI low %"] / 100, conn["CI high %"] / 100)
+        parts.append(f"Kestrel at {high_c} connections {pct_cell(conn['ours %'])} of {c} ({ci})")
+    return f"{c} connections: " + "; ".join(parts) if parts else "no ratio to report"
+
+
+# ------------------------------------------------------------------ figures
+
+
+def ranking_figure(results: pd.DataFrame) -> Figure:
+    """The article's six setups (Windows hatched: published only) above our modes, in rps."""
+    c = article_connections()
+    article_rows = [
+        {
+            "label": r.setup,
+            "value": r.rps,
+            "color": MODES[r.mode].color if r.mode in MODES else "0.6",
+            "hatch": "///" if r.windows else "",
+        }
+        for r in published().itertuples(index=False)
+    ]
+    table = ranking_table(results, c)
+    ours = table[table["our mode"] != ""].sort_values("ours: mean rps", ascending=False)
+    label_to_mode = {mode_label(m): m for m in MODES}
+    ours_rows = [
+        {
+            "label": r["our mode"] + (" (added)" if r["note"] == ADDED else ""),
+            "value": r["ours: mean rps"],
+            "err": r["ours: sd"],
+            "color": MODES[label_to_mode[r["our mode"]]].color,
+        }
+        for r in ours.to_dict("records")
+    ]
+    blocks = ours["blocks"].max()
+    article_title = (
+        f"The article: {article_setting('vm_size')}\n{article_setting('rounds')}\n"
+        "hatched: Windows, as published, not runnable here"
+    )
+    return figures.bar_panels(
+        [
+            (article_title, pd.DataFrame(article_rows)),
+            (f"This machine: mean of {blocks:.0f} block(s), error bars 1 sd",
+             pd.DataFrame(ours_rows)),
+        ],
+        xlabel="throughput [requests/s]",
+        title=f"'Test {{DateTime.UtcNow}}', bombardier, {c} connections (the article's ranking)",
+        note="each panel has its own scale: absolute numbers differ between machines; "
+        "compare the order and the ratios",
+        sharex=False,
+    )  # fmt: skip
+
+
+def ratio_figure(ratios: pd.DataFrame) -> Figure:
+    """Our ratios at the article's connections (95% CI) beside the article's."""
+    c = article_connections()
+    rows = ratios[ratios["connections"] == c]
+    return figures.ratio_chart(
+        pd.DataFrame(
+            {
+                "label": [
+                    f"{m} / {b}" for m, b in zip(rows["mode"], rows["baseline"], strict=True)
+                ],
+                "ratio_pct": rows["ours %"],
+                "ci_low_pct": rows["CI low %"],
+                "ci_high_pct": rows["CI high %"],
+                "article_pct": rows["article %"],
+                "color": [MODES[m].color for m in rows["mode"]],
+            }
+        ),  # fmt: skip
+        title=f"Requests/s ratios at {c} connections, paired within blocks",
+        xlabel="requests/s of the first mode in % of the second's (log scale)",
+    )
+
+
+def connections_figure(results: pd.DataFrame) -> Figure:
+    """Each mode's mean rps at the article's connections and at the highest we ran."""
+    low, high = article_connections(), int(results["concurrency"].max())
+    summary = tables.summarize(results)
+    table = connections_table(results).set_index("mode")
+    panels = []
+    for c in (low, high):
+        rows = summary[summary["concurrency"] == c].sort_values("rps_mean", ascending=False)
+        out = []
+        for r in rows.itertuples(index=False):
+            text = f"{r.rps_mean:,.0f}"
+            label = mode_label(r.mode)
+            if c == high and label in table.index:
+                text += f"  ({table.loc[label, 'ours %']:.0f}% of {low})"
+            out.append({"label": label, "value": r.rps_mean, "err": r.rps_std, "text": text,
+                        "color": MODES[str(r.mode)].color})  # fmt: skip
+        panels.append((f"{c} connections", pd.DataFrame(out)))
+    return figures.bar_panels(
+        panels,
+        xlabel="throughput [requests/s], mean over blocks, error bars 1 sd",
+        title=f"{low} vs {high} connections",
+    )

@@ -1,0 +1,160 @@
+"""selfhost-2012: the article's settings in the params and in every row, and the notebook's
+tables beside the published numbers (read from reference/, never written down). The notebook
+runs end to end in tests/test_studies.py (the quick batch).
+"""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.harness.params import StudyParams
+from hostbench.harness.study import run_study
+from hostbench.studies import get_study, study_of
+
+STUDY = study_of(__file__)
+sh = STUDY.analysis
+SH_RESULTS = STUDY.fixtures_dir / "quick-results.csv"
+VERDICTS = {
+    intervals.SUPPORTED,
+    intervals.NOT_SUPPORTED,
+    intervals.UNDECIDED,
+    intervals.NOT_TESTABLE,
+}
+
+
+def _setting(article: str, item: str) -> str:
+    return load_setup(article).set_index("item").loc[item, "value"]
+
+
+def _rounds(article: str) -> int:
+    # "warm-up, then mean of 3 rounds", "best of 3": the number the article states
+    return int(re.search(r"(\d+)", _setting(article, "rounds")).group(1))
+
+
+def _params(study: str, profile: str, **overrides) -> StudyParams:
+    return StudyParams.from_file(get_study(study).params_path(profile), overrides)
+
+
+def _rows(run_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(run_dir / "results.csv")
+
+
+def _command(run_dir: Path, run_key: str) -> list[str]:
+    return shlex.split((run_dir / run_key / "load" / "command.txt").read_text())
+
+
+def test_paper_profile_states_the_articles_settings():
+    p = _params("selfhost-2012", "paper")
+    article = sh.ARTICLE
+    assert _setting(article, "load_tool").startswith("Apache Bench") and p.tools == ["ab"]
+    assert p.concurrency == [int(_setting(article, "ab_concurrency"))]
+    assert p.requests == int(_setting(article, "ab_requests"))
+    assert p.keepalive is False  # ab without -k, as the article's command
+    assert p.repetitions == _rounds(article)
+    assert p.scenarios == sorted(set(load_reference(article)["scenario"]))
+    assert p.modes[:2] == [sh.SELF_HOST, sh.IIS_ANALOG] and p.baseline == sh.IIS_ANALOG
+
+
+# ------------------------------------------------------------------ the rows, live
+
+
+@pytest.mark.live
+def test_selfhost_rows_carry_the_articles_settings(tmp_path):
+    c = int(_setting(sh.ARTICLE, "ab_concurrency"))
+    params = _params("selfhost-2012", "quick", modes=["kestrel"], baseline=None, requests=3 * c,
+                     warmup_s=0, repetitions=1)  # fmt: skip
+    run_dir = run_study(params, "sh", tmp_path, progress=False).parent
+    rows = _rows(run_dir)
+    assert len(rows) == 1
+    row = rows.iloc[0]
+    assert row["tool"] == "ab" and row["concurrency"] == c
+    assert row["requests_target"] == 3 * c and row["requests"] == 3 * c  # ab -n: all of them
+    assert (
+        not row["keepalive"] and not json.loads((run_dir / "params.json").read_text())["keepalive"]
+    )
+    argv = _command(run_dir, row["run_key"])
+    assert argv[argv.index("-n") + 1] == str(3 * c) and argv[argv.index("-c") + 1] == str(c)
+    assert "-k" not in argv and "-t" not in argv and argv[-1].endswith("/api/testapi")
+    # ab's "Time per request" (mean) is concurrency x time / requests: the article's column.
+    assert row["latency_mean_ms"] == pytest.approx(1000.0 * c / row["rps"], rel=0.01)
+    setup = sh.setup_table(run_dir).set_index("")
+    assert setup.loc["concurrency (-c)", "the article"] == _setting(sh.ARTICLE, "ab_concurrency")
+    assert setup.loc["requests per test (-n)", "this run"] == f"{3 * c:,}"
+    assert setup.loc["keep-alive", "this run"].startswith("no")
+
+
+# ------------------------------------------------------------------ the tables, recorded
+
+
+@pytest.fixture(scope="module")
+def sh_results():
+    return tables.load_results(SH_RESULTS)
+
+
+def _published_rps(article: str) -> pd.Series:
+    ref = load_reference(article)
+    return ref[ref["metric"] == "rps"].set_index("setup")["value"]
+
+
+def test_selfhost_table_shows_the_published_rows_and_our_best_blocks(sh_results):
+    ref = load_reference(sh.ARTICLE)
+    table = sh.results_table(sh_results)
+    article = table[table[""] == "the article"].set_index("setup")
+    for r in ref[ref["metric"] == "rps"].itertuples():
+        assert article.loc[r.setup, "requests/s"] == r.value
+    for r in ref[ref["metric"] == "time_per_request_ms"].itertuples():
+        assert article.loc[r.setup, "time per request [ms]"] == r.value
+    assert (article["note"] == sh.NOT_RUNNABLE).all() and article["blocks"].isna().all()
+    ours = table[table[""] == "this machine"].set_index("setup")
+    best = sh_results.loc[sh_results.groupby("mode", observed=True)["rps"].idxmax()]
+    for r in best.itertuples():
+        label = sh.mode_label(str(r.mode))
+        assert ours.loc[label, "requests/s"] == r.rps  # the best block, as the article took
+        assert ours.loc[label, "time per request [ms]"] == r.latency_mean_ms
+    html = prose.table(table, sh.FORMATS).to_html()
+    first = ref[ref["metric"] == "rps"].iloc[0]["value"]
+    assert f"{first:,.2f}" in html
+
+
+def test_selfhost_advantage_beside_the_articles(sh_results):
+    ref = load_reference(sh.ARTICLE)
+    rps = ref[ref["metric"] == "rps"].set_index("setup")["value"]
+    gains = ref[ref["metric"] == "rps_gain_pct"]
+    table = sh.advantage_table(sh_results)
+    article = table[table["source"] == "the article"]
+    assert len(article) == len(gains)
+    for g, row in zip(gains.itertuples(), article.to_dict("records"), strict=True):
+        assert row["gain %"] == pytest.approx(100 * (rps[g.setup] / rps[g.relative_to] - 1))
+        assert f"{g.value:g}%" in row["in words"]
+    paired = intervals.paired_ratios(sh_results, sh.IIS_ANALOG)
+    ours = paired[paired["mode"] == sh.SELF_HOST].iloc[0]
+    row = table[table["source"] == "this machine"].iloc[0]
+    assert row["gain %"] == pytest.approx(ours["ratio_pct"] - 100)
+    assert row["CI low %"] == pytest.approx(ours["ci_low_pct"] - 100)
+    headline = sh.headline(sh_results)
+    assert all(f"+{g.value:g}%" in headline for g in gains.itertuples())
+    assert intervals.interval_text(ours["ratio"], ours["ci_low"], ours["ci_high"]) in headline
+    sentence = sh.advantage_sentence(sh_results)
+    assert intervals.describe(ours["ratio"], ours["ci_low"], ours["ci_high"]).split(":")[0] in (
+        sentence
+    )
+
+
+def test_selfhost_claims_and_figures(sh_results):
+    claims = sh.claims_table(sh_results)
+    assert set(claims["verdict"]) <= VERDICTS
+    assert (claims["verdict"].iloc[-2:] == intervals.NOT_TESTABLE).all()
+    paired = intervals.paired_ratios(sh_results, sh.IIS_ANALOG)
+    ours = paired[paired["mode"] == sh.SELF_HOST].iloc[0]
+    assert claims["verdict"].iloc[0] == intervals.claim_verdict(
+        ours["ci_low"], ours["ci_high"], "higher"
+    )
+    for fig in (sh.results_figure(sh_results), sh.advantage_figure(sh_results)):
+        assert isinstance(fig, Figure) and fig.axes

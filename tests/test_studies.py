@@ -1,0 +1,128 @@
+"""Every study folder the package discovers, held to one contract (docs/adding-a-study.md).
+
+Nothing here names a study: a sixth folder is checked the moment it exists. Its own
+behaviour is tested by the test_*.py in its folder.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from hostbench.analysis import tables
+from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.harness.params import StudyParams, load_yaml
+from hostbench.paths import ROOT
+from hostbench.studies import STUDIES, Study, discover
+
+every_study = pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.id)
+
+
+def _code_cells(study: Study) -> list[dict]:
+    nb = json.loads(study.notebook_path.read_text())
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+@every_study
+def test_the_folder_has_everything_a_study_needs(study):
+    assert study.available and {"paper", "quick"} <= set(study.profiles())
+    assert (study.folder / "README.md").is_file() and (study.folder / "analysis.py").is_file()
+    assert study.analysis.__name__.endswith(".analysis")
+    assert list(study.folder.glob("test_*.py")), "its own tests, beside its code"
+
+
+@every_study
+def test_the_notebook_is_committed_clean_with_one_parameters_cell_naming_its_study(study):
+    code = _code_cells(study)
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
+    tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1
+    assert re.search(rf'^study = "{re.escape(study.id)}"', "".join(tagged[0]["source"]), re.M)
+
+
+@every_study
+def test_each_profile_loads_and_quick_is_paper_made_small(study):
+    for profile in study.profiles():
+        StudyParams.from_file(study.params_path(profile))  # validated: raises on a bad key
+    quick = load_yaml(study.params_path("quick"))
+    assert re.search(r"^extends: paper$", study.params_path("quick").read_text(), re.M)
+    assert quick["smoke"] is True  # a quick run says it is a smoke run, not evidence
+
+
+@every_study
+def test_the_articles_numbers_and_settings_carry_their_quotes(study):
+    published, setup = load_reference(study.id), load_setup(study.id)
+    assert len(published) and len(setup)
+    for frame in (published, setup):
+        assert (frame["quote"].str.strip() != "").all()
+        assert set(frame["source_file"]) == {study.article}
+
+
+@every_study
+def test_the_recorded_run_loads_and_matches_the_quick_profile(study):
+    results = tables.load_results(study.fixtures_dir / "quick-results.csv", valid_only=False)
+    quick = StudyParams.from_file(study.params_path("quick"))
+    assert len(results) and set(results["mode"].astype(str)) <= set(quick.modes)
+    assert set(results["scenario"].astype(str)) <= set(quick.scenarios)
+
+
+@pytest.mark.live
+@pytest.mark.timeout(3600)  # the session's batch of every study's quick profile
+@every_study
+def test_the_quick_report_shows_the_studys_figures_inline_and_a_headline(study, batch):
+    out = batch / study.id
+    executed = json.loads((out / study.notebook).read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert [o for o in outputs if o["output_type"] == "error"] == []
+    assert [o for o in outputs if o.get("name") == "stderr"] == []  # no progress dump
+    page = (out / "report.html").read_text()
+    assert "<Figure size" not in page
+    assert page.count("data:image/png;base64") >= len(study.figures)  # inline, in their sections
+    for name in study.figures:
+        for ext in ("png", "svg"):
+            assert (out / "figures" / f"{name}.{ext}").stat().st_size > 1000, name
+    assert (out / "headline.txt").read_text().strip()
+    params = StudyParams.from_file(study.params_path("quick"))
+    rows = pd.read_csv(out / "results.csv")
+    assert len(rows) == len(params.cells()) * params.repetitions
+
+
+@pytest.mark.live
+def test_a_copied_folder_is_a_new_study_with_no_other_file_changed(tmp_path):
+    """Add a study the documented way (copy a folder, rename it) in a copy of the checkout."""
+    tree = tmp_path / "checkout"
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "runs", "__pycache__", "*.ipynb_*")
+    for name in ("hostbench", "studies", "notebooks", "pyproject.toml"):
+        src = ROOT / name
+        copy = shutil.copytree if src.is_dir() else shutil.copy2
+        copy(src, tree / name, **({"ignore": skip} if src.is_dir() else {}))
+    template = STUDIES["linux-proxies-2021"]
+    new = tree / "studies" / "my-proxies-2026"
+    shutil.copytree(template.folder, new, ignore=skip)
+    definition = new / "study.yaml"
+    definition.write_text(definition.read_text().replace(template.title, "My proxies (2026)"))
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "hostbench", "studies"],
+        cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert re.search(r"^my-proxies-2026 .*My proxies \(2026\)$", listed, re.M)
+    assert len(listed.splitlines()) == len(STUDIES) + 1
+    found = discover(tree / "studies")["my-proxies-2026"]
+    assert found.analysis.__name__ == "hostbench_studies.my_proxies_2026.analysis"
+    assert len(load_reference(found)) == len(load_reference(template.id))
+
+
+def test_a_study_folder_with_a_misspelt_key_is_refused_in_one_line(tmp_path):
+    folder = tmp_path / "typo-2026"
+    folder.mkdir()
+    (folder / "study.yaml").write_text(
+        "title: T\narticle: a.txt\ncitation: C\nnotebok: n.ipynb\n", encoding="utf-8"
+    )
+    with pytest.raises(Exception, match=r"unknown key 'notebok'; missing 'notebook'; allowed: "):
+        discover(tmp_path)
