@@ -185,15 +185,37 @@ def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tm
         StudyRun.from_parameters("jcsi2018", "fast", None, "x")
 
 
-def test_the_readmes_example_numbers_are_the_example_runs():
+def test_the_example_numbers_in_the_readme_and_docs_are_the_example_runs():
     from hostbench.analysis import example
 
-    readme = (ROOT / "README.md").read_text()
-    written = readme[readme.index(example.START) : readme.index(example.END) + len(example.END)]
-    assert written == example.block(ROOT / "data" / "runs" / "example-paper"), (
-        "README's example block is stale: python -m hostbench.analysis.example "
-        "data/runs/example-paper"
-    )
+    run_dir = ROOT / "data" / "runs" / "example-paper"
+    stale = "stale: python -m hostbench.analysis.example --write data/runs/example-paper"
+    for path, new, start, end in (
+        (ROOT / example.README, example.line(run_dir), example.LINE_START, example.LINE_END),
+        (ROOT / example.PAGE, example.block(run_dir), example.START, example.END),
+    ):
+        text = path.read_text()
+        written = text[text.index(start) : text.index(end) + len(end)]
+        assert written == new, f"{path.name}'s example numbers are {stale}"
+
+
+def test_example_write_rewrites_only_what_is_between_the_markers(tmp_path):
+    from hostbench.analysis import example
+    from hostbench.paths import ROOT
+
+    (tmp_path / "docs").mkdir()
+    readme = f"# x\n\n{example.LINE_START}\nold\n{example.LINE_END}\n\nrest\n"
+    page = f"# y\n{example.START}\nold\n{example.END}\ntail\n"
+    (tmp_path / example.README).write_text(readme)
+    (tmp_path / example.PAGE).write_text(page)
+    example.write(ROOT / "data" / "runs" / "example-paper", tmp_path)
+    text = (tmp_path / example.README).read_text()
+    assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "old" not in text
+    assert "Details: [docs/example.md](docs/example.md)." in text
+    text = (tmp_path / example.PAGE).read_text()
+    assert text.startswith("# y\n") and text.endswith("\ntail\n") and "| Kestrel | HTML |" in text
+    with pytest.raises(ValueError, match="markers not found"):
+        example.replace_in("no markers", "x")
 
 
 def test_machine_state_reads_each_runs_readings(run3):
