@@ -55,7 +55,7 @@ def modes_table(requested: list[str]) -> pd.DataFrame:
         elif name not in here:
             status = "not on this OS: HTTP.sys and IIS exist only on Windows"
         elif mode.launch == "external":
-            status = "for a server you start yourself (README: Windows)"
+            status = "for a server you start yourself (docs/windows.md)"
         else:
             status = "runs here, not requested"
         rows.append((name, mode.summary, status))

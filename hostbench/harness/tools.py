@@ -40,7 +40,7 @@ def find_tool(name: str) -> Path:
         found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
         if found:
             return Path(found)
-    how = HOW_TO_INSTALL.get(name, "see README, Setup")
+    how = HOW_TO_INSTALL.get(name, "see README, Prerequisites")
     raise ToolMissing(f"{name} not found: install it with {how}")
 
 

@@ -227,7 +227,7 @@ def _windows_only() -> list[tuple]:
             "HTTP.sys performs close to Kestrel",
             "",
             "",
-            "HTTP.sys is a Windows kernel driver (README: measuring it on Windows)",
+            "HTTP.sys is a Windows kernel driver (docs/windows.md: measuring it on Windows)",
             NOT_TESTABLE,
         ),
     ]
@@ -250,7 +250,7 @@ def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFr
             f"it used {by_mode.min():.0f}% of the busy CPU under {mode_label(by_mode.idxmin())} "
             f"to {by_mode.max():.0f}% under {mode_label(by_mode.idxmax())}; "
             f"{limited} of {len(results)} runs were limited by it",
-            "the same on the paper's laptop; the sensitivity run (README) pins it apart",
+            "the same on the paper's laptop; the sensitivity section below pins it apart",
         ),
         (
             "noise and drift of a shared VM",
