@@ -87,3 +87,29 @@ def test_external_mode_refuses_https_it_would_check_over_plain_http():
 def test_unknown_mode():
     with pytest.raises(BadInput, match="unknown mode 'iis'; allowed: kestrel, nginx"):
         get_mode("iis")
+
+
+@pytest.mark.live
+def test_nginx_pool_size_and_worker_count_from_the_options(tmp_path):
+    """nginx_keepalive_pool and nginx_workers shape the real nginx: its config, its worker
+    processes, and how many idle connections to the app it keeps after a load."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    opts = LaunchOptions(nginx_keepalive_pool=2, nginx_workers=1)
+    with launch("nginx-keepalive", tmp_path, opts) as target:
+        conf = (tmp_path / "nginx.conf").read_text()
+        assert "worker_processes 1;" in conf and "keepalive 2;" in conf
+        master = psutil.Process(target.groups["proxy"][0])
+        workers = master.children()
+        assert len(workers) == 1
+        with ThreadPoolExecutor(8) as pool:  # 8 requests at a time: more than the pool keeps
+            statuses = list(pool.map(lambda _: target.get("/text").status, range(400)))
+        assert set(statuses) == {200}
+        app_port = int(target.app_url.rpartition(":")[2])
+        idle = [
+            c
+            for c in psutil.net_connections(kind="tcp")
+            if c.pid == workers[0].pid and c.raddr and c.raddr.port == app_port
+            and c.status == psutil.CONN_ESTABLISHED
+        ]
+        assert 1 <= len(idle) <= 2

@@ -97,6 +97,17 @@ def test_scalars_are_accepted_where_lists_are_expected():
         ),
         ({"scenario_modes": {"html": ["caddy"]}}, "html lists mode 'caddy', not one of this study"),
         ({"scenario_modes": {"html": []}}, "'scenario_modes.html' is an empty list"),
+        ({"nginx_workers": 0}, "'nginx_workers' must be an integer >= 1, got 0"),
+        ({"nginx_keepalive_pool": "8"}, "'nginx_keepalive_pool' must be an integer >= 1"),
+        (
+            {"nginx_keepalive_pool": 8},
+            "'nginx_keepalive_pool' shapes an nginx mode with an upstream pool (nginx-keepalive), "
+            "but no such mode is in ['kestrel', 'nginx']",
+        ),
+        (
+            {"modes": ["kestrel", "caddy"], "nginx_workers": 1},
+            "'nginx_workers' shapes nginx, but no such mode is in ['kestrel', 'caddy']",
+        ),
     ],
 )
 def test_bad_params_are_refused_with_one_line(change, message):
@@ -215,3 +226,18 @@ def test_scenario_modes_runs_a_scenario_under_the_modes_listed_only():
     pairs = {(m, sc) for m, _, sc, _, _ in p.cells()}
     assert pairs == {("kestrel", "values"), ("iris", "values"), ("kestrel", "values-minimal")}
     assert len(run_order(p, seed=3)) == 3 * 2 * 2 * 3  # pairs x tools x concurrency x blocks
+
+
+def test_nginx_settings_reach_the_launch_and_change_fingerprints_only_when_set():
+    from hostbench.harness.params import fingerprint
+
+    plain = StudyParams.from_dict({**GOOD, "modes": ["kestrel", "nginx-keepalive"]})
+    tuned = StudyParams.from_dict(
+        {**plain.to_dict(), "nginx_keepalive_pool": 2, "nginx_workers": 1}
+    )
+    assert (tuned.options.nginx_keepalive_pool, tuned.options.nginx_workers) == (2, 1)
+    assert StudyParams.from_dict(tuned.to_dict()) == tuned  # round-trips, as papermill passes it
+    # Unset, the keys are not among a run's settings: runs recorded before them keep their
+    # fingerprints (and so resume).
+    assert not {"nginx_keepalive_pool", "nginx_workers"} & set(plain.measured_settings())
+    assert fingerprint(plain.measured_settings()) != fingerprint(tuned.measured_settings())

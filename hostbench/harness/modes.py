@@ -35,6 +35,9 @@ class LaunchOptions:
     watch: list[str] = field(default_factory=list)  # external: process names to sample
     allow_remote: bool = False  # external: permit a non-loopback URL
     app_env: dict[str, str] = field(default_factory=dict)  # extra environment of the test app
+    # nginx modes with an upstream pool: idle connections kept per worker; None: the catalog's.
+    nginx_keepalive_pool: int | None = None
+    nginx_workers: int | None = None  # nginx worker processes; None: one per core it may use
 
 
 @dataclass
@@ -180,10 +183,12 @@ def _launch_proxy(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Itera
             proc = proxies.nginx_process(
                 listen_port=proxy_port,
                 upstream=upstream,
-                keepalive=mode.keepalive,
+                # The pool's size, where the mode has a pool (a mode without one keeps none).
+                keepalive=mode.keepalive and (opts.nginx_keepalive_pool or mode.keepalive),
                 run_dir=run_dir,
                 access_log=opts.access_log,
                 cpus=cpus,
+                workers=opts.nginx_workers,
             )
         else:
             proc = proxies.caddy_process(

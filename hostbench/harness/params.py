@@ -45,6 +45,10 @@ OPTIONAL = {
     "watch": [],  # external: process names to sample as "server"
     "allow_remote": False,  # external: permit a non-loopback URL
     "app_args": [],  # extra options for the test app, e.g. ["--log-level", "Information"]
+    # nginx's upstream keep-alive pool (modes with one, nginx-keepalive): idle connections kept
+    # per worker; null: the catalog's NGINX_KEEPALIVE.
+    "nginx_keepalive_pool": None,
+    "nginx_workers": None,  # nginx worker processes; null: one per core nginx may run on
     # Smaller studies the notebook runs beside this one, each as overrides of these params,
     # e.g. {calibration: {concurrency: [1, 2, 4, 8]}, sensitivity: {tools: [bombardier]}}.
     "sub_studies": {},
@@ -70,6 +74,9 @@ OPTIONAL = {
     # A run whose warm-up never reached steady state is invalid (left out of the analysis).
     "require_steady": True,
 }
+# Keys added after runs were recorded: part of a run's settings only when set, so the
+# fingerprints of runs measured before them stay as they were.
+SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
 # Keys that describe or explain a study but do not change what a run measures.
 NOT_MEASURED = (
     "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
@@ -208,6 +215,25 @@ def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, 
     return out
 
 
+def _nginx_setting(key: str, p: dict, modes: list[str]) -> int | None:
+    """A count for the nginx modes among `modes` (null: nginx's default here); refused when
+    no mode it shapes runs, since it would change nothing."""
+    value = p[key]
+    if value is None:
+        return None
+    value = _number(key, value, minimum=1, integer=True)
+    pooled = key == "nginx_keepalive_pool"
+    shaped = [
+        m
+        for m in modes
+        if get_mode(m).proxy == "nginx" and (get_mode(m).keepalive is not None or not pooled)
+    ]
+    if not shaped:
+        which = "an nginx mode with an upstream pool (nginx-keepalive)" if pooled else "nginx"
+        raise BadInput(f"params key {key!r} shapes {which}, but no such mode is in {modes}")
+    return value
+
+
 def _cpus(value) -> list[int] | None:
     if value is None:
         return None
@@ -287,6 +313,8 @@ class StudyParams:
             watch=_strings("watch", p["watch"]),
             allow_remote=_bool("allow_remote", p["allow_remote"]),
             app_env=_env("app_env", p["app_env"]),
+            nginx_keepalive_pool=_nginx_setting("nginx_keepalive_pool", p, modes),
+            nginx_workers=_nginx_setting("nginx_workers", p, modes),
         )
         variants = _variants(p["variants"])
         scenario_modes = _scenario_modes(p["scenario_modes"], modes, scenarios)
@@ -483,7 +511,7 @@ class StudyParams:
             "quiet_max_cores": self.quiet_max_cores,
             "quiet_max_steal_pct": self.quiet_max_steal_pct,
             "require_steady": self.require_steady,
-            **asdict(self.options),
+            **{k: v for k, v in asdict(self.options).items() if k not in SET_ONLY or v is not None},
             "hostbench_version": __version__,
         }
 

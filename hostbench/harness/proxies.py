@@ -218,8 +218,10 @@ def nginx_process(
     run_dir: Path,
     access_log=False,
     cpus=None,
+    workers: int | None = None,
 ) -> ManagedProcess:
-    """nginx with one worker per core, config in run_dir/nginx.conf; not started yet.
+    """nginx with `workers` worker processes (None: one per core it may run on), config in
+    run_dir/nginx.conf; not started yet.
 
     Ready once GET /health through it answers 200, so the app must already be up.
     """
@@ -232,7 +234,7 @@ def nginx_process(
             listen_port=listen_port,
             upstream=upstream,
             keepalive=keepalive,
-            workers=len(cpus) if cpus else os.cpu_count() or 1,
+            workers=workers or (len(cpus) if cpus else os.cpu_count() or 1),
             run_dir=run_dir,
             access_log=access_log,
         )
