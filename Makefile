@@ -14,12 +14,12 @@ BOMBARDIER_VERSION := v1.2.6
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
-.PHONY: setup system-packages test check lint reproduce reproduce-all clean
+.PHONY: setup system-packages test check lint reproduce reproduce-all lab clean
 
 # Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
 # make starts, before anything runs, whenever the venv is still to be built: a
 # wrong Python stops here with one line saying which Python to use and how.
-ifneq ($(filter setup test check lint reproduce reproduce-all $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
+ifneq ($(filter setup test check lint reproduce reproduce-all lab $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
 PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $(VENV)/.installed || scripts/check-python.sh '$(PYTHON)' '$(or $(firstword $(MAKECMDGOALS)),setup)' 2>&1)
 $(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
 endif
@@ -70,6 +70,11 @@ reproduce: setup
 
 reproduce-all: setup
 	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID))
+
+# The hosting lab for a class (docs/teaching.md): LAB_PROFILE=quick (a few minutes) or class.
+LAB_PROFILE ?= quick
+lab: setup
+	$(PY) -m hostbench lab --profile $(LAB_PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
 
 clean:
 	rm -rf build testapp/dotnet/bin testapp/dotnet/obj

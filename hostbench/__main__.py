@@ -1,4 +1,4 @@
-"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,reproduce-all,...}."""
+"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,lab,...}."""
 
 import argparse
 import json
@@ -131,6 +131,14 @@ def _cmd_reproduce_all(args) -> int:
     return 0
 
 
+def _cmd_lab(args) -> int:
+    from .lab import reproduce_lab
+
+    out = reproduce_lab(args.profile, run_id=args.run_id, runs_dir=Path(args.runs_dir))
+    print(f"report: {out / 'report.html'}")
+    return 0
+
+
 def _cmd_summary(args) -> int:
     from .analysis.tables import write_ratios
     from .harness.params import check_run_id
@@ -202,6 +210,11 @@ def parser() -> argparse.ArgumentParser:
     everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
     everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     everything.set_defaults(func=_cmd_reproduce_all)
+    lab = sub.add_parser("lab", help="run the hosting lab notebook (docs/teaching.md)")
+    lab.add_argument("--profile", default="quick", help="quick (a few minutes) or class")
+    lab.add_argument("--run-id", help="default: lab-<profile>-<UTC timestamp>")
+    lab.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    lab.set_defaults(func=_cmd_lab)
     return p
 
 

@@ -413,3 +413,76 @@ def test_claim_verdicts_follow_the_interval(low, high, expect, verdict):
 def test_interval_text_is_describes_interval():
     assert intervals.interval_text(0.33, 0.301, 0.3601) == "95% CI 30-37%"
     assert intervals.interval_text(0.33, math.nan, math.nan) == "one block only, no interval"
+
+
+def _cost_rows(values: dict[str, list[float]], scenario: str = "text") -> pd.DataFrame:
+    """CPU µs per request by mode and block (made-up numbers, not measurements)."""
+    return pd.DataFrame(
+        [
+            {"mode": mode, "scenario": scenario, "tool": "bombardier", "concurrency": 8,
+             "block": b + 1, "us": v}
+            for mode, column in values.items()
+            for b, v in enumerate(column)
+        ]
+    )  # fmt: skip
+
+
+def test_paired_differences_by_hand():
+    # Kestrel 50, 60, 55 µs; nginx 30, 34, 32 µs more in the same blocks: the block's level
+    # (a slower block costs everyone more) cancels in the differences.
+    rows = _cost_rows({"kestrel": [50.0, 60.0, 55.0], "nginx": [80.0, 94.0, 87.0]})
+    out = intervals.paired_differences(rows, "kestrel", metric="us")
+    row = out.iloc[0]
+    assert (row["mode"], row["n"]) == ("nginx", 3)
+    assert row["difference"] == pytest.approx(32.0)
+    half = t_quantile(0.975, 2) * np.std([30.0, 34.0, 32.0], ddof=1) / math.sqrt(3)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((32.0 - half, 32.0 + half))
+    assert row["baseline_mean"] == pytest.approx(55.0)
+    # Unpaired, the block levels would widen it: the paired interval is the narrower.
+    _, _, low, high = intervals.mean_interval([80.0, 94.0, 87.0])
+    assert row["ci_high"] - row["ci_low"] < (high - low) / 2
+
+
+def test_paired_differences_leave_out_invalid_runs_and_unpaired_blocks():
+    rows = _cost_rows({"kestrel": [50.0, 60.0, 55.0, 52.0], "nginx": [80.0, 94.0, 87.0, 1e6]})
+    rows["valid"] = True
+    rows.loc[(rows["mode"] == "nginx") & (rows["block"] == 4), "valid"] = False
+    rows = rows[~((rows["mode"] == "kestrel") & (rows["block"] == 3))]  # block 3: no baseline
+    row = intervals.paired_differences(rows, "kestrel", metric="us").iloc[0]
+    assert row["n"] == 2 and row["difference"] == pytest.approx(32.0)
+    assert row["left_out_invalid"] == 1
+    one = intervals.paired_differences(rows[rows["block"] == 1], "kestrel", metric="us")
+    assert one.iloc[0]["n"] == 1 and math.isnan(one.iloc[0]["ci_low"])
+
+
+def test_paired_differences_refuse_missing_values_in_one_line():
+    rows = _cost_rows({"kestrel": [50.0, 60.0], "nginx": [80.0, NAN]})
+    with pytest.raises(BadInput, match="us must be a number in every valid row.*nginx"):
+        intervals.paired_differences(rows, "kestrel", metric="us")
+    with pytest.raises(BadInput, match="baseline mode 'caddy' has no"):
+        intervals.paired_differences(rows.fillna(1.0), "caddy", metric="us")
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        ((32.0, 27.04, 36.96), "+32 µs (95% CI +27 to +37 µs)"),
+        ((-41.6, -50.2, -33.0), "-42 µs (95% CI -51 to -33 µs)"),
+        # Near zero, tenths, so rounding cannot show an interval above 0 as touching it.
+        ((2.0, 0.31, 3.72), "+2.0 µs (95% CI +0.3 to +3.8 µs)"),
+        ((727.1, 0.31, 1453.9), "+727 µs (95% CI +0.3 to +1,454 µs)"),
+        ((5.0, NAN, NAN), "+5.0 µs (one block only, no interval)"),
+        ((NAN, NAN, NAN), "n/a"),
+    ],
+)
+def test_difference_text_rounds_the_interval_outwards(args, text):
+    assert intervals.difference_text(*args) == text
+
+
+@pytest.mark.parametrize(
+    "low, high, words",
+    [(1.0, 3.0, "adds"), (-3.0, -1.0, "saves"), (-1.0, 3.0, "indistinguishable at this "
+     "precision"), (NAN, NAN, "indistinguishable at this precision")],
+)  # fmt: skip
+def test_difference_words_follow_the_interval(low, high, words):
+    assert intervals.difference_words(low, high, more="adds", less="saves") == words

@@ -109,7 +109,9 @@ def test_nginx_pool_size_and_worker_count_from_the_options(tmp_path):
         idle = [
             c
             for c in psutil.net_connections(kind="tcp")
-            if c.pid == workers[0].pid and c.raddr and c.raddr.port == app_port
+            if c.pid == workers[0].pid
+            and c.raddr
+            and c.raddr.port == app_port
             and c.status == psutil.CONN_ESTABLISHED
         ]
         assert 1 <= len(idle) <= 2

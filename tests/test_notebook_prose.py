@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from hostbench import lab
 from hostbench.analysis import intervals
 from hostbench.analysis.reference import load_setup
 from hostbench.harness import proxies
@@ -46,20 +47,24 @@ STRUCTURE = [
     r"\b(?:19|20)\d\d\b",  # years (and the study id)
     r"pp\. \d+-\d+",
     r"Institute \d+",  # the journal's volume
-    r"\bnon-2xx\b|\bp50\b|\b99th\b|\bk6\b|\b100%",  # names; 100% is the baseline by definition
+    r"\bnon-2xx\b|\bp50\b|\b99th\b|\bk6\b|\bw3wp\b|\b100%",  # names; 100%: the baseline
     r"`[A-Z_]+=\d+`",  # an environment variable setting, e.g. `DOTNET_X=1`
     r"`[^`/]*/[^`]*`",  # file paths
+    r"`\w+ = [^`]*`",  # a parameters-cell setting, as a what-if names it: `blocks = 8`
 ]
 
 
-def _markdown(study) -> list[str]:
-    nb = json.loads(study.notebook_path.read_text())
+def _markdown(notebook) -> list[str]:
+    nb = json.loads(notebook.read_text())
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
 
 
-@pytest.mark.parametrize("study", [s for s in STUDIES.values() if s.available], ids=str)
-def test_every_number_in_the_markdown_is_structure_or_a_checked_fact(study):
-    for text in _markdown(study):
+NOTEBOOKS = [s.notebook_path for s in STUDIES.values() if s.available] + [lab.NOTEBOOK]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_number_in_the_markdown_is_structure_or_a_checked_fact(notebook):
+    for text in _markdown(notebook):
         rest = text
         for pattern, expected in FACTS:
             for match in re.finditer(pattern, rest):

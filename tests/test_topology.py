@@ -135,3 +135,21 @@ def test_text_is_readable_and_never_overlaps():
                 for box in inside:
                     assert outline.x0 <= box.x0 and box.x1 <= outline.x1
                     assert outline.y0 <= box.y0 and box.y1 <= outline.y1
+
+
+def test_a_path_with_a_note_beside_each_box():
+    from hostbench.analysis.topology import path_figure
+
+    fig = path_figure("nginx", ["load tool 20 µs", "", "app 90 µs"], title="one request")
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    texts = _texts(ax)
+    assert "load tool 20 µs" in texts and "app 90 µs" in texts and "one request" == ax.get_title()
+    renderer = fig.canvas.get_renderer()
+    figure_box = fig.bbox
+    for text in ax.texts:  # every note lies inside the figure, right of the boxes
+        extent = text.get_window_extent(renderer)
+        assert figure_box.x0 <= extent.x0 and extent.x1 <= figure_box.x1 + 1, text.get_text()
+    assert fig.get_figwidth() > path_figure("nginx").get_figwidth()  # room for the notes
+    with pytest.raises(BadInput, match="4 notes for the 3 boxes of 'nginx'"):
+        path_figure("nginx", ["a", "b", "c", "d"])

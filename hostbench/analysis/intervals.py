@@ -236,12 +236,18 @@ def _check_values(df: pd.DataFrame, metric: str, block: str) -> None:
 
 def _pair_with_baseline(df: pd.DataFrame, baseline: str, metric: str, block: str) -> pd.DataFrame:
     # One row per run of a non-baseline mode; log_ratio is NaN where its block has no baseline.
+    pairs = _beside_baseline(df, baseline, metric, block)
+    pairs["log_ratio"] = np.log(pairs[metric].astype(float)) - np.log(pairs["_base"].astype(float))
+    return pairs
+
+
+def _beside_baseline(df: pd.DataFrame, baseline: str, metric: str, block: str) -> pd.DataFrame:
+    # Each run of a non-baseline mode with the baseline's value in its setup and block ("_base",
+    # NaN where that block has no baseline run).
     is_base = df["mode"].astype(str) == baseline
     base = df.loc[is_base, [*SETUP, block, metric]].rename(columns={metric: "_base"})
     runs = df.loc[~is_base, [*CELL, block, metric]]
-    pairs = runs.merge(base, on=[*SETUP, block], how="left")
-    pairs["log_ratio"] = np.log(pairs[metric].astype(float)) - np.log(pairs["_base"].astype(float))
-    return pairs
+    return runs.merge(base, on=[*SETUP, block], how="left")
 
 
 def _invalid_per_cell(out: pd.DataFrame, invalid: pd.DataFrame, baseline: str) -> np.ndarray:
@@ -271,6 +277,95 @@ def _log_interval(logs: np.ndarray, method: str, confidence: float, rng, n_boot:
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return n, centre, float(low), float(high)
+
+
+# --- paired differences --------------------------------------------------------------------
+
+DIFFERENCE_COLUMNS = [
+    "baseline", "mode", *SETUP, "n", "difference", "ci_low", "ci_high", "baseline_mean",
+    "confidence", "left_out_invalid",
+]  # fmt: skip
+
+
+def paired_differences(
+    df: pd.DataFrame,
+    baseline: str,
+    *,
+    metric: str,
+    block: str = "block",
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Each mode's `metric` minus the baseline's, paired within blocks, with a t interval.
+
+    For an additive quantity, such as the CPU microseconds a request costs, where "how much
+    more" is the question rather than "how many times": d_b = value(mode, b) - value(baseline,
+    b) for every block that ran both in a setup; `difference` is the mean of the d_b, `ci_low`
+    and `ci_high` its Student t interval (n - 1 degrees of freedom), `baseline_mean` the
+    baseline's mean over the same blocks. n = 1 gives a NaN interval. Blocks and invalid rows
+    as in paired_ratios; values may be any finite number.
+    """
+    block = _block_column(df, block)
+    _check_arguments(df, baseline, metric, confidence, "t-log", 1)
+    kept, invalid = _valid_rows(df)
+    _require_baseline(kept, baseline)
+    values = pd.to_numeric(kept[metric], errors="coerce")
+    if not np.isfinite(values).all():
+        bad = sorted(set(kept.loc[~np.isfinite(values), "mode"].astype(str)))
+        raise BadInput(
+            f"{metric} must be a number in every valid row; some are not (modes: "
+            f"{', '.join(bad)}); mark failed runs valid=False"
+        )
+    _check_values(kept.assign(**{metric: 1.0}), metric, block)  # blocks and duplicates only
+    pairs = _beside_baseline(kept.assign(**{metric: values}), baseline, metric, block)
+    pairs = pairs.dropna(subset=["_base"])
+    rows = []
+    for cell, group in pairs.groupby(CELL, observed=True, sort=True):
+        n, mean, low, high = mean_interval(group[metric] - group["_base"], confidence)
+        names = dict(zip(CELL, cell, strict=True))
+        rows.append(dict(names, n=n, difference=mean, ci_low=low, ci_high=high,
+                         baseline_mean=float(group["_base"].mean())))  # fmt: skip
+    out = pd.DataFrame(rows, columns=[*CELL, "n", "difference", "ci_low", "ci_high",
+                                      "baseline_mean"])  # fmt: skip
+    out.insert(0, "baseline", baseline)
+    out["confidence"] = confidence
+    out["left_out_invalid"] = _invalid_per_cell(out, invalid, baseline)
+    out.attrs["left_out_invalid"] = len(invalid)
+    return out[DIFFERENCE_COLUMNS]
+
+
+def difference_text(
+    difference: float, ci_low: float, ci_high: float, unit: str = "µs", confidence: float = 0.95
+) -> str:
+    """A paired difference with its interval: "+38 µs (95% CI +30 to +47 µs)". Whole units,
+    tenths for a number under 10 (so rounding never hides which side of 0 it lies on); the
+    interval rounded outwards, never narrower than computed; "n/a" when missing."""
+    if _missing(difference):
+        return "n/a"
+    value = f"{_signed(difference, round)} {unit}"
+    if _missing(ci_low) or _missing(ci_high):
+        return f"{value} (one block only, no interval)"
+    low, high = _signed(ci_low, math.floor), _signed(ci_high, math.ceil)
+    return f"{value} ({_confidence_label(confidence)} CI {low} to {high} {unit})"
+
+
+def _signed(value: float, rounding) -> str:
+    # rounding: round (the estimate), math.floor / math.ceil (an interval's ends, outwards).
+    scale = 10 if abs(value) < 10 else 1
+    nudge = 0.0 if rounding is round else (1e-9 if rounding is math.floor else -1e-9)
+    rounded = rounding(value * scale + nudge) / scale
+    return f"{rounded:+,.1f}" if scale == 10 else f"{rounded:+,.0f}"
+
+
+def difference_words(ci_low: float, ci_high: float, *, more: str, less: str) -> str:
+    """What a paired difference's interval allows saying: `more` when it lies wholly above 0,
+    `less` wholly below, else "indistinguishable at this precision" (also with no interval)."""
+    if _missing(ci_low) or _missing(ci_high):
+        return "indistinguishable at this precision"
+    if ci_low > 0:
+        return more
+    if ci_high < 0:
+        return less
+    return "indistinguishable at this precision"
 
 
 # --- printing an interval ------------------------------------------------------------------

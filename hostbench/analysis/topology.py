@@ -154,3 +154,29 @@ def topology_figure(modes: list[str]) -> Figure:
     for ax in axes.flat[len(modes) :]:
         ax.set_axis_off()
     return fig
+
+
+NOTE_WIDTH = 1.9  # inches right of a panel for the notes beside its boxes
+
+
+def path_figure(mode: str, notes: list[str] | None = None, title: str = "") -> Figure:
+    """One mode's path, with a note beside each box (e.g. the CPU it spends per request):
+    notes[i] belongs to the mode's nodes[i]; "" or a missing note leaves a box bare."""
+    topology = _topology(mode)
+    notes = list(notes or [])
+    if len(notes) > len(topology.nodes):
+        raise BadInput(f"{len(notes)} notes for the {len(topology.nodes)} boxes of {mode!r}")
+    levels = len(topology.nodes)
+    width = WIDTH + (NOTE_WIDTH if any(notes) else 0.0)
+    height = _panel_height(levels) + TITLE
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, WIDTH / width, 1 - TITLE / height))
+    _draw(topology, mode, ax, levels)
+    if title:
+        ax.set_title(title, fontsize=FONT_PT, fontweight="bold")
+    for i, note in enumerate(notes):
+        if note:
+            ax.annotate(note, (BOX_X + BOX_WIDTH / 2, -(MARGIN + i * STEP)), xytext=(6, 0),
+                        textcoords="offset points", va="center", ha="left", fontsize=FONT_PT - 1,
+                        annotation_clip=False)  # fmt: skip
+    return fig

@@ -1,0 +1,198 @@
+"""The hosting lab: a class on what each hop costs a request (notebooks/06-hosting-lab.ipynb).
+
+Its params are profiles beside the notebook (notebooks/lab/<profile>.yaml: `quick`, a few
+minutes, and `class`, tighter intervals), plus the what-ifs a student sets in the notebook's
+parameters cell (the nginx pool size and worker count, the app's log level, the scenario,
+the modes). The profiles list every mode the lab is about; one the catalog does not have
+yet (yarp, until its mode is merged) is left out with one line saying so.
+
+`make lab` / `python -m hostbench lab` runs the notebook with papermill into
+data/runs/lab-<profile>-<time>/ and exports report.html, with the functions `make
+reproduce` uses (hostbench.reproduce).
+"""
+
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .catalog import MODES
+from .errors import BadInput
+from .harness.notebook import StudyRun
+from .harness.params import StudyParams, check_run_id, fingerprint, load_yaml
+from .paths import NOTEBOOKS, RUNS
+
+NOTEBOOK = NOTEBOOKS / "06-hosting-lab.ipynb"
+PARAMS_DIR = NOTEBOOKS / "lab"
+LOG_LEVELS = ("Trace", "Debug", "Information", "Warning", "Error", "Critical", "None")
+# Per run, besides its load and warm-up: launching the app and proxy, the response check,
+# the CPU readings and stopping everything (about 2 s on a 2-core machine), rounded up.
+OVERHEAD_S = 3.0
+
+
+def profiles() -> list[str]:
+    return sorted(p.stem for p in PARAMS_DIR.glob("*.yaml"))
+
+
+def _profile_path(profile: str) -> Path:
+    path = PARAMS_DIR / f"{profile}.yaml"
+    if not path.is_file():
+        raise BadInput(f"the lab has no profile {profile!r}; allowed: {', '.join(profiles())}")
+    return path
+
+
+def lab_params(
+    profile: str = "quick",
+    *,
+    modes: list[str] | None = None,
+    scenario: str | None = None,
+    nginx_keepalive_pool: int | None = None,
+    nginx_workers: int | None = None,
+    log_level: str | None = None,
+    blocks: int | None = None,
+) -> tuple[StudyParams, list[str]]:
+    """The lab's validated params for a profile with the student's what-ifs, and the modes
+    left out because this checkout's catalog does not have them (yet).
+
+    None leaves a setting as the profile has it. modes: a subset to re-run faster (Kestrel
+    alone, the baseline, is always kept); scenario: one scenario id instead of the profile's;
+    log_level: the test app's --log-level; blocks: the repetitions.
+    """
+    raw = load_yaml(_profile_path(profile))
+    planned = [str(m) for m in raw["modes"]]
+    listed = [str(m) for m in (modes if modes is not None else planned)]
+    baseline = raw.get("baseline") or planned[0]
+    if baseline not in listed:
+        listed.insert(0, baseline)  # every hop is measured against Kestrel alone
+    # A mode the profile plans for but the catalog lacks is left out; any other unknown
+    # name (a typo in the what-if) is refused by the params' own check below.
+    dropped = [m for m in listed if m not in MODES and m in planned]
+    raw["modes"] = [m for m in listed if m not in dropped]
+    if scenario is not None:
+        raw["scenarios"] = [scenario]
+    if nginx_keepalive_pool is not None:
+        raw["nginx_keepalive_pool"] = nginx_keepalive_pool
+    if nginx_workers is not None:
+        raw["nginx_workers"] = nginx_workers
+    if blocks is not None:
+        raw["repetitions"] = blocks
+    if log_level is not None:
+        if log_level not in LOG_LEVELS:
+            raise BadInput(f"log_level {log_level!r}: allowed: {', '.join(LOG_LEVELS)}")
+        raw["app_args"] = [*raw.get("app_args", []), "--log-level", log_level]
+    params = StudyParams.from_dict(raw)
+    if len(params.scenarios) * len(params.tools) * len(params.concurrency) != 1:
+        raise BadInput(
+            f"the lab compares modes under one load: profile {profile!r} must name one "
+            "scenario, one tool and one concurrency"
+        )
+    return params, dropped
+
+
+def dropped_note(dropped: list[str]) -> str:
+    """One line for the page: which listed modes this checkout cannot run yet ("" if none)."""
+    if not dropped:
+        return ""
+    return (
+        f"Left out: {', '.join(f'`{m}`' for m in dropped)}, listed by the lab's params but not "
+        "in this checkout's catalog yet (`python -m hostbench modes` lists the modes it has)."
+    )
+
+
+def settings_run_id(profile: str, params: StudyParams) -> str:
+    """A run id from the settings: each what-if measures into a folder of its own, and
+    running the same settings again resumes (completed runs are kept)."""
+    settings = {**params.to_dict(), "description": "", "seed": None}
+    return f"lab-{profile}-{fingerprint(settings)[:8]}"
+
+
+def open_lab(
+    profile: str = "quick",
+    run_id: str = "",
+    runs_dir: str | Path = "",
+    **what_ifs,
+) -> tuple[StudyRun, list[str]]:
+    """The notebook's run (its params and run folder) and the modes left out."""
+    params, dropped = lab_params(profile, **what_ifs)
+    run_id = check_run_id(run_id or settings_run_id(profile, params))
+    return StudyRun("lab", profile, run_id, Path(runs_dir or RUNS), params), dropped
+
+
+def estimate_s(params: StudyParams) -> float:
+    """About how long the measurement takes: every run's warm-up at most, its load and
+    OVERHEAD_S (a quiet-machine wait or a re-run comes on top)."""
+    per_run = params.warmup_s + params.duration_s + OVERHEAD_S
+    return len(params.cells()) * params.repetitions * per_run
+
+
+def plan_note(params: StudyParams) -> str:
+    """What the measurement will do, in one sentence (Markdown)."""
+    runs = len(params.cells()) * params.repetitions
+    return (
+        f"{runs} runs: {len(params.modes)} modes x {params.repetitions} blocks, "
+        f"{params.duration_s:g} s of load each after up to {params.warmup_s:g} s of warm-up; "
+        f"about {estimate_s(params) / 60:.0f} min on a quiet machine."
+    )
+
+
+def reproduce_lab(profile: str = "quick", run_id: str | None = None, runs_dir: Path = RUNS):
+    """Run the lab notebook for a profile with papermill and export report.html; returns the
+    run folder (data/runs/lab-<profile>-<UTC time>/ unless run_id says otherwise)."""
+    from . import reproduce as rp
+
+    params, dropped = lab_params(profile)  # validated before anything starts
+    run_id = check_run_id(run_id or f"lab-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
+    out = Path(runs_dir).resolve() / run_id
+    out.mkdir(parents=True, exist_ok=True)
+    (out / rp.DONE_FILE).unlink(missing_ok=True)
+    rp._prepare_environment()
+    if dropped:
+        print(dropped_note(dropped).replace("`", ""), flush=True)
+    print(plan_note(params), flush=True)
+    t0 = time.monotonic()
+    parameters = {"profile": profile, "run_id": run_id, "runs_dir": str(out.parent),
+                  "progress": False}  # fmt: skip
+    with rp._Follow(out):
+        rp._execute(NOTEBOOK, out / NOTEBOOK.name, parameters, "python3", rp._budget_s(params))
+    rp.export_html(out / NOTEBOOK.name, out / "report.html")
+    wall_s = time.monotonic() - t0
+    record = {"study": "lab", "profile": profile, "wall_s": round(wall_s)}
+    (out / rp.DONE_FILE).write_text(json.dumps(record, indent=2))
+    print(f"lab ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
+    return out
+
+
+def settings_note(params: StudyParams) -> str:
+    """The settings this run measures with, the what-ifs among them (Markdown)."""
+    from .catalog import NGINX_KEEPALIVE, scenario_label
+
+    opts = params.options
+    pool = opts.nginx_keepalive_pool or NGINX_KEEPALIVE
+    workers = nginx_workers(params)
+    args = opts.app_args
+    level = "Warning (the test app's default)"
+    if "--log-level" in args[:-1]:  # the last one given is the one the app uses
+        level = args[len(args) - args[::-1].index("--log-level")]
+    load = f"{params.tools[0]} with {params.concurrency[0]} connections"
+    return (
+        f"Settings: scenario **{scenario_label(params.scenarios[0])}**, {load}; nginx: "
+        f"**{workers}** worker{'s' if workers != 1 else ''}"
+        f"{' (one per core)' if opts.nginx_workers is None else ''}, a keep-alive pool of "
+        f"**{pool}** idle connections per worker (`nginx-keepalive`); the app logs at "
+        f"**{level}**."
+    )
+
+
+def nginx_workers(params: StudyParams) -> int:
+    """nginx's worker processes in this run: the params' nginx_workers, else one per core."""
+    return params.options.nginx_workers or os.cpu_count() or 1
+
+
+def quick_note(params: StudyParams) -> str:
+    """What a quick run's numbers are worth, in one line (Markdown)."""
+    return (
+        f"*A quick run: {params.repetitions} blocks of {params.duration_s:g} s runs. Its "
+        "intervals are wide, so many comparisons come out indistinguishable at this "
+        'precision; `profile = "class"` measures longer and narrows them.*'
+    )
