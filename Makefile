@@ -71,10 +71,13 @@ reproduce: setup
 reproduce-all: setup
 	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID))
 
-# The hosting lab for a class (docs/teaching.md): LAB_PROFILE=quick (a few minutes) or class.
+# The hosting lab for a class (docs/teaching.md): LAB_PROFILE=quick (a few minutes) or class;
+# WHAT_IF="nginx_workers=1 log_level=Debug" sets the notebook's what-ifs.
 LAB_PROFILE ?= quick
+WHAT_IF ?=
 lab: setup
-	$(PY) -m hostbench lab --profile $(LAB_PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
+	$(PY) -m hostbench lab --profile $(LAB_PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) \
+		$(foreach w,$(WHAT_IF),--what-if '$(w)')
 
 clean:
 	rm -rf build testapp/dotnet/bin testapp/dotnet/obj

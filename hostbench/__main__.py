@@ -132,9 +132,10 @@ def _cmd_reproduce_all(args) -> int:
 
 
 def _cmd_lab(args) -> int:
-    from .lab import reproduce_lab
+    from .lab import parse_what_if, reproduce_lab
 
-    out = reproduce_lab(args.profile, run_id=args.run_id, runs_dir=Path(args.runs_dir))
+    what_ifs = dict(parse_what_if(text) for text in args.what_if)
+    out = reproduce_lab(args.profile, args.run_id, Path(args.runs_dir), what_ifs)
     print(f"report: {out / 'report.html'}")
     return 0
 
@@ -214,6 +215,13 @@ def parser() -> argparse.ArgumentParser:
     lab.add_argument("--profile", default="quick", help="quick (a few minutes) or class")
     lab.add_argument("--run-id", help="default: lab-<profile>-<UTC timestamp>")
     lab.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    lab.add_argument(
+        "--what-if",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a notebook parameter, e.g. nginx_workers=1, log_level=Debug, modes=[kestrel,nginx]",
+    )
     lab.set_defaults(func=_cmd_lab)
     return p
 

@@ -17,6 +17,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import yaml
+
 from .catalog import MODES
 from .errors import BadInput
 from .harness.notebook import StudyRun
@@ -136,12 +138,39 @@ def plan_note(params: StudyParams) -> str:
     )
 
 
-def reproduce_lab(profile: str = "quick", run_id: str | None = None, runs_dir: Path = RUNS):
-    """Run the lab notebook for a profile with papermill and export report.html; returns the
-    run folder (data/runs/lab-<profile>-<UTC time>/ unless run_id says otherwise)."""
+# The notebook's parameters a student changes; `python -m hostbench lab --what-if` sets them.
+WHAT_IFS = ("modes", "scenario", "blocks", "nginx_keepalive_pool", "nginx_workers", "log_level")
+
+
+def parse_what_if(text: str) -> tuple[str, object]:
+    """NAME=VALUE from the command line, the value read as YAML (1, Debug, [kestrel, nginx])."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or name not in WHAT_IFS:
+        raise BadInput(f"what-if {text!r}: give NAME=VALUE, NAME one of {', '.join(WHAT_IFS)}")
+    try:
+        return name, yaml.safe_load(value)
+    except yaml.YAMLError:
+        example = "e.g. 1, Debug, [a, b]"
+        raise BadInput(f"what-if {text!r}: {value!r} is not a value ({example})") from None
+
+
+def reproduce_lab(
+    profile: str = "quick",
+    run_id: str | None = None,
+    runs_dir: Path = RUNS,
+    what_ifs: dict | None = None,
+) -> Path:
+    """Run the lab notebook for a profile and what-ifs (the notebook's parameters, WHAT_IFS)
+    with papermill and export report.html; returns the run folder
+    (data/runs/lab-<profile>-<UTC time>/ unless run_id says otherwise)."""
     from . import reproduce as rp
 
-    params, dropped = lab_params(profile)  # validated before anything starts
+    what_ifs = dict(what_ifs or {})
+    unknown = sorted(set(what_ifs) - set(WHAT_IFS))
+    if unknown:
+        raise BadInput(f"unknown what-if(s) {', '.join(unknown)}; allowed: {', '.join(WHAT_IFS)}")
+    params, dropped = lab_params(profile, **what_ifs)  # validated before anything starts
     run_id = check_run_id(run_id or f"lab-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
@@ -152,7 +181,7 @@ def reproduce_lab(profile: str = "quick", run_id: str | None = None, runs_dir: P
     print(plan_note(params), flush=True)
     t0 = time.monotonic()
     parameters = {"profile": profile, "run_id": run_id, "runs_dir": str(out.parent),
-                  "progress": False}  # fmt: skip
+                  "progress": False, **what_ifs}  # fmt: skip
     with rp._Follow(out):
         rp._execute(NOTEBOOK, out / NOTEBOOK.name, parameters, "python3", rp._budget_s(params))
     rp.export_html(out / NOTEBOOK.name, out / "report.html")

@@ -1,0 +1,70 @@
+"""The hosting lab end to end: its quick profile under papermill, as `make lab` runs it, on the
+real app, proxies and load tool (a few minutes), and the report a teacher opens."""
+
+import json
+import re
+
+import pytest
+
+from hostbench import lab
+from hostbench.catalog import MODES
+from hostbench.reproduce import DONE_FILE
+
+pytestmark = [pytest.mark.live, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def lab_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("runs")
+    return lab.reproduce_lab("quick", run_id="lab-quick-test", runs_dir=runs)
+
+
+def test_the_quick_lab_runs_end_to_end_without_an_error(lab_run):
+    executed = json.loads((lab_run / lab.NOTEBOOK.name).read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert [o for o in outputs if o["output_type"] == "error"] == []
+    assert [o for o in outputs if o.get("name") == "stderr"] == []  # no progress bar on the page
+    assert json.loads((lab_run / DONE_FILE).read_text())["profile"] == "quick"
+    params = json.loads((lab_run / "params.json").read_text())
+    results = (lab_run / "results.csv").read_text().splitlines()
+    assert len(results) == 1 + len(params["modes"]) * params["repetitions"]
+    assert set(params["modes"]) == {m for m in lab.lab_params("quick")[0].modes}
+
+
+def test_the_report_has_every_path_the_hop_table_with_intervals_and_no_error(lab_run):
+    page = (lab_run / "report.html").read_text()
+    params = json.loads((lab_run / "params.json").read_text())
+    figures = ["paths", "hops", "cpu-per-request", "path-iis"]
+    figures += [f"path-{m}" for m in params["modes"]]
+    for name in figures:
+        assert (lab_run / "figures" / f"{name}.png").stat().st_size > 1000, name
+    assert page.count("data:image/png;base64") >= len(figures)
+    # The per-hop table: one row per mode, each comparison with its interval.
+    table = re.search(r"<table.*?added per request, app \+ proxy \(95% CI\).*?</table>", page, re.S)
+    assert table, "the per-hop table is missing"
+    rows = re.findall(r"<tr>.*?</tr>", table.group(0), re.S)[1:]
+    assert len(rows) == len(params["modes"])
+    for row in rows[1:]:  # every mode but Kestrel alone
+        assert row.count("95% CI") == 3, row
+    text = re.sub(r"<[^>]+>", "", re.sub(r"<style.*?</style>", "", page, flags=re.S))
+    assert "output_error" not in page and "Traceback" not in text and "Error" not in text
+    assert str(lab_run.parent) not in page  # nothing of this machine's folders
+    # The sections a teacher walks through, each with its question and expected answer.
+    assert page.count("<summary>Expected answer</summary>") >= 7
+    for mode in ("nginx", "nginx-keepalive", "nginx-uds", "caddy"):
+        assert MODES[mode].label in page
+
+
+def test_a_what_if_from_the_command_line_reaches_nginx(tmp_path, capsys):
+    from hostbench.__main__ import main
+
+    argv = ["lab", "--profile", "quick", "--run-id", "lab-what-if", "--runs-dir", str(tmp_path),
+            "--what-if", "modes=[kestrel, nginx]", "--what-if", "nginx_workers=1"]  # fmt: skip
+    assert main(argv) == 0
+    out = tmp_path / "lab-what-if"
+    assert json.loads((out / "params.json").read_text())["nginx_workers"] == 1
+    confs = list(out.glob("nginx__*/nginx.conf"))
+    assert confs and all("worker_processes 1;" in c.read_text() for c in confs)
+    page = (out / "report.html").read_text()
+    assert "<strong>1</strong> worker," in page  # the settings line names the what-if
+    assert "report.html" in capsys.readouterr().out
