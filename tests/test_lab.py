@@ -286,3 +286,52 @@ def test_what_ifs_from_the_command_line():
     parameters = next(c for c in cells if "parameters" in c["metadata"].get("tags", []))
     names = {line.split("=")[0].strip() for line in "".join(parameters["source"]).splitlines()}
     assert set(lab.WHAT_IFS) <= names
+
+
+def test_the_teachers_page_states_the_profiles_as_they_are():
+    import re
+
+    from hostbench.paths import ROOT
+
+    page = (ROOT / "docs" / "teaching.md").read_text()
+    rows = re.findall(
+        r"^\| `(\w+)`[^|]*\| (\d+) \| (\d+) s \| (\d+) s \| (\d+) \| about (\d+) min \|$",
+        page,
+        re.M,
+    )
+    assert sorted(r[0] for r in rows) == lab.profiles()
+    for profile, blocks, load_s, warmup_s, runs, minutes in rows:
+        params, dropped = lab.lab_params(profile)
+        modes = len(params.modes) + len(dropped)  # every mode the profile lists
+        assert (int(blocks), float(load_s), float(warmup_s)) == (
+            params.repetitions,
+            params.duration_s,
+            params.warmup_s,
+        )
+        assert int(runs) == modes * params.repetitions
+        per_run = params.warmup_s + params.duration_s + lab.OVERHEAD_S
+        assert int(minutes) == round(int(runs) * per_run / 60)
+
+
+def test_a_run_without_a_valid_kestrel_alone_says_what_to_do():
+    rows = RESULTS.assign(invalid_reason=RESULTS["invalid_reason"].astype(object))
+    rows.loc[rows["mode"] == "kestrel", ["valid", "invalid_reason"]] = [False, "machine busy"]
+    with pytest.raises(BadInput) as err:
+        hops.hop_costs(rows)
+    assert "no valid run of Kestrel to compare with" in str(err.value)
+    assert "hostbench doctor" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_mode_never_in_a_block_with_kestrel_alone_has_no_pair_and_no_bar():
+    rows = RESULTS.copy()
+    first = rows["block"].min()
+    # caddy's runs only in the first block, Kestrel alone's only in the others.
+    rows = rows[~((rows["mode"] == "caddy") & (rows["block"] != first))]
+    rows = rows[~((rows["mode"] == "kestrel") & (rows["block"] == first))]
+    costs = hops.hop_costs(rows)
+    caddy = costs.set_index("mode").loc["caddy"]
+    assert caddy["paired"] == 0 and math.isnan(caddy["added"])
+    assert hops.hop_table(costs).set_index("mode").loc[mode_label("caddy")].iloc[3] == "n/a"
+    fig = hops.hop_figure(costs)
+    assert mode_label("caddy") not in [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert not any("vs Kestrel alone" in n for n in hops.path_notes(costs, "caddy"))

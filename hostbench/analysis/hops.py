@@ -76,15 +76,19 @@ def hop_costs(results: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     valid = _valid(runs)
     modes = figures.present(valid["mode"])
     if baseline not in modes:
-        raise BadInput(f"the lab needs {baseline!r} (valid runs) to compare with; got {modes}")
+        raise BadInput(
+            f"no valid run of {mode_label(baseline)} to compare with: every one was left out "
+            "(the reasons are above); close what `python -m hostbench doctor` names and run again"
+        )
     means = valid.groupby(valid["mode"].astype(str))[
         ["rps", "app_us", "proxy_us", "hosting_us", "loadgen_us", "cpu_proxy_cores"]
     ].mean()
     blocks = valid.groupby(valid["mode"].astype(str))["block"].nunique()
-    added = _paired(runs, baseline, "hosting_us")
-    app = _paired(runs, baseline, "app_us")
+    # A mode whose valid runs share no block with the baseline's has no pair: NaN, paired 0.
+    added = _paired(runs, baseline, "hosting_us").reindex(modes)
+    app = _paired(runs, baseline, "app_us").reindex(modes)
     ratios = paired_ratios(runs, baseline)
-    ratios = ratios.assign(mode=ratios["mode"].astype(str)).set_index("mode")
+    ratios = ratios.assign(mode=ratios["mode"].astype(str)).set_index("mode").reindex(modes)
     rows = []
     for mode in modes:
         row = {"mode": mode, "blocks": int(blocks[mode]), **means.loc[mode].to_dict()}
@@ -94,7 +98,8 @@ def hop_costs(results: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                 added_high=added.at[mode, "ci_high"], app_added=app.at[mode, "difference"],
                 app_added_low=app.at[mode, "ci_low"], app_added_high=app.at[mode, "ci_high"],
                 rps_ratio=ratios.at[mode, "ratio"], rps_low=ratios.at[mode, "ci_low"],
-                rps_high=ratios.at[mode, "ci_high"], paired=int(added.at[mode, "n"]),
+                rps_high=ratios.at[mode, "ci_high"],
+                paired=0 if pd.isna(added.at[mode, "n"]) else int(added.at[mode, "n"]),
             )  # fmt: skip
         rows.append(row)
     out = pd.DataFrame(rows)
@@ -144,7 +149,7 @@ def path_notes(costs: pd.DataFrame, mode: str) -> list[str]:
     if len(nodes) == 3:  # client, proxy, app
         notes.append(f"{r.proxy_us:,.0f} µs CPU\nper request")
     app = f"{r.app_us:,.0f} µs CPU\nper request"
-    if not pd.isna(r.paired):
+    if r.paired > 0:  # not the baseline, and paired with it in some block
         app += f"\n(app {r.app_added:+,.0f} µs\nvs Kestrel alone)"
     return [*notes, app]
 
@@ -155,7 +160,10 @@ def path(costs: pd.DataFrame, mode: str) -> Figure:
 
 
 def missing_note(mode: str) -> str:
-    return f"*{mode_label(mode)} (`{mode}`) is not in this run: add it to `modes` to see this.*"
+    return (
+        f"*{mode_label(mode)} (`{mode}`) has no valid run here: add it to `modes` to see this "
+        "(if it is there, its runs were left out: the reasons are above).*"
+    )
 
 
 def baseline_sentence(costs: pd.DataFrame, baseline: str = BASELINE) -> str:
@@ -196,11 +204,12 @@ def compare(results: pd.DataFrame, mode: str, other: str) -> pd.DataFrame | None
     if not {mode, other} <= present:
         return None
     runs = runs[runs["mode"].astype(str).isin([mode, other])]
-    rows = [
-        _paired(runs, other, metric).loc[mode].rename(metric)
-        for metric in ("hosting_us", "app_us", "proxy_us")
-    ]
-    return pd.DataFrame(rows)
+    pairs = {
+        metric: _paired(runs, other, metric) for metric in ("hosting_us", "app_us", "proxy_us")
+    }
+    if mode not in pairs["hosting_us"].index:
+        return None  # their valid runs share no block
+    return pd.DataFrame([pairs[metric].loc[mode].rename(metric) for metric in pairs])
 
 
 def _difference(row: pd.Series) -> str:
@@ -328,7 +337,7 @@ def hop_figure(costs: pd.DataFrame) -> Figure:
     """What each mode adds per request over Kestrel alone (app and proxy together): a bar per
     mode in its colour, the 95% interval as a whisker (drawn whole, below 0 too), the mean
     written beside it; a line at 0 (nothing added)."""
-    rows = costs[costs["paired"].notna()].reset_index(drop=True)
+    rows = costs[costs["paired"] > 0].reset_index(drop=True)
     if rows.empty:
         raise BadInput("no mode besides Kestrel alone to compare with it")
     low = rows["added_low"].fillna(rows["added"])
