@@ -59,7 +59,8 @@ def test_a_what_if_from_the_command_line_reaches_nginx(tmp_path, capsys):
     from hostbench.__main__ import main
 
     argv = ["lab", "--profile", "quick", "--run-id", "lab-what-if", "--runs-dir", str(tmp_path),
-            "--what-if", "modes=[kestrel, nginx]", "--what-if", "nginx_workers=1"]  # fmt: skip
+            "--what-if", "modes=[kestrel, nginx]", "--what-if", "nginx_workers=1",
+            "--what-if", "blocks=1"]  # fmt: skip
     assert main(argv) == 0
     out = tmp_path / "lab-what-if"
     assert json.loads((out / "params.json").read_text())["nginx_workers"] == 1
