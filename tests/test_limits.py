@@ -4,8 +4,8 @@ import math
 import os
 
 import pytest
-from conftest import SHORT_RUNS
 
+from conftest import SHORT_RUNS
 from hostbench.harness.limits import loadgen_limited, loadgen_limited_row
 from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, execute

@@ -8,8 +8,8 @@ import threading
 import time
 
 import pytest
-from conftest import SHORT_RUNS
 
+from conftest import SHORT_RUNS
 from hostbench.errors import HostbenchError, ToolMissing
 from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, count_diff_pct, execute, invalid_reason, steady
