@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
-from ..catalog import get_mode
+from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
 from ..paths import RUNS
 from . import environment
@@ -88,6 +88,8 @@ def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
         groups.setdefault((scenario, tool, c), []).append((mode, variant))
     members = {key: rng.sample(cells, len(cells)) for key, cells in groups.items()}
     designs = {key: williams_rows(len(cells)) for key, cells in groups.items()}
+    # Each (scenario, tool, concurrency)'s load, made once: every run of it fires the same.
+    loads = {key: params.load(*key) for key in groups}
     specs = []
     for block in range(1, params.repetitions + 1):
         keys = list(groups)
@@ -100,7 +102,11 @@ def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
             for index in row:
                 mode, variant = members[key][index]
                 position += 1
-                specs.append(RunSpec(mode, scenario, tool, c, block, position, variant))
+                specs.append(
+                    RunSpec(
+                        get_mode(mode), get_scenario(scenario), loads[key], block, position, variant
+                    )
+                )
     return specs
 
 
@@ -247,7 +253,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
 
     specs = run_order(params, seed)
     for spec in specs:  # before anything starts: a path nginx-uds could not bind
-        check_socket_path(get_mode(spec.mode), study_dir / spec.key)
+        check_socket_path(spec.mode, study_dir / spec.key)
     done = 0
     for spec in specs:  # before anything starts: runs measured with other settings
         row = completed_row(study_dir / spec.key)
