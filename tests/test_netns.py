@@ -1,5 +1,7 @@
-"""Two hosts on one machine (harness/netns.py): made, isolated, checked and always removed."""
+"""Two hosts on one machine (harness/netns.py): made, isolated, checked and always removed;
+a study measured across them."""
 
+import csv
 import os
 import signal
 import subprocess
@@ -9,8 +11,11 @@ import time
 
 import pytest
 
+from conftest import SHORT_RUNS
 from hostbench.errors import BadInput
 from hostbench.harness import httpclient, netns
+from hostbench.harness.params import StudyParams
+from hostbench.harness.study import run_study
 
 pytestmark = [
     pytest.mark.live,
@@ -101,3 +106,33 @@ def test_sigint_removes_everything():
     child.send_signal(signal.SIGINT)
     child.wait(timeout=30)
     assert made and not set(made) & set(netns.existing())
+
+
+def test_a_study_under_topology_netns_loads_the_server_namespace_over_the_veth(tmp_path):
+    params = StudyParams.from_dict(
+        {"modes": ["kestrel", "nginx"], "scenarios": ["text"], "tools": ["bombardier"],
+         "concurrency": [4], "duration_s": 1, "warmup_s": 0, "repetitions": 1,
+         "topology": "netns", **SHORT_RUNS}
+    )  # fmt: skip
+    results = run_study(params, "two-hosts", tmp_path, progress=False)
+    rows = list(csv.DictReader(results.open()))
+    assert {r["mode"] for r in rows} == {"kestrel", "nginx"}
+    for r in rows:
+        assert r["valid"] == "True" and r["topology"] == "netns"
+        assert r["request_path"].startswith("veth hb") and float(r["rtt_ms"]) > 0
+        # Every request the tool completed was counted by the app in the server namespace.
+        assert int(r["requests"]) == int(r["server_requests"]) > 0
+        command = (tmp_path / "two-hosts" / r["run_key"] / "load" / "command.txt").read_text()
+        assert f"http://{netns.SERVER_ADDRESS}:" in command
+    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
+
+
+def test_topology_is_checked_before_anything_starts():
+    base = {"modes": ["kestrel"], "scenarios": ["text"], "tools": ["bombardier"],
+            "concurrency": [4], "duration_s": 5, "warmup_s": 0, "repetitions": 1}  # fmt: skip
+    with pytest.raises(BadInput, match=r"'ssh' \(ssh, real hosts: not built yet\); allowed"):
+        StudyParams.from_dict({**base, "topology": "ssh"})
+    with pytest.raises(BadInput, match="topology netns runs the servers the harness launches"):
+        StudyParams.from_dict(
+            {**base, "modes": ["external"], "url": "http://127.0.0.1:1/", "topology": "netns"}
+        )

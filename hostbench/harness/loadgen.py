@@ -103,9 +103,10 @@ class LoadGenerator:
         """What the tool wrote in out_dir after firing `load`."""
         raise NotImplementedError
 
-    def process(self, load: Load, out_dir: Path) -> ManagedProcess:
-        """The tool set up to fire `load` (checked when it was made); not started yet.
-        out_dir gets load.json and command.txt now, the tool's output once it runs."""
+    def process(self, load: Load, out_dir: Path, netns: str | None = None) -> ManagedProcess:
+        """The tool set up to fire `load` (checked when it was made), from network namespace
+        `netns` if given; not started yet. out_dir gets load.json and command.txt now, the
+        tool's output once it runs."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         self.version()  # before the load: it runs the tool once
@@ -120,14 +121,20 @@ class LoadGenerator:
             env=self.env(),
             cwd=out_dir,
             cpus=load.cpus,
+            netns=netns,
         )
 
     def run(
-        self, load: Load, out_dir: Path, on_start: Callable[[int], None] | None = None
+        self,
+        load: Load,
+        out_dir: Path,
+        on_start: Callable[[int], None] | None = None,
+        netns: str | None = None,
     ) -> LoadResult:
-        """Fire `load` for its duration (or its request count, at most that long)."""
+        """Fire `load` for its duration (or its request count, at most that long), from
+        network namespace `netns` if given."""
         out_dir = Path(out_dir)
-        proc = self.process(load, out_dir)
+        proc = self.process(load, out_dir, netns)
         # The tool is this process's only child to end during the load, so the growth of the
         # reaped children's rusage is its CPU, up to its last instruction.
         reaped0 = _children_cpu_s()

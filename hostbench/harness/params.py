@@ -70,7 +70,11 @@ OPTIONAL = {
     "busy_reruns": 2,
     # A run whose warm-up never reached steady state is invalid (left out of the analysis).
     "require_steady": True,
+    # Where the load generator and the server run (docs/hosts.md): local, over this machine's
+    # loopback; netns, two hosts on this machine (network namespaces joined by a veth pair).
+    "topology": "local",
 }
+TOPOLOGIES = ("local", "netns")
 # Keys that describe or explain a study but do not change what a run measures.
 NOT_MEASURED = (
     "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
@@ -254,6 +258,7 @@ class StudyParams:
     quiet_wait_s: float = 120.0
     busy_reruns: int = 2
     require_steady: bool = True
+    topology: str = "local"
 
     @classmethod
     def from_dict(cls, raw) -> "StudyParams":
@@ -387,6 +392,7 @@ class StudyParams:
             quiet_wait_s=float(_number("quiet_wait_s", p["quiet_wait_s"], minimum=0)),
             busy_reruns=_number("busy_reruns", p["busy_reruns"], minimum=0, integer=True),
             require_steady=_bool("require_steady", p["require_steady"]),
+            topology=_topology(p["topology"], modes),
         )
         # Each tool can fire each scenario's load (a Load checks itself as it is made): a load
         # no tool can fire is refused here, before anything starts.
@@ -487,9 +493,24 @@ class StudyParams:
             "quiet_max_cores": self.quiet_max_cores,
             "quiet_max_steal_pct": self.quiet_max_steal_pct,
             "require_steady": self.require_steady,
+            # Only when not the default, so runs recorded before the key keep their fingerprint.
+            **({"topology": self.topology} if self.topology != "local" else {}),
             **asdict(self.options),
             "hostbench_version": __version__,
         }
+
+
+def _topology(value, modes: list[str]) -> str:
+    if value not in TOPOLOGIES:
+        later = " (ssh, real hosts: not built yet)" if value == "ssh" else ""
+        raise BadInput(f"params key 'topology' {value!r}{later}; allowed: {', '.join(TOPOLOGIES)}")
+    external = [m for m in modes if get_mode(m).launch == "external"]
+    if value == "netns" and external:
+        raise BadInput(
+            f"topology netns runs the servers the harness launches; {', '.join(external)} "
+            "runs where you started it: use topology local"
+        )
+    return value
 
 
 def _overlay(raw: dict, overrides: dict) -> dict:

@@ -14,22 +14,26 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
 from ..catalog import Mode, Scenario, get_mode, get_scenario
 from ..errors import HostbenchError
 from ..load import Load
+from . import httpclient
 from .checks import validate
 from .cpumonitor import CpuMonitor
 from .limits import loadgen_limited_row
 from .loadgen import LoadGenerator, generator_for
 from .modes import Target, launch
+from .netns import TwoHosts, call_in, check_route
 from .params import StudyParams, fingerprint
 from .quiet import wait_until_quiet
 
@@ -192,7 +196,12 @@ def steady(rates: list[float], tolerance_pct: float) -> bool:
 
 
 def warm_up(
-    generator: LoadGenerator, target: Target, load: Load, tolerance_pct: float, out_dir: Path
+    generator: LoadGenerator,
+    target: Target,
+    load: Load,
+    tolerance_pct: float,
+    out_dir: Path,
+    netns: str | None = None,
 ) -> dict:
     """Fire `load`'s warm-up until throughput is steady (within tolerance_pct), or for its
     warmup_s at most; discarded.
@@ -203,7 +212,7 @@ def warm_up(
     """
     if load.warmup_s <= 0:
         return {"warmup_s": 0.0, "warmup_steady": False}
-    proc = generator.process(load.warmup(), out_dir)
+    proc = generator.process(load.warmup(), out_dir, netns)
     curve: list[tuple[float, float]] = []
     reached = False
     with proc:
@@ -301,10 +310,29 @@ def _transport_info(target: Target, run_dir: Path) -> dict:
     return {column: info.get(key) for column, key in TRANSPORT_COLUMNS.items()}
 
 
-def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dict:
+RTT_PROBES = 20  # empty requests timed before a run; their median is its rtt_ms
+
+
+def empty_request_rtt_ms(url: str) -> float:
+    """The median time of an empty request (GET /health, a new connection each, as the
+    client would open one) from where this runs to `url`: the path's own round trip."""
+    httpclient.get(url + "/health")  # the first pays for lazy setup on both ends
+    times = []
+    for _ in range(RTT_PROBES):
+        t0 = time.perf_counter()
+        httpclient.get(url + "/health")
+        times.append(time.perf_counter() - t0)
+    return round(1000 * statistics.median(times), 4)
+
+
+def execute(
+    spec: RunSpec, run_dir: Path, params: StudyParams, say=print, hosts: TwoHosts | None = None
+) -> dict:
     """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row.
 
-    `say` gets a line while the run waits for a quiet machine."""
+    `say` gets a line while the run waits for a quiet machine. hosts: the load generator in
+    the client namespace, the app and proxy in the server's (topology netns); None: both on
+    this machine's loopback."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # leftovers of an interrupted attempt: start clean
     run_dir.mkdir(parents=True)
@@ -323,11 +351,18 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
     # Pinned apart from the load generator when the load is pinned; else anywhere.
     server_cpus = [c for c in cpus if c not in loadgen_cpus] if loadgen_cpus else None
 
-    with launch(mode, run_dir, params.options_for(spec.variant), cpus=server_cpus) as target:
+    client = hosts.client if hosts else None
+    options = params.options_for(spec.variant)
+    with launch(mode, run_dir, options, cpus=server_cpus, hosts=hosts) as target:
         load = spec.load.aimed_at(target.url)
         validate(scenario, target.get(scenario.path))
         transport = _transport_info(target, run_dir)
-        warm = warm_up(generator, target, load, params.steady_tolerance_pct, run_dir / "warmup")
+        if hosts:
+            check_route(hosts, urlsplit(target.url).hostname)  # the load crosses the veth
+        rtt_ms = call_in(client, empty_request_rtt_ms, target.url)
+        warm = warm_up(
+            generator, target, load, params.steady_tolerance_pct, run_dir / "warmup", client
+        )
         _raise_if_dead(target)
         _quiesce(target)
         target.reset_server_stats()
@@ -339,7 +374,10 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
 
         with monitor:
             result = generator.run(
-                load, run_dir / "load", on_start=lambda pid: monitor.watch("loadgen", pid)
+                load,
+                run_dir / "load",
+                on_start=lambda pid: monitor.watch("loadgen", pid),
+                netns=client,
             )
             monitor.exited("loadgen", result.cpu_s)
         _raise_if_dead(target)
@@ -356,6 +394,9 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
         "run_key": spec.key,
         **spec.columns(),
         "started_at": started_at,
+        "topology": params.topology,
+        "request_path": hosts.path() if hosts else "loopback",
+        "rtt_ms": rtt_ms,
         "duration_target_s": load.duration_s,
         "requests_target": load.requests,
         "pipeline": load.pipeline,
