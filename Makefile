@@ -54,9 +54,11 @@ build/bin/goserver: $(GOSERVER_SOURCES) testapp/go/go.mod testapp/go/go.sum Make
 	$(GO_CHECK)
 	cd testapp/go && $$($(GO_FIND)) build -trimpath -o ../../build/bin/goserver ./cmd/goserver
 
+# --no-cache: what is first-party (isort) depends on files, not only on settings; a fresh
+# clone, as CI has, must see what this checkout sees.
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check hostbench studies tests scripts benchmarks
-	$(VENV)/bin/ruff format --check hostbench studies tests scripts benchmarks
+	$(VENV)/bin/ruff check --no-cache hostbench studies tests scripts benchmarks conftest.py
+	$(VENV)/bin/ruff format --no-cache --check hostbench studies tests scripts benchmarks conftest.py
 
 test: setup lint
 	$(PY) -m pytest

@@ -2,7 +2,9 @@
 
 import itertools
 import os
+import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,6 +12,10 @@ import psutil
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
+
+from hostbench.harness import httpclient
+from hostbench.harness.processes import ManagedProcess
+from hostbench.paths import ROOT
 
 # Params for the tests' tiny studies, whose point is not the measurement: runs of a second or
 # two count, the machine's other load is recorded but does not hold them, and a warm-up too
@@ -69,6 +75,57 @@ def _group_gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+# ------------------------------------------------------------- servers the tests start
+
+
+def built(binary: Path) -> Path:
+    """`binary`, which `make setup` builds; the test fails naming the make target if absent."""
+    if not binary.exists():
+        target = binary.relative_to(ROOT) if binary.is_relative_to(ROOT) else binary
+        pytest.fail(f"{binary} is missing: run `make setup` (or `make {target}`)")
+    return binary
+
+
+def run_cli(binary: Path, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    """`binary` with `args`, for the cases where it must exit by itself."""
+    return subprocess.run(
+        [str(built(binary)), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def start_server(
+    name: str, binary: Path, args: list, log_dir: Path, url: str, unix_socket: str | None = None
+) -> ManagedProcess:
+    """`binary` with `args` serving `url` (over `unix_socket` if given), its output in
+    log_dir/<name>.log; use it in a `with`: started once GET /health answers, stopped after."""
+    return ManagedProcess(
+        name,
+        [built(binary), *args],
+        log_dir / f"{name}.log",
+        ready=lambda: httpclient.answers_ok(url + "/health", unix_socket=unix_socket),
+        ready_timeout_s=30,
+    )
+
+
+def get_ok(url: str, content_type: str) -> httpclient.Response:
+    """GET `url`, which must answer 200 with `content_type`."""
+    resp = httpclient.get(url)
+    assert resp.status == 200, (url, resp.status, resp.text[:200])
+    assert resp.content_type.split(";")[0].strip() == content_type, (url, resp.content_type)
+    return resp
+
+
+def one_line(text: str) -> str:
+    """The only line of `text` (a program's answer to bad input)."""
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, text
+    return lines[0]
 
 
 # ------------------------------------------------------------------ figures' test data

@@ -15,24 +15,27 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hostbench.harness.loadgen import Load, get_generator
+from hostbench.harness.loadgen import generator_for
 from hostbench.harness.modes import LaunchOptions, launch
 from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, execute
+from hostbench.load import Load
 
 
 def bare_rps(tool: str, duration_s: float, concurrency: int, work: Path) -> float:
-    generator = get_generator(tool)
+    load = Load(tool, concurrency, duration_s, path="/text")
+    generator = generator_for(load)
     with launch("kestrel", work / "app", LaunchOptions()) as target:
-        url = target.url + "/text"
-        generator.run(url, concurrency=concurrency, duration_s=2, out_dir=work / "warmup")
+        load = load.aimed_at(target.url)
+        warmup = Load(tool, concurrency, 2, path=load.path, base_url=load.base_url)
+        generator.run(warmup, work / "warmup")
         out = work / "load"
         out.mkdir(parents=True)
-        argv = generator.command(url, Load(concurrency, duration_s), out)
+        argv = generator.command(load, out)
         proc = subprocess.run(argv, capture_output=True, text=True, env=generator.env())
         (out / "stdout.txt").write_text(proc.stdout)
         (out / "stderr.txt").write_text(proc.stderr)
-        return generator.parse(out).rps
+        return generator.parse(load, out).rps
 
 
 def harness_row(tool: str, duration_s: float, concurrency: int, work: Path) -> dict:
@@ -40,7 +43,7 @@ def harness_row(tool: str, duration_s: float, concurrency: int, work: Path) -> d
         {"modes": ["kestrel"], "scenarios": ["text"], "tools": [tool],
          "concurrency": [concurrency], "duration_s": duration_s, "warmup_s": 2, "repetitions": 1}
     )  # fmt: skip
-    spec = RunSpec("kestrel", "text", tool, concurrency, 1, 1)
+    spec = RunSpec.of_cell(params, "kestrel", "text", tool, concurrency, 1, 1)
     return execute(spec, work / spec.key, params)
 
 

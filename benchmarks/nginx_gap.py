@@ -292,7 +292,7 @@ def _hostbench_run(run_dir: Path, duration_s: int) -> Trial:
         {"modes": ["nginx"], "scenarios": ["text"], "tools": ["wrk"], "concurrency": [8],
          "duration_s": duration_s, "warmup_s": 2, "repetitions": 1}
     )  # fmt: skip
-    spec = RunSpec("nginx", "text", "wrk", 8, 1, 1)
+    spec = RunSpec.of_cell(params, "nginx", "text", "wrk", 8, 1, 1)
     row = execute(spec, run_dir / spec.key, params)
     per = 1e6 / row["rps"]  # cores x 1e6 / rps = us per request
     foreign = row["cpu_total_pct"] / 100 * row["machine_cores"] - sum(

@@ -24,6 +24,7 @@ from hostbench.harness import httpclient  # noqa: E402
 from hostbench.harness.loadgen import GENERATORS, get_generator  # noqa: E402
 from hostbench.harness.processes import ManagedProcess  # noqa: E402
 from hostbench.harness.tools import find_tool  # noqa: E402
+from hostbench.load import Load  # noqa: E402
 from hostbench.paths import ROOT  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "loadgen"
@@ -52,13 +53,11 @@ def record(tool: str, case: str, base: str, url: str, path: str, pipeline: int =
         httpclient.request("POST", base + "/__stats/reset")
         error = None
         try:
-            result = gen.run(
-                url,
-                concurrency=CONCURRENCY,
-                duration_s=DURATION_S,
-                out_dir=Path(tmp),
-                pipeline=pipeline,
+            target = url.removesuffix(path)  # the app, or a port nothing listens on
+            load = Load(
+                tool, CONCURRENCY, DURATION_S, pipeline=pipeline, path=path, base_url=target
             )
+            result = gen.run(load, Path(tmp))
         except HostbenchError as e:
             result, error = None, str(e)
         if error and case == "refused":

@@ -10,15 +10,14 @@ same data as TestApp's Razor /templates (in fact the same bytes), and TestApp's
 import json
 import signal
 import socket
-import subprocess
 import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from conftest import get_ok, one_line, run_cli, start_server
 from hostbench.harness import httpclient
-from hostbench.harness.processes import ManagedProcess
 from hostbench.paths import BIN, TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes
@@ -48,46 +47,13 @@ MENU = [
 ]
 
 
-def goserver_binary() -> Path:
-    if not GOSERVER.exists():
-        pytest.fail(f"{GOSERVER} is missing: run `make setup` (or `make build/bin/goserver`)")
-    return GOSERVER
-
-
-def dotnet_app_binary() -> Path:
-    if not TESTAPP.exists():
-        pytest.fail(f"{TESTAPP} is missing: run `make setup` (or `make build/testapp/TestApp`)")
-    return TESTAPP
-
-
-def run_cli(*args: str, timeout: float = 10) -> subprocess.CompletedProcess:
-    """goserver with `args`, for the cases where it must exit by itself."""
-    return subprocess.run(
-        [str(goserver_binary()), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def start(name: str, argv: list, tmp: Path, url: str, unix_socket: str | None = None):
-    return ManagedProcess(
-        name,
-        argv,
-        tmp / f"{name}.log",
-        ready=lambda: httpclient.answers_ok(url + "/health", unix_socket=unix_socket),
-        ready_timeout_s=30,
-    )
-
-
 @pytest.fixture(scope="module", params=FRAMEWORKS)
 def server(request, tmp_path_factory):
     """Each framework on a free loopback port; yields its base URL."""
     url = f"http://127.0.0.1:{httpclient.free_port()}"
     tmp = tmp_path_factory.mktemp(request.param)
-    argv = [goserver_binary(), "--framework", request.param, "--urls", url]
-    with start(request.param, argv, tmp, url):
+    args = ["--framework", request.param, "--urls", url]
+    with start_server(request.param, GOSERVER, args, tmp, url):
         yield url
 
 
@@ -96,15 +62,8 @@ def razor_app(tmp_path_factory):
     """TestApp with its defaults (--mvc full); yields its base URL."""
     url = f"http://127.0.0.1:{httpclient.free_port()}"
     tmp = tmp_path_factory.mktemp("testapp")
-    with start("testapp", [dotnet_app_binary(), "--urls", url], tmp, url):
+    with start_server("testapp", TESTAPP, ["--urls", url], tmp, url):
         yield url
-
-
-def get_ok(url: str, content_type: str) -> httpclient.Response:
-    resp = httpclient.get(url)
-    assert resp.status == 200, (url, resp.status, resp.text[:200])
-    assert resp.content_type.split(";")[0].strip() == content_type, (url, resp.content_type)
-    return resp
 
 
 class _MenuPage(HTMLParser):
@@ -218,9 +177,7 @@ def test_testapp_counts_templates(razor_app):
 
 def test_testapp_mvc_core_and_minimal_api_answer_value(tmp_path):
     url = f"http://127.0.0.1:{httpclient.free_port()}"
-    with start(
-        "testapp-core", [dotnet_app_binary(), "--urls", url, "--mvc", "core"], tmp_path, url
-    ):
+    with start_server("testapp-core", TESTAPP, ["--urls", url, "--mvc", "core"], tmp_path, url):
         assert get_ok(url + "/api/values/7", "text/plain").text == "value"
         assert get_ok(url + "/api/values-minimal/7", "text/plain").text == "value"
         # core still serves the views (AddRazorViewEngine): the same page as full.
@@ -232,12 +189,6 @@ def test_testapp_mvc_core_and_minimal_api_answer_value(tmp_path):
 # --- process behaviour ----------------------------------------------------------------------
 
 
-def one_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    assert len(lines) == 1, text
-    return lines[0]
-
-
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_port_taken_exits_3_naming_the_port(framework):
     with socket.socket() as taken:
@@ -245,7 +196,7 @@ def test_port_taken_exits_3_naming_the_port(framework):
         taken.listen()
         port = taken.getsockname()[1]
         url = f"http://127.0.0.1:{port}"
-        r = run_cli("--framework", framework, "--urls", url)
+        r = run_cli(GOSERVER, "--framework", framework, "--urls", url, timeout=10)
     assert r.returncode == 3, r
     line = one_line(r.stderr)
     assert line == f"goserver: cannot listen on {url}: port {port} is already in use"
@@ -268,7 +219,7 @@ def test_port_taken_exits_3_naming_the_port(framework):
     ],
 )
 def test_bad_command_line_exits_2_with_usage(args, says):
-    r = run_cli(*args)
+    r = run_cli(GOSERVER, *args, timeout=10)
     assert r.returncode == 2, r
     line = one_line(r.stderr)
     assert says in line
@@ -279,8 +230,8 @@ def test_bad_command_line_exits_2_with_usage(args, says):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_sigterm_stops_promptly_with_exit_0_and_logs_nothing(framework, tmp_path):
     url = f"http://127.0.0.1:{httpclient.free_port()}"
-    proc = start(
-        framework, [goserver_binary(), "--framework", framework, "--urls", url], tmp_path, url
+    proc = start_server(
+        framework, GOSERVER, ["--framework", framework, "--urls", url], tmp_path, url
     )
     with proc:
         for path in ["/api/values/1", "/templates", "/nope"]:
@@ -297,8 +248,8 @@ def test_sigterm_stops_promptly_with_exit_0_and_logs_nothing(framework, tmp_path
 @pytest.mark.parametrize("framework", ["iris", "nethttp"])
 def test_unix_socket(framework, tmp_path):
     sock = str(tmp_path / "go.sock")
-    argv = [goserver_binary(), "--framework", framework, "--urls", f"http://unix:{sock}"]
-    with start(framework, argv, tmp_path, "http://localhost", unix_socket=sock):
+    args = ["--framework", framework, "--urls", f"http://unix:{sock}"]
+    with start_server(framework, GOSERVER, args, tmp_path, "http://localhost", unix_socket=sock):
         resp = httpclient.get("http://localhost/api/values/1", unix_socket=sock)
         assert (resp.status, resp.text) == (200, "value")
     assert not Path(sock).exists()  # removed on a clean shutdown

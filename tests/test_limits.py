@@ -4,8 +4,8 @@ import math
 import os
 
 import pytest
-from conftest import SHORT_RUNS
 
+from conftest import SHORT_RUNS
 from hostbench.harness.limits import loadgen_limited, loadgen_limited_row
 from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, execute
@@ -104,7 +104,7 @@ def _row(tmp_path, tool: str, concurrency: int, loadgen_cpus):
             **SHORT_RUNS,
         }
     )
-    spec = RunSpec("kestrel", "text", tool, concurrency, 1, 1)
+    spec = RunSpec.of_cell(params, "kestrel", "text", tool, concurrency, 1, 1)
     row = execute(spec, tmp_path / spec.key, params)
     cpu = {k: row[k] for k in ("cpu_loadgen_cores", "cpu_server_cores", "cpu_total_pct")}
     print(tool, concurrency, loadgen_cpus, round(row["rps"]), cpu)

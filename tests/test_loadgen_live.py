@@ -16,6 +16,7 @@ from hostbench.harness import httpclient
 from hostbench.harness.loadgen import get_generator
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.tools import find_tool
+from hostbench.load import Load, read_load
 
 pytestmark = pytest.mark.live  # every test here starts real processes
 
@@ -45,14 +46,8 @@ def test_counts_match_the_server(app, tool, pipeline, tmp_path, group_gone):
     gen = get_generator(tool)
     httpclient.request("POST", app + "/__stats/reset")
     pids = []
-    result = gen.run(
-        app + "/text",
-        concurrency=CONCURRENCY,
-        duration_s=DURATION_S,
-        out_dir=tmp_path,
-        on_start=pids.append,
-        pipeline=pipeline,
-    )
+    load = Load(tool, CONCURRENCY, DURATION_S, pipeline=pipeline, path="/text", base_url=app)
+    result = gen.run(load, tmp_path, on_start=pids.append)
     server = served(app, "/text")
     print(f"{tool} pipeline={pipeline}: client {result.requests}, server {server}")
 
@@ -67,20 +62,20 @@ def test_counts_match_the_server(app, tool, pipeline, tmp_path, group_gone):
     assert 0 <= server - result.requests <= CONCURRENCY * pipeline, (result.requests, server)
     for name in ("command.txt", "stdout.txt", "stderr.txt"):
         assert (tmp_path / name).exists()
+    assert read_load(tmp_path) == load  # what it fired, beside how
 
 
 def test_404s_are_counted_as_non_2xx(app, tmp_path):
-    result = get_generator("bombardier").run(
-        app + "/no-such-page", concurrency=2, duration_s=1, out_dir=tmp_path
-    )
+    load = Load("bombardier", 2, 1, path="/no-such-page", base_url=app)
+    result = get_generator("bombardier").run(load, tmp_path)
     assert result.requests > 0 and result.non_2xx == result.requests and result.errors == 0
 
 
 def test_tool_failure_is_one_line_with_raw_output(tmp_path):
     # wrk gives up (exit 1) when its first connection is refused.
-    refused = f"http://127.0.0.1:{httpclient.free_port()}/text"
+    refused = Load("wrk", 1, 1, path="/text", base_url=f"http://127.0.0.1:{httpclient.free_port()}")
     with pytest.raises(HostbenchError) as info:
-        get_generator("wrk").run(refused, concurrency=1, duration_s=1, out_dir=tmp_path)
+        get_generator("wrk").run(refused, tmp_path)
     message = str(info.value)
     assert "wrk exited with code 1" in message and "Connection refused" in message
     assert str(tmp_path) in message and "\n" not in message

@@ -17,7 +17,6 @@ from hostbench.errors import BadInput, HostbenchError, ToolMissing
 from hostbench.harness import loadgen
 from hostbench.harness.loadgen import (
     GENERATORS,
-    Load,
     LoadGenerator,
     LoadResult,
     get_generator,
@@ -26,6 +25,7 @@ from hostbench.harness.loadgen import (
     parse_k6,
     parse_wrk,
 )
+from hostbench.load import Load
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen"
 
@@ -180,13 +180,6 @@ def test_unknown_tool_lists_allowed():
         get_generator("x")
 
 
-@pytest.mark.live
-def test_pipelining_only_with_wrk(tmp_path):
-    with pytest.raises(BadInput, match="only wrk pipelines"):
-        get_generator("k6").run("http://127.0.0.1:1/", concurrency=1, duration_s=1,
-                                out_dir=tmp_path, pipeline=2)  # fmt: skip
-
-
 def test_missing_tool_is_one_line(monkeypatch, tmp_path):
     # wrk lives in /usr/bin only: with an empty PATH find_tool cannot see it.
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -209,11 +202,15 @@ class StandIn(LoadGenerator):
     def version(self):
         return "standin 1"
 
-    def command(self, url, load, out_dir):
+    def command(self, load, out_dir):
         return ["/bin/sh", "-c", self.script]
 
-    def parse(self, out_dir):
+    def parse(self, load, out_dir):
         return parse_wrk((out_dir / "summary.json").read_text())
+
+
+# What a stand-in is asked to fire: one connection for a second (its script decides).
+ONE_SECOND = Load("bombardier", 1, 1, base_url="http://x")
 
 
 @pytest.mark.live
@@ -221,21 +218,20 @@ def test_run_keeps_raw_output_and_parses(tmp_path, group_gone):
     summary = (FIXTURES / "wrk" / "ok" / "summary.json").resolve()
     pids = []
     r = StandIn(f"echo out; echo err >&2; cp {summary} summary.json").run(
-        "http://x", concurrency=1, duration_s=1, out_dir=tmp_path, on_start=pids.append
+        ONE_SECOND, tmp_path, on_start=pids.append
     )
     assert r.requests == 18550 and r.tool_version == "standin 1"
     assert (tmp_path / "stdout.txt").read_text() == "out\n"
     assert (tmp_path / "stderr.txt").read_text() == "err\n"
     assert "/bin/sh -c" in (tmp_path / "command.txt").read_text()
+    assert Load.from_json((tmp_path / "load.json").read_text()) == ONE_SECOND
     assert len(pids) == 1 and group_gone(pids[0])
 
 
 @pytest.mark.live
 def test_nonzero_exit_is_one_line_with_path(tmp_path):
     with pytest.raises(HostbenchError) as info:
-        StandIn("echo 'bad flag' >&2; exit 3").run(
-            "http://x", concurrency=1, duration_s=1, out_dir=tmp_path
-        )
+        StandIn("echo 'bad flag' >&2; exit 3").run(ONE_SECOND, tmp_path)
     message = str(info.value)
     assert "standin exited with code 3: bad flag" in message
     assert str(tmp_path) in message and "\n" not in message
@@ -244,9 +240,7 @@ def test_nonzero_exit_is_one_line_with_path(tmp_path):
 @pytest.mark.live
 def test_unparseable_output_is_hostbench_error(tmp_path):
     with pytest.raises(HostbenchError, match="could not parse standin output.*raw output in"):
-        StandIn("echo '{' > summary.json").run(
-            "http://x", concurrency=1, duration_s=1, out_dir=tmp_path
-        )
+        StandIn("echo '{' > summary.json").run(ONE_SECOND, tmp_path)
 
 
 @pytest.mark.live
@@ -254,9 +248,8 @@ def test_hung_tool_is_killed_with_its_children(tmp_path, monkeypatch, group_gone
     monkeypatch.setattr(loadgen, "GRACE_S", 0.5)
     pids = []
     with pytest.raises(HostbenchError, match="still running"):
-        StandIn("sleep 60 & sleep 60").run(
-            "http://x", concurrency=1, duration_s=0.5, out_dir=tmp_path, on_start=pids.append
-        )
+        half_second = Load("bombardier", 1, 0.5, base_url="http://x")
+        StandIn("sleep 60 & sleep 60").run(half_second, tmp_path, on_start=pids.append)
     assert group_gone(pids[0])
 
 
@@ -269,9 +262,7 @@ def test_interrupt_kills_the_tool(tmp_path, group_gone):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        StandIn("sleep 60").run(
-            "http://x", concurrency=1, duration_s=1, out_dir=tmp_path, on_start=interrupt
-        )
+        StandIn("sleep 60").run(ONE_SECOND, tmp_path, on_start=interrupt)
     assert group_gone(pids[0])
 
 
@@ -279,43 +270,36 @@ def test_interrupt_kills_the_tool(tmp_path, group_gone):
 def test_k6_script_is_the_papers(tmp_path):
     gen = get_generator("k6")
     gen.executable = lambda: Path("/usr/bin/k6")  # command() only needs a path
-    argv = gen.command("http://127.0.0.1:5000/text", Load(8, 15), tmp_path)
+    load = Load("k6", 8, 15, path="/text", base_url="http://127.0.0.1:5000")
+    argv = gen.command(load, tmp_path)
     script = (tmp_path / "script.js").read_text()
     assert "http.get(URL)" in script and '"is status 200": (r) => r.status === 200' in script
     assert "vus: 8," in script and 'duration: "15000ms"' in script
+    assert 'const URL = "http://127.0.0.1:5000/text";' in script
     assert '"p(50)", "p(90)", "p(99)"' in script
     assert "--no-usage-report" in argv and gen.env()["K6_NO_USAGE_REPORT"] == "true"
 
 
+TESTAPI = {"path": "/api/testapi", "base_url": "http://127.0.0.1:5000"}
+
+
 @pytest.mark.live
 @pytest.mark.parametrize(
-    "tool, load, expected, absent",
+    "load, expected, absent",
     [
-        ("ab", Load(100, 30, requests=100000, keepalive=False), ["-n", "100000", "-c", "100"],
-         ["-k", "-t"]),  # the 2012 article: ab -n 100000 -c 100, no keep-alive
-        ("ab", Load(8, 5), ["-t", "5", "-k"], []),
-        ("bombardier", Load(125, 60, requests=5000000), ["-c", "125", "-n", "5000000"], ["-d"]),
-        ("bombardier", Load(2, 10), ["-c", "2", "-d", "10000ms"], ["-n"]),
+        (Load("ab", 100, 30, requests=100000, keepalive=False, **TESTAPI),
+         ["-n", "100000", "-c", "100"], ["-k", "-t"]),  # the 2012 article, no keep-alive
+        (Load("ab", 8, 5, **TESTAPI), ["-t", "5", "-k"], []),
+        (Load("bombardier", 125, 60, requests=5000000, **TESTAPI), ["-c", "125", "-n", "5000000"],
+         ["-d"]),
+        (Load("bombardier", 2, 10, **TESTAPI), ["-c", "2", "-d", "10000ms"], ["-n"]),
     ],
 )  # fmt: skip
-def test_request_counts_and_keep_alive_reach_the_command(tmp_path, tool, load, expected, absent):
-    gen = get_generator(tool)
-    gen.executable = lambda: Path(f"/usr/bin/{tool}")
-    argv = gen.command("http://127.0.0.1:5000/api/testapi", load, tmp_path)
+def test_request_counts_and_keep_alive_reach_the_command(tmp_path, load, expected, absent):
+    gen = get_generator(load.tool)
+    gen.executable = lambda: Path(f"/usr/bin/{load.tool}")
+    argv = gen.command(load, tmp_path)
     joined = " ".join(argv)
     assert " ".join(expected) in joined or all(e in argv for e in expected)
     assert not [a for a in absent if a in argv]
-
-
-@pytest.mark.parametrize(
-    "tool, load, message",
-    [
-        ("k6", Load(8, 5, requests=1000), "k6 cannot stop after a request count"),
-        ("wrk", Load(8, 5, keepalive=False), "wrk always keeps connections alive"),
-        ("wrk", Load(8, 2.5), "wrk takes whole seconds"),
-        ("ab", Load(100, 5, requests=10), "requests 10 is fewer than the 100 connections"),
-    ],
-)
-def test_loads_a_tool_cannot_fire_are_one_line(tool, load, message):
-    with pytest.raises(BadInput, match=message):
-        get_generator(tool).check(load)
+    assert argv[-1] == "http://127.0.0.1:5000/api/testapi"

@@ -17,6 +17,7 @@ from hostbench.errors import BadInput
 from hostbench.harness.checks import validate
 from hostbench.harness.loadgen import get_generator
 from hostbench.harness.modes import LaunchOptions, check, launch
+from hostbench.load import Load
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux", reason="Linux modes")
 
@@ -37,13 +38,12 @@ def test_mode_serves_every_scenario_and_carries_load(mode, tmp_path):
         for name in MODES[mode].serves or SCENARIOS:
             scenario = get_scenario(name)
             validate(scenario, target.get(scenario.path))  # same body shape in every mode
-        load = get_scenario("values" if MODES[mode].serves else "text")
+        scenario = get_scenario("values" if MODES[mode].serves else "text")
         for tool in ("k6", "bombardier"):
             target.reset_server_stats()
-            result = get_generator(tool).run(
-                target.url + load.path, concurrency=4, duration_s=2, out_dir=tmp_path / tool
-            )
-            served = target.server_stats()["endpoints"][load.stats_key]
+            load = Load(tool, 4, 2, path=scenario.path, base_url=target.url)
+            result = get_generator(tool).run(load, tmp_path / tool)
+            served = target.server_stats()["endpoints"][scenario.stats_key]
             assert result.rps > 0 and result.errors == 0 and result.non_2xx == 0, result
             assert abs(result.requests - served) <= 0.02 * served, (tool, result.requests, served)
     assert _alive(trees) == [], f"{mode} left processes running"

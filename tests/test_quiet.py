@@ -91,7 +91,7 @@ def test_a_short_run_is_measured_exactly_and_invalid_for_its_length(tmp_path):
             "quiet_max_cores": None,
         }
     )
-    spec = RunSpec("kestrel", "text", "bombardier", 2, 1, 1)
+    spec = RunSpec.of_cell(p, "kestrel", "text", "bombardier", 2, 1, 1)
     row = execute(spec, tmp_path / spec.key, p)
     assert row["duration_s"] < 1 and row["requests"] >= 300
     assert row["cpu_server_cores"] > 0 and row["cpu_loadgen_cores"] > 0
@@ -129,14 +129,14 @@ def test_compared_runs_sit_together_and_modes_rotate_through_positions():
     for _block, runs in itertools.groupby(specs, key=lambda s: s.block):
         runs = list(runs)
         # The block is two sub-blocks of one scenario each: all four modes back to back.
-        scenarios = [s.scenario for s in runs]
+        scenarios = [s.scenario.id for s in runs]
         assert scenarios[:4] == [scenarios[0]] * 4 and scenarios[4:] == [scenarios[4]] * 4
-        assert {s.mode for s in runs[:4]} == set(p.modes)
+        assert {s.mode.id for s in runs[:4]} == set(p.modes)
         assert [s.position for s in runs] == list(range(1, 9))
     # Across the 4 blocks, each mode is in each place of its sub-block once, per scenario.
     for scenario in p.scenarios:
         places = Counter()
         for block in range(1, 5):
-            sub = [s for s in specs if s.block == block and s.scenario == scenario]
-            places.update((s.mode, i) for i, s in enumerate(sub))
+            sub = [s for s in specs if s.block == block and s.scenario.id == scenario]
+            places.update((s.mode.id, i) for i, s in enumerate(sub))
         assert set(places.values()) == {1} and len(places) == 16

@@ -8,12 +8,13 @@ import threading
 import time
 
 import pytest
-from conftest import SHORT_RUNS
 
+from conftest import SHORT_RUNS
 from hostbench.errors import HostbenchError, ToolMissing
 from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, count_diff_pct, execute, invalid_reason, steady
 from hostbench.harness.tools import find_tool
+from hostbench.load import read_load
 
 
 def params(**changes) -> StudyParams:
@@ -34,8 +35,9 @@ def params(**changes) -> StudyParams:
 @pytest.mark.live
 @pytest.mark.parametrize("tool", ["k6", "bombardier", "wrk", "ab"])
 def test_a_run_measures_load_counts_and_cpu(tool, tmp_path):
-    spec = RunSpec("kestrel", "json", tool, 4, 1, 1)
-    row = execute(spec, tmp_path / spec.key, params(tools=[tool]))
+    p = params(tools=[tool])
+    spec = RunSpec.of_cell(p, "kestrel", "json", tool, 4, 1, 1)
+    row = execute(spec, tmp_path / spec.key, p)
     assert row["rps"] > 0 and row["errors"] == 0 and row["non_2xx"] == 0
     assert row["valid"] and row["invalid_reason"] == ""
     assert abs(row["count_diff_pct"]) <= 2, (row["requests"], row["server_requests"])
@@ -50,13 +52,19 @@ def test_a_run_measures_load_counts_and_cpu(tool, tmp_path):
         samples = list(csv.DictReader(f))
     assert len(samples) == row["cpu_samples"] and "server_cores" in samples[0]
     assert (tmp_path / spec.key / "row.json").exists()
+    # The load it fired is recorded beside its command: the run's load, aimed at the app.
+    fired = read_load(tmp_path / spec.key / "load")
+    assert fired == spec.load.aimed_at(fired.base_url) and fired.base_url.startswith("http://")
+    assert read_load(tmp_path / spec.key / "warmup") == fired.warmup()
+    assert (row["duration_target_s"], row["warmup_max_s"]) == (fired.duration_s, fired.warmup_s)
 
 
 @pytest.mark.live
 def test_warm_up_stops_at_steady_state_and_keeps_its_curve(tmp_path):
-    spec = RunSpec("kestrel", "text", "bombardier", 8, 1, 1)
+    p = params(warmup_s=30, steady_tolerance_pct=25)
+    spec = RunSpec.of_cell(p, "kestrel", "text", "bombardier", 8, 1, 1)
     # A generous tolerance so a steady state comes well before the maximum.
-    row = execute(spec, tmp_path / spec.key, params(warmup_s=30, steady_tolerance_pct=25))
+    row = execute(spec, tmp_path / spec.key, p)
     assert row["warmup_steady"] is True and row["warmup_s"] < 29
     with open(tmp_path / spec.key / "warmup" / "curve.csv") as f:
         curve = [float(r["rps"]) for r in csv.DictReader(f)]
@@ -76,18 +84,21 @@ def test_pinning_sets_the_affinity_the_row_records(tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs two CPUs")
     cpu = sorted(os.sched_getaffinity(0))[-1]
-    spec = RunSpec("nginx", "text", "bombardier", 4, 1, 1)
-    row = execute(spec, tmp_path / spec.key, params(modes=["nginx"], loadgen_cpus=[cpu]))
+    p = params(modes=["nginx"], scenarios=["text"], loadgen_cpus=[cpu])
+    spec = RunSpec.of_cell(p, "nginx", "text", "bombardier", 4, 1, 1)
+    row = execute(spec, tmp_path / spec.key, p)
     others = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != cpu)
     assert row["loadgen_cpus"] == str(cpu) and row["server_cpus"] == others  # read from /proc
     command = (tmp_path / spec.key / "load" / "command.txt").read_text()
     assert command.startswith("bombardier") or "bombardier" in command
+    assert read_load(tmp_path / spec.key / "load").cpus == (cpu,)
     assert row["valid"]
 
 
 @pytest.mark.live
 def test_an_app_killed_during_the_load_gives_one_line_and_no_row(tmp_path):
-    spec = RunSpec("kestrel", "text", "bombardier", 4, 1, 1)
+    p = params(scenarios=["text"], duration_s=3, warmup_s=0)
+    spec = RunSpec.of_cell(p, "kestrel", "text", "bombardier", 4, 1, 1)
     run_dir = tmp_path / spec.key
 
     def kill_app_under_load():
@@ -105,7 +116,7 @@ def test_an_app_killed_during_the_load_gives_one_line_and_no_row(tmp_path):
     killer = threading.Thread(target=kill_app_under_load)
     killer.start()
     with pytest.raises(HostbenchError) as err:
-        execute(spec, run_dir, params(duration_s=3, warmup_s=0))
+        execute(spec, run_dir, p)
     killer.join()
     message = str(err.value)
     assert "TestApp exited with code" in message and "no row was written" in message

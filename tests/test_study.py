@@ -11,8 +11,8 @@ import time
 import psutil
 import pytest
 import yaml
-from conftest import SHORT_RUNS
 
+from conftest import SHORT_RUNS
 from hostbench.harness.study import RESULT_COLUMNS
 
 PARAMS = {

@@ -57,8 +57,9 @@ def test_scalars_are_accepted_where_lists_are_expected():
         ({"access_log": "false"}, "'access_log' must be true or false, got 'false'"),
         ({"app_args": "--x"}, "'app_args' must be a list of strings, got '--x'"),
         ({"url": 5000}, "'url' must be a URL like http://127.0.0.1:5000/, got 5000"),
-        ({"tools": ["wrk"], "duration_s": 2.5}, "'duration_s' is 2.5, but wrk take whole seconds"),
-        ({"tools": ["ab"], "warmup_s": 0.5}, "'warmup_s' is 0.5, but ab take whole seconds"),
+        ({"tools": ["wrk"], "duration_s": 2.5, "min_duration_s": 1},
+         "duration_s 2.5: wrk takes whole seconds only"),
+        ({"tools": ["ab"], "warmup_s": 0.5}, "warmup_s 0.5: ab takes whole seconds only"),
         ({"baseline": "caddy"}, "'baseline' 'caddy' is not one of the modes"),
         ({"loadgen_cpus": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}, "give some, not all, of this machine's"),
         ({"loadgen_cpus": ["a"]}, "'loadgen_cpus' must be a list of CPU ids"),
@@ -109,7 +110,7 @@ def test_scalars_are_accepted_where_lists_are_expected():
             "'nginx_workers' shapes nginx, but no such mode is in ['kestrel', 'caddy']",
         ),
     ],
-)
+)  # fmt: skip
 def test_bad_params_are_refused_with_one_line(change, message):
     with pytest.raises(BadInput) as err:
         StudyParams.from_dict({**GOOD, **change})
@@ -211,8 +212,9 @@ def test_variants_are_cells_of_their_own_with_the_app_options_added():
     runs = run_order(p, seed=1)
     keys = [r.key for r in runs]
     assert len(set(keys)) == len(keys) == len(p.cells()) * 3
-    one = next(r for r in runs if r.variant == "ioq1" and r.mode == "nginx")
-    assert one.key == f"nginx@ioq1__{one.scenario}__{one.tool}__c{one.concurrency}__r{one.block}"
+    one = next(r for r in runs if r.variant == "ioq1" and r.mode.id == "nginx")
+    cell = f"{one.scenario.id}__{one.tool}__c{one.concurrency}"
+    assert one.key == f"nginx@ioq1__{cell}__r{one.block}"
 
 
 def test_scenario_modes_runs_a_scenario_under_the_modes_listed_only():

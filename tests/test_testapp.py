@@ -10,16 +10,14 @@ import http.client
 import json
 import re
 import socket
-import subprocess
 import uuid
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
+from conftest import get_ok, one_line, run_cli, start_server
 from hostbench.harness import httpclient
-from hostbench.harness.processes import ManagedProcess
 from hostbench.paths import TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes
@@ -29,48 +27,14 @@ XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSD = "http://www.w3.org/2001/XMLSchema"
 
 
-def app_binary() -> Path:
-    if not TESTAPP.exists():
-        pytest.fail(f"{TESTAPP} is missing: run `make setup` (or `make build/testapp/TestApp`)")
-    return TESTAPP
-
-
-def run_cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    """The app with `args`, for the cases where it must exit by itself."""
-    return subprocess.run(
-        [str(app_binary()), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def start_app(tmp_path: Path, *args: str, url: str, unix_socket: str | None = None):
-    return ManagedProcess(
-        "testapp",
-        [app_binary(), *args],
-        tmp_path / "testapp.log",
-        ready=lambda: httpclient.answers_ok(url + "/health", unix_socket=unix_socket),
-        ready_timeout_s=30,
-    )
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     """One app on a free loopback port for the whole module; yields its base URL."""
     port = httpclient.free_port()
     url = f"http://127.0.0.1:{port}"
     tmp = tmp_path_factory.mktemp("testapp")
-    with start_app(tmp, "--urls", url, url=url):
+    with start_server("testapp", TESTAPP, ["--urls", url], tmp, url):
         yield url
-
-
-def get_ok(url: str, content_type: str) -> httpclient.Response:
-    resp = httpclient.get(url)
-    assert resp.status == 200, (url, resp.status, resp.text[:200])
-    assert resp.content_type.split(";")[0].strip() == content_type, (url, resp.content_type)
-    return resp
 
 
 def raw_get(host: str, port: int, path: str, headers: dict[str, str]) -> httpclient.Response:
@@ -293,7 +257,7 @@ def test_unix_socket_with_socket_transport_options(tmp_path):
     url = "http://localhost"
     args = ["--urls", f"http://unix:{sock}", "--io-queue-count", "1"]
     args += ["--inline-scheduling=true", "--wait-for-data", "false", "--log-level", "Information"]
-    with start_app(tmp_path, *args, url=url, unix_socket=sock) as proc:
+    with start_server("testapp", TESTAPP, args, tmp_path, url, unix_socket=sock) as proc:
         resp = httpclient.get(url + "/json", unix_socket=sock)
         assert resp.status == 200
         check_simple_class_json(json.loads(resp.body))
@@ -309,19 +273,12 @@ def test_stale_unix_socket_file_is_replaced(tmp_path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(str(sock))  # bound, never listening: what a killed server leaves behind
     s.close()
-    with start_app(
-        tmp_path, "--urls", f"http://unix:{sock}", url="http://x", unix_socket=str(sock)
-    ):
+    args = ["--urls", f"http://unix:{sock}"]
+    with start_server("testapp", TESTAPP, args, tmp_path, "http://x", unix_socket=str(sock)):
         assert httpclient.get("http://x/text", unix_socket=str(sock)).text == LETTERS_AND_DIGITS
 
 
 # --- bad input ------------------------------------------------------------------------------
-
-
-def one_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    assert len(lines) == 1, text
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -341,7 +298,7 @@ def one_line(text: str) -> str:
     ],
 )
 def test_bad_command_line_exits_2_with_usage(args, says):
-    r = run_cli(*args)
+    r = run_cli(TESTAPP, *args)
     assert r.returncode == 2, r
     line = one_line(r.stderr)
     assert says in line
@@ -354,7 +311,7 @@ def test_port_taken_exits_nonzero_naming_the_port():
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        r = run_cli("--urls", f"http://127.0.0.1:{port}")
+        r = run_cli(TESTAPP, "--urls", f"http://127.0.0.1:{port}")
     assert r.returncode != 0
     line = one_line(r.stderr)
     assert f"port {port} is already in use" in line
@@ -362,7 +319,7 @@ def test_port_taken_exits_nonzero_naming_the_port():
 
 
 def test_httpsys_on_linux_exits_nonzero_with_one_line():
-    r = run_cli("--server", "httpsys")
+    r = run_cli(TESTAPP, "--server", "httpsys")
     assert r.returncode != 0
     line = one_line(r.stderr)
     assert "HTTP.sys runs only on Windows" in line

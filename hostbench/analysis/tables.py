@@ -6,13 +6,13 @@ every function returns a tidy DataFrame for the notebooks to show or plot. No pl
 
 import json
 import re
-import shlex
 from pathlib import Path
 
 import pandas as pd
 
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
+from ..load import Load, read_load
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
 SCENARIO_ORDER = tuple(SCENARIOS)
@@ -169,23 +169,28 @@ def load_environment(run_dir: str | Path) -> dict:
     return _record(run_dir, "environment.json")
 
 
+def run_load(run_dir: str | Path, run_key: str) -> Load | None:
+    """The load a run fired, typed (its load/load.json); None for a run recorded before runs
+    kept one."""
+    return read_load(Path(run_dir) / run_key / "load")
+
+
 def load_commands(run_dir: str | Path) -> pd.DataFrame:
-    """The load command of one run per tool and concurrency, as the study issued it (each
-    run's load/command.txt; ports differ between runs)."""
+    """The load of one run per tool and concurrency, as the study fired it: in words from
+    the run's load.json ("(not recorded)" for a run without one), and its command.txt as
+    written (files in the run folder by their names; ports differ between runs)."""
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)
     first = results.drop_duplicates(["tool", "concurrency"]).sort_values(["tool", "concurrency"])
     rows = []
     for r in first.itertuples(index=False):
-        path = run_dir / r.run_key / "load" / "command.txt"
-        command = "(not recorded)"
-        if path.is_file():  # the tool by its name, not the path it was run from
-            argv = shlex.split(path.read_text())
-            # Files the tool writes into the run folder by their names in it, for reading.
-            args = [a.removeprefix(f"{path.parent}/") for a in argv[1:]]
-            command = shlex.join([Path(argv[0]).name, *args])
-        rows.append((r.tool, r.concurrency, command))
-    return pd.DataFrame(rows, columns=["tool", "concurrency", "command"])
+        load = run_load(run_dir, r.run_key)
+        folder = run_dir / r.run_key / "load"
+        path = folder / "command.txt"
+        command = path.read_text().strip().replace(f"{folder}/", "") if path.is_file() else ""
+        described = load.describe() if load else "(not recorded)"
+        rows.append((r.tool, r.concurrency, described, command or "(not recorded)"))
+    return pd.DataFrame(rows, columns=["tool", "concurrency", "load", "command"])
 
 
 def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,11 @@
 """Load generators (k6, bombardier, wrk, ab) behind one call and one LoadResult.
 
-Each tool runs as a child in its own process group, bounded in time, with its raw
-output kept in `out_dir` (command.txt, stdout.txt, stderr.txt and the tool's own
-summary file). Parsing is a pure function per tool (`parse_k6`, ...), so the unit
-tests run it on recorded real outputs.
+A run's `Load` (hostbench/load.py) says what to fire; each tool makes its command
+line from it and reads its output against it. Each tool runs as a child in its own
+process group, bounded in time, with its raw output kept in `out_dir` (load.json,
+command.txt, stdout.txt, stderr.txt and the tool's own summary file). Parsing is a
+pure function per tool (`parse_k6`, ...), so the unit tests run it on recorded real
+outputs.
 
 Counting rules, the same for every tool:
 - requests: HTTP responses received (any status); transport failures are `errors`.
@@ -22,9 +24,9 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from ..errors import BadInput, HostbenchError
+from ..load import TOOLS, Load
 from .processes import ManagedProcess, tail
 from .tools import find_tool
 
@@ -52,17 +54,6 @@ class LoadResult:
     bytes_read: int
     # CPU seconds the tool used (its rusage once reaped: exact, however short the run).
     cpu_s: float = math.nan
-
-
-@dataclass(frozen=True)
-class Load:
-    """The shape of one load: connections, and how long or how many requests."""
-
-    concurrency: int
-    duration_s: float  # how long; with `requests`, the longest it may take
-    requests: int | None = None  # a fixed request count instead of a duration (ab/bombardier -n)
-    pipeline: int = 1  # requests per write (wrk only)
-    keepalive: bool = True  # reuse connections; only ab can turn it off (its own default)
 
 
 def _rps(requests: int, duration_s: float) -> float:
@@ -100,38 +91,27 @@ class LoadGenerator:
             self._version = lines[0].strip() if lines else "unknown"
         return self._version
 
-    def command(self, url: str, load: Load, out_dir: Path) -> list[str]:
+    def command(self, load: Load, out_dir: Path) -> list[str]:
+        """The tool's command line for `load` (aimed at its target); writes any script it
+        needs into out_dir."""
         raise NotImplementedError
 
     def env(self) -> dict[str, str]:
         return dict(os.environ)
 
-    def parse(self, out_dir: Path) -> LoadResult:
+    def parse(self, load: Load, out_dir: Path) -> LoadResult:
+        """What the tool wrote in out_dir after firing `load`."""
         raise NotImplementedError
 
-    whole_seconds = False  # the tool takes durations in whole seconds only
-    counts_requests = False  # the tool can stop after a fixed number of requests
-    can_close = False  # the tool can open a new connection per request (no keep-alive)
-
-    def process(
-        self,
-        url: str,
-        *,
-        concurrency: int,
-        duration_s: float,
-        out_dir: Path,
-        pipeline: int = 1,
-        cpus: list[int] | None = None,
-        requests: int | None = None,
-        keepalive: bool = True,
-    ) -> ManagedProcess:
-        """The tool set up to fire load at `url` for `duration_s`; not started yet."""
-        load = Load(concurrency, duration_s, requests, pipeline, keepalive)
-        self.check(load)
+    def process(self, load: Load, out_dir: Path, netns: str | None = None) -> ManagedProcess:
+        """The tool set up to fire `load` (checked when it was made), from network namespace
+        `netns` if given; not started yet. out_dir gets load.json and command.txt now, the
+        tool's output once it runs."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         self.version()  # before the load: it runs the tool once
-        argv = self.command(url, load, out_dir)
+        argv = self.command(load, out_dir)
+        load.write(out_dir)
         (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
         return ManagedProcess(
             self.name,
@@ -140,64 +120,28 @@ class LoadGenerator:
             stderr_path=out_dir / "stderr.txt",
             env=self.env(),
             cwd=out_dir,
-            cpus=cpus,
+            cpus=load.cpus,
+            netns=netns,
         )
-
-    def check(self, load: Load) -> None:
-        """BadInput (one line) for a load this tool cannot fire."""
-        if load.concurrency < 1:
-            raise BadInput(f"concurrency must be >= 1, got {load.concurrency}")
-        if not load.duration_s > 0:
-            raise BadInput(f"duration_s must be > 0, got {load.duration_s}")
-        if self.whole_seconds and load.requests is None and not float(load.duration_s).is_integer():
-            raise BadInput(
-                f"{self.name} takes whole seconds; got a duration of {load.duration_s} s"
-            )
-        if load.pipeline < 1 or (load.pipeline > 1 and self.name != "wrk"):
-            raise BadInput(
-                f"pipeline {load.pipeline} not supported by {self.name}; only wrk pipelines"
-            )
-        if load.requests is not None and not self.counts_requests:
-            raise BadInput(f"{self.name} cannot stop after a request count; ab and bombardier can")
-        if load.requests is not None and load.requests < load.concurrency:
-            raise BadInput(
-                f"requests {load.requests} is fewer than the {load.concurrency} connections"
-            )
-        if not load.keepalive and not self.can_close:
-            raise BadInput(f"{self.name} always keeps connections alive; only ab can close them")
 
     def run(
         self,
-        url: str,
-        *,
-        concurrency: int,
-        duration_s: float,
+        load: Load,
         out_dir: Path,
         on_start: Callable[[int], None] | None = None,
-        pipeline: int = 1,
-        cpus: list[int] | None = None,
-        requests: int | None = None,
-        keepalive: bool = True,
+        netns: str | None = None,
     ) -> LoadResult:
-        """Fire load at `url` for `duration_s` (or `requests` requests, at most that long)."""
+        """Fire `load` for its duration (or its request count, at most that long), from
+        network namespace `netns` if given."""
         out_dir = Path(out_dir)
-        proc = self.process(
-            url,
-            concurrency=concurrency,
-            duration_s=duration_s,
-            out_dir=out_dir,
-            pipeline=pipeline,
-            cpus=cpus,
-            requests=requests,
-            keepalive=keepalive,
-        )
+        proc = self.process(load, out_dir, netns)
         # The tool is this process's only child to end during the load, so the growth of the
         # reaped children's rusage is its CPU, up to its last instruction.
         reaped0 = _children_cpu_s()
         with proc:
             if on_start is not None:
                 on_start(proc.pid)
-            limit = duration_s + GRACE_S
+            limit = load.duration_s + GRACE_S
             try:
                 code = proc.wait(limit)
             except subprocess.TimeoutExpired:
@@ -212,7 +156,7 @@ class LoadGenerator:
                 f"{self.name} exited with code {code}: {detail}; raw output in {out_dir}"
             )
         try:
-            result = self.parse(out_dir)
+            result = self.parse(load, out_dir)
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise HostbenchError(
                 f"could not parse {self.name} output ({type(e).__name__}: {e}); "
@@ -305,11 +249,11 @@ class K6(LoadGenerator):
     name = "k6"
     version_args = ("version",)
 
-    def command(self, url, load, out_dir):
+    def command(self, load, out_dir):
         script = out_dir / "script.js"
         script.write_text(
             K6_SCRIPT.format(
-                url=json.dumps(url),
+                url=json.dumps(load.url),
                 vus=load.concurrency,
                 duration=_ms(load.duration_s),
                 summary=json.dumps(str(out_dir / "summary.json")),
@@ -333,7 +277,7 @@ class K6(LoadGenerator):
         env["K6_NO_USAGE_REPORT"] = "true"
         return env
 
-    def parse(self, out_dir):
+    def parse(self, load, out_dir):
         return parse_k6((out_dir / "summary.json").read_text())
 
 
@@ -374,9 +318,8 @@ def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
 
 class Bombardier(LoadGenerator):
     name = "bombardier"
-    counts_requests = True
 
-    def command(self, url, load, out_dir):
+    def command(self, load, out_dir):
         # -n: a request count (the articles' -n 5000000); else -d: a duration.
         amount = ["-n", str(load.requests)] if load.requests else ["-d", _ms(load.duration_s)]
         return [
@@ -389,10 +332,10 @@ class Bombardier(LoadGenerator):
             "json",
             "-p",
             "r",
-            url,
+            load.url,
         ]
 
-    def parse(self, out_dir):
+    def parse(self, load, out_dir):
         return parse_bombardier((out_dir / "stdout.txt").read_text())
 
 
@@ -481,9 +424,8 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
 class Wrk(LoadGenerator):
     name = "wrk"
     version_args = ("-v",)
-    whole_seconds = True
 
-    def command(self, url, load, out_dir):
+    def command(self, load, out_dir):
         summary = str(out_dir / "summary.json")
         if "]==]" in summary:
             raise BadInput(f"out_dir not usable in a wrk script: {out_dir}")
@@ -502,11 +444,16 @@ class Wrk(LoadGenerator):
             "--latency",
             "-s",
             str(script),
-            url,
+            load.url,
         ]
 
-    def parse(self, out_dir):
-        return parse_wrk((out_dir / "summary.json").read_text())
+    def parse(self, load, out_dir):
+        text = (out_dir / "summary.json").read_text()
+        # The script's depth came from the load: a summary with another is not this run's.
+        depth = json.loads(text).get("pipeline")
+        if depth != load.pipeline:
+            raise ValueError(f"wrk's summary says pipeline {depth}, the load {load.pipeline}")
+        return parse_wrk(text)
 
 
 # ---------------------------------------------------------------- ab
@@ -515,6 +462,11 @@ class Wrk(LoadGenerator):
 # after -t and is set well above what ab can do in the time (ab is one thread;
 # its per-request table is allocated lazily). A run that hits the cap is an error.
 AB_MAX_RPS = 200_000
+
+
+def ab_request_limit(load: Load) -> int:
+    """ab's -n for `load`: its request count, else the cap of a timed run."""
+    return load.requests if load.requests is not None else int(load.duration_s) * AB_MAX_RPS
 
 
 def _ab_field(text: str, label: str, default: str | None = None) -> str:
@@ -568,18 +520,11 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
 class Ab(LoadGenerator):
     name = "ab"
     version_args = ("-V",)
-    whole_seconds = True
-    counts_requests = True
-    can_close = True
 
-    def command(self, url, load, out_dir):
-        if not urlsplit(url).path:
-            url += "/"  # ab rejects a URL without a path
-        if load.requests:  # -n alone: as the 2012 article ran it
-            amount = ["-n", str(load.requests)]
-        else:
-            seconds = int(load.duration_s)
-            amount = ["-t", str(seconds), "-n", str(seconds * AB_MAX_RPS)]
+    def command(self, load, out_dir):
+        limit = ["-n", str(ab_request_limit(load))]
+        # -n alone: as the 2012 article ran it; -t then -n: timed, with a cap (see above).
+        amount = limit if load.requests is not None else ["-t", str(int(load.duration_s)), *limit]
         # -k keep-alive (HTTP/1.0 style: ab speaks only HTTP/1.0; without it, a new
         # connection per request, ab's default), -r go on after socket errors,
         # -l accept varying lengths, -q no progress lines.
@@ -594,16 +539,15 @@ class Ab(LoadGenerator):
             "-q",
             "-e",
             str(out_dir / "percentiles.csv"),
-            url,
+            load.url,
         ]
 
-    def parse(self, out_dir):
+    def parse(self, load, out_dir):
         result = parse_ab(
             (out_dir / "stdout.txt").read_text(), (out_dir / "percentiles.csv").read_text()
         )
-        argv = shlex.split((out_dir / "command.txt").read_text())
-        cap = int(argv[argv.index("-n") + 1])
-        if "-t" in argv and result.requests >= cap:
+        cap = ab_request_limit(load)
+        if load.requests is None and result.requests >= cap:
             raise ValueError(f"ab reached its request cap {cap} before the time limit")
         return result
 
@@ -614,6 +558,7 @@ GENERATORS: dict[str, type[LoadGenerator]] = {
     "wrk": Wrk,
     "ab": Ab,
 }
+assert set(GENERATORS) == set(TOOLS), "every tool the Load knows has a generator"
 
 
 def get_generator(name: str) -> LoadGenerator:
@@ -623,6 +568,11 @@ def get_generator(name: str) -> LoadGenerator:
     except KeyError:
         allowed = ", ".join(sorted(GENERATORS))
         raise BadInput(f"unknown tool {name!r}; allowed: {allowed}") from None
+
+
+def generator_for(load: Load) -> LoadGenerator:
+    """A fresh generator of `load`'s tool."""
+    return GENERATORS[load.tool]()
 
 
 def k6_script(url: str, vus: int, duration_s: float) -> str:

@@ -21,6 +21,7 @@ import psutil
 from ..catalog import Mode, get_mode, runnable_here
 from ..errors import BadInput, HostbenchError
 from . import httpclient, proxies
+from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail
 from .tools import find_tool
 
@@ -50,6 +51,7 @@ class Target:
     app_url: str | None = None  # direct URL of the test app, for /__stats
     app_socket: str | None = None  # when the app listens on a Unix socket
     processes: list[ManagedProcess] = field(default_factory=list)  # what we started
+    netns: str | None = None  # the server's network namespace; None: the harness's own
 
     def exited(self) -> str:
         """ "" while every process we started runs; else which one ended, with its log tail."""
@@ -61,13 +63,18 @@ class Target:
         return ""
 
     def get(self, path: str) -> httpclient.Response:
-        return httpclient.get(self.url + path)
+        return call_in(self.netns, httpclient.get, self.url + path)
+
+    def _app_request(self, method: str, path: str) -> httpclient.Response:
+        # The harness's own requests to the app go where the app is (its namespace).
+        return call_in(self.netns, httpclient.request, method, self.app_url + path,
+                       unix_socket=self.app_socket)  # fmt: skip
 
     def server_stats(self) -> dict | None:
         """The app's served-request counters, or None for a server that has none."""
         if self.app_url is None:
             return None
-        r = httpclient.get(self.app_url + "/__stats", unix_socket=self.app_socket)
+        r = self._app_request("GET", "/__stats")
         return json.loads(r.body) if r.status == 200 else None
 
     def transport_info(self) -> dict | None:
@@ -75,19 +82,26 @@ class Target:
         or None for a server that does not report them."""
         if self.app_url is None:
             return None
-        r = httpclient.get(self.app_url + "/__transport", unix_socket=self.app_socket)
+        r = self._app_request("GET", "/__transport")
         return json.loads(r.body) if r.status == 200 else None
 
     def reset_server_stats(self):
         if self.app_url is not None:
-            httpclient.request("POST", self.app_url + "/__stats/reset", unix_socket=self.app_socket)
+            self._app_request("POST", "/__stats/reset")
 
 
 def _app_process(
-    run_dir: Path, listen: str, opts: LaunchOptions, extra=(), cpus=None, server="TestApp"
+    run_dir: Path,
+    listen: str,
+    opts: LaunchOptions,
+    extra=(),
+    cpus=None,
+    server="TestApp",
+    netns: str | None = None,
 ) -> ManagedProcess:
     """The server program (the test app, or goserver) listening on `listen` (a URL or
-    http://unix:/path); the params' app_args and app_env go to the test app only."""
+    http://unix:/path), in network namespace `netns` if given; the params' app_args and
+    app_env go to the test app only."""
     if listen.startswith("http://unix:"):
         socket_path = listen.removeprefix("http://unix:")
 
@@ -96,15 +110,16 @@ def _app_process(
     else:
 
         def ready():
-            return httpclient.answers_ok(listen + "/health")
+            return call_in(netns, httpclient.answers_ok, listen + "/health")
 
     app_args = opts.app_args if server == "TestApp" else []
     argv = [find_tool(server), "--urls", listen, *extra, *app_args]
     # None: the harness's own environment; else that plus the app's variables.
     env = {**os.environ, **opts.app_env} if server == "TestApp" and opts.app_env else None
     return ManagedProcess(
-        server, argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus, env=env
-    )
+        server, argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus, env=env,
+        netns=netns,
+    )  # fmt: skip
 
 
 def check(mode: Mode, opts: LaunchOptions) -> None:
@@ -129,22 +144,54 @@ def check(mode: Mode, opts: LaunchOptions) -> None:
             )
 
 
-def launch(mode: Mode | str, run_dir: Path, opts: LaunchOptions, cpus: list[int] | None = None):
+def launch(
+    mode: Mode | str,
+    run_dir: Path,
+    opts: LaunchOptions,
+    cpus: list[int] | None = None,
+    hosts: TwoHosts | None = None,
+):
     """A context manager that starts `mode`'s processes in `run_dir` and yields its Target.
 
     cpus: pin what it starts (app, proxy) to these CPU ids; None: any CPU.
+    hosts: start them in the server namespace of these two hosts, the front (app or proxy)
+    on the server's address; None: on this machine's loopback.
     """
     mode = get_mode(mode) if isinstance(mode, str) else mode
     check(mode, opts)
-    launchers = {"app": _launch_app, "proxy": _launch_proxy, "external": _launch_external}
-    return launchers[mode.launch](mode, Path(run_dir), opts, cpus)
+    if hosts is not None and mode.launch == "external":
+        raise BadInput(f"mode {mode.id!r}: a server you started runs where you started it; "
+                       "topology netns is for the modes the harness launches")  # fmt: skip
+    if mode.launch == "external":
+        return _launch_external(mode, Path(run_dir), opts, cpus)
+    launcher = _launch_proxy if mode.launch == "proxy" else _launch_app
+    return launcher(mode, Path(run_dir), opts, cpus, _Where.of(hosts))
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a launched system runs: its namespace and the address its front listens on."""
+
+    netns: str | None = None
+    front_host: str = "127.0.0.1"
+
+    @classmethod
+    def of(cls, hosts: TwoHosts | None) -> "_Where":
+        return cls() if hosts is None else cls(hosts.server, hosts.server_address)
+
+    def free_port(self) -> int:
+        return call_in(self.netns, httpclient.free_port)
 
 
 @contextmanager
-def _launch_app(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Iterator[Target]:
-    url = f"http://127.0.0.1:{httpclient.free_port()}"
-    with _app_process(run_dir, url, opts, mode.server_args, cpus, mode.server) as app:
-        yield Target(mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app])
+def _launch_app(
+    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
+) -> Iterator[Target]:
+    url = f"http://{where.front_host}:{where.free_port()}"
+    with _app_process(run_dir, url, opts, mode.server_args, cpus, mode.server, where.netns) as app:
+        yield Target(
+            mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app], netns=where.netns
+        )
 
 
 # Linux's limit on a Unix socket path (sun_path is 108 bytes with the terminating NUL).
@@ -165,8 +212,11 @@ def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
 
 
 @contextmanager
-def _launch_proxy(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Iterator[Target]:
-    """The app on loopback TCP (or a Unix socket) behind nginx or caddy."""
+def _launch_proxy(
+    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
+) -> Iterator[Target]:
+    """The app on loopback TCP (or a Unix socket) behind nginx or caddy; with two hosts,
+    both in the server namespace, the app on that namespace's loopback."""
     with ExitStack() as stack:
         if mode.unix_socket:
             socket_path = check_socket_path(mode, run_dir)
@@ -174,11 +224,13 @@ def _launch_proxy(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Itera
             upstream = f"unix:{socket_path}"
         else:
             socket_path = None
-            port = httpclient.free_port()
+            port = where.free_port()
             app_url = listen = f"http://127.0.0.1:{port}"
             upstream = f"127.0.0.1:{port}"
-        app = stack.enter_context(_app_process(run_dir, listen, opts, mode.server_args, cpus))
-        proxy_port = httpclient.free_port()
+        app = stack.enter_context(
+            _app_process(run_dir, listen, opts, mode.server_args, cpus, netns=where.netns)
+        )
+        proxy_port = where.free_port()
         if mode.proxy == "nginx":
             proc = proxies.nginx_process(
                 listen_port=proxy_port,
@@ -189,6 +241,8 @@ def _launch_proxy(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Itera
                 access_log=opts.access_log,
                 cpus=cpus,
                 workers=opts.nginx_workers,
+                listen_host=where.front_host,
+                netns=where.netns,
             )
         else:
             proc = proxies.caddy_process(
@@ -197,15 +251,18 @@ def _launch_proxy(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> Itera
                 run_dir=run_dir,
                 access_log=opts.access_log,
                 cpus=cpus,
+                listen_host=where.front_host,
+                netns=where.netns,
             )
         proxy = stack.enter_context(proc)
         yield Target(
             mode.id,
-            f"http://127.0.0.1:{proxy_port}",
+            f"http://{where.front_host}:{proxy_port}",
             {"server": [app.pid], "proxy": [proxy.pid]},
             app_url=app_url,
             app_socket=socket_path,
             processes=[app, proxy],
+            netns=where.netns,
         )
 
 

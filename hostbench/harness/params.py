@@ -21,7 +21,8 @@ import yaml
 from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
-from .loadgen import GENERATORS, Load, check_connections
+from ..load import Load
+from .loadgen import GENERATORS, check_connections
 from .modes import LaunchOptions, check
 
 REQUIRED = ("modes", "scenarios", "tools", "concurrency", "duration_s", "warmup_s", "repetitions")
@@ -73,7 +74,11 @@ OPTIONAL = {
     "busy_reruns": 2,
     # A run whose warm-up never reached steady state is invalid (left out of the analysis).
     "require_steady": True,
+    # Where the load generator and the server run (docs/hosts.md): local, over this machine's
+    # loopback; netns, two hosts on this machine (network namespaces joined by a veth pair).
+    "topology": "local",
 }
+TOPOLOGIES = ("local", "netns")
 # Keys added after runs were recorded: part of a run's settings only when set, so the
 # fingerprints of runs measured before them stay as they were.
 SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
@@ -279,6 +284,7 @@ class StudyParams:
     quiet_wait_s: float = 120.0
     busy_reruns: int = 2
     require_steady: bool = True
+    topology: str = "local"
 
     @classmethod
     def from_dict(cls, raw) -> "StudyParams":
@@ -341,13 +347,6 @@ class StudyParams:
         seed = p["seed"]
         if seed is not None:
             seed = _number("seed", seed, minimum=0, integer=True)
-        for key in ("duration_s", "warmup_s"):
-            value = p[key]
-            whole = [t for t in tools if GENERATORS[t].whole_seconds]
-            if whole and isinstance(value, float) and not value.is_integer():
-                raise BadInput(
-                    f"params key {key!r} is {value}, but {', '.join(whole)} take whole seconds"
-                )
         requests = p["requests"]
         if requests is not None:
             requests = _per_scenario("requests", requests, scenarios, _count)
@@ -367,19 +366,6 @@ class StudyParams:
                 f"params key 'duration_s' is {duration_s:g}, shorter than min_duration_s "
                 f"{min_duration_s:g}: every run would be invalid; raise duration_s"
             )
-        # Each tool can fire each scenario's load.
-        for t, c, sc in itertools.product(tools, concurrency, scenarios):
-            load = Load(
-                c,
-                duration_s,
-                _for(requests, sc, None),
-                _for(pipeline, sc, 1),
-                keepalive=keepalive,
-            )
-            try:
-                GENERATORS[t]().check(load)
-            except BadInput as e:
-                raise BadInput(f"{e} (scenario {sc})") from None
         for t, c in itertools.product(tools, concurrency):
             check_connections(c, t)  # what this machine can open
         sub_studies = p["sub_studies"] or {}
@@ -398,7 +384,7 @@ class StudyParams:
                 cls.from_dict(_overlay(raw, overrides))
             except BadInput as e:
                 raise BadInput(f"sub-study {name!r}: {e}") from None
-        return cls(
+        params = cls(
             modes=modes,
             scenarios=scenarios,
             tools=tools,
@@ -434,7 +420,16 @@ class StudyParams:
             quiet_wait_s=float(_number("quiet_wait_s", p["quiet_wait_s"], minimum=0)),
             busy_reruns=_number("busy_reruns", p["busy_reruns"], minimum=0, integer=True),
             require_steady=_bool("require_steady", p["require_steady"]),
+            topology=_topology(p["topology"], modes),
         )
+        # Each tool can fire each scenario's load (a Load checks itself as it is made): a load
+        # no tool can fire is refused here, before anything starts.
+        for sc, t, c in itertools.product(scenarios, tools, concurrency):
+            try:
+                params.load(sc, t, c)
+            except BadInput as e:
+                raise BadInput(f"{e} (scenario {sc})") from None
+        return params
 
     @classmethod
     def from_file(cls, path: Path, overrides: dict | None = None) -> "StudyParams":
@@ -464,6 +459,21 @@ class StudyParams:
     def pipeline_for(self, scenario: str) -> int:
         """Requests per write in a scenario's runs (1: no pipelining)."""
         return _for(self.pipeline, scenario, 1)
+
+    def load(self, scenario: str, tool: str, concurrency: int) -> Load:
+        """The load of a cell's runs (checked as it is made; BadInput names the problem)."""
+        cpus = self.loadgen_cpus
+        return Load(
+            tool,
+            concurrency,
+            self.duration_s,
+            requests=self.requests_for(scenario),
+            warmup_s=self.warmup_s,
+            keepalive=self.keepalive,
+            pipeline=self.pipeline_for(scenario),
+            cpus=tuple(cpus) if cpus else None,
+            path=get_scenario(scenario).path,
+        )
 
     def options_for(self, variant: str) -> LaunchOptions:
         """The launch options of a variant's runs: the study's, then the variant's added."""
@@ -511,9 +521,24 @@ class StudyParams:
             "quiet_max_cores": self.quiet_max_cores,
             "quiet_max_steal_pct": self.quiet_max_steal_pct,
             "require_steady": self.require_steady,
+            # Only when not the default, so runs recorded before the key keep their fingerprint.
+            **({"topology": self.topology} if self.topology != "local" else {}),
             **{k: v for k, v in asdict(self.options).items() if k not in SET_ONLY or v is not None},
             "hostbench_version": __version__,
         }
+
+
+def _topology(value, modes: list[str]) -> str:
+    if value not in TOPOLOGIES:
+        later = " (ssh, real hosts: not built yet)" if value == "ssh" else ""
+        raise BadInput(f"params key 'topology' {value!r}{later}; allowed: {', '.join(TOPOLOGIES)}")
+    external = [m for m in modes if get_mode(m).launch == "external"]
+    if value == "netns" and external:
+        raise BadInput(
+            f"topology netns runs the servers the harness launches; {', '.join(external)} "
+            "runs where you started it: use topology local"
+        )
+    return value
 
 
 def _overlay(raw: dict, overrides: dict) -> dict:

@@ -30,8 +30,8 @@ def _stop_all_live():
 atexit.register(_stop_all_live)
 
 
-def _wrapped(argv: list[str], cpus: Sequence[int] | None) -> list[str]:
-    """argv behind util-linux wrappers: the parent-death signal, and CPU pinning.
+def _wrapped(argv: list[str], cpus: Sequence[int] | None, netns: str | None = None) -> list[str]:
+    """argv behind wrappers: the parent-death signal, the network namespace, CPU pinning.
 
     setpriv --pdeathsig: if the harness itself is killed (SIGKILL, a crash), Linux
     sends the child SIGTERM, so no server or load tool outlives it; the normal
@@ -42,6 +42,8 @@ def _wrapped(argv: list[str], cpus: Sequence[int] | None) -> list[str]:
     prefix = []
     if sys.platform == "linux" and shutil.which("setpriv"):
         prefix += ["setpriv", "--pdeathsig", "TERM", "--"]
+    if netns:
+        prefix += ["ip", "netns", "exec", netns]  # iproute2: enters it and execs, too
     if cpus:
         prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
     return prefix + argv
@@ -77,6 +79,7 @@ class ManagedProcess:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         cpus: Sequence[int] | None = None,
+        netns: str | None = None,
     ):
         self.name = name
         self.argv = [str(a) for a in argv]
@@ -88,6 +91,7 @@ class ManagedProcess:
         self.env = env
         self.cwd = cwd
         self.cpus = list(cpus) if cpus else None  # pinned to these CPU ids
+        self.netns = netns  # runs in this network namespace (harness/netns.py); None: ours
         self.popen: subprocess.Popen | None = None
 
     @property
@@ -105,7 +109,7 @@ class ManagedProcess:
         ):
             try:
                 self.popen = subprocess.Popen(
-                    _wrapped(self.argv, self.cpus),
+                    _wrapped(self.argv, self.cpus, self.netns),
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=err,

@@ -2,7 +2,8 @@
 
 Everything a proxy writes (config, pid file, logs, temp files, caddy's data
 dirs) lives in the run folder; nothing under /etc, /var or the user's home.
-Proxies listen on 127.0.0.1 only and run as the current user.
+Proxies listen on 127.0.0.1 only (or, with two hosts on one machine, on the server
+namespace's own address: harness/netns.py) and run as the current user.
 
 Upstream addresses are written as "127.0.0.1:5001" (TCP) or
 "unix:/path/app.sock" (Unix domain socket), the nginx spelling.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from ..errors import BadInput
 from .httpclient import answers_ok
+from .netns import call_in
 from .processes import ManagedProcess
 from .tools import find_tool
 
@@ -86,8 +88,9 @@ def nginx_config(
     workers: int,
     run_dir: Path,
     access_log: bool = False,
+    listen_host: str = "127.0.0.1",
 ) -> str:
-    """nginx.conf text: one server on 127.0.0.1:listen_port proxying everything to upstream.
+    """nginx.conf text: one server on listen_host:listen_port proxying everything to upstream.
 
     keepalive=None: a new upstream connection per request (nginx's behaviour before
     1.29.7, and the Microsoft guide's config); keepalive=N: an upstream block that
@@ -144,7 +147,7 @@ http {{
     {log_line}
 {temp_paths}{upstream_block}
     server {{
-        listen 127.0.0.1:{listen_port};
+        listen {listen_host}:{listen_port};
         server_name _;
 
         location / {{
@@ -172,9 +175,14 @@ def _caddy_upstream(upstream: str) -> str:
 
 
 def caddy_config(
-    *, listen_port: int, upstream: str, run_dir: Path, access_log: bool = False
+    *,
+    listen_port: int,
+    upstream: str,
+    run_dir: Path,
+    access_log: bool = False,
+    listen_host: str = "127.0.0.1",
 ) -> str:
-    """Caddyfile text: plain HTTP on 127.0.0.1:listen_port, reverse_proxy with its defaults.
+    """Caddyfile text: plain HTTP on listen_host:listen_port, reverse_proxy with its defaults.
 
     Caddy's defaults already keep upstream connections alive and set
     X-Forwarded-For/-Proto/-Host (passing Host through unchanged). GOMAXPROCS is
@@ -199,15 +207,16 @@ def caddy_config(
         "}\n"
         "\n"
         f"http://:{listen_port} {{\n"
-        "\tbind 127.0.0.1\n"
+        f"\tbind {listen_host}\n"
         f"\treverse_proxy {_caddy_upstream(upstream)}\n"
         f"{log_block}"
         "}\n"
     )
 
 
-def _health_check(listen_port: int):
-    return lambda: answers_ok(f"http://127.0.0.1:{listen_port}/health")
+def _health_check(listen_port: int, listen_host: str, netns: str | None):
+    url = f"http://{listen_host}:{listen_port}/health"
+    return lambda: call_in(netns, answers_ok, url)
 
 
 def nginx_process(
@@ -219,6 +228,8 @@ def nginx_process(
     access_log=False,
     cpus=None,
     workers: int | None = None,
+    listen_host: str = "127.0.0.1",
+    netns: str | None = None,
 ) -> ManagedProcess:
     """nginx with `workers` worker processes (None: one per core it may run on), config in
     run_dir/nginx.conf; not started yet.
@@ -237,6 +248,7 @@ def nginx_process(
             workers=workers or (len(cpus) if cpus else os.cpu_count() or 1),
             run_dir=run_dir,
             access_log=access_log,
+            listen_host=listen_host,
         )
     )
     # -p and -e keep nginx away from its compiled-in prefix and /var/log/nginx.
@@ -245,14 +257,22 @@ def nginx_process(
         "nginx",
         argv,
         run_dir / "nginx.log",
-        ready=_health_check(listen_port),
+        ready=_health_check(listen_port, listen_host, netns),
         cwd=run_dir,
         cpus=cpus,
+        netns=netns,
     )
 
 
 def caddy_process(
-    *, listen_port: int, upstream: str, run_dir: Path, access_log=False, cpus=None
+    *,
+    listen_port: int,
+    upstream: str,
+    run_dir: Path,
+    access_log=False,
+    cpus=None,
+    listen_host: str = "127.0.0.1",
+    netns: str | None = None,
 ) -> ManagedProcess:
     """caddy from run_dir/Caddyfile; not started yet. Ready once GET /health answers 200."""
     run_dir = Path(run_dir).resolve()
@@ -261,7 +281,11 @@ def caddy_process(
     conf = run_dir / "Caddyfile"
     conf.write_text(
         caddy_config(
-            listen_port=listen_port, upstream=upstream, run_dir=run_dir, access_log=access_log
+            listen_port=listen_port,
+            upstream=upstream,
+            run_dir=run_dir,
+            access_log=access_log,
+            listen_host=listen_host,
         )
     )
     argv = [find_tool("caddy"), "run", "--config", conf, "--adapter", "caddyfile"]
@@ -277,10 +301,11 @@ def caddy_process(
         "caddy",
         argv,
         run_dir / "caddy.log",
-        ready=_health_check(listen_port),
+        ready=_health_check(listen_port, listen_host, netns),
         env=env,
         cwd=run_dir,
         cpus=cpus,
+        netns=netns,
     )
 
 

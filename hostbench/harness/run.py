@@ -14,21 +14,26 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import psutil
 
-from ..catalog import get_mode, get_scenario
+from ..catalog import Mode, Scenario, get_mode, get_scenario
 from ..errors import HostbenchError
+from ..load import Load
+from . import httpclient
 from .checks import validate
 from .cpumonitor import CpuMonitor
 from .limits import loadgen_limited_row
-from .loadgen import LoadGenerator, get_generator
+from .loadgen import LoadGenerator, generator_for
 from .modes import Target, launch
+from .netns import TwoHosts, call_in, check_route
 from .params import StudyParams, fingerprint
 from .quiet import wait_until_quiet
 
@@ -41,21 +46,58 @@ SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
 
 @dataclass(frozen=True)
 class RunSpec:
-    mode: str
-    scenario: str
-    tool: str
-    concurrency: int
+    mode: Mode
+    scenario: Scenario
+    load: Load  # what the load tool fires: its tool, connections, duration or requests, ...
     block: int  # repetitions are blocks: every cell runs once per block
     position: int = 0  # place in the block's (random) order, from 1
     variant: str = ""  # the params' named test-app settings this run uses; "" none
     attempt: int = 1  # 2, 3, ...: a re-run of a run the machine was too busy for
 
+    @classmethod
+    def of_cell(
+        cls,
+        params: StudyParams,
+        mode: str,
+        scenario: str,
+        tool: str,
+        concurrency: int,
+        block: int,
+        position: int = 0,
+        variant: str = "",
+    ) -> "RunSpec":
+        """The run of one cell of `params` (by ids) in one block."""
+        load = params.load(scenario, tool, concurrency)
+        return cls(get_mode(mode), get_scenario(scenario), load, block, position, variant)
+
+    @property
+    def tool(self) -> str:
+        return self.load.tool
+
+    @property
+    def concurrency(self) -> int:
+        return self.load.concurrency
+
     @property
     def key(self) -> str:
         """Folder name of this run: readable, unique within a study, stable across resumes."""
-        mode = f"{self.mode}@{self.variant}" if self.variant else self.mode
+        mode = f"{self.mode.id}@{self.variant}" if self.variant else self.mode.id
         again = f"__a{self.attempt}" if self.attempt > 1 else ""
-        return f"{mode}__{self.scenario}__{self.tool}__c{self.concurrency}__r{self.block}{again}"
+        cell = f"{mode}__{self.scenario.id}__{self.tool}__c{self.concurrency}"
+        return f"{cell}__r{self.block}{again}"
+
+    def columns(self) -> dict:
+        """The run's identity as result columns."""
+        return {
+            "mode": self.mode.id,
+            "scenario": self.scenario.id,
+            "tool": self.tool,
+            "concurrency": self.concurrency,
+            "block": self.block,
+            "position": self.position,
+            "variant": self.variant,
+            "attempt": self.attempt,
+        }
 
 
 def run_settings(spec: RunSpec, params: StudyParams) -> dict:
@@ -156,34 +198,27 @@ def steady(rates: list[float], tolerance_pct: float) -> bool:
 def warm_up(
     generator: LoadGenerator,
     target: Target,
-    url: str,
-    spec: RunSpec,
-    params: StudyParams,
+    load: Load,
+    tolerance_pct: float,
     out_dir: Path,
+    netns: str | None = None,
 ) -> dict:
-    """Load until throughput is steady, or for params.warmup_s at most; discarded.
+    """Fire `load`'s warm-up until throughput is steady (within tolerance_pct), or for its
+    warmup_s at most; discarded.
 
     Throughput per window comes from the app's own counter, so every tool warms
     up the same way. A server without a counter warms up for the whole maximum.
     The curve goes to out_dir/curve.csv.
     """
-    if params.warmup_s <= 0:
+    if load.warmup_s <= 0:
         return {"warmup_s": 0.0, "warmup_steady": False}
-    proc = generator.process(
-        url,
-        concurrency=spec.concurrency,
-        duration_s=params.warmup_s,
-        out_dir=out_dir,
-        pipeline=params.pipeline_for(spec.scenario),
-        cpus=params.loadgen_cpus,
-        keepalive=params.keepalive,
-    )
+    proc = generator.process(load.warmup(), out_dir, netns)
     curve: list[tuple[float, float]] = []
     reached = False
     with proc:
         t0 = last_t = time.monotonic()
         last_count = _served(target)
-        while proc.running() and time.monotonic() - t0 < params.warmup_s + 5:
+        while proc.running() and time.monotonic() - t0 < load.warmup_s + 5:
             try:
                 proc.wait(WINDOW_S)
             except subprocess.TimeoutExpired:  # the window is over: read the counter
@@ -193,7 +228,7 @@ def warm_up(
                 continue
             curve.append((round(now - t0, 3), (count - last_count) / (now - last_t)))
             last_t, last_count = now, count
-            if steady([r for _, r in curve], params.steady_tolerance_pct):
+            if steady([r for _, r in curve], tolerance_pct):
                 reached = True
                 break
         elapsed = time.monotonic() - t0
@@ -275,15 +310,34 @@ def _transport_info(target: Target, run_dir: Path) -> dict:
     return {column: info.get(key) for column, key in TRANSPORT_COLUMNS.items()}
 
 
-def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dict:
+RTT_PROBES = 20  # empty requests timed before a run; their median is its rtt_ms
+
+
+def empty_request_rtt_ms(url: str) -> float:
+    """The median time of an empty request (GET /health, a new connection each, as the
+    client would open one) from where this runs to `url`: the path's own round trip."""
+    httpclient.get(url + "/health")  # the first pays for lazy setup on both ends
+    times = []
+    for _ in range(RTT_PROBES):
+        t0 = time.perf_counter()
+        httpclient.get(url + "/health")
+        times.append(time.perf_counter() - t0)
+    return round(1000 * statistics.median(times), 4)
+
+
+def execute(
+    spec: RunSpec, run_dir: Path, params: StudyParams, say=print, hosts: TwoHosts | None = None
+) -> dict:
     """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row.
 
-    `say` gets a line while the run waits for a quiet machine."""
+    `say` gets a line while the run waits for a quiet machine. hosts: the load generator in
+    the client namespace, the app and proxy in the server's (topology netns); None: both on
+    this machine's loopback."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # leftovers of an interrupted attempt: start clean
     run_dir.mkdir(parents=True)
-    mode, scenario = get_mode(spec.mode), get_scenario(spec.scenario)
-    generator = get_generator(spec.tool)
+    mode, scenario = spec.mode, spec.scenario
+    generator = generator_for(spec.load)
     settings = run_settings(spec, params)
     quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
     if params.quiet_max_cores is not None:
@@ -293,15 +347,22 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     state = _machine_state()
     cpus = sorted(os.sched_getaffinity(0))
-    # Pinned apart from the load generator when the params say so; else anywhere.
-    server_cpus = [c for c in cpus if c not in params.loadgen_cpus] if params.loadgen_cpus else None
+    loadgen_cpus = list(spec.load.cpus or [])
+    # Pinned apart from the load generator when the load is pinned; else anywhere.
+    server_cpus = [c for c in cpus if c not in loadgen_cpus] if loadgen_cpus else None
 
-    requests, pipeline = params.requests_for(spec.scenario), params.pipeline_for(spec.scenario)
-    with launch(mode, run_dir, params.options_for(spec.variant), cpus=server_cpus) as target:
-        url = target.url + scenario.path
+    client = hosts.client if hosts else None
+    options = params.options_for(spec.variant)
+    with launch(mode, run_dir, options, cpus=server_cpus, hosts=hosts) as target:
+        load = spec.load.aimed_at(target.url)
         validate(scenario, target.get(scenario.path))
         transport = _transport_info(target, run_dir)
-        warm = warm_up(generator, target, url, spec, params, run_dir / "warmup")
+        if hosts:
+            check_route(hosts, urlsplit(target.url).hostname)  # the load crosses the veth
+        rtt_ms = call_in(client, empty_request_rtt_ms, target.url)
+        warm = warm_up(
+            generator, target, load, params.steady_tolerance_pct, run_dir / "warmup", client
+        )
         _raise_if_dead(target)
         _quiesce(target)
         target.reset_server_stats()
@@ -313,15 +374,10 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
 
         with monitor:
             result = generator.run(
-                url,
-                concurrency=spec.concurrency,
-                duration_s=params.duration_s,
-                out_dir=run_dir / "load",
+                load,
+                run_dir / "load",
                 on_start=lambda pid: monitor.watch("loadgen", pid),
-                pipeline=pipeline,
-                cpus=params.loadgen_cpus,
-                requests=requests,
-                keepalive=params.keepalive,
+                netns=client,
             )
             monitor.exited("loadgen", result.cpu_s)
         _raise_if_dead(target)
@@ -333,31 +389,34 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
     server_requests = stats["endpoints"].get(scenario.stats_key, 0) if stats else None
     cpu = monitor.summary()
-    load = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
+    measured = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
     row = {
         "run_key": spec.key,
-        **asdict(spec),
+        **spec.columns(),
         "started_at": started_at,
-        "duration_target_s": params.duration_s,
-        "requests_target": requests,
-        "pipeline": pipeline,
-        "keepalive": params.keepalive,
-        "warmup_max_s": params.warmup_s,
+        "topology": params.topology,
+        "request_path": hosts.path() if hosts else "loopback",
+        "rtt_ms": rtt_ms,
+        "duration_target_s": load.duration_s,
+        "requests_target": load.requests,
+        "pipeline": load.pipeline,
+        "keepalive": load.keepalive,
+        "warmup_max_s": load.warmup_s,
         **warm,
-        **load,  # its duration_s is the measured one
+        **measured,  # its duration_s is the measured one
         "server_requests": server_requests,
         "count_diff_pct": count_diff_pct(result.requests, server_requests),
         **cpu,
         **quiet,
         **transport,
-        "loadgen_cpus": ",".join(str(c) for c in params.loadgen_cpus or []) or "all",
+        "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
         "server_cpus": server_affinity,
         **state,
         "fingerprint": fingerprint(settings),
         "settings": settings,
     }
     # Whether the load generator, not the target, limited throughput (limits.py says how).
-    row["loadgen_limited"] = loadgen_limited_row(row, params.loadgen_cpus)
+    row["loadgen_limited"] = loadgen_limited_row(row, loadgen_cpus or None)
     reasons = [invalid_reason(row), *measure_reasons(row, params, watched)]
     reasons.append(busy_reason(row, params))
     row["invalid_reason"] = "; ".join(r for r in reasons if r)

@@ -25,22 +25,24 @@ import os
 import random
 import shutil
 import sys
+from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
-from ..catalog import get_mode
+from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
 from ..paths import RUNS
-from . import environment
+from . import environment, netns
 from .modes import check_socket_path
 from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
 from .run import BUSY, RunSpec, completed_row, execute, read_json, run_settings
 
 RESULT_COLUMNS = [
     "run_key", "mode", "variant", "scenario", "tool", "tool_version", "concurrency", "block",
-    "position", "attempt", "started_at", "duration_target_s", "requests_target", "pipeline",
+    "position", "attempt", "started_at", "topology", "request_path", "rtt_ms",
+    "duration_target_s", "requests_target", "pipeline",
     "keepalive",
     "warmup_max_s", "warmup_s", "warmup_steady", "duration_s", "requests", "rps",
     "latency_mean_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms",
@@ -88,6 +90,8 @@ def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
         groups.setdefault((scenario, tool, c), []).append((mode, variant))
     members = {key: rng.sample(cells, len(cells)) for key, cells in groups.items()}
     designs = {key: williams_rows(len(cells)) for key, cells in groups.items()}
+    # Each (scenario, tool, concurrency)'s load, made once: every run of it fires the same.
+    loads = {key: params.load(*key) for key in groups}
     specs = []
     for block in range(1, params.repetitions + 1):
         keys = list(groups)
@@ -100,7 +104,11 @@ def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
             for index in row:
                 mode, variant = members[key][index]
                 position += 1
-                specs.append(RunSpec(mode, scenario, tool, c, block, position, variant))
+                specs.append(
+                    RunSpec(
+                        get_mode(mode), get_scenario(scenario), loads[key], block, position, variant
+                    )
+                )
     return specs
 
 
@@ -247,7 +255,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
 
     specs = run_order(params, seed)
     for spec in specs:  # before anything starts: a path nginx-uds could not bind
-        check_socket_path(get_mode(spec.mode), study_dir / spec.key)
+        check_socket_path(spec.mode, study_dir / spec.key)
     done = 0
     for spec in specs:  # before anything starts: runs measured with other settings
         row = completed_row(study_dir / spec.key)
@@ -261,7 +269,10 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
     rows: dict[str, dict] = {}  # completed runs' rows, in the order they ran
     total = len(specs)  # grows by each re-run
     bar = tqdm(total=total, initial=done, disable=not progress, unit="run", dynamic_ncols=True)
-    try:
+    with ExitStack() as stack:
+        stack.callback(bar.close)
+        # topology netns: two namespaces as long as the study lasts, removed however it ends.
+        two_hosts = stack.enter_context(netns.two_hosts()) if params.topology == "netns" else None
         for block in range(1, params.repetitions + 1):
             todo = [spec for spec in specs if spec.block == block]
             for spec in todo:  # grows while it runs: re-runs go to the end of their block
@@ -269,7 +280,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 row = completed_row(run_dir)  # a resumed study: measured before (checked above)
                 if row is None:
                     bar.set_description(f"block {spec.block}: {spec.key}")
-                    row = execute(spec, run_dir, params, say=say)
+                    row = execute(spec, run_dir, params, say=say, hosts=two_hosts)
                     rows[spec.key] = row
                     write_results(study_dir, list(rows.values()))
                     flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"
@@ -286,8 +297,6 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                     todo.append(replace(spec, attempt=spec.attempt + 1, position=len(todo) + 1))
                     total += 1
                     bar.total = total
-    finally:
-        bar.close()
     return write_results(study_dir, list(rows.values()))
 
 

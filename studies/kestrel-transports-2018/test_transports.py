@@ -93,7 +93,7 @@ def test_wrk_pipelined_16_deep_counts_what_the_app_served(tmp_path):
             **SHORT_RUNS,
         }
     )
-    spec = RunSpec("kestrel", "plaintext", "wrk", 8, 1, 1)
+    spec = RunSpec.of_cell(params, "kestrel", "plaintext", "wrk", 8, 1, 1)
     row = execute(spec, tmp_path / spec.key, params)
     script = (tmp_path / spec.key / "load" / "script.lua").read_text()
     assert "local depth = 16" in script  # one write carries 16 requests

@@ -41,6 +41,7 @@ from hostbench.analysis.intervals import (
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
+from hostbench.load import Load
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
@@ -357,17 +358,18 @@ def headline(results: pd.DataFrame) -> str:
 # ------------------------------------------------------------------ figures
 
 
-def ab_options(results: pd.DataFrame) -> str:
-    """ab's options as the results record them: "ab -n N -c C" (and -k with keep-alive)."""
-    first = results.iloc[0]
-    requests = first.get("requests_target")
-    amount = f"-n {int(requests):,}" if pd.notna(requests) else f"-t {first['duration_target_s']:g}"
-    keepalive = str(first.get("keepalive")).lower() in ("true", "1")
-    return f"ab {amount} -c {int(first['concurrency'])}" + (" -k" if keepalive else "")
+def ab_options(load: Load) -> str:
+    """ab's options for a load, as the article writes them: "ab -n N -c C" (-k: keep-alive)."""
+    amount = f"-n {load.requests:,}" if load.requests is not None else f"-t {load.duration_s:g}"
+    return f"ab {amount} -c {load.concurrency}" + (" -k" if load.keepalive else "")
 
 
-def results_figure(results: pd.DataFrame) -> Figure:
-    """The article's table (Windows, hatched: as published) above ours (best block), rps."""
+def results_figure(results: pd.DataFrame, run_dir: str | Path | None = None) -> Figure:
+    """The article's table (Windows, hatched: as published) above ours (best block), rps.
+
+    run_dir: the study's run folder; its first run's load (load.json) titles the figure with
+    ab's options."""
+    load = tables.run_load(run_dir, results.iloc[0]["run_key"]) if run_dir else None
     article = [
         {"label": r.setup, "value": r.rps, "hatch": "///",
          "color": mode_color(ANALOG.get(r.mode, r.mode), "0.6"),
@@ -394,7 +396,7 @@ def results_figure(results: pd.DataFrame) -> Figure:
             (f"This machine: best of {blocks} block(s)", pd.DataFrame(ours)),
         ],
         xlabel="requests per second (label: ab's time per request, mean)",
-        title=f"GET /api/testapi, {ab_options(results)}",
+        title="GET /api/testapi" + (f", {ab_options(load)}" if load else ""),
         note="each panel has its own scale: absolute numbers differ between machines",
         sharex=False,
     )  # fmt: skip

@@ -1,0 +1,205 @@
+"""A run's load: one typed, immutable value from the params to the tool's command line.
+
+The params build it once per cell (tool, concurrency, and the scenario's request
+count and pipeline depth), and it is checked then, in one place: a value that
+exists is one its tool can fire. The harness makes the tool's command line from
+it and reads the tool's output against it; the run folder keeps it as load.json
+beside command.txt, so the analysis reads it back typed (it never imports the
+harness). The machine's own limits (CPU ids that exist here, connections it can
+open) are the params' checks: a recorded load is read back on any machine.
+"""
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+from .errors import BadInput, HostbenchError
+
+LOAD_FILE = "load.json"  # beside command.txt in each load folder (warmup/, load/)
+
+
+@dataclass(frozen=True)
+class ToolTraits:
+    """What a load tool can be asked for, beyond connections and a duration."""
+
+    whole_seconds: bool = False  # durations in whole seconds only
+    counts_requests: bool = False  # can stop after a fixed number of requests (-n)
+    pipelines: bool = False  # can send several requests per write
+    can_close: bool = False  # can open a new connection per request (no keep-alive)
+
+
+TOOLS = {
+    "k6": ToolTraits(),
+    "bombardier": ToolTraits(counts_requests=True),
+    "wrk": ToolTraits(whole_seconds=True, pipelines=True),
+    "ab": ToolTraits(whole_seconds=True, counts_requests=True, can_close=True),
+}
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class Load:
+    """What one run's load tool is asked to do. Invalid values are refused on construction
+    (BadInput, one line); `base_url` is set once the target is up (`aimed_at`)."""
+
+    tool: str
+    concurrency: int  # connections (k6: virtual users)
+    duration_s: float  # how long; with `requests`, the longest it may take
+    requests: int | None = None  # a fixed request count instead of a duration (ab/bombardier -n)
+    warmup_s: float = 0.0  # the longest warm-up before it (0: none)
+    keepalive: bool = True  # reuse connections; only ab can turn it off (its own default)
+    pipeline: int = 1  # requests per write (wrk only)
+    cpus: tuple[int, ...] | None = None  # CPU ids the tool is pinned to; None: any
+    path: str = "/"  # what it requests: the scenario's path
+    base_url: str | None = None  # the target, known once it is up: http://127.0.0.1:PORT
+
+    def __post_init__(self):
+        # Numbers from JSON or YAML: whole floats stay floats, lists become tuples, so a
+        # value read back from load.json equals the one written.
+        if _is_number(self.duration_s):
+            object.__setattr__(self, "duration_s", float(self.duration_s))
+        if _is_number(self.warmup_s):
+            object.__setattr__(self, "warmup_s", float(self.warmup_s))
+        if isinstance(self.cpus, list):
+            object.__setattr__(self, "cpus", tuple(self.cpus))
+        self._check()
+
+    def _check(self) -> None:
+        traits = TOOLS.get(self.tool)
+        if traits is None:
+            raise BadInput(f"unknown tool {self.tool!r}; allowed: {', '.join(sorted(TOOLS))}")
+        if not _is_int(self.concurrency) or self.concurrency < 1:
+            raise BadInput(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
+        if not _is_number(self.duration_s) or self.duration_s <= 0:
+            raise BadInput(f"duration_s must be a number > 0, got {self.duration_s!r}")
+        if not _is_number(self.warmup_s) or self.warmup_s < 0:
+            raise BadInput(f"warmup_s must be a number >= 0, got {self.warmup_s!r}")
+        if traits.whole_seconds:
+            # A request-bounded run's duration is only its bound: ab and bombardier ignore it.
+            timed = [("warmup_s", self.warmup_s)]
+            if self.requests is None:
+                timed.insert(0, ("duration_s", self.duration_s))
+            for key, value in timed:
+                if not value.is_integer():
+                    raise BadInput(f"{key} {value:g}: {self.tool} takes whole seconds only")
+        if self.requests is not None:
+            if not _is_int(self.requests) or self.requests < 1:
+                raise BadInput(f"requests must be an integer >= 1 or null, got {self.requests!r}")
+            if not traits.counts_requests:
+                counting = " and ".join(sorted(t for t, tr in TOOLS.items() if tr.counts_requests))
+                raise BadInput(f"{self.tool} cannot stop after a request count; {counting} can")
+            if self.requests < self.concurrency:
+                raise BadInput(
+                    f"requests {self.requests} is fewer than the {self.concurrency} connections"
+                )
+        if not _is_int(self.pipeline) or self.pipeline < 1:
+            raise BadInput(f"pipeline must be an integer >= 1, got {self.pipeline!r}")
+        if self.pipeline > 1 and not traits.pipelines:
+            raise BadInput(
+                f"pipeline {self.pipeline} not supported by {self.tool}; only wrk pipelines"
+            )
+        if not isinstance(self.keepalive, bool):
+            raise BadInput(f"keepalive must be true or false, got {self.keepalive!r}")
+        if not self.keepalive and not traits.can_close:
+            raise BadInput(f"{self.tool} always keeps connections alive; only ab can close them")
+        if self.cpus is not None and (
+            not isinstance(self.cpus, tuple)
+            or not self.cpus
+            or not all(_is_int(c) and c >= 0 for c in self.cpus)
+            or list(self.cpus) != sorted(set(self.cpus))
+        ):
+            raise BadInput(
+                f"cpus must be CPU ids in ascending order, each once, or null for any CPU; "
+                f"got {self.cpus!r}"
+            )
+        if not isinstance(self.path, str) or not self.path.startswith("/"):
+            raise BadInput(f"path must start with '/', got {self.path!r}")
+        if self.base_url is not None and not (
+            isinstance(self.base_url, str) and self.base_url.startswith("http://")
+        ):
+            raise BadInput(f"base_url must be an http:// URL or null, got {self.base_url!r}")
+
+    @property
+    def url(self) -> str:
+        """The URL the tool requests; only once the load is aimed at a target."""
+        if self.base_url is None:
+            raise HostbenchError(
+                f"load of {self.tool} not aimed at a target yet (path {self.path})"
+            )
+        return self.base_url.rstrip("/") + self.path
+
+    def aimed_at(self, base_url: str) -> "Load":
+        """This load at a target that is up (its base URL, e.g. http://127.0.0.1:5000)."""
+        return replace(self, base_url=base_url)
+
+    def warmup(self) -> "Load":
+        """The warm-up before this load: the same connections for warmup_s (> 0), timed."""
+        if self.warmup_s <= 0:
+            raise HostbenchError(f"load of {self.tool} has no warm-up (warmup_s 0)")
+        return replace(self, duration_s=self.warmup_s, requests=None, warmup_s=0.0)
+
+    def describe(self) -> str:
+        """The load in words, for a report: "8 connections, 5,000,000 requests (at most 60 s)"."""
+        amount = (
+            f"{self.requests:,} requests (at most {self.duration_s:g} s)"
+            if self.requests is not None
+            else f"{self.duration_s:g} s"
+        )
+        parts = [f"{self.concurrency} connection{'s' * (self.concurrency != 1)}", amount]
+        if self.pipeline > 1:
+            parts.append(f"{self.pipeline} requests per write")
+        if not self.keepalive:
+            parts.append("a new connection per request")
+        if self.warmup_s:
+            parts.append(f"warm-up up to {self.warmup_s:g} s")
+        if self.cpus:
+            parts.append(f"on CPUs {','.join(map(str, self.cpus))}")
+        return ", ".join(parts)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "Load":
+        """A load as to_json wrote it; BadInput (one line) for anything else."""
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise BadInput(f"load is not JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise BadInput(f"load must be a JSON object, got {type(data).__name__}")
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(known))
+        missing = [k for k in ("tool", "concurrency", "duration_s") if k not in data]
+        if unknown or missing:
+            what = f"unknown key(s) {', '.join(unknown)}" if unknown else ""
+            what += ("; " if what else "") + (f"missing {', '.join(missing)}" if missing else "")
+            raise BadInput(f"load: {what}; allowed: {', '.join(known)}")
+        return cls(**data)
+
+    def write(self, folder: Path) -> Path:
+        path = Path(folder) / LOAD_FILE
+        path.write_text(self.to_json())
+        return path
+
+
+def read_load(folder: Path) -> Load | None:
+    """The load recorded in a load folder (its load.json); None for a run recorded before
+    runs kept one (command.txt only). A damaged one is one line naming it."""
+    path = Path(folder) / LOAD_FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        return Load.from_json(text)
+    except BadInput as e:
+        raise BadInput(f"{path}: {e}") from None
