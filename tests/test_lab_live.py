@@ -51,7 +51,9 @@ def test_the_report_has_every_path_the_hop_table_with_intervals_and_no_error(lab
     assert "output_error" not in shown and "Traceback" not in text and "Error" not in text
     assert str(lab_run.parent) not in page  # nothing of this machine's folders
     # The sections a teacher walks through, each with its question and expected answer.
-    assert page.count("<summary>Expected answer</summary>") >= 7
+    sections = re.findall(r"<h2[^>]*>\d+\.", page)
+    assert len(sections) >= 8
+    assert page.count("<summary>Expected answer</summary>") == len(sections)  # one per section
     for mode in ("nginx", "nginx-keepalive", "nginx-uds", "caddy"):
         assert MODES[mode].label in page
 
