@@ -1,15 +1,30 @@
 """Shared test helpers."""
 
+import json
 import os
 import time
+from pathlib import Path
 
 import psutil
 import pytest
+
+from hostbench.params import StudyParams
 
 # Params for the tests' tiny studies, whose point is not the measurement: runs of a second or
 # two count, the machine's other load is recorded but does not hold them, and a warm-up too
 # short to be steady does not invalidate them. (The gate and the checks have their own tests.)
 SHORT_RUNS = {"min_duration_s": 1, "quiet_max_cores": None, "require_steady": False}
+
+
+def record_params(folder: Path, **changes) -> StudyParams:
+    """A run folder's params.json as the harness records it: a small study, with `changes`."""
+    raw = {"modes": ["kestrel", "nginx"], "scenarios": ["text"], "tools": ["k6"],
+           "concurrency": [8], "duration_s": 5, "warmup_s": 0, "repetitions": 3, "seed": 1,
+           **changes}  # fmt: skip
+    params = StudyParams.from_dict(raw)
+    recorded = {**params.to_dict(), "hostbench_version": "test", "fingerprint": "0" * 12}
+    (Path(folder) / "params.json").write_text(json.dumps(recorded, indent=2))
+    return params
 
 
 @pytest.fixture(autouse=True)

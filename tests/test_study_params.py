@@ -57,7 +57,7 @@ def test_scalars_are_accepted_where_lists_are_expected():
         ({"access_log": "false"}, "'access_log' must be true or false, got 'false'"),
         ({"app_args": "--x"}, "'app_args' must be a list of strings, got '--x'"),
         ({"url": 5000}, "'url' must be a URL like http://127.0.0.1:5000/, got 5000"),
-        ({"tools": ["wrk"], "duration_s": 2.5}, "'duration_s' is 2.5, but wrk take whole seconds"),
+        ({"tools": ["wrk"], "duration_s": 7.5}, "'duration_s' is 7.5, but wrk take whole seconds"),
         ({"tools": ["ab"], "warmup_s": 0.5}, "'warmup_s' is 0.5, but ab take whole seconds"),
         ({"baseline": "caddy"}, "'baseline' 'caddy' is not one of the modes"),
         ({"loadgen_cpus": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]}, "give some, not all, of this machine's"),

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psutil
 
+from .. import results
 from ..catalog import get_mode, get_scenario
 from ..errors import HostbenchError
 from .checks import validate
@@ -362,6 +363,7 @@ def execute(spec: RunSpec, run_dir: Path, params: StudyParams, say=print) -> dic
     reasons.append(busy_reason(row, params))
     row["invalid_reason"] = "; ".join(r for r in reasons if r)
     row["valid"] = not row["invalid_reason"]
+    results.row_text(row)  # a key results.csv does not declare fails here, before row.json
     tmp = run_dir / (ROW_FILE + ".tmp")
     tmp.write_text(json.dumps(row, indent=2))
     os.replace(tmp, run_dir / ROW_FILE)
