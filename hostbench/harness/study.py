@@ -31,13 +31,13 @@ from pathlib import Path
 from .. import __version__, results
 from ..catalog import get_mode
 from ..errors import BadInput, HostbenchError
+from ..params import PARAMS_FILE
 from ..paths import RUNS
 from . import environment
 from .modes import check_socket_path
 from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
 from .run import BUSY, RunSpec, completed_row, execute, read_json, run_settings
 
-PARAMS_FILE = "params.json"
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run
 # What a run folder of a discarded study holds besides run folders.
