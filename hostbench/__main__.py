@@ -1,4 +1,4 @@
-"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,reproduce-all,...}."""
+"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,docs,...}."""
 
 import argparse
 import json
@@ -141,6 +141,14 @@ def _cmd_summary(args) -> int:
     return 0
 
 
+def _cmd_docs(args) -> int:
+    from .docs import write
+
+    for path in write():
+        print(f"wrote {path}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m hostbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -202,6 +210,9 @@ def parser() -> argparse.ArgumentParser:
     everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
     everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     everything.set_defaults(func=_cmd_reproduce_all)
+    sub.add_parser(
+        "docs", help="write docs/results.md and docs/params.md from the schemas"
+    ).set_defaults(func=_cmd_docs)
     return p
 
 

@@ -20,22 +20,13 @@ import psutil
 
 from ..catalog import Mode, get_mode, runnable_here
 from ..errors import BadInput, HostbenchError
+from ..params import LaunchOptions  # data: the params' launch keys
 from . import httpclient, proxies
 from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail
 from .tools import find_tool
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-
-
-@dataclass
-class LaunchOptions:
-    app_args: list[str] = field(default_factory=list)  # extra TestApp options
-    access_log: bool = False  # proxy access logs (off, as in a tuned setup)
-    url: str | None = None  # external / IIS modes: where the user's server answers
-    watch: list[str] = field(default_factory=list)  # external: process names to sample
-    allow_remote: bool = False  # external: permit a non-loopback URL
-    app_env: dict[str, str] = field(default_factory=dict)  # extra environment of the test app
 
 
 @dataclass

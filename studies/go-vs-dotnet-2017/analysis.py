@@ -28,6 +28,7 @@ from hostbench.analysis.intervals import (
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
+from hostbench.results import valid_rows
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
@@ -179,15 +180,9 @@ def contenders(results: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _valid(df: pd.DataFrame) -> pd.DataFrame:
-    if "valid" not in df.columns:
-        return df
-    return df[~df["valid"].isin([False, "False", "false"])]
-
-
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per scenario and server: mean rps with its 95% interval over blocks, latency, memory."""
-    df = _valid(contenders(results))
+    df = valid_rows(contenders(results))
     rows = []
     for (scenario, mode), runs in df.groupby(["scenario", "mode"], sort=False):
         n, rps, low, high = mean_interval(runs["rps"])
@@ -444,7 +439,7 @@ def throughput_figure(results: pd.DataFrame) -> Figure:
     """Requests/s of every server per scenario: the mean over blocks (bar) and each block's
     run (dots), so the spread shows even with two blocks."""
     table = summary(results)
-    runs = _valid(contenders(results))
+    runs = valid_rows(contenders(results))
     fig = Figure(figsize=(10, 4.4), layout="constrained")
     axes = fig.subplots(1, len(SCENARIOS), squeeze=False)[0]
     for ax, scenario in zip(axes, SCENARIOS, strict=True):

@@ -22,6 +22,7 @@ from hostbench.analysis.intervals import describe, mean_interval, paired_ratios,
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import scenario_label
 from hostbench.errors import BadInput
+from hostbench.results import typed, valid_rows
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
@@ -118,26 +119,15 @@ def load_table(params: dict) -> pd.DataFrame:
 
 
 def _prepared(results: pd.DataFrame) -> pd.DataFrame:
-    df = results.copy()
-    if "variant" not in df.columns or df["variant"].isna().all():
+    df = typed(results)  # the transport_* flags as bool, an empty variant as ""
+    if "variant" not in df.columns or (df["variant"] == "").all():
         raise BadInput("results have no variants: this analysis needs the transport sweep's runs")
-    df["variant"] = df["variant"].fillna("").astype(str)
     df["scenario"] = df["scenario"].astype(str)
     return df
 
 
-def _valid(df: pd.DataFrame) -> pd.DataFrame:
-    if "valid" not in df.columns:
-        return df
-    return df[~df["valid"].isin([False, "False", "false"])]
-
-
 def _flag(value) -> bool | None:
-    if isinstance(value, str):
-        return {"true": True, "false": False}.get(value.lower())
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return bool(value)
+    return None if pd.isna(value) else bool(value)
 
 
 def settings(results: pd.DataFrame) -> pd.DataFrame:
@@ -171,7 +161,7 @@ def settings(results: pd.DataFrame) -> pd.DataFrame:
 def sweep(results: pd.DataFrame) -> pd.DataFrame:
     """Per scenario and variant: mean requests/s with its 95% interval over blocks, the
     machine's busy %, and the cores the app and wrk used."""
-    df = _valid(_prepared(results))
+    df = valid_rows(_prepared(results))
     known = settings(results).set_index("variant")
     rows = []
     for (scenario, variant), runs in df.groupby(["scenario", "variant"], sort=False):
@@ -354,7 +344,7 @@ def sweep_figure(results: pd.DataFrame) -> Figure:
     per inline-scheduling and wait-for-data setting; error bars: 95% interval over blocks; the
     star: the runtime's defaults."""
     table = sweep(results)
-    runs = _valid(_prepared(results))
+    runs = valid_rows(_prepared(results))
     cores = int(pd.to_numeric(results["machine_cores"]).max())
     fig = Figure(figsize=(11, 4.6), layout="constrained")
     axes = fig.subplots(1, len(SCENARIOS), squeeze=False)[0]

@@ -108,8 +108,8 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
     env = tables.load_environment(run_dir)
     params = tables.load_params(run_dir)
     cores = f"{env['cpu_cores_logical']} logical cores"
-    concurrency = ", ".join(str(c) for c in params["concurrency"])
-    app_args = " ".join(params.get("app_args") or []) or "the app's default (Warning)"
+    concurrency = ", ".join(str(c) for c in params.concurrency)
+    app_args = " ".join(params.options.app_args) or "the app's default (Warning)"
     rows = [
         ("operating system", article_setting("os_linux"), f"{env['os']} (kernel {env['kernel']})"),
         ("machine", article_setting("vm_size"),
@@ -120,10 +120,10 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
         ("load tool", article_setting("load_tool"), env["tools"]["bombardier"]),
         ("target", article_setting("target"), "127.0.0.1 (loopback), a free port per run"),
         ("connections", article_setting("connections"), concurrency),
-        ("duration", article_setting("duration"), f"{params['duration_s']:g} s"),
+        ("duration", article_setting("duration"), f"{params.duration_s:g} s"),
         ("rounds", article_setting("rounds"),
-         f"warm-up until steady (at most {params['warmup_s']:g} s), then "
-         f"{params['repetitions']} blocks, mean"),
+         f"warm-up until steady (at most {params.warmup_s:g} s), then "
+         f"{params.repetitions} blocks, mean"),
         ("logging", "the template's appsettings.json (Information)", app_args),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "the article", "this run"])
