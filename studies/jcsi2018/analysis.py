@@ -300,6 +300,7 @@ def _littles_law(results: pd.DataFrame) -> float:
 SENSITIVITY = {
     "isolated": "where the load generator runs",
     "bombardier": "which load tool",
+    "two-hosts": "whether the client shares the server's loopback",
 }
 # Params keys that say what was measured, not how: a sub-study narrows them on purpose.
 _SCOPE = {"modes", "scenarios", "repetitions", "seed", "description", "baseline",
