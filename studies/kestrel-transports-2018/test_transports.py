@@ -177,9 +177,12 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
     assert "ioq2-inline (inline scheduling on, ours)" in transports.gain_sentences(gains_here)
     legend = [t.get_text() for t in transports.sweep_figure(results).legends[0].get_texts()]
     assert sum("(ours)" in t for t in legend) == 3 and "the article's sweep" in legend[0]
-    assert load_setup(transports.ARTICLE).set_index("item").loc[
-        "varied_setting", "value"
-    ].startswith("ThreadCount")  # what the article varied, from its text
+    assert (
+        load_setup(transports.ARTICLE)
+        .set_index("item")
+        .loc["varied_setting", "value"]
+        .startswith("ThreadCount")
+    )  # what the article varied, from its text
     sweep = transports.sweep(results)
     assert (sweep["rps_ci_low"].dropna() >= 0).all()
     assert "Sockets settings as % of the runtime defaults" in transports.headline(gains_here)
