@@ -205,3 +205,18 @@ def test_the_go_memory_compares_with_the_article_as_it_measured_excluding_the_fr
     assert "measured the same way (without the pages mapped from files)" in text
     assert "is not the article's measure" in text
     assert "mapped from files" in go_vs_dotnet.memory_split(go_vs_dotnet.summary(results))
+
+
+def test_a_run_from_before_the_split_says_so_instead_of_comparing_the_whole_rss():
+    # A results.csv written before the harness recorded memory without mapped files.
+    old = tables.load_results(GO_RESULTS, valid_only=False).drop(columns=go_vs_dotnet.MEMORY)
+    same = go_vs_dotnet.ratios(old, go_vs_dotnet.MEMORY)
+    whole = go_vs_dotnet.ratios(old, go_vs_dotnet.MEMORY_WHOLE)
+    assert same.empty and whole["article_ratio"].isna().all()
+    text = go_vs_dotnet.ratio_sentences(go_vs_dotnet.ratios(old, "rps"), same, whole)
+    assert "not recorded in this run" in text and "is not the article's measure" in text
+    assert "did not record" in go_vs_dotnet.memory_split(go_vs_dotnet.summary(old))
+    assert (
+        go_vs_dotnet.memory_figure(old).axes
+        and go_vs_dotnet.ratio_figure(go_vs_dotnet.ratios(old, "rps"), same).axes
+    )
