@@ -259,6 +259,9 @@ COLUMNS: tuple[Column, ...] = (
        ".1f"),
     _c("rss_server_peak_mb", FLOAT, "MiB", "The server's largest resident memory of the run.",
        ".1f"),
+    _c("rss_server_anon_mean_mb", FLOAT, "MiB",
+       "The server's mean resident memory without the pages mapped from files (its binaries: "
+       "for .NET the runtime and framework); NaN: the kernel does not say (not Linux).", ".1f"),
     _c("transport_io_queue_count", INT, "queues",
        "Kestrel's socket-transport I/O queues as the app reported them; empty: not reported.",
        "d", nullable=True),

@@ -143,9 +143,12 @@ def test_one_validity_filter_only_an_explicit_false_leaves_a_row_out():
 @pytest.mark.parametrize("run", EXAMPLES, ids=lambda p: p.name)
 def test_the_committed_example_runs_load_typed(run):
     df = results.read_results(run)
-    # Written before the topology columns existed: every other column, in the schema's order.
+    # Written before the topology columns and the memory split existed: every other column,
+    # in the schema's order.
     assert list(df.columns) == [c for c in results.NAMES if c in df.columns]
-    assert set(results.NAMES) - set(df.columns) == {"topology", "request_path", "rtt_ms"}
+    assert set(results.NAMES) - set(df.columns) == {
+        "topology", "request_path", "rtt_ms", "rss_server_anon_mean_mb"
+    }  # fmt: skip
     assert df["valid"].dtype == "boolean" and df["valid"].notna().all()
     assert df["concurrency"].dtype == "int64" and df["rps"].dtype == "float64"
     assert df["keepalive"].dtype == "bool" and df["loadgen_limited"].dtype == "bool"
