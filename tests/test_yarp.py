@@ -5,6 +5,7 @@ mode); here: what the proxy is given, and that nothing outlives success, error o
 """
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 import yaml
 
 from hostbench.errors import LaunchFailed, ToolMissing
-from hostbench.harness import httpclient, tools
+from hostbench.harness import httpclient, netns, tools
 from hostbench.harness.modes import LaunchOptions, launch
 from hostbench.harness.tools import find_tool
 
@@ -38,6 +39,17 @@ def _alive(pids) -> list[int]:
         except psutil.NoSuchProcess:
             pass
     return alive
+
+
+def _names(processes) -> set[str]:
+    """The names of those still running (a short-lived child may end while we look)."""
+    names = set()
+    for proc in processes:
+        try:
+            names.add(proc.name())
+        except psutil.NoSuchProcess:
+            pass
+    return names
 
 
 def _our_children() -> set[int]:
@@ -153,12 +165,11 @@ def test_ctrl_c_during_a_run_leaves_nothing_running(tmp_path):
     )  # fmt: skip
     deadline = time.monotonic() + 90
     children = []
-    while not any(c.name() == "bombardier" for c in children):  # loading through the proxy
+    while not {"TestApp", "YarpProxy", "bombardier"} <= _names(children):  # loading through it
         assert cli.poll() is None, cli.communicate()
-        assert time.monotonic() < deadline, [c.name() for c in children]
+        assert time.monotonic() < deadline, _names(children)
         time.sleep(0.1)
         children = psutil.Process(cli.pid).children(recursive=True)
-    assert {"TestApp", "YarpProxy"} <= {c.name() for c in children}
     cli.send_signal(signal.SIGINT)
     _, err = cli.communicate(timeout=60)
     assert cli.returncode == 130, err
@@ -166,3 +177,17 @@ def test_ctrl_c_during_a_run_leaves_nothing_running(tmp_path):
     assert _alive([c.pid for c in children]) == []
     (config,) = runs.glob("s/*/yarp.json")  # the run's own folder keeps what the proxy ran from
     assert _settings(config)["ReverseProxy"]["Routes"]
+
+
+@pytest.mark.live
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_with_two_hosts_it_listens_on_the_server_namespaces_address(tmp_path):
+    with netns.two_hosts() as hosts:
+        with launch("yarp", tmp_path, LaunchOptions(), hosts=hosts) as target:
+            assert target.url.startswith(f"http://{netns.SERVER_ADDRESS}:")
+            # From the client namespace, over the veth, to the app on the server's loopback.
+            response = netns.call_in(hosts.client, httpclient.get, target.url + "/text")
+            assert response.status == 200
+            assert target.server_stats()["endpoints"]["/text"] == 1
+            url = _settings(tmp_path / "yarp.json")["Kestrel"]["Endpoints"]["http"]["Url"]
+            assert url == target.url
