@@ -175,6 +175,13 @@ def run_load(run_dir: str | Path, run_key: str) -> Load | None:
     return read_load(Path(run_dir) / run_key / "load")
 
 
+def proxy_versions(env: dict) -> str:
+    """The reverse proxies' versions an environment record names, "; "-joined (records made
+    before the yarp mode have no yarp entry)."""
+    tools = env["tools"]
+    return "; ".join(tools[name] for name in ("nginx", "caddy", "yarp") if name in tools)
+
+
 def load_commands(run_dir: str | Path) -> pd.DataFrame:
     """The load of one run per tool and concurrency, as the study fired it: in words from
     the run's load.json ("(not recorded)" for a run without one), and its command.txt as

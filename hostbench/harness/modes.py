@@ -203,7 +203,8 @@ def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
 def _launch_proxy(
     mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
 ) -> Iterator[Target]:
-    """The app on loopback TCP (or a Unix socket) behind nginx or caddy; with two hosts,
+    """The app on loopback TCP (or a Unix socket) behind nginx, caddy or YARP; with two
+    hosts,
     both in the server namespace, the app on that namespace's loopback."""
     with ExitStack() as stack:
         if mode.unix_socket:
@@ -231,7 +232,8 @@ def _launch_proxy(
                 netns=where.netns,
             )
         else:
-            proc = proxies.caddy_process(
+            start = {"caddy": proxies.caddy_process, "yarp": proxies.yarp_process}[mode.proxy]
+            proc = start(
                 listen_port=proxy_port,
                 upstream=upstream,
                 run_dir=run_dir,

@@ -391,7 +391,7 @@ def platform_table(env: dict) -> pd.DataFrame:
         (".NET", f"Runtime {paper.get('dotnet_core_runtime')}",
          f"SDK {env['dotnet']['sdk']}; {env['dotnet']['runtimes']}"),
         ("ASP.NET Core / Kestrel", paper.get("aspnetcore"), "the runtime's ASP.NET Core"),
-        ("reverse proxy", f"IIS {paper.get('iis')}", f"{tools['nginx']}; {tools['caddy']}"),
+        ("reverse proxy", f"IIS {paper.get('iis')}", tables.proxy_versions(env)),
         ("load tool", f"k6 {paper.get('k6')}", tools["k6"]),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "paper (2018)", "this machine"])

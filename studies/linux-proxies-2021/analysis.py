@@ -44,8 +44,13 @@ ADDED = "our addition, not in the article"
 SAME_MARGIN_PCT = 10.0
 # The article's Linux ratios, ours beside them: (numerator mode, baseline mode).
 ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
-# Further ratios shown beside them: the other proxy to Kestrel, and the addition.
-MORE_RATIOS = (("caddy", "kestrel"), ("nginx-keepalive", "kestrel"), ("nginx-keepalive", "nginx"))
+# Further ratios shown beside them: the other proxy to Kestrel, and the additions.
+MORE_RATIOS = (
+    ("caddy", "kestrel"),
+    ("nginx-keepalive", "kestrel"),
+    ("nginx-keepalive", "nginx"),
+    ("yarp", "kestrel"),
+)
 # Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
 FORMATS = {
     "blocks": "{:.0f}",
@@ -133,7 +138,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
          f"{env['cpu_model']}, {cores}, {env['memory_gib']} GiB"),
         ("ASP.NET Core", article_setting("aspnetcore"), env["dotnet"]["runtimes"]),
         ("reverse proxies", f"{article_setting('proxies')} (versions and configuration not stated)",
-         f"{env['tools']['nginx']}; {env['tools']['caddy']} (configs in each run's folder)"),
+         f"{tables.proxy_versions(env)} (configs in each run's folder)"),
         ("load tool", article_setting("load_tool"), env["tools"]["bombardier"]),
         ("target", article_setting("target"), "127.0.0.1 (loopback), a free port per run"),
         ("connections", article_setting("connections"), concurrency),
