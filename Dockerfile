@@ -54,8 +54,8 @@ COPY Makefile requirements.txt ./
 RUN make .venv/.installed
 
 COPY . .
-# Builds the test app (dotnet publish) and bombardier (go build); checks the
-# system packages above are present.
+# Builds the test app and the yarp proxy (dotnet publish, YARP from NuGet) and
+# bombardier (go build); checks the system packages above are present.
 RUN make setup
 
 CMD ["make", "reproduce"]

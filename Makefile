@@ -12,6 +12,7 @@ BATCH_ID ?=
 BOMBARDIER_VERSION := v1.2.6
 
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
+YARP_SOURCES := $(wildcard testapp/yarp/*.cs testapp/yarp/*.csproj)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
 .PHONY: setup system-packages test check lint reproduce reproduce-all lab clean
@@ -24,7 +25,7 @@ PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $
 $(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
 endif
 
-setup: system-packages $(VENV)/.installed build/testapp/TestApp build/bin/bombardier build/bin/goserver
+setup: system-packages $(VENV)/.installed build/testapp/TestApp build/yarp/YarpProxy build/bin/bombardier build/bin/goserver
 
 system-packages:
 	@scripts/install-system-packages.sh
@@ -38,6 +39,11 @@ $(VENV)/.installed: requirements.txt
 
 build/testapp/TestApp: $(APP_SOURCES)
 	dotnet publish testapp/dotnet -c Release -o build/testapp --nologo -v quiet
+	@touch $@
+
+# The `yarp` mode's reverse proxy (testapp/yarp): restores Yarp.ReverseProxy from NuGet.
+build/yarp/YarpProxy: $(YARP_SOURCES)
+	dotnet publish testapp/yarp -c Release -o build/yarp --nologo -v quiet
 	@touch $@
 
 # Go is looked up when a recipe runs, not when make starts: on a first `make setup`
@@ -82,4 +88,4 @@ lab: setup
 		$(foreach w,$(WHAT_IF),--what-if '$(w)')
 
 clean:
-	rm -rf build testapp/dotnet/bin testapp/dotnet/obj
+	rm -rf build testapp/dotnet/bin testapp/dotnet/obj testapp/yarp/bin testapp/yarp/obj

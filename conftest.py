@@ -1,6 +1,7 @@
 """Shared test helpers."""
 
 import itertools
+import json
 import os
 import subprocess
 import time
@@ -15,6 +16,7 @@ from matplotlib.container import BarContainer
 
 from hostbench.harness import httpclient
 from hostbench.harness.processes import ManagedProcess
+from hostbench.params import StudyParams
 from hostbench.paths import ROOT
 
 # Params for the tests' tiny studies, whose point is not the measurement: runs of a second or
@@ -75,6 +77,17 @@ def _group_gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def record_params(folder: Path, **changes) -> StudyParams:
+    """A run folder's params.json as the harness records it: a small study, with `changes`."""
+    raw = {"modes": ["kestrel", "nginx"], "scenarios": ["text"], "tools": ["k6"],
+           "concurrency": [8], "duration_s": 5, "warmup_s": 0, "repetitions": 3, "seed": 1,
+           **changes}  # fmt: skip
+    params = StudyParams.from_dict(raw)
+    recorded = {**params.to_dict(), "hostbench_version": "test", "fingerprint": "0" * 12}
+    (Path(folder) / "params.json").write_text(json.dumps(recorded, indent=2))
+    return params
 
 
 # ------------------------------------------------------------- servers the tests start

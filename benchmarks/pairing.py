@@ -16,11 +16,12 @@ import numpy as np
 import pandas as pd
 
 from hostbench.analysis import tables
+from hostbench.results import valid_rows
 
 
 def pairs(results: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """One row per cell: blocks paired, paired and unpaired variance, median gap (minutes)."""
-    df = results[results["valid"].astype(bool)].copy()
+    df = valid_rows(results).copy()
     df["log"] = np.log(df["rps"].astype(float))
     df["t"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
     setup = ["scenario", "tool", "concurrency"]

@@ -1,4 +1,4 @@
-"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,lab,...}."""
+"""Command line: python -m hostbench {studies,run,summary,calibrate,reproduce,lab,docs,...}."""
 
 import argparse
 import json
@@ -150,6 +150,14 @@ def _cmd_summary(args) -> int:
     return 0
 
 
+def _cmd_docs(args) -> int:
+    from .docs import write
+
+    for path in write():
+        print(f"wrote {path}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m hostbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -223,6 +231,9 @@ def parser() -> argparse.ArgumentParser:
         help="a notebook parameter, e.g. nginx_workers=1, log_level=Debug, modes=[kestrel,nginx]",
     )
     lab.set_defaults(func=_cmd_lab)
+    sub.add_parser(
+        "docs", help="write docs/results.md and docs/params.md from the schemas"
+    ).set_defaults(func=_cmd_docs)
     return p
 
 

@@ -94,7 +94,7 @@ class Mode:
     nodes: tuple[Node, ...]  # the processes a request passes through, client first
     hops: tuple[str, ...]  # hops[i] labels the arrow from nodes[i] to nodes[i + 1]
     color: str  # one colour per mode on every figure
-    proxy: str | None = None  # "nginx" or "caddy" for launch == "proxy"
+    proxy: str | None = None  # "nginx", "caddy" or "yarp" for launch == "proxy"
     keepalive: int | None = None  # nginx upstream keep-alive pool size; None: none
     unix_socket: bool = False  # the app listens on a Unix domain socket behind the proxy
     server_args: tuple[str, ...] = ()  # extra options of the server program this mode needs
@@ -136,6 +136,11 @@ MODES: dict[str, Mode] = {
              "Caddy's reverse_proxy with its defaults (keep-alive on)", "proxy",
              (CLIENT, Node("caddy", "reverse_proxy"), APP),
              (LOOPBACK, "TCP loopback,\nkeep-alive connections"), _COLORBLIND[4], proxy="caddy"),
+        Mode("yarp", "Kestrel + YARP (TCP)",
+             "YARP, .NET's reverse proxy library, on Kestrel with its defaults (keep-alive on)",
+             "proxy", (CLIENT, Node("YarpProxy", "Kestrel + YARP"), APP),
+             (LOOPBACK, "TCP loopback,\nkeep-alive connections"), "#7570b3", proxy="yarp",
+             added=True),
         Mode("httpsys", "HTTP.sys", "HTTP.sys, the Windows kernel-mode HTTP driver", "app",
              (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
              (LOOPBACK, "request queue"), _COLORBLIND[5], server_args=("--server", "httpsys"),

@@ -17,10 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis.prose import SMOKE_HEADLINE
+from .analysis.tables import is_smoke
 from .errors import HostbenchError
 from .harness import tour
 from .harness.params import StudyParams, check_run_id
 from .harness.study import PROGRESS_FILE
+from .params import PARAMS_FILE
 from .paths import RUNS
 from .studies import STUDIES, available, get_study
 
@@ -232,8 +234,7 @@ notebook.{smoke}</p>
 def _headline(folder: Path) -> str:
     """A study's headline for the index: its headline.txt, but never a finding from a smoke
     run (params.json `smoke`), whatever its notebook wrote."""
-    params = folder / "params.json"
-    if params.exists() and json.loads(params.read_text()).get("smoke"):
+    if (folder / PARAMS_FILE).exists() and is_smoke(folder):
         return SMOKE_HEADLINE
     path = folder / HEADLINE_FILE
     return path.read_text().strip() if path.exists() else ""

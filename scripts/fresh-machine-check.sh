@@ -395,7 +395,7 @@ EOF
   mkdir -p "$root/usr/share/dotnet"
   cp -a "$dotnet_dir/." "$root/usr/share/dotnet/"
   ln -sfn /usr/share/dotnet/dotnet "$root/usr/bin/dotnet"
-  # NuGet configuration this machine uses, if any (none is needed: the test app uses only the SDK's frameworks).
+  # NuGet configuration this machine uses, if any (the yarp proxy restores Yarp.ReverseProxy from NuGet).
   local f
   for f in /root/.nuget/NuGet/NuGet.Config /root/.config/NuGet/NuGet.Config /root/.local/share/NuGet/Config /etc/opt/NuGet/Config; do
     if [ -e "$f" ]; then

@@ -9,6 +9,7 @@ import math
 import pandas as pd
 import pytest
 
+from conftest import record_params
 from hostbench.analysis import tables as analysis
 from hostbench.errors import BadInput
 from hostbench.studies import DEFAULT_STUDY, get_study
@@ -157,7 +158,7 @@ def test_invalid_rows_are_left_out_and_counted():
 def test_write_ratios_pairs_within_blocks_with_the_studys_baseline(tmp_path):
     df = runs({("kestrel", "text"): [2000, 2200, 1800], ("nginx", "text"): [1000, 1100, 900]})
     df.to_csv(tmp_path / "results.csv", index=False)
-    (tmp_path / "params.json").write_text('{"baseline": "nginx"}')
+    record_params(tmp_path, baseline="nginx")
     ratios = pd.read_csv(analysis.write_ratios(tmp_path))
     (row,) = ratios.itertuples()
     assert (row.mode, row.n, row.ratio_pct) == ("kestrel", 3, pytest.approx(200.0))
@@ -231,7 +232,9 @@ def test_invalid_reasons_tolerate_results_without_the_new_columns():
 
 
 def test_load_params_takes_the_run_folder_or_its_results_file(tmp_path):
-    (tmp_path / "params.json").write_text('{"smoke": true}')
+    recorded = record_params(tmp_path, smoke=True, loadgen_cpus=[1])
     (tmp_path / "results.csv").write_text("")
     assert analysis.load_params(tmp_path / "results.csv") == analysis.load_params(tmp_path)
-    assert analysis.is_smoke(tmp_path)
+    params = analysis.load_params(tmp_path)
+    assert params == recorded and analysis.is_smoke(tmp_path)
+    assert params.loadgen_cpus == [1] and params.options.app_args == []  # typed, defaults too

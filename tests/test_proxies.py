@@ -1,7 +1,8 @@
-"""nginx and caddy configs (unit) and the real proxies in front of the real test app."""
+"""nginx, caddy and YARP configs (unit) and the real proxies in front of the real test app."""
 
 import json
 import os
+import re
 import resource
 import subprocess
 from pathlib import Path
@@ -19,8 +20,12 @@ from hostbench.harness.proxies import (
     nginx_config,
     nginx_process,
     nginx_version,
+    yarp_config,
+    yarp_process,
+    yarp_version,
 )
 from hostbench.harness.tools import find_tool, have_tool
+from hostbench.paths import ROOT
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted
 
@@ -170,6 +175,38 @@ def test_caddy_config_is_formatted(access_log, tmp_path):
     assert formatted == config
 
 
+# --- YARP config ------------------------------------------------------------------
+
+
+def _yarp_settings(config: str) -> dict:
+    """yarp.json's settings: the JSON below its // comment lines (which .NET's reader skips)."""
+    return json.loads("\n".join(line for line in config.splitlines() if not line.startswith("//")))
+
+
+def test_yarp_config_is_one_catch_all_route_to_the_app_with_yarps_defaults():
+    config = yarp_config(listen_port=8083, upstream="127.0.0.1:5001")
+    settings = _yarp_settings(config)
+    assert settings["Kestrel"] == {"Endpoints": {"http": {"Url": "http://127.0.0.1:8083"}}}
+    assert settings["Logging"] == {"LogLevel": {"Default": "Warning"}}
+    (route,) = settings["ReverseProxy"]["Routes"].values()
+    assert route["Match"] == {"Path": "{**catch-all}"} and "Transforms" not in route
+    # No HttpClient or HttpRequest section: YARP's defaults, which the comments spell out.
+    cluster = settings["ReverseProxy"]["Clusters"][route["ClusterId"]]
+    assert cluster == {"Destinations": {"app": {"Address": "http://127.0.0.1:5001/"}}}
+    assert "keeps upstream connections alive" in config and "HTTP/1.1" in config
+
+
+def test_yarp_access_log_is_the_request_log_and_unix_sockets_are_refused():
+    config = yarp_config(listen_port=8083, upstream="127.0.0.1:5001", access_log=True)
+    levels = _yarp_settings(config)["Logging"]["LogLevel"]
+    assert levels == {
+        "Default": "Warning",
+        "Microsoft.AspNetCore.Hosting.Diagnostics": "Information",
+    }
+    with pytest.raises(BadInput, match="TCP only"):
+        yarp_config(listen_port=8083, upstream="unix:/run/app.sock")
+
+
 @pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
 @pytest.mark.live
 def test_nginx_version():
@@ -182,6 +219,14 @@ def test_caddy_version():
     version = caddy_version()
     assert version.startswith("caddy/2.")
     assert " " not in version
+
+
+@pytest.mark.skipif(not have_tool("YarpProxy"), reason="YarpProxy not built")
+@pytest.mark.live
+def test_yarp_version_is_the_one_the_project_pins():
+    project = (ROOT / "testapp" / "yarp" / "YarpProxy.csproj").read_text()
+    pinned = re.search(r'Include="Yarp\.ReverseProxy" Version="([^"]+)"', project).group(1)
+    assert yarp_version() == f"yarp/{pinned}"
 
 
 # --- real proxies in front of the real app -----------------------------------------
@@ -221,11 +266,13 @@ def _answers(url, **kwargs):
 def _proxy_cases():
     nginx = pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
     caddy = pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
+    yarp = pytest.mark.skipif(not have_tool("YarpProxy"), reason="YarpProxy not built")
     return [
         pytest.param("nginx", "tcp", None, marks=nginx, id="nginx"),
         pytest.param("nginx", "tcp", 32, marks=nginx, id="nginx-keepalive"),
         pytest.param("nginx", "uds", None, marks=nginx, id="nginx-uds"),
         pytest.param("caddy", "tcp", None, marks=caddy, id="caddy"),
+        pytest.param("yarp", "tcp", None, marks=yarp, id="yarp"),
     ]
 
 
@@ -252,8 +299,10 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
         managed = nginx_process(
             listen_port=port, upstream=upstream, keepalive=keepalive, run_dir=run_dir
         )
-    else:
+    elif proxy == "caddy":
         managed = caddy_process(listen_port=port, upstream=upstream, run_dir=run_dir)
+    else:
+        managed = yarp_process(listen_port=port, upstream=upstream, run_dir=run_dir)
 
     with managed:
         group = _process_group(managed.pid)
@@ -269,11 +318,14 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
         assert info["host"] == f"127.0.0.1:{port}"
         assert info["scheme"] == "http"
         assert info["path"] == "/__request-info"
+        assert info["protocol"] == "HTTP/1.1"  # to the app: YARP's HTTP/2 preference falls back
+        # The proxy listens on loopback only.
+        assert _listening(group) == [("127.0.0.1", port)]
 
         if transport == "tcp":
             # Plain nginx closes each upstream connection; the pooled ones stay open.
             idle = _upstream_connections(group, int(upstream.rpartition(":")[2]))
-            assert (idle > 0) == (proxy == "caddy" or keepalive is not None)
+            assert (idle > 0) == (proxy in ("caddy", "yarp") or keepalive is not None)
 
     # The master and its workers are gone, and nothing else of this run is left.
     assert not [pid for pid in group if psutil.pid_exists(pid)]
@@ -283,6 +335,17 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
     if proxy == "caddy":
         # What caddy would otherwise write under ~/.config and ~/.local/share.
         assert (run_dir / "caddy-home/config/caddy/autosave.json").is_file()
+
+
+def _listening(pids: list[int]) -> list[tuple[str, int]]:
+    """The addresses these processes listen on (TCP), each once."""
+    return sorted(
+        {
+            (c.laddr.ip, c.laddr.port)
+            for c in psutil.net_connections(kind="tcp")
+            if c.pid in pids and c.status == psutil.CONN_LISTEN
+        }
+    )
 
 
 def _upstream_connections(pids: list[int], app_port: int) -> int:
@@ -332,3 +395,16 @@ def test_caddy_access_log_on_request(app_tcp, tmp_path):
     with caddy_process(listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True):
         get(f"http://127.0.0.1:{port}/text")
     assert '"uri":"/text"' in (tmp_path / "caddy-access.log").read_text()
+
+
+@pytest.mark.live
+@needs_app
+@pytest.mark.skipif(not have_tool("YarpProxy"), reason="YarpProxy not built")
+def test_yarp_access_log_on_request(app_tcp, tmp_path):
+    port = free_port()
+    upstream = app_tcp.removeprefix("http://")
+    with yarp_process(listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True):
+        get(f"http://127.0.0.1:{port}/text")
+    log = (tmp_path / "yarp.log").read_text()
+    assert f"Request finished HTTP/1.1 GET http://127.0.0.1:{port}/text - 200" in log
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["yarp.json", "yarp.log"]

@@ -94,6 +94,16 @@ def test_numbers_appear_in_their_quotes():
             assert any(float(d) == n for d in digits), (r.article, r.setup, n, r.quote)
 
 
+@needs_seeds
+def test_numeric_settings_appear_in_their_quotes():
+    """Every setting stated as a plain number (connections, duration, requests) is written in
+    its quote, as stated."""
+    for r in reference.load_setup().itertuples(index=False):
+        if re.fullmatch(r"\d+(?:\.\d+)?", str(r.value)):
+            digits = re.findall(r"\d+(?:\.\d+)?", r.quote)
+            assert any(float(d) == float(r.value) for d in digits), (r.article, r.item, r.quote)
+
+
 def test_bad_rows_are_rejected(tmp_path):
     study = STUDIES["jcsi2018"]
     copy = tmp_path / study.id

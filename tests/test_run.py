@@ -7,6 +7,7 @@ import signal
 import threading
 import time
 
+import psutil
 import pytest
 
 from conftest import SHORT_RUNS
@@ -106,11 +107,12 @@ def test_an_app_killed_during_the_load_gives_one_line_and_no_row(tmp_path):
         while time.monotonic() < deadline and not (run_dir / "load" / "command.txt").exists():
             time.sleep(0.05)
         time.sleep(0.5)
-        for line in os.popen(f"pgrep -f '{run_dir}|TestApp --urls'").read().split():
+        # This test's own app only: never another test's (or a measurement's) beside it.
+        for child in psutil.Process().children(recursive=True):
             try:
-                if "TestApp" in open(f"/proc/{line}/cmdline").read():
-                    os.kill(int(line), signal.SIGKILL)
-            except OSError:
+                if child.name() == "TestApp":
+                    child.send_signal(signal.SIGKILL)
+            except psutil.NoSuchProcess:
                 pass
 
     killer = threading.Thread(target=kill_app_under_load)

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from conftest import SHORT_RUNS
-from hostbench.harness.study import RESULT_COLUMNS
+from hostbench.results import NAMES as RESULT_COLUMNS
+from hostbench.results import CpuList, read_results
 
 PARAMS = {
     "modes": ["kestrel"],
@@ -91,6 +92,9 @@ def test_interrupted_study_leaves_nothing_running_and_resumes(tmp_path):
     assert abs(float(r["count_diff_pct"])) <= 2
     assert float(r["cpu_server_cores"]) > 0 and int(r["cpu_samples"]) >= 4
     assert r["valid"] == "True" and r["fingerprint"] == rows2[0]["fingerprint"]
+    typed = read_results(study)  # as the analysis reads it: through the schema
+    assert typed["valid"].tolist() == [True, True] and typed["concurrency"].tolist() == [2, 2]
+    assert set(typed["loadgen_cpus"]) == {CpuList(None)} and typed["requests_target"].isna().all()
     assert (study / r["run_key"] / "cpu_samples.csv").exists()
     assert (study / r["run_key"] / "load" / "command.txt").exists()
     env = json.loads((study / "environment.json").read_text())

@@ -25,6 +25,7 @@ EXPECTED = {
     "nginx-keepalive": ["client", "nginx", "TestApp"],
     "nginx-uds": ["client", "nginx", "TestApp"],
     "caddy": ["client", "caddy", "TestApp"],
+    "yarp": ["client", "YarpProxy", "TestApp"],
     "httpsys": ["client", "http.sys", "TestApp"],
     "iis-inprocess": ["client", "http.sys", "w3wp.exe"],
     "iis-outofprocess": ["client", "http.sys", "w3wp.exe", "dotnet"],
@@ -61,7 +62,7 @@ def test_mode_draws_labelled_boxes(mode):
     assert ax.get_title() == mode_label(mode)  # the names used on every other figure
 
 
-@pytest.mark.parametrize("mode", ["nginx", "nginx-keepalive", "nginx-uds", "caddy"])
+@pytest.mark.parametrize("mode", ["nginx", "nginx-keepalive", "nginx-uds", "caddy", "yarp"])
 def test_proxy_hop_says_how_it_connects(mode):
     hop = " ".join(_texts(draw_topology(mode))).replace("\n", " ")
     expected = {
@@ -69,6 +70,7 @@ def test_proxy_hop_says_how_it_connects(mode):
         "nginx-keepalive": "pooled keep-alive",
         "nginx-uds": "Unix domain socket, new connection per request",
         "caddy": "keep-alive",
+        "yarp": "keep-alive",
     }[mode]
     assert expected in hop
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
+from ..results import valid_rows
 from ..studies import get_study
 from . import intervals, tables
 
@@ -32,7 +33,7 @@ def line(run_dir: Path, page: str = PAGE) -> str:
     params = tables.load_params(run_dir)
     env = tables.load_environment(run_dir)
     all_runs = tables.load_results(run_dir, valid_only=False)
-    baseline = params.get("baseline") or tables.DEFAULT_BASELINE
+    baseline = params.baseline_mode
     ratios = intervals.paired_ratios(all_runs, baseline)
     kestrel = ratios[ratios["mode"].astype(str) == "kestrel"]
     cells = []
@@ -71,13 +72,13 @@ def block(run_dir: Path) -> str:
     env = tables.load_environment(run_dir)
     results = tables.load_results(run_dir)
     all_runs = tables.load_results(run_dir, valid_only=False)
-    baseline = params.get("baseline") or params["modes"][0]
+    baseline = params.baseline_mode
     ratios = intervals.paired_ratios(all_runs, baseline)
     busy = results["cpu_total_pct"]
     lines = [
         f"The example run: {env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
-        f"{env['os']}; {', '.join(params['tools'])} at concurrency "
-        f"{', '.join(map(str, params['concurrency']))}, {params['duration_s']:g} s per run, "
+        f"{env['os']}; {', '.join(params.tools)} at concurrency "
+        f"{', '.join(map(str, params.concurrency))}, {params.duration_s:g} s per run, "
         f"{len(all_runs)} runs in {all_runs['block'].nunique()} blocks "
         f"({len(all_runs) - len(results)} invalid, left out). "
         f"The machine was {busy.min():.1f}-{busy.max():.1f}% busy during the runs.",
@@ -127,7 +128,7 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
     """Warm-up, wall time and the sub-studies, where the run has them."""
     lines = [""]
     if "warmup_steady" in runs.columns:
-        steady = runs["warmup_steady"].astype(str).eq("True")
+        steady = runs["warmup_steady"].fillna(False).astype(bool)  # <NA>: no counter
         lines.append(
             f"Warm-up reached steady state in {int(steady.sum())} of {len(runs)} runs "
             f"(median {runs['warmup_s'].median():.1f} s; the others ran the full "
@@ -167,7 +168,7 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
             continue
         sub = tables.load_results(sub_dir, valid_only=False)
         changed = jcsi2018.changed_factors(main_params, tables.load_params(sub_dir))
-        mean_rps = sub[sub["valid"].astype(bool)].groupby(["mode", "scenario"], observed=True)
+        mean_rps = valid_rows(sub).groupby(["mode", "scenario"], observed=True)
         mean_rps = mean_rps["rps"].mean()
         for r in intervals.paired_ratios(sub, baseline).itertuples(index=False):
             words = intervals.describe(r.ratio, r.ci_low, r.ci_high)

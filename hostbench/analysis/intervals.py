@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BadInput
+from ..results import is_valid
 
 # One measurement setup: results are only comparable within the same one.
 SETUP = ["scenario", "tool", "concurrency"]
@@ -140,9 +141,10 @@ def paired_ratios(
     n = 1 gives the ratio with a NaN interval; a cell the baseline never ran with has n = 0.
 
     Blocks come from `block`, or from `repetition` when there is no `block` column (a
-    repetition of the whole matrix is a block). If a boolean `valid` column exists, rows with
-    valid == False are left out; `left_out_invalid` counts them per cell (the mode's and the
-    baseline's in that setup) and attrs["left_out_invalid"] in all. `_pct` columns are the
+    repetition of the whole matrix is a block). Rows whose `valid` is False are left out
+    (hostbench.results.is_valid: a missing verdict counts); `left_out_invalid` counts them
+    per cell (the mode's and the baseline's in that setup) and attrs["left_out_invalid"] in
+    all. `_pct` columns are the
     same numbers x 100 (% of the baseline). The baseline itself is not in the output.
     """
     block = _block_column(df, block)
@@ -200,11 +202,9 @@ def _require_columns(df: pd.DataFrame, columns: list[str]) -> None:
 
 
 def _valid_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    # Only an explicit False leaves a row out: a missing flag (NaN) is not a verdict.
-    if "valid" not in df.columns:
-        return df, df.iloc[0:0]
-    invalid = df["valid"].isin([False, "False", "false"])
-    return df[~invalid], df[invalid]
+    # The rows that count and those left out, by the one validity filter.
+    valid = is_valid(df)
+    return df[valid], df[~valid]
 
 
 def _require_baseline(df: pd.DataFrame, baseline: str) -> None:

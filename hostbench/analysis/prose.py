@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..catalog import MODES, mode_label, runnable_here, scenario_label
+from ..results import invalid_rows
 from . import tables
 
 
@@ -85,8 +86,7 @@ def write_headline(run_dir: str | Path, text: str) -> str:
 def validity_note(all_results: pd.DataFrame) -> str:
     """How many runs were left out, and why, as one sentence (Markdown); the reasons by kind
     are tables.invalid_reasons. all_results: every row (load_results(valid_only=False))."""
-    valid = all_results["valid"].astype(str).str.lower().isin(["true", "1"])
-    left_out = int((~valid).sum())
+    left_out = len(invalid_rows(all_results))
     reruns = tables.invalid_reasons(all_results)
     reruns = reruns.loc[reruns["why"].str.startswith("re-run"), "runs"].sum()
     again = f" {reruns} run(s) were re-runs of a run the machine disturbed." if reruns else ""

@@ -1,7 +1,8 @@
 """Tables from results.csv: summaries, % of baseline, the paper side by side, CPU saturation.
 
-Input is the harness's tidy contract (one row per run, hostbench.study.RESULT_COLUMNS);
-every function returns a tidy DataFrame for the notebooks to show or plot. No plotting here.
+Input is the harness's tidy contract (one row per run, the columns hostbench.results
+declares); every function returns a tidy DataFrame for the notebooks to show or plot. No
+plotting here.
 """
 
 import json
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import results as schema
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import Load, read_load
+from ..params import StudyParams
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
 SCENARIO_ORDER = tuple(SCENARIOS)
@@ -43,30 +46,27 @@ CPU_GROUPS = ("server", "proxy", "loadgen")
 
 
 def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.DataFrame:
-    """Read a run's results.csv (or the file itself), checked and with mode/scenario ordered."""
+    """Read a run's results.csv (or the file itself), typed (hostbench.results), checked and
+    with mode/scenario ordered."""
     path = Path(path_or_run_dir)
-    if path.is_dir():
-        path = path / "results.csv"
-    if not path.is_file():
-        raise BadInput(f"no results file at {path}")
-    return prepare(pd.read_csv(path), source=str(path), valid_only=valid_only)
+    return prepare(schema.read_results(path), source=str(path), valid_only=valid_only)
 
 
 def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) -> pd.DataFrame:
-    """Check the columns and give mode and scenario their display order (paper order first).
+    """Type the columns (hostbench.results), check them and give mode and scenario their
+    display order (paper order first).
 
-    Rows marked invalid (errors, non-2xx responses, counts that disagree) are left
-    out unless valid_only is False; how many is in the result's attrs["left_out_invalid"].
+    Rows marked invalid (errors, non-2xx responses, counts that disagree) are left out
+    unless valid_only is False (schema.is_valid: a missing verdict counts); how many is in
+    the result's attrs["left_out_invalid"].
     """
-    if "block" not in df.columns and "repetition" in df.columns:
-        df = df.rename(columns={"repetition": "block"})  # results of hostbench < 0.2
+    df = schema.typed(df, source)  # also names older results' columns as today's
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise BadInput(f"{source} lacks column(s): {', '.join(missing)}")
-    df = df.copy()
     left_out = 0
-    if valid_only and "valid" in df.columns:
-        valid = df["valid"].astype(str).str.lower().isin(["true", "1"])
+    if valid_only:
+        valid = schema.is_valid(df)
         left_out = int((~valid).sum())
         df = df[valid].copy()
     df.attrs["left_out_invalid"] = left_out + df.attrs.get("left_out_invalid", 0)
@@ -175,6 +175,13 @@ def run_load(run_dir: str | Path, run_key: str) -> Load | None:
     return read_load(Path(run_dir) / run_key / "load")
 
 
+def proxy_versions(env: dict) -> str:
+    """The reverse proxies' versions an environment record names, "; "-joined (records made
+    before the yarp mode have no yarp entry)."""
+    tools = env["tools"]
+    return "; ".join(tools[name] for name in ("nginx", "caddy", "yarp") if name in tools)
+
+
 def load_commands(run_dir: str | Path) -> pd.DataFrame:
     """The load of one run per tool and concurrency, as the study fired it: in words from
     the run's load.json ("(not recorded)" for a run without one), and its command.txt as
@@ -197,7 +204,7 @@ def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per mode and concurrency: how many runs' warm-ups reached steady throughput before
     their limit (warmup_max_s), and how long they took."""
     df = prepare(df)
-    steady = df["warmup_steady"].astype(str).str.lower().isin(["true", "1"])
+    steady = df["warmup_steady"].fillna(False).astype(bool)  # <NA>: no counter, not steady
     out = df.assign(steady=steady).groupby(["mode", "concurrency"], observed=True, sort=True)
     out = out.agg(
         runs=("steady", "size"),
@@ -218,8 +225,7 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
     if baseline is None:
-        params = load_params(run_dir)
-        baseline = params.get("baseline") or params["modes"][0]
+        baseline = load_params(run_dir).baseline_mode
     ratios = paired_ratios(results, baseline)
     path = run_dir / "ratios.csv"
     tmp = path.with_suffix(".csv.tmp")
@@ -228,9 +234,9 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     return path
 
 
-def load_params(run_dir: str | Path) -> dict:
-    """The params a study ran with, as the harness recorded them (params.json)."""
-    return _record(run_dir, "params.json")
+def load_params(run_dir: str | Path) -> StudyParams:
+    """The params a study ran with (its params.json), typed and validated."""
+    return StudyParams.from_run(run_dir)
 
 
 def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:
@@ -242,7 +248,7 @@ def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:
 def is_smoke(run_dir: str | Path) -> bool:
     """Whether a run was a smoke run (params.json's `smoke`, set by the quick profiles): it
     checks the pipeline, and its numbers are not evidence."""
-    return bool(load_params(run_dir).get("smoke", False))
+    return load_params(run_dir).smoke
 
 
 # Why runs were left out, by kind: (words the harness's reason contains, the kind's name).
@@ -273,7 +279,7 @@ def invalid_reasons(df: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     if "valid" in df.columns and "invalid_reason" in df.columns:
-        invalid = df[~df["valid"].astype(str).str.lower().isin(["true", "1"])]
+        invalid = schema.invalid_rows(df)
         parts = invalid["invalid_reason"].fillna("reason not recorded").astype(str)
         parts = parts.str.split("; ").explode().str.strip()
         parts = parts[parts != ""]

@@ -69,13 +69,34 @@ class _Tree:
         return now
 
     def rss_mb(self) -> float:
-        rss = 0
+        return self.memory_mb()[0]
+
+    def memory_mb(self) -> tuple[float, float]:
+        """The tree's resident memory in MiB: all of it (RSS), and without the pages mapped
+        from files (NaN where the kernel does not say which those are)."""
+        rss = file_backed = 0
         for p in self.processes():
             try:
                 rss += p.memory_info().rss
             except psutil.NoSuchProcess:
-                pass
-        return rss / 2**20
+                continue
+            mapped = _file_backed_bytes(p.pid)
+            file_backed = math.nan if mapped is None else file_backed + mapped
+        return rss / 2**20, (rss - file_backed) / 2**20
+
+
+def _file_backed_bytes(pid: int) -> int | None:
+    """A process's resident pages mapped from files: `RssFile` of /proc/PID/status, its own
+    binary and the libraries and assemblies it maps (for .NET the runtime and the shared
+    framework). None where the kernel does not say (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"RssFile:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def machine_shares(before, after, cores: int) -> dict:
@@ -117,7 +138,8 @@ class CpuMonitor:
         self._thread: threading.Thread | None = None
         self._self = psutil.Process()
         self._exited: dict[str, float] = {}
-        self.rss_edges: list[float] = []  # the server's RSS when watched and at stop
+        # The server's memory when watched and at stop: (RSS, RSS without mapped files).
+        self.rss_edges: list[tuple[float, float]] = []
 
     def watch(self, group: str, pid: int):
         if group not in self.trees:
@@ -140,7 +162,7 @@ class CpuMonitor:
 
     def _rss_at(self, tree: "_Tree") -> None:
         if tree is self.trees["server"]:
-            self.rss_edges.append(tree.rss_mb())
+            self.rss_edges.append(tree.memory_mb())
 
     def start(self) -> "CpuMonitor":
         psutil.cpu_percent(percpu=True)  # baseline for the first interval
@@ -191,7 +213,7 @@ class CpuMonitor:
         with self._lock:
             for group, tree in self.trees.items():
                 row[f"{group}_cores"] = tree.tick() / dt if tree.roots else None
-            row["rss_server_mb"] = self.trees["server"].rss_mb()
+            row["rss_server_mb"], row["rss_server_anon_mb"] = self.trees["server"].memory_mb()
         self.rows.append(row)
 
     def _write_samples(self):
@@ -234,13 +256,18 @@ class CpuMonitor:
         The server's memory (RSS of its process tree), over the samples and the readings at
         start and stop: `rss_server_mean_mb` their mean, `rss_server_mb` the largest at
         steady state (the first and last `drop_s` seconds are ramps; all readings when the
-        run is shorter), `rss_server_peak_mb` the largest of all.
+        run is shorter), `rss_server_peak_mb` the largest of all. `rss_server_anon_mean_mb`:
+        the mean without the pages mapped from files (the binaries: for .NET the runtime
+        and the shared framework), what a figure "excluding the framework" compares with.
         """
         end = self.rows[-1]["t_s"] if self.rows else 0.0
         steady = [r for r in self.rows if drop_s <= r["t_s"] <= end - drop_s]
-        sampled = [r["rss_server_mb"] for r in self.rows if self.trees["server"].roots]
-        steady_rss = [r["rss_server_mb"] for r in steady if self.trees["server"].roots]
-        rss_all = sampled + self.rss_edges
+        watched = bool(self.trees["server"].roots)
+        sampled = [(r["rss_server_mb"], r["rss_server_anon_mb"]) for r in self.rows if watched]
+        steady_rss = [r["rss_server_mb"] for r in steady if watched]
+        readings = sampled + self.rss_edges
+        rss_all = [rss for rss, _ in readings]
+        anon_all = [anon for _, anon in readings]
         machine = self.machine()
         busy_max = max((r["cpu_total_pct"] for r in steady), default=machine["busy_pct"])
         return {
@@ -254,6 +281,7 @@ class CpuMonitor:
             "rss_server_mb": max(steady_rss or rss_all, default=math.nan),
             "rss_server_mean_mb": sum(rss_all) / len(rss_all) if rss_all else math.nan,
             "rss_server_peak_mb": max(rss_all, default=math.nan),
+            "rss_server_anon_mean_mb": sum(anon_all) / len(anon_all) if anon_all else math.nan,
             "cpu_samples": len(self.rows),
             "cpu_sampler_cores": getattr(self, "sampler_cores", math.nan),
             "machine_cores": self.cores,

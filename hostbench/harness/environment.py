@@ -55,7 +55,11 @@ def tool_versions() -> dict[str, str]:
             versions[name] = get_generator(name).version()
         except HostbenchError:
             versions[name] = "not installed"
-    for name, read in (("nginx", proxies.nginx_version), ("caddy", proxies.caddy_version)):
+    for name, read in (
+        ("nginx", proxies.nginx_version),
+        ("caddy", proxies.caddy_version),
+        ("yarp", proxies.yarp_version),
+    ):
         try:
             versions[name] = read()
         except HostbenchError:

@@ -20,25 +20,13 @@ import psutil
 
 from ..catalog import Mode, get_mode, runnable_here
 from ..errors import BadInput, HostbenchError
+from ..params import LaunchOptions  # data: the params' launch keys
 from . import httpclient, proxies
 from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail
 from .tools import find_tool
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-
-
-@dataclass
-class LaunchOptions:
-    app_args: list[str] = field(default_factory=list)  # extra TestApp options
-    access_log: bool = False  # proxy access logs (off, as in a tuned setup)
-    url: str | None = None  # external / IIS modes: where the user's server answers
-    watch: list[str] = field(default_factory=list)  # external: process names to sample
-    allow_remote: bool = False  # external: permit a non-loopback URL
-    app_env: dict[str, str] = field(default_factory=dict)  # extra environment of the test app
-    # nginx modes with an upstream pool: idle connections kept per worker; None: the catalog's.
-    nginx_keepalive_pool: int | None = None
-    nginx_workers: int | None = None  # nginx worker processes; None: one per core it may use
 
 
 @dataclass
@@ -215,7 +203,8 @@ def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
 def _launch_proxy(
     mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
 ) -> Iterator[Target]:
-    """The app on loopback TCP (or a Unix socket) behind nginx or caddy; with two hosts,
+    """The app on loopback TCP (or a Unix socket) behind nginx, caddy or YARP; with two
+    hosts,
     both in the server namespace, the app on that namespace's loopback."""
     with ExitStack() as stack:
         if mode.unix_socket:
@@ -240,12 +229,13 @@ def _launch_proxy(
                 run_dir=run_dir,
                 access_log=opts.access_log,
                 cpus=cpus,
-                workers=opts.nginx_workers,
                 listen_host=where.front_host,
                 netns=where.netns,
+                workers=opts.nginx_workers,
             )
         else:
-            proc = proxies.caddy_process(
+            start = {"caddy": proxies.caddy_process, "yarp": proxies.yarp_process}[mode.proxy]
+            proc = start(
                 listen_port=proxy_port,
                 upstream=upstream,
                 run_dir=run_dir,

@@ -66,15 +66,22 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return done
 
 
-def check_allowed() -> None:
-    """One line, before anything starts, when namespaces cannot be made here."""
+def not_allowed() -> str:
+    """Why namespaces cannot be made here, in one line; "" when they can."""
     if not shutil.which("ip"):
-        raise BadInput("topology netns needs iproute2's `ip` (Debian: apt-get install iproute2)")
+        return "topology netns needs iproute2's `ip` (Debian: apt-get install iproute2)"
     if os.geteuid() != 0 and not _has_net_admin():
-        raise BadInput(
+        return (
             "topology netns needs root or CAP_NET_ADMIN to make network namespaces; "
             "run as root, or use topology: local"
         )
+    return ""
+
+
+def check_allowed() -> None:
+    """One line, before anything starts, when namespaces cannot be made here."""
+    if reason := not_allowed():
+        raise BadInput(reason)
 
 
 def _has_net_admin() -> bool:

@@ -15,6 +15,7 @@ from ..catalog import get_scenario
 from ..errors import HostbenchError
 from ..paths import ROOT, RUNS, TESTAPP
 from ..studies import get_study
+from . import netns
 from .checks import validate
 from .modes import LaunchOptions, launch
 from .params import StudyParams, check_run_id
@@ -90,8 +91,15 @@ class StudyRun:
         return StudyRun(self.study, self.profile, check_run_id(f"{self.run_id}-{name}"),
                         self.runs_dir, self.params.sub_study(name))  # fmt: skip
 
-    def measure(self, progress: bool = False) -> Path:
-        """Run (or resume) the study; returns results.csv. Progress goes to the log."""
+    def measure(self, progress: bool = False) -> Path | None:
+        """Run (or resume) the study; returns results.csv. Progress goes to the log.
+
+        None, with one printed line, for a study this machine cannot run as asked: two hosts
+        (topology netns) without the right to make network namespaces. The notebook's
+        section on it then says it did not run."""
+        if self.params.topology == "netns" and (reason := netns.not_allowed()):
+            print(f"{self.run_id}: not run: {reason}")
+            return None
         ensure_testapp()
         return run_study(self.params, self.run_id, self.runs_dir, progress=progress)
 

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
+from .. import results
 from ..catalog import Mode, Scenario, get_mode, get_scenario
 from ..errors import HostbenchError
 from ..load import Load
@@ -421,6 +422,7 @@ def execute(
     reasons.append(busy_reason(row, params))
     row["invalid_reason"] = "; ".join(r for r in reasons if r)
     row["valid"] = not row["invalid_reason"]
+    results.row_text(row)  # a key results.csv does not declare fails here, before row.json
     tmp = run_dir / (ROW_FILE + ".tmp")
     tmp.write_text(json.dumps(row, indent=2))
     os.replace(tmp, run_dir / ROW_FILE)

@@ -18,7 +18,6 @@ states: resuming with other settings is refused, and one process at a time
 holds a folder (a lock the kernel releases when that process dies).
 """
 
-import csv
 import fcntl
 import json
 import os
@@ -30,32 +29,16 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, results
 from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
+from ..params import PARAMS_FILE
 from ..paths import RUNS
 from . import environment, netns
 from .modes import check_socket_path
 from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
 from .run import BUSY, RunSpec, completed_row, execute, read_json, run_settings
 
-RESULT_COLUMNS = [
-    "run_key", "mode", "variant", "scenario", "tool", "tool_version", "concurrency", "block",
-    "position", "attempt", "started_at", "topology", "request_path", "rtt_ms",
-    "duration_target_s", "requests_target", "pipeline",
-    "keepalive",
-    "warmup_max_s", "warmup_s", "warmup_steady", "duration_s", "requests", "rps",
-    "latency_mean_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_max_ms",
-    "non_2xx", "errors", "bytes_read", "server_requests", "count_diff_pct", "valid",
-    "invalid_reason", "cpu_total_pct", "cpu_total_pct_max", "cpu_server_cores", "cpu_proxy_cores",
-    "cpu_loadgen_cores", "rss_server_mb", "rss_server_mean_mb", "rss_server_peak_mb",
-    "transport_io_queue_count", "transport_inline_scheduling", "transport_wait_for_data",
-    "transport_inline_completions", "transport_inline_completions_env", "cpu_samples",
-    "cpu_sampler_cores", "machine_cores", "loadgen_cpus", "server_cpus", "loadgen_limited",
-    "load_avg_1m", "cpu_freq_mhz", "cpu_steal_pct", "foreign_cores", "quiet_wait_s",
-    "quiet_before_cores", "measured_s", "fingerprint",
-]  # fmt: skip
-PARAMS_FILE = "params.json"
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run
 # What a run folder of a discarded study holds besides run folders.
@@ -183,15 +166,9 @@ def discard(study_dir: Path) -> None:
 
 
 def write_results(study_dir: Path, rows: list[dict]) -> Path:
-    """results.csv from the completed runs' rows; replaced atomically."""
-    path = study_dir / "results.csv"
-    tmp = path.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=RESULT_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
-    return path
+    """results.csv from the completed runs' rows, through the results schema (an unknown key
+    is refused, not dropped); replaced atomically."""
+    return results.write_results(study_dir / results.RESULTS_FILE, rows)
 
 
 def _make_study_dir(study_dir: Path) -> None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ToolMissing
-from ..paths import BIN, TESTAPP
+from ..paths import BIN, TESTAPP, YARP_PROXY
 
 # How the README's setup provides each tool; quoted in the error when one is missing.
 HOW_TO_INSTALL = {
@@ -21,17 +21,20 @@ HOW_TO_INSTALL = {
     "nginx": "apt-get install nginx (done by `make setup` as root)",
     "caddy": "apt-get install caddy (done by `make setup` as root)",
     "TestApp": "`make setup` publishes it to build/testapp/",
+    "YarpProxy": "`make setup`, which publishes it to build/yarp/ (from testapp/yarp)",
     "goserver": "built from testapp/go by `make setup` (needs Go >= 1.22)",
 }
 
 
 def find_tool(name: str) -> Path:
     """Absolute path of tool `name`, or ToolMissing naming it and how to install it."""
-    if name == "TestApp":
-        if TESTAPP.is_file() and os.access(TESTAPP, os.X_OK):
-            return TESTAPP
-        if TESTAPP.exists():
-            raise ToolMissing(f"TestApp at {TESTAPP} is not executable: run `make setup` again")
+    published = {"TestApp": TESTAPP, "YarpProxy": YARP_PROXY}  # .NET programs `make setup` builds
+    if name in published:
+        path = published[name]
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+        if path.exists():
+            raise ToolMissing(f"{name} at {path} is not executable: run `make setup` again")
     else:
         for folder in (BIN, Path(sys.executable).parent):
             candidate = folder / name

@@ -2,12 +2,15 @@
 
 The article (Gerasimos Maropoulos, August 2017, read from its Chinese translation in
 reference/) ran Iris 8.3 MVC and ASP.NET Core 2.0 MVC on Windows with bombardier at 125
-connections: GET /api/values/{id} (5,000,000 requests; .NET with AddMvcCore) and a templates
-page (1,000,000 requests; .NET with full MVC). Its figures: requests/s, latency, the time for
-all requests, and memory. Here every number of the article comes from
-hostbench.analysis.reference; ours from results.csv. Our modes map onto the article's servers
-per scenario (ARTICLE_SERVERS); the others are additions (plain Iris, net/http, the other .NET
-registrations, a minimal API). Ratios are .NET / Iris MVC, paired within blocks.
+connections: GET /api/values/{id} (5,000,000 requests) and a templates page (1,000,000
+requests; .NET with full MVC). For values its bombardier output is the re-run with AddMvcCore
+(the 2017-08-20 update), its summary paragraph the earlier AddMvc run. Its figures:
+requests/s, latency, the time for all requests, and memory "excluding the dotnet framework".
+Here every number of the article comes from hostbench.analysis.reference; ours from
+results.csv. Our modes map onto the article's servers per scenario (ARTICLE_SERVERS); the
+others are additions (plain Iris, net/http, a minimal API). Ratios are .NET / Iris MVC,
+paired within blocks. Memory compares as the article measured it: without the pages mapped
+from files (MEMORY), the whole RSS beside it (MEMORY_WHOLE).
 """
 
 import math
@@ -15,6 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 
 from hostbench.analysis.intervals import (
@@ -28,6 +33,7 @@ from hostbench.analysis.intervals import (
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
+from hostbench.results import valid_rows
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
@@ -37,14 +43,26 @@ SCENARIOS = ("values", "templates")
 # Our scenario -> the article's name for it in reference/.
 ARTICLE_SCENARIO = {"values": "values", "templates": "mvc-templates"}
 # (our scenario, our mode) -> (the article's mode in reference/, the registration its
-# .NET app used): the article's .NET values app used AddMvcCore (after readers' advice), its
-# templates app full MVC (AddMvcCore lacked the view services).
+# .NET app used, as the `setup` of its rows names it). Values ran twice in the article: its
+# bombardier output is the re-run with AddMvcCore (readers' advice), its summary paragraph,
+# the only place with memory, the earlier AddMvc run (full MVC, our kestrel). The templates
+# app used full MVC (AddMvcCore lacked the view services).
 ARTICLE_SERVERS = {
     ("values", "kestrel-mvccore"): ("kestrel", "AddMvcCore()"),
+    ("values", "kestrel"): ("kestrel", "AddMvc()"),
     ("values", "iris-mvc"): ("go-iris", ""),
     ("templates", "kestrel"): ("kestrel", "AddMvc()"),
     ("templates", "iris-mvc"): ("go-iris", ""),
 }
+# The server whose requests/s the headline sets beside the article's, per scenario: its
+# final values app (AddMvcCore) and its templates app.
+HEADLINE_SERVER = {"values": "kestrel-mvccore", "templates": "kestrel"}
+# Memory as the article measured it ("不包括 dotnet 框架", excluding the dotnet framework): the
+# server's resident memory without the pages mapped from files, which for .NET are the
+# runtime and the shared framework's assemblies, for Go its own binary (the same rule for
+# both). The whole RSS (MEMORY_WHOLE) counts them and is not the article's measure.
+MEMORY = "rss_server_anon_mean_mb"
+MEMORY_WHOLE = "rss_server_mean_mb"
 DOTNET = ("kestrel", "kestrel-mvccore", MINIMAL)
 ORDER = ("iris-mvc", "iris", "go-nethttp", "kestrel-mvccore", "kestrel", MINIMAL)
 LABELS = {MINIMAL: "Kestrel, minimal API"}
@@ -69,8 +87,10 @@ def published(ref: pd.DataFrame | None = None) -> pd.DataFrame:
 
     One row per (scenario, our mode mapped to the article's server): server (as the article
     names it), rps, latency_mean_ms, latency_max_ms and duration_s from bombardier's own
-    output, memory_mb from the summary paragraph (the only place it is stated), requests
-    (from the article's bombardier command), and the quote of the rps.
+    output where the article shows one for that run, else from its summary paragraph (the
+    values AddMvc run); memory_mb from the summary paragraph (the only place it is stated:
+    excluding the dotnet framework); requests (from the article's bombardier command); the
+    quote of the rps and where it stands (`source`).
     """
     ref = load_reference(ARTICLE) if ref is None else ref
     setup = load_setup(ARTICLE).set_index("item")["value"]
@@ -81,18 +101,39 @@ def published(ref: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for (scenario, our_mode), (mode, registration) in ARTICLE_SERVERS.items():
         mine = ref[(ref["scenario"] == ARTICLE_SCENARIO[scenario]) & (ref["mode"] == mode)]
-        if registration:  # the .NET app of this test, not the earlier AddMvc run of values
+        if registration:  # that .NET run only ("AddMvc()" is no part of "AddMvcCore()")
             mine = mine[mine["setup"].str.contains(registration, regex=False)]
-            mine = mine[~mine["setup"].str.contains("before the update", regex=False)]
         measured = mine[mine["where"].str.startswith("bombardier")]
         summary = mine[mine["where"].str.startswith("总结")]
-        row = {"scenario": scenario, "mode": our_mode, "server": measured["setup"].iloc[0]}
+        primary = measured if len(measured) else summary
+        row = {"scenario": scenario, "mode": our_mode, "server": primary["setup"].iloc[0]}
         for metric in METRICS:
-            source = summary if metric == "memory_mb" else measured
+            source = summary if metric == "memory_mb" else primary
             values = source.loc[source["metric"] == metric, "value"]
             row[metric] = float(values.iloc[0]) if len(values) else math.nan
         row["requests"] = counts[scenario]
-        row["quote"] = measured.loc[measured["metric"] == "rps", "quote"].iloc[0]
+        rps = primary[primary["metric"] == "rps"].iloc[0]
+        row["source"], row["quote"] = rps["where"], rps["quote"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def values_runs(ref: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The article's two .NET runs of the values test, as reference/ labels them: one row per
+    run, one column per metric as the article states it ('-' where it states none), and where
+    each is stated, so the reader sees that the summary is not the updated output."""
+    ref = load_reference(ARTICLE) if ref is None else ref
+    dotnet = ref[(ref["scenario"] == "values") & (ref["mode"] == "kestrel")]
+    names = {"duration_s": "time for all requests [s]", "rps": "req/s",
+             "latency_mean_ms": "latency mean [ms]", "latency_max_ms": "latency max [ms]",
+             "throughput_mb_s": "throughput [MB/s]", "memory_mb": "memory [MB]"}  # fmt: skip
+    rows = []
+    for setup, run in dotnet.groupby("setup", sort=False):
+        row = {"the article's run": setup}
+        for metric, name in names.items():
+            values = run.loc[run["metric"] == metric, "value"]
+            row[name] = f"{values.iloc[0]:,.2f}".rstrip("0").rstrip(".") if len(values) else "-"
+        row["stated in"] = "; ".join(run["where"].unique())
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -107,21 +148,20 @@ def _count(text: str) -> int:
 
 
 def article_ratios(pub: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The article's .NET / Iris MVC per scenario, for requests/s and memory."""
+    """The article's .NET / Iris MVC per scenario and .NET run, for requests/s and memory
+    (where the article gives both numbers: it states no memory for the AddMvcCore run)."""
     pub = published() if pub is None else pub
     rows = []
     for scenario in SCENARIOS:
         mine = pub[pub["scenario"] == scenario].set_index("mode")
-        dotnet = next(m for m in mine.index if m != BASELINE)
-        for metric in ("rps", "memory_mb"):
-            rows.append(
-                {
-                    "scenario": scenario,
-                    "mode": dotnet,
-                    "metric": metric,
-                    "article_ratio": mine.loc[dotnet, metric] / mine.loc[BASELINE, metric],
-                }
-            )
+        for dotnet in (m for m in mine.index if m != BASELINE):
+            for metric in ("rps", "memory_mb"):
+                ratio = mine.loc[dotnet, metric] / mine.loc[BASELINE, metric]
+                if not math.isnan(ratio):
+                    rows.append(
+                        {"scenario": scenario, "mode": dotnet, "metric": metric,
+                         "article_ratio": ratio}
+                    )  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -179,15 +219,9 @@ def contenders(results: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _valid(df: pd.DataFrame) -> pd.DataFrame:
-    if "valid" not in df.columns:
-        return df
-    return df[~df["valid"].isin([False, "False", "false"])]
-
-
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per scenario and server: mean rps with its 95% interval over blocks, latency, memory."""
-    df = _valid(contenders(results))
+    df = valid_rows(contenders(results))
     rows = []
     for (scenario, mode), runs in df.groupby(["scenario", "mode"], sort=False):
         n, rps, low, high = mean_interval(runs["rps"])
@@ -204,8 +238,10 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
                 "latency_mean_ms": runs["latency_mean_ms"].mean(),
                 "latency_p99_ms": runs["latency_p99_ms"].mean(),
                 "latency_max_ms": runs["latency_max_ms"].max(),
-                "rss_mean_mb": runs["rss_server_mean_mb"].mean(),
+                "rss_mean_mb": runs[MEMORY_WHOLE].mean(),
                 "rss_peak_mb": runs["rss_server_peak_mb"].max(),
+                # runs from before the harness recorded it have no such column
+                "rss_anon_mean_mb": runs[MEMORY].mean() if MEMORY in runs else math.nan,
                 "cpu_server_cores": runs["cpu_server_cores"].mean(),
                 "requests": int(runs["requests"].iloc[0]),
             }
@@ -225,8 +261,10 @@ def _ordered(df: pd.DataFrame) -> pd.DataFrame:
 def article_table(results: pd.DataFrame, scenario: str, pub: pd.DataFrame | None = None):
     """The article's table for one scenario (requests/s, latency, memory) with ours beside it.
 
-    One row per server we ran; the article's columns are filled for the two servers it ran
-    (mapped per ARTICLE_SERVERS), empty for our additions.
+    One row per server we ran; the article's columns are filled for the servers it ran
+    (mapped per ARTICLE_SERVERS), empty for our additions. Memory: the article's figure
+    (excluding the dotnet framework), ours measured the same way (without the pages mapped
+    from files), and our whole RSS (mean and peak), which is not the article's measure.
     """
     if scenario not in SCENARIOS:
         raise BadInput(f"scenario {scenario!r}: the article's tables are {', '.join(SCENARIOS)}")
@@ -249,6 +287,7 @@ def article_table(results: pd.DataFrame, scenario: str, pub: pd.DataFrame | None
                 "latency max [ms], article": a["latency_max_ms"] if a is not None else math.nan,
                 "latency max [ms], ours": r.latency_max_ms,
                 "memory [MB], article": a["memory_mb"] if a is not None else math.nan,
+                "memory without mapped files [MB], ours": r.rss_anon_mean_mb,
                 "RSS mean [MB], ours": r.rss_mean_mb,
                 "RSS peak [MB], ours": r.rss_peak_mb,
                 "requests per run, article": a["requests"] if a is not None else math.nan,
@@ -275,12 +314,20 @@ def formatted(table: pd.DataFrame) -> pd.DataFrame:
 
 def ratios(results: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
     """Every server as a ratio to Iris MVC, paired within blocks, 95% CI, with the article's
-    .NET / Iris beside ours where it ran that server, and the ratio in words."""
+    .NET / Iris beside ours where it ran that server and measured the same thing, and the
+    ratio in words. The article's memory ratio stands beside MEMORY (memory without mapped
+    files, as it excluded the dotnet framework) only, not beside the whole RSS. Empty when
+    the results lack `metric` (runs from before the harness recorded it)."""
     df = contenders(results)
+    if metric not in df or pd.to_numeric(df[metric], errors="coerce").isna().all():
+        columns = ["scenario", "mode", "server", "n", "ratio", "ci_low", "ci_high",
+                   "confidence", "article_ratio", "in words"]  # fmt: skip
+        return pd.DataFrame(columns=columns)
     out = paired_ratios(df, BASELINE, metric=metric)
     out = out[out["scenario"].isin(SCENARIOS)].copy()
     article = article_ratios()
-    article = article[article["metric"] == ("memory_mb" if metric != "rps" else "rps")]
+    compared = {"rps": "rps", MEMORY: "memory_mb"}.get(metric)
+    article = article[article["metric"] == compared]
     out = out.merge(
         article[["scenario", "mode", "article_ratio"]], on=["scenario", "mode"], how="left"
     )
@@ -347,21 +394,47 @@ def memory_words(r) -> str:
     return f"indistinguishable at this precision: {_times(r.ratio)} Iris MVC's {interval}"
 
 
-def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame) -> str:
-    """The article's two comparisons, .NET / Iris MVC, then and here (Markdown)."""
+def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame) -> str:
+    """The article's comparisons, .NET / Iris MVC, then and here (Markdown): requests/s, and
+    memory as the article measured it (`memory`: ratios of MEMORY) with the whole RSS
+    (`whole`: ratios of MEMORY_WHOLE) beside it, said to be the other measure."""
     lines = []
     for scenario in SCENARIOS:
-        for frame, what in ((rps, "requests/s"), (memory, "memory (RSS mean)")):
-            row = frame[(frame["scenario"] == scenario) & frame["article_ratio"].notna()]
-            if row.empty:
-                continue
-            r = row.iloc[0]
-            then = _pct(r.article_ratio) if what == "requests/s" else _times(r.article_ratio)
+        for _, r in rps[(rps["scenario"] == scenario) & rps["article_ratio"].notna()].iterrows():
             lines.append(
-                f"- **{scenario}, {what}**: {r.server} / {label(BASELINE)} was {then} in the "
-                f"article; here {r['in words']}."
+                f"- **{scenario}, requests/s**: {_server(scenario, r['mode'])} / {label(BASELINE)} "
+                f"was {_pct(r.article_ratio)} in the article; here {r['in words']}."
             )
+        article = article_ratios()
+        article = article[(article["scenario"] == scenario) & (article["metric"] == "memory_mb")]
+        for a in article.itertuples(index=False):
+            same = _row(memory, scenario, a.mode)
+            other = _row(whole, scenario, a.mode)
+            ours = same["in words"] if same is not None else "not recorded in this run"
+            text = (
+                f"- **{scenario}, memory**: {_server(scenario, a.mode)} / {label(BASELINE)} was "
+                f"{_times(a.article_ratio)} in the article, excluding the dotnet framework; here, "
+                f"measured the same way (without the pages mapped from files), {ours}."
+            )
+            if other is not None:
+                text += (
+                    f" The whole RSS, which counts the runtime's and the framework's files, "
+                    f"is not the article's measure: {other['in words']}."
+                )
+            lines.append(text)
     return "\n".join(lines) or "No .NET server ran beside Iris MVC in the same blocks."
+
+
+def _server(scenario: str, mode: str) -> str:
+    """Our server's name, with the article's .NET registration it stands beside."""
+    registration = ARTICLE_SERVERS.get((scenario, mode), ("", ""))[1]
+    return f"{label(mode)} (the article's {registration} run)" if registration else label(mode)
+
+
+def _row(frame: pd.DataFrame, scenario: str, mode: str):
+    """The ratio row of one server and scenario, or None."""
+    rows = frame[(frame["scenario"] == scenario) & (frame["mode"] == mode)]
+    return None if rows.empty else rows.iloc[0]
 
 
 def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, env: dict) -> str:
@@ -374,10 +447,9 @@ def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, 
         f"{go.get('iris', 'unknown')} built with {go.get('go', 'unknown')}.",
     ]
     gaps = []
-    for scenario in SCENARIOS:
-        row = rps[(rps["scenario"] == scenario) & rps["article_ratio"].notna()]
-        if not row.empty and not math.isnan(row.iloc[0].ratio):
-            r = row.iloc[0]
+    for scenario, mode in HEADLINE_SERVER.items():
+        r = _row(rps, scenario, mode)
+        if r is not None and not math.isnan(r.ratio) and not math.isnan(r.article_ratio):
             gaps.append(f"{scenario}: {_pct(r.article_ratio)} then, {_pct(r.ratio)} now")
     if gaps:
         lines.append(
@@ -401,40 +473,67 @@ def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, 
     mem = memory[memory["article_ratio"].notna()]
     if not mem.empty:
         parts = [
-            f"{r.scenario}: {_times(r.article_ratio)} then, {_times(r.ratio)} now"
+            f"{r.scenario} ({r.server}): {_times(r.article_ratio)} then, {_times(r.ratio)} now"
             for r in mem.itertuples(index=False)
         ]
         lines.append(
-            "- **Memory** (.NET's RSS as a multiple of Iris MVC's): "
+            "- **Memory** (.NET as a multiple of Iris MVC, without the pages mapped from files, "
+            "as the article excluded the dotnet framework): "
             + "; ".join(parts)
             + ". ASP.NET Core apps use the server garbage collector (a heap per core) by default; "
             "since .NET 9 it adapts its heap count to the load (DATAS), which keeps a small app's "
-            "heaps small. RSS here includes the runtime's shared "
-            "libraries; the article measured without the dotnet framework, by a tool it does not "
-            "name."
+            "heaps small. The article names neither its tool nor what exactly it left out."
         )
     return "\n".join(lines)
 
 
-def headline(rps: pd.DataFrame, summary_table: pd.DataFrame) -> str:
-    """One line for the batch index: .NET / Iris MVC in the article's two tests, and memory."""
-    parts = []
+def memory_split(table: pd.DataFrame) -> str:
+    """What part of each server's RSS is mapped from files, per scenario (Markdown): for
+    .NET the runtime and the shared framework's assemblies, which the article's figures
+    exclude; for Go its own binary. From summary()."""
+    rows = table[table["rss_anon_mean_mb"].notna()]
+    if rows.empty:
+        return (
+            f"This run did not record memory without mapped files (`{MEMORY}`): it predates "
+            "that column, so only the whole RSS is shown, which is not the article's measure."
+        )
+    lines = []
     for scenario in SCENARIOS:
-        row = rps[(rps["scenario"] == scenario) & rps["article_ratio"].notna()]
-        if row.empty:
+        mine = rows[rows["scenario"] == scenario]
+        parts = [
+            f"{r.server} {r.rss_mean_mb:.0f} MB, of it {r.rss_mean_mb - r.rss_anon_mean_mb:.0f} MB "
+            "mapped from files"
+            for r in mine.itertuples(index=False)
+        ]
+        if parts:
+            lines.append(f"- **{scenario}** (RSS mean): " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def headline(rps: pd.DataFrame, memory: pd.DataFrame) -> str:
+    """One line for the batch index: .NET / Iris MVC requests/s in the article's two tests
+    (its final .NET apps, HEADLINE_SERVER), and memory as the article measured it (`memory`:
+    ratios of MEMORY, without the pages mapped from files)."""
+    parts = []
+    for scenario, mode in HEADLINE_SERVER.items():
+        r = _row(rps, scenario, mode)
+        if r is None or math.isnan(r.article_ratio):
             continue
-        r = row.iloc[0]
         ours = ratio_text(r.ratio, r.ci_low, r.ci_high, r.confidence)
         parts.append(f"{scenario} {r.server} {ours} (article {_pct(r.article_ratio)})")
     if not parts:
         return "no .NET / Iris MVC ratio to report"
-    mem = summary_table[summary_table["scenario"] == "values"].set_index("mode")["rss_mean_mb"]
-    memory = ""
-    if BASELINE in mem.index and "kestrel-mvccore" in mem.index:
-        memory = (
-            f"; RSS {mem['kestrel-mvccore']:.0f} MB (.NET) vs {mem[BASELINE]:.0f} MB (Iris MVC)"
-        )
-    return ".NET as % of Iris MVC req/s: " + ", ".join(parts) + memory
+    mem = [
+        f"{r.scenario} {r.server} {_times(r.ratio)} (article {_times(r.article_ratio)})"
+        for r in memory[memory["article_ratio"].notna()].itertuples(index=False)
+    ]
+    memory_text = (
+        "; memory without mapped files (the article's measure) as a multiple of Iris MVC's: "
+        + ", ".join(mem)
+        if mem
+        else ""
+    )
+    return ".NET as % of Iris MVC req/s: " + ", ".join(parts) + memory_text
 
 
 # --- figures -------------------------------------------------------------------------------
@@ -444,7 +543,7 @@ def throughput_figure(results: pd.DataFrame) -> Figure:
     """Requests/s of every server per scenario: the mean over blocks (bar) and each block's
     run (dots), so the spread shows even with two blocks."""
     table = summary(results)
-    runs = _valid(contenders(results))
+    runs = valid_rows(contenders(results))
     fig = Figure(figsize=(10, 4.4), layout="constrained")
     axes = fig.subplots(1, len(SCENARIOS), squeeze=False)[0]
     for ax, scenario in zip(axes, SCENARIOS, strict=True):
@@ -469,12 +568,19 @@ def throughput_figure(results: pd.DataFrame) -> Figure:
 
 
 def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
-    """Each server as % of Iris MVC (paired within blocks, 95% CI), requests/s and memory;
-    the article's .NET / Iris as a hollow diamond beside the server it ran."""
+    """Each server as % of Iris MVC (paired within blocks, 95% CI), requests/s and memory
+    without mapped files (the article's measure: ratios of MEMORY); the article's .NET / Iris
+    as a hollow diamond beside the server it ran."""
     fig = Figure(figsize=(10, 5.2), layout="constrained")
     axes = fig.subplots(1, 2, squeeze=False)[0]
-    for ax, frame, what in ((axes[0], rps, "requests/s"), (axes[1], memory, "RSS mean")):
+    panels = ((axes[0], rps, "requests/s"), (axes[1], memory, "memory"))
+    for ax, frame, what in panels:
         frame = frame[frame["n"] > 0]
+        if frame.empty:
+            ax.text(0.5, 0.5, "not recorded in this run", ha="center", va="center",
+                    transform=ax.transAxes)  # fmt: skip
+            ax.set_axis_off()
+            continue
         labels = [f"{r.scenario}: {r.server}" for r in frame.itertuples(index=False)]
         y = np.arange(len(frame))[::-1]
         pct = 100 * frame["ratio"]
@@ -488,7 +594,9 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
                    label="the article (2017)")  # fmt: skip
         ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
         ax.set_yticks(y, labels)
-        ax.set_xlabel(f"{what} [% of Iris MVC]")
+        ax.set_xlabel(
+            f"{what} [% of Iris MVC]" + ("\n(without mapped files)" if what == "memory" else "")
+        )
         ax.set_xscale("log")
         known = pd.concat([frame["ratio"], frame["article_ratio"]]).dropna() * 100
         low, high = min(known.min(), 100) / 2.5, max(known.max(), 100) * 2.5
@@ -503,8 +611,10 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
 
 
 def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Figure:
-    """The article's memory column: each server's RSS (mean at steady state, and its peak),
-    with the article's memory as hatched bars beside the servers it ran."""
+    """The article's memory column: each server's RSS mean split into what is mapped from
+    files (light, on top: for .NET the runtime and the framework) and the rest (solid: the
+    part the article's figures compare with, as they exclude the dotnet framework), its peak,
+    and the article's memory as hatched bars beside the servers it ran."""
     pub = published() if pub is None else pub
     table = summary(results)
     fig = Figure(figsize=(10, 4.4), layout="constrained")
@@ -513,16 +623,29 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         rows = table[table["scenario"] == scenario]
         theirs = pub[pub["scenario"] == scenario].set_index("mode")["memory_mb"]
         x = np.arange(len(rows))
-        ax.bar(x - 0.2, rows["rss_mean_mb"], 0.4, color=[_color(m) for m in rows["mode"]],
-               label="ours: RSS mean")  # fmt: skip
+        colors = [_color(m) for m in rows["mode"]]
+        own = rows["rss_anon_mean_mb"]
+        if own.notna().all():
+            ax.bar(x - 0.2, own, 0.4, color=colors,
+                   label="ours: without mapped files (the article's measure)")  # fmt: skip
+            ax.bar(x - 0.2, rows["rss_mean_mb"] - own, 0.4, bottom=own, color=colors, alpha=0.35,
+                   label="ours: mapped from files (runtime, framework, binary)")  # fmt: skip
+        else:  # a run from before the split was recorded: the whole RSS only
+            ax.bar(x - 0.2, rows["rss_mean_mb"], 0.4, color=colors, alpha=0.35,
+                   label="ours: RSS mean (not the article's measure)")  # fmt: skip
         ax.scatter(x - 0.2, rows["rss_peak_mb"], marker="_", s=300, color="black", zorder=3,
                    label="ours: RSS peak")  # fmt: skip
         art = [theirs.get(m, math.nan) for m in rows["mode"]]
         ax.bar(x + 0.2, art, 0.4, facecolor="white", edgecolor="0.3", hatch="///",
-               label="the article: memory")  # fmt: skip
-        for xi, v in zip(x, rows["rss_mean_mb"], strict=True):
-            ax.annotate(f"{v:.0f}", (xi - 0.2, v), xytext=(0, 3), textcoords="offset points",
-                        ha="center", va="bottom", fontsize=9)  # fmt: skip
+               label="the article: memory, excluding the dotnet framework")  # fmt: skip
+        tops = np.fmax(rows["rss_mean_mb"], rows["rss_peak_mb"])  # above the peak's mark
+        for xi, v, top in zip(x, rows["rss_mean_mb"], tops, strict=True):  # the whole RSS
+            ax.annotate(f"{v:.0f}", (xi - 0.2, top), xytext=(0, 4), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=9, color="0.4")  # fmt: skip
+        for xi, v in zip(x, own, strict=True):  # the comparable part inside its bar
+            if not math.isnan(v):
+                ax.annotate(f"{v:.0f}", (xi - 0.2, v / 2), ha="center", va="center",
+                            fontsize=9, color="white", fontweight="bold")  # fmt: skip
         for xi, v in zip(x, art, strict=True):
             if not math.isnan(v):
                 ax.annotate(f"{v:.0f}", (xi + 0.2, v), xytext=(0, 3),
@@ -532,6 +655,18 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         ax.set_title(scenario)
         ax.grid(axis="y", alpha=0.4)
     axes[0].set_ylabel("memory [MB]")
-    axes[0].legend(fontsize=9, loc="upper left")
-    fig.suptitle("Memory per server (the article's memory column)")
+    # Neutral swatches: the bars take each server's colour, the legend says what a shade is.
+    handles = [
+        Patch(facecolor="0.3", label="ours: without mapped files (the article's measure)"),
+        Patch(facecolor="0.3", alpha=0.35, label="ours: mapped from files (runtime, framework, "
+              "binary); above: the whole RSS"),
+        Line2D([], [], color="black", linewidth=2, label="ours: RSS peak"),
+        Patch(facecolor="white", edgecolor="0.3", hatch="///",
+              label="the article: memory, excluding the dotnet framework"),
+    ]  # fmt: skip
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=9, frameon=False)
+    fig.suptitle(
+        "Memory per server (the article's memory column; ours: RSS mean, solid the part "
+        "without mapped files)"
+    )
     return fig

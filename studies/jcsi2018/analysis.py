@@ -17,49 +17,50 @@ from hostbench.analysis.intervals import (
 )
 from hostbench.analysis.reference import load_reference
 from hostbench.catalog import MODES, mode_label, scenario_label
+from hostbench.params import StudyParams
 
 from . import figures, models  # noqa: F401 (figures: the notebook reads jcsi2018.figures)
 from .paper import PAPER, paper_ratios, paper_setup
 
 
-def method(params: dict) -> str:
-    """Section 4's method, from the study's params.json (Markdown)."""
+def method(params: StudyParams) -> str:
+    """Section 4's method, from the study's params.json (tables.load_params; Markdown)."""
     warm = (
-        f"warms up until three 1 s windows agree within {params['steady_tolerance_pct']:g}% "
-        f"(at most {params['warmup_s']:g} s; discarded, the curve kept in `warmup/curve.csv`)"
-        if params["warmup_s"] > 0
+        f"warms up until three 1 s windows agree within {params.steady_tolerance_pct:g}% "
+        f"(at most {params.warmup_s:g} s; discarded, the curve kept in `warmup/curve.csv`)"
+        if params.warmup_s > 0
         else "does not warm up"
     )
     pinned = (
-        f"the load generator pinned to CPU {', '.join(map(str, params['loadgen_cpus']))} and "
+        f"the load generator pinned to CPU {', '.join(map(str, params.loadgen_cpus))} and "
         "the app and proxy to the others"
-        if params.get("loadgen_cpus")
+        if params.loadgen_cpus
         else "every process free to run on every core, as on the paper's laptop"
     )
-    described = f"This run: *{params['description']}*. " if params.get("description") else ""
-    quiet = params.get("quiet_max_cores")
+    described = f"This run: *{params.description}*. " if params.description else ""
+    quiet = params.quiet_max_cores
     gate = (
         f"waits until processes the harness did not start use less than {quiet:g} cores "
-        f"(up to {params.get('quiet_wait_s', 0):g} s; a run during which they used more is "
+        f"(up to {params.quiet_wait_s:g} s; a run during which they used more is "
         "invalid and re-run at the end of its block), "
         if quiet is not None
         else "records the CPU of processes the harness did not start (a smoke run: not held "
         "by it), "
     )
     return described + (
-        f"Each of the {params['repetitions']} blocks runs every mode and scenario once. The "
+        f"Each of the {params.repetitions} blocks runs every mode and scenario once. The "
         "runs compared with each other (every mode of one scenario) run back to back, in an "
         "order that puts each mode equally often in each place and after each other mode "
         f"across blocks (a Williams design; the scenarios' order drawn from seed "
-        f"{params['seed']}, recorded in `params.json`), so neither drift nor the run before "
+        f"{params.seed}, recorded in `params.json`), so neither drift nor the run before "
         f"favours a mode. Each run {gate}launches the mode (app, plus proxy), checks one "
-        f"response, {warm}, then fires {params['duration_s']:g} s "
-        f"of {', '.join(params['tools'])} load at concurrency "
-        f"{', '.join(map(str, params['concurrency']))}; CPU is read from the kernel's counters "
-        f"at its start and end (and sampled every {params['sample_interval_s']:g} s for the "
+        f"response, {warm}, then fires {params.duration_s:g} s "
+        f"of {', '.join(params.tools)} load at concurrency "
+        f"{', '.join(map(str, params.concurrency))}; CPU is read from the kernel's counters "
+        f"at its start and end (and sampled every {params.sample_interval_s:g} s for the "
         f"curves); {pinned}. The client's request count is cross-checked against the app's "
         "own counter; a run with errors or non-2xx responses, disagreeing counts, a warm-up "
-        f"that never got steady, or shorter than {params.get('min_duration_s', 0):g} s is "
+        f"that never got steady, or shorter than {params.min_duration_s:g} s is "
         "kept but marked invalid and left out of the analysis."
     )
 
@@ -238,7 +239,7 @@ def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFr
     sat = tables.saturation(results)
     loadgen_share = 100 * sat["loadgen_cores"] / (sat["cpu_total_pct"] / 100 * sat["machine_cores"])
     by_mode = loadgen_share.groupby(sat["mode"], observed=True).mean()
-    limited = int(results["loadgen_limited"].astype(str).eq("True").sum())
+    limited = int(results["loadgen_limited"].sum())  # typed: bool (hostbench.results)
     drift = intervals.drift(results) if results["block"].nunique() > 1 else None
     cells = results.groupby(["mode", "scenario"], observed=True)["rps"]
     cv = cells.std() / cells.mean()
@@ -299,15 +300,18 @@ def _littles_law(results: pd.DataFrame) -> float:
 SENSITIVITY = {
     "isolated": "where the load generator runs",
     "bombardier": "which load tool",
+    "two-hosts": "whether the client shares the server's loopback",
 }
-# params.json keys that say what was measured, not how: a sub-study narrows them on purpose.
+# Params keys that say what was measured, not how: a sub-study narrows them on purpose.
 _SCOPE = {"modes", "scenarios", "repetitions", "seed", "description", "baseline",
-          "sub_studies", "fingerprint", "hostbench_version", "smoke"}  # fmt: skip
+          "sub_studies", "smoke"}  # fmt: skip
 
 
-def changed_factors(main: dict, sub: dict) -> str:
-    """What a sub-study changed against the main study, from their params.json:
-    "loadgen_cpus: none -> 1; ..." (the measurement's scope, modes and scenarios, left out)."""
+def changed_factors(main: StudyParams, sub: StudyParams) -> str:
+    """What a sub-study changed against the main study, from their params.json
+    (tables.load_params): "loadgen_cpus: none -> 1; ..." (the measurement's scope, modes and
+    scenarios, left out)."""
+    main, sub = main.to_dict(), sub.to_dict()
     changes = []
     for key in sorted((set(main) | set(sub)) - _SCOPE):
         before, after = main.get(key), sub.get(key)
@@ -387,7 +391,7 @@ def platform_table(env: dict) -> pd.DataFrame:
         (".NET", f"Runtime {paper.get('dotnet_core_runtime')}",
          f"SDK {env['dotnet']['sdk']}; {env['dotnet']['runtimes']}"),
         ("ASP.NET Core / Kestrel", paper.get("aspnetcore"), "the runtime's ASP.NET Core"),
-        ("reverse proxy", f"IIS {paper.get('iis')}", f"{tools['nginx']}; {tools['caddy']}"),
+        ("reverse proxy", f"IIS {paper.get('iis')}", tables.proxy_versions(env)),
         ("load tool", f"k6 {paper.get('k6')}", tools["k6"]),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "paper (2018)", "this machine"])

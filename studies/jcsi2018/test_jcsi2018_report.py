@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import record_params
 from hostbench.analysis import intervals
 from hostbench.analysis import prose as report
 from hostbench.analysis import tables as analysis
@@ -38,10 +39,13 @@ def run3():
 def test_method_is_written_from_params_json(run3):
     text = jcsi2018.method(run3["params"])
     p = run3["params"]
-    assert f"Each of the {p['repetitions']} blocks" in text and f"seed {p['seed']}" in text
-    assert f"{p['duration_s']:g} s of k6 load at concurrency 8" in text
-    assert f"every {p['sample_interval_s']:g} s" in text
-    assert f"within {p['steady_tolerance_pct']:g}%" in text
+    assert f"Each of the {p.repetitions} blocks" in text and f"seed {p.seed}" in text
+    assert f"{p.duration_s:g} s of k6 load at concurrency 8" in text
+    assert f"every {p.sample_interval_s:g} s" in text
+    assert f"within {p.steady_tolerance_pct:g}%" in text
+    # Recorded before the quiet gate and min_duration_s existed: described as it then ran.
+    assert "records the CPU of processes the harness did not start" in text
+    assert "shorter than 0 s" in text
 
 
 def _verdict(table, claim: str, against: str, reading: str = "") -> str:
@@ -134,17 +138,16 @@ def test_sensitivity_compares_the_two_setups():
 
 
 def test_each_sub_study_names_the_one_factor_it_changed():
-    from hostbench.harness.params import StudyParams
+    from hostbench.params import StudyParams
 
     paper = StudyParams.from_file(STUDY.params_path("paper"))
-    main = paper.to_dict()
-    assert jcsi2018.changed_factors(main, paper.sub_study("isolated").to_dict()) == (
+    assert jcsi2018.changed_factors(paper, paper.sub_study("isolated")) == (
         "loadgen_cpus: none -> 1"
     )
-    assert jcsi2018.changed_factors(main, paper.sub_study("bombardier").to_dict()) == (
+    assert jcsi2018.changed_factors(paper, paper.sub_study("bombardier")) == (
         "tools: k6 -> bombardier"
     )
-    assert jcsi2018.changed_factors(main, main) == "nothing"
+    assert jcsi2018.changed_factors(paper, paper) == "nothing"
 
 
 def test_modes_table_says_why_windows_modes_do_not_run_here():
@@ -247,14 +250,14 @@ def test_an_interval_prints_the_same_in_table_sentence_and_headline(run3):
 
 
 def test_a_smoke_run_writes_no_finding(tmp_path):
-    (tmp_path / "params.json").write_text('{"smoke": true}')
+    record_params(tmp_path, smoke=True)
     assert report.write_headline(tmp_path, "Kestrel as % of nginx: text 250%") == (
         report.SMOKE_HEADLINE
     )
     assert (
         tmp_path / "headline.txt"
     ).read_text().strip() == "smoke run: checks the pipeline, not evidence"
-    (tmp_path / "params.json").write_text('{"smoke": false}')
+    record_params(tmp_path, smoke=False)
     assert report.write_headline(tmp_path, "a finding") == "a finding"
 
 
@@ -265,7 +268,7 @@ def test_the_batch_index_never_quotes_a_smoke_run(tmp_path):
     for study, smoke in (("jcsi2018", True), ("selfhost-2012", False)):
         folder = tmp_path / study
         folder.mkdir()
-        (folder / "params.json").write_text(f'{{"smoke": {str(smoke).lower()}}}')
+        record_params(folder, smoke=smoke)
         (folder / "headline.txt").write_text(f"{study}: 250% of the baseline\n")
         (folder / DONE_FILE).write_text('{"wall_s": 60}')
     page = write_index(tmp_path, "quick").read_text()

@@ -4,10 +4,12 @@ The article (Tom Deseyn, Red Hat Developer blog, 2018) swapped Kestrel's transpo
 Sockets, Red Hat's Linux transport) and swept ThreadCount/IOQueueCount under TechEmpower's
 plaintext (16 pipelined requests) and JSON tests, and published the gains in two tables (the
 transport CPU-constrained, and the app CPU-constrained). Only the Sockets transport exists in
-.NET 10, so here its settings are the variants of one study: IOQueueCount, inline scheduling
+.NET 10, so here its settings are the variants of one study: IOQueueCount, the article's
+setting, and two of ours the article never varied, inline scheduling
 (UnsafePreferInlineScheduling with inline socket completions) and
-WaitForDataBeforeAllocatingBuffer. Each row of results.csv carries the settings the app
-reported it runs with (transport_* columns); this module reads them from there.
+WaitForDataBeforeAllocatingBuffer (`origin` says which is which). Each row of results.csv
+carries the settings the app reported it runs with (transport_* columns); this module reads
+them from there.
 """
 
 import math
@@ -22,10 +24,15 @@ from hostbench.analysis.intervals import describe, mean_interval, paired_ratios,
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import scenario_label
 from hostbench.errors import BadInput
+from hostbench.results import typed, valid_rows
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
 DEFAULT = "default"  # the variant without options: the runtime's defaults, the baseline of gains
+# Whose setting a variant varies: the article swept only ThreadCount / IOQueueCount; inline
+# scheduling and wait-for-data are ours (origin()).
+ARTICLES = "the article's setting (IOQueueCount)"
+OURS = "ours: not varied in the article"
 SCENARIOS = ("plaintext", "hello-json")
 SETTINGS = {
     "transport_io_queue_count": "IOQueueCount",
@@ -118,26 +125,24 @@ def load_table(params: dict) -> pd.DataFrame:
 
 
 def _prepared(results: pd.DataFrame) -> pd.DataFrame:
-    df = results.copy()
-    if "variant" not in df.columns or df["variant"].isna().all():
+    df = typed(results)  # the transport_* flags as bool, an empty variant as ""
+    if "variant" not in df.columns or (df["variant"] == "").all():
         raise BadInput("results have no variants: this analysis needs the transport sweep's runs")
-    df["variant"] = df["variant"].fillna("").astype(str)
     df["scenario"] = df["scenario"].astype(str)
     return df
 
 
-def _valid(df: pd.DataFrame) -> pd.DataFrame:
-    if "valid" not in df.columns:
-        return df
-    return df[~df["valid"].isin([False, "False", "false"])]
-
-
 def _flag(value) -> bool | None:
-    if isinstance(value, str):
-        return {"true": True, "false": False}.get(value.lower())
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return bool(value)
+    return None if pd.isna(value) else bool(value)
+
+
+def origin(inline_scheduling, wait_for_data) -> str:
+    """Whose setting a variant varies, from what Kestrel reported it ran with: the article's
+    IOQueueCount sweep (inline scheduling off and wait-for-data on, the runtime's defaults),
+    or ours (either changed: settings the article never varied)."""
+    if _flag(inline_scheduling) is True or _flag(wait_for_data) is False:
+        return OURS
+    return ARTICLES
 
 
 def settings(results: pd.DataFrame) -> pd.DataFrame:
@@ -157,6 +162,9 @@ def settings(results: pd.DataFrame) -> pd.DataFrame:
                 "inline scheduling": _flag(first["transport_inline_scheduling"]),
                 "inline completions": _flag(first["transport_inline_completions"]),
                 "wait for data": _flag(first["transport_wait_for_data"]),
+                "origin": "the runtime's defaults"
+                if variant == DEFAULT
+                else origin(first["transport_inline_scheduling"], first["transport_wait_for_data"]),
                 "runs": len(runs),
                 "consistent": len(seen) == 1,
             }
@@ -171,7 +179,7 @@ def settings(results: pd.DataFrame) -> pd.DataFrame:
 def sweep(results: pd.DataFrame) -> pd.DataFrame:
     """Per scenario and variant: mean requests/s with its 95% interval over blocks, the
     machine's busy %, and the cores the app and wrk used."""
-    df = _valid(_prepared(results))
+    df = valid_rows(_prepared(results))
     known = settings(results).set_index("variant")
     rows = []
     for (scenario, variant), runs in df.groupby(["scenario", "variant"], sort=False):
@@ -236,6 +244,7 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     known = settings(results).set_index("variant")
     out["variant"] = out["mode"]
     out["changes"] = [_changes(known.loc[v], known.loc[baseline]) for v in out["variant"]]
+    out["origin"] = [known.loc[v, "origin"] for v in out["variant"]]
     out["gain_pct"] = 100 * (out["ratio"] - 1)
     for column in ("ratio", "ci_low", "ci_high"):
         out[f"{column}_pct"] = 100 * out[column]
@@ -249,8 +258,9 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     out["_s"] = out["scenario"].map({s: i for i, s in enumerate(SCENARIOS)})
     out["_v"] = out["variant"].map(order)
     out = out.sort_values(["_s", "_v"]).drop(columns=["_s", "_v"])
-    columns = ["scenario", "variant", "changes", "n", "ratio", "ci_low", "ci_high", "ratio_pct",
-               "ci_low_pct", "ci_high_pct", "gain_pct", "in words", "left_out_invalid"]  # fmt: skip
+    columns = ["scenario", "variant", "changes", "origin", "n", "ratio", "ci_low", "ci_high",
+               "ratio_pct", "ci_low_pct", "ci_high_pct", "gain_pct", "in words",
+               "left_out_invalid"]  # fmt: skip
     return out[columns].reset_index(drop=True)
 
 
@@ -261,7 +271,10 @@ def gain_sentences(g: pd.DataFrame) -> str:
         rows = g[g["scenario"] == scenario]
         if rows.empty:
             continue
-        parts = [f"{r.variant} ({r.changes}): {r['in words']}" for _, r in rows.iterrows()]
+        parts = [
+            f"{r.variant} ({r.changes}{', ours' if r.origin == OURS else ''}): {r['in words']}"
+            for _, r in rows.iterrows()
+        ]
         lines.append(f"- **{scenario_label(scenario)}**: " + "; ".join(parts) + ".")
     return "\n".join(lines)
 
@@ -342,19 +355,20 @@ def headline(g: pd.DataFrame) -> str:
 # --- figures -------------------------------------------------------------------------------
 
 _LINES = {  # (inline scheduling, wait for data) -> colour, style, label
-    (False, True): ("#0173b2", "-", "inline off, wait for data (defaults)"),
-    (False, False): ("#56b4e9", "--", "inline off, no wait"),
-    (True, True): ("#d55e00", "-", "inline on, wait for data"),
-    (True, False): ("#e69f00", "--", "inline on, no wait"),
+    (False, True): ("#0173b2", "-", "IOQueueCount alone (the article's sweep)"),
+    (False, False): ("#56b4e9", "--", "no wait for data (ours)"),
+    (True, True): ("#d55e00", "-", "inline scheduling (ours)"),
+    (True, False): ("#e69f00", "--", "inline, no wait (ours)"),
 }
 
 
 def sweep_figure(results: pd.DataFrame) -> Figure:
-    """The article's graphs: requests/s against IOQueueCount, one panel per scenario, one line
-    per inline-scheduling and wait-for-data setting; error bars: 95% interval over blocks; the
-    star: the runtime's defaults."""
+    """Requests/s against IOQueueCount, as the article's graphs plot it against ThreadCount /
+    IOQueueCount: one panel per scenario; the IOQueueCount line is the article's sweep, the
+    inline-scheduling and wait-for-data lines are ours; error bars: 95% interval over blocks;
+    the star: the runtime's defaults."""
     table = sweep(results)
-    runs = _valid(_prepared(results))
+    runs = valid_rows(_prepared(results))
     cores = int(pd.to_numeric(results["machine_cores"]).max())
     fig = Figure(figsize=(11, 4.6), layout="constrained")
     axes = fig.subplots(1, len(SCENARIOS), squeeze=False)[0]
@@ -412,8 +426,8 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         pct = 100 * rows["ratio"]
         low = (pct - 100 * rows["ci_low"]).fillna(0).clip(lower=0)
         high = (100 * rows["ci_high"] - pct).fillna(0).clip(lower=0)
-        colors = ["#0173b2" if c.startswith("IOQueueCount") and "," not in c else "#d55e00"
-                  if "inline" in c else "#949494" for c in rows["changes"]]  # fmt: skip
+        colors = ["#0173b2" if o == ARTICLES else "#d55e00" if "inline" in c else "#949494"
+                  for o, c in zip(rows["origin"], rows["changes"], strict=True)]  # fmt: skip
         ax.barh(y, pct, 0.6, color=colors, xerr=[low, high], capsize=3)
         ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
         ax.set_yticks(y, rows["variant"])
@@ -428,7 +442,8 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         ax.grid(axis="x", alpha=0.4)
     fig.suptitle(
         "Each setting against the runtime defaults, paired within blocks (95% CI; an interval "
-        "wider than the axis is cut off)"
+        "wider than the axis is cut off)\nblue: IOQueueCount, the article's setting; orange "
+        "(inline scheduling) and grey (wait for data): ours"
     )
     return fig
 

@@ -117,6 +117,8 @@ def test_the_transport_study_runs_the_articles_loads():
     assert paper.tools == ["wrk"] and paper.scenarios == ["plaintext", "hello-json"]
     assert paper.pipeline_for("plaintext") == int(setup["plaintext_pipelining"])
     assert paper.pipeline_for("hello-json") == 1  # TechEmpower's JSON test is not pipelined
+    # The article states no connection count and no load tool: both are ours, not its.
+    assert not [item for item in setup.index if "connection" in item or "tool" in item]
     rows = pd.read_csv(TRANSPORT_RESULTS)
     assert set(rows["tool"]) == {"wrk"}
     depth = rows.groupby("scenario")["pipeline"].unique().to_dict()
@@ -166,6 +168,21 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
     assert transports.DEFAULT not in set(gains_here["variant"])
     inline = gains_here[gains_here["variant"] == "ioq2-inline"]
     assert set(inline["changes"]) == {"inline scheduling on"}
+    # The article varied only ThreadCount / IOQueueCount: inline scheduling and wait-for-data
+    # are ours, labelled so in the tables, the sentences and the figure's legend.
+    origin = gains_here.groupby("variant")["origin"].first()
+    assert origin["ioq2-inline"] == origin["ioq2-nowait"] == transports.OURS
+    assert origin["ioq1"] == origin["ioq4"] == transports.ARTICLES
+    assert settings.loc["default", "origin"] == "the runtime's defaults"
+    assert "ioq2-inline (inline scheduling on, ours)" in transports.gain_sentences(gains_here)
+    legend = [t.get_text() for t in transports.sweep_figure(results).legends[0].get_texts()]
+    assert sum("(ours)" in t for t in legend) == 3 and "the article's sweep" in legend[0]
+    assert (
+        load_setup(transports.ARTICLE)
+        .set_index("item")
+        .loc["varied_setting", "value"]
+        .startswith("ThreadCount")
+    )  # what the article varied, from its text
     sweep = transports.sweep(results)
     assert (sweep["rps_ci_low"].dropna() >= 0).all()
     assert "Sockets settings as % of the runtime defaults" in transports.headline(gains_here)

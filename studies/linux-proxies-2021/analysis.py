@@ -44,8 +44,13 @@ ADDED = "our addition, not in the article"
 SAME_MARGIN_PCT = 10.0
 # The article's Linux ratios, ours beside them: (numerator mode, baseline mode).
 ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
-# Further ratios shown beside them: the other proxy to Kestrel, and the addition.
-MORE_RATIOS = (("caddy", "kestrel"), ("nginx-keepalive", "kestrel"), ("nginx-keepalive", "nginx"))
+# Further ratios shown beside them: the other proxy to Kestrel, and the additions.
+MORE_RATIOS = (
+    ("caddy", "kestrel"),
+    ("nginx-keepalive", "kestrel"),
+    ("nginx-keepalive", "nginx"),
+    ("yarp", "kestrel"),
+)
 # Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
 FORMATS = {
     "blocks": "{:.0f}",
@@ -86,6 +91,23 @@ def article_connections() -> int:
     return int(article_setting("connections"))
 
 
+def closing_note_connections() -> int:
+    """The connections of the article's closing remark (no measurement: it gives no number)."""
+    return int(article_setting("connections_closing_note"))
+
+
+def closing_note() -> str:
+    """The article's closing remark on more connections, quoted, and what it does not give
+    (Markdown)."""
+    setup = load_setup(ARTICLE).set_index("item")
+    row = setup.loc["connections_closing_note"]
+    return (
+        f'The article\'s last line: *"{row["quote"]}"* It gives no requests/s at '
+        f"{closing_note_connections()} connections, so there is no number of its to set "
+        "beside ours; what can be checked is the direction, *much higher*."
+    )
+
+
 def article_rps(mode: str) -> float:
     """The article's Linux requests/s for one of our modes (NaN if it has none)."""
     pub = published()
@@ -108,22 +130,22 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
     env = tables.load_environment(run_dir)
     params = tables.load_params(run_dir)
     cores = f"{env['cpu_cores_logical']} logical cores"
-    concurrency = ", ".join(str(c) for c in params["concurrency"])
-    app_args = " ".join(params.get("app_args") or []) or "the app's default (Warning)"
+    concurrency = ", ".join(str(c) for c in params.concurrency)
+    app_args = " ".join(params.options.app_args) or "the app's default (Warning)"
     rows = [
         ("operating system", article_setting("os_linux"), f"{env['os']} (kernel {env['kernel']})"),
         ("machine", article_setting("vm_size"),
          f"{env['cpu_model']}, {cores}, {env['memory_gib']} GiB"),
         ("ASP.NET Core", article_setting("aspnetcore"), env["dotnet"]["runtimes"]),
-        ("reverse proxies", "Nginx, Caddy (versions not stated)",
-         f"{env['tools']['nginx']}; {env['tools']['caddy']}"),
+        ("reverse proxies", f"{article_setting('proxies')} (versions and configuration not stated)",
+         f"{tables.proxy_versions(env)} (configs in each run's folder)"),
         ("load tool", article_setting("load_tool"), env["tools"]["bombardier"]),
         ("target", article_setting("target"), "127.0.0.1 (loopback), a free port per run"),
         ("connections", article_setting("connections"), concurrency),
-        ("duration", article_setting("duration"), f"{params['duration_s']:g} s"),
+        ("duration", article_setting("duration"), f"{params.duration_s:g} s"),
         ("rounds", article_setting("rounds"),
-         f"warm-up until steady (at most {params['warmup_s']:g} s), then "
-         f"{params['repetitions']} blocks, mean"),
+         f"{params.repetitions} blocks, mean; each run a fresh launch of the app (and "
+         f"proxy) with its own warm-up until steady (at most {params.warmup_s:g} s)"),
         ("logging", "the template's appsettings.json (Information)", app_args),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "the article", "this run"])
@@ -331,7 +353,7 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
             verdict = SUPPORTED if inside else NOT_SUPPORTED
         place = "inside" if inside else "outside"
         rows.append((
-            f"Nginx (its default configuration) serves about {article:.0f}% of what Kestrel "
+            f"Nginx (its configuration not stated) serves about {article:.0f}% of what Kestrel "
             f"alone does ({article_rps('nginx'):,.0f} / {article_rps('kestrel'):,.0f} rps)",
             _evidence(nginx) + ("" if pd.isna(low) else f"; the article's {article:.0f}% is "
                                 f"{place} our interval"),
@@ -356,7 +378,8 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
         text = describe(conn["ours %"] / 100, conn["CI low %"] / 100, conn["CI high %"] / 100)
         text = text.replace("faster", f"higher at {high_c}").replace("slower", f"lower at {high_c}")
         rows.append((
-            f"Going from {c} to {high_c} connections gives Kestrel much higher throughput",
+            f"Going from {c} to {closing_note_connections()} connections gives Kestrel much "
+            "higher throughput (a closing remark, no number given)",
             f"Kestrel at {high_c} vs {c} connections: "
             + text.replace("the baseline", f"{c} connections"),
             claim_verdict(conn["CI low %"] / 100, conn["CI high %"] / 100, "higher"),

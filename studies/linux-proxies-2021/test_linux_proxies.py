@@ -62,6 +62,26 @@ def test_paper_profile_states_the_articles_settings():
     assert p.options.app_args == ["--log-level", "Information"]  # the template's logging
     assert p.keepalive and p.requests is None and p.warmup_s > 0
     assert {"kestrel", "nginx", "caddy"} <= set(p.modes) and p.baseline == "kestrel"
+    # The second concurrency is the article's closing remark, recorded with its quote.
+    assert p.concurrency[1] == lp.closing_note_connections() == 125
+    assert str(lp.closing_note_connections()) in _quote(article, "connections_closing_note")
+    assert "much higer throughput" in lp.closing_note()  # quoted as written, typo included
+
+
+def _quote(article: str, item: str) -> str:
+    return load_setup(article).set_index("item").loc[item, "quote"]
+
+
+def test_the_params_and_readme_claim_no_nginx_configuration_for_the_article():
+    # The article names Nginx and Caddy but states no configuration: ours are ours.
+    assert (
+        "configuration not stated"
+        in load_setup(lp.ARTICLE).set_index("item").loc["proxies", "note"]
+    )
+    for text in (STUDY.params_path("paper").read_text(), (STUDY.folder / "README.md").read_text()):
+        assert not re.search(r"article's default config|as the article's: no upstream", text)
+        assert "states no" in text or "states none" in text
+    assert "fresh launch" in (STUDY.folder / "README.md").read_text()
 
 
 # ------------------------------------------------------------------ the rows, live
@@ -89,6 +109,8 @@ def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
     # The app ran with the template's logging: Information lines in its log.
     assert "info: Microsoft.Hosting.Lifetime" in (run_dir / key / "app.log").read_text()
     setup = lp.setup_table(run_dir).set_index("")
+    assert setup.loc["reverse proxies", "the article"].endswith("configuration not stated)")
+    assert "fresh launch" in setup.loc["rounds", "this run"]
     assert setup.loc["connections", "the article"] == _setting(lp.ARTICLE, "connections")
     assert setup.loc["connections", "this run"] == ", ".join(map(str, params.concurrency))
     assert setup.loc["logging", "this run"] == "--log-level Information"
@@ -169,6 +191,9 @@ def test_linux_proxies_claims_and_headline_follow_the_intervals(lp_results):
     assert set(claims["verdict"]) <= VERDICTS
     windows = claims[claims["the article's claim"].str.contains("Windows")]
     assert len(windows) == 3 and (windows["verdict"] == intervals.NOT_TESTABLE).all()
+    text = " ".join(claims["the article's claim"])
+    assert "default configuration" not in text and "(its configuration not stated)" in text
+    assert f"to {lp.closing_note_connections()} connections" in text
     rps = _published_rps(lp.ARTICLE)
     assert (
         f"{rps['Linux + Kestrel']:,.0f} vs {rps['Linux + Nginx']:,.0f}"

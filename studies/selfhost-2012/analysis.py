@@ -128,9 +128,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
     systems = " / ".join(dict.fromkeys(pub["os"]))
     # "Windows 7 (IIS 7.5)" -> "IIS 7.5": the IIS versions as the article's table names them
     iis = " / ".join(pub.loc[pub["mode"] == "iis-webapi", "setup"].str.extract(r"\((.*)\)")[0])
-    keepalive = (
-        "yes (-k)" if params["keepalive"] else "no: ab's default, a new connection per request"
-    )
+    keepalive = "yes (-k)" if params.keepalive else "no: ab's default, a new connection per request"
     rows = [
         ("operating system", systems, f"{env['os']} (kernel {env['kernel']})"),
         ("machine", article_setting("cpu_ram"),
@@ -142,13 +140,13 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
         ("load tool", article_setting("load_tool"), env["tools"]["ab"]),
         ("client", "same machine" if article_setting("same_machine") == "yes" else "other",
          "same machine, 127.0.0.1"),
-        ("requests per test (-n)", article_setting("ab_requests"), f"{params['requests']:,}"),
+        ("requests per test (-n)", article_setting("ab_requests"), f"{params.requests:,}"),
         ("concurrency (-c)", article_setting("ab_concurrency"),
-         ", ".join(str(c) for c in params["concurrency"])),
+         ", ".join(str(c) for c in params.concurrency)),
         ("keep-alive", "no (no -k in the command)", keepalive),
         ("rounds", article_setting("rounds"),
-         f"{params['repetitions']} blocks (each after a warm-up of at most "
-         f"{params['warmup_s']:g} s); best and mean"),
+         f"{params.repetitions} blocks (each after a warm-up of at most "
+         f"{params.warmup_s:g} s); best and mean"),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "the article", "this run"])
 

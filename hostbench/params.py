@@ -1,0 +1,728 @@
+"""A study's parameters as data: every key declared once, validated once, read back typed.
+
+Params are data (as crank's job definitions): modes x scenarios x tools x concurrency,
+repeated in blocks, plus the settings that shape every run. A profile file may say
+`extends: paper` and state only what differs. Every key has an effect or is refused, and
+each problem is one line naming what was wrong and what is allowed.
+
+This module is the core: the harness adds what only a launch can check (harness/params.py:
+the tools' own limits, this machine's CPUs and connections, Windows-only modes), and the
+analysis reads a run's params.json back as StudyParams (StudyParams.from_run). Nothing here
+imports the harness. `docs/params.md` is generated from KEYS (`python -m hostbench docs`).
+"""
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from . import __version__
+from .catalog import MODES, SCENARIOS, check_serves, get_mode, get_scenario
+from .errors import BadInput
+from .load import Load
+
+PARAMS_FILE = "params.json"  # a run folder's params, as the harness recorded them
+# The load tools the harness can run (harness/loadgen.py GENERATORS; a test keeps both equal).
+TOOLS = ("ab", "bombardier", "k6", "wrk")
+TOPOLOGIES = ("local", "netns")  # ssh (real hosts) is not built yet
+REQUIRED_KEY = object()  # the default of a key a params file must state
+AS_DEFAULT = object()  # a key missing from an older params.json means its default
+
+
+@dataclass(frozen=True)
+class Key:
+    """One params key: its type, default, unit, meaning and allowed values, declared once."""
+
+    name: str
+    type: str  # as a params file writes it
+    default: object
+    unit: str
+    meaning: str  # one sentence
+    allowed: str = ""
+    # What a params.json recorded before this key existed means: what the harness then did.
+    before: object = AS_DEFAULT
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED_KEY
+
+
+_k = Key  # the declarations below, one per line where they fit
+
+
+_R = REQUIRED_KEY
+# In the order params.json states them.
+KEYS: tuple[Key, ...] = (
+    _k("modes", "list of str", _R, "", "The hosting modes to compare.", ", ".join(MODES)),
+    _k("scenarios", "list of str", _R, "", "The endpoints the load requests.",
+       ", ".join(SCENARIOS)),
+    _k("tools", "list of str", _R, "", "The load generators; each a cell of its own.",
+       ", ".join(TOOLS)),
+    _k("concurrency", "list of int", _R, "connections",
+       "Connections (virtual users) the load keeps open; each level a cell of its own.", ">= 1"),
+    _k("duration_s", "float", _R, "s",
+       "How long each measured run fires its load (with `requests`: the longest it may take).",
+       ">= 1 and >= min_duration_s; whole seconds for ab and wrk"),
+    _k("warmup_s", "float", _R, "s",
+       "The longest warm-up before each run; it ends earlier once throughput is steady.",
+       ">= 0 (0: none); whole seconds for ab and wrk"),
+    _k("repetitions", "int", _R, "blocks",
+       "Blocks: each runs every cell once, in a seeded Williams order.", ">= 1"),
+    _k("description", "str", "", "", "What this study is, in a line (reports quote it)."),
+    _k("baseline", "str or null", None, "",
+       "The mode ratios are taken to (analysis only); null: nginx if run, else the first mode.",
+       "one of modes"),
+    _k("seed", "int or null", None, "",
+       "Seed of the run order; null: a new one, recorded in params.json.", ">= 0"),
+    _k("sample_interval_s", "float", 0.5, "s", "The CPU monitor's sampling period.", ">= 0.05"),
+    _k("steady_tolerance_pct", "float", 5.0, "%",
+       "Warm-up ends when three one-second windows agree within this.", ">= 0.1"),
+    _k("requests", "int, {scenario: int} or null", None, "requests",
+       "A fixed request count per run (ab/bombardier -n), one or per scenario; scenarios not "
+       "named run for duration_s.", ">= 1; ab and bombardier only"),
+    _k("pipeline", "int or {scenario: int}", 1, "requests per write",
+       "Requests per write (TechEmpower's pipeline.lua), one or per scenario (others: 1).",
+       ">= 1; above 1 wrk only"),
+    _k("keepalive", "bool", True, "",
+       "Whether the load reuses connections (false: a new one per request, ab without -k)."),
+    _k("loadgen_cpus", "list of int or null", None, "CPU ids",
+       "The CPUs the load generator is pinned to; the app and proxy get the others; null: "
+       "every process may run anywhere.", "some, not all, of this machine's CPU ids"),
+    _k("variants", "{name: {app_args, app_env}}", {}, "",
+       "Named settings of the test app, each a cell of its own (in the run key and "
+       "results.csv), added to app_args and app_env.",
+       "names of letters, digits and '-'; TestApp modes only"),
+    _k("scenario_modes", "{scenario: list of str}", {}, "",
+       "Scenarios that run under some modes only; scenarios not named run under every mode.",
+       "this study's scenarios and modes"),
+    _k("sub_studies", "{name: params overrides}", {}, "",
+       "Smaller studies the notebook runs beside this one, each as overrides of these params.",
+       "names of letters, digits and '-'; no sub-studies of their own"),
+    _k("smoke", "bool", False, "",
+       "A smoke run (the quick profiles): it checks the pipeline, so its report writes no "
+       "verdicts and no headline findings."),
+    _k("min_duration_s", "float", 5.0, "s",
+       "A run shorter than this is invalid: too short to measure.", ">= 0", before=0.0),
+    _k("quiet_max_cores", "float or null", 0.1, "cores",
+       "Before each run, wait until processes the harness did not start use less; a run during "
+       "which they used more is invalid and re-run.", ">= 0.01; null: recorded, not enforced",
+       before=None),
+    _k("quiet_max_steal_pct", "float", 5.0, "%",
+       "Likewise for CPU time the hypervisor steals.", ">= 0"),
+    _k("quiet_wait_s", "float", 120.0, "s",
+       "How long to wait for a quiet machine before measuring anyway.", ">= 0", before=0.0),
+    _k("busy_reruns", "int", 2, "runs",
+       "How often a run the machine was too busy for is re-run at the end of its block.", ">= 0",
+       before=0),
+    _k("require_steady", "bool", True, "",
+       "Whether a run whose warm-up never got steady is invalid."),
+    _k("topology", "str", "local", "",
+       "Where the load generator and the server run (docs/hosts.md): this machine's loopback, "
+       "or two network namespaces joined by a veth pair.", ", ".join(TOPOLOGIES)),
+    _k("app_args", "list of str", [], "",
+       "Extra options for the test app, e.g. [--log-level, Information]."),
+    _k("access_log", "bool", False, "", "Whether the proxies write access logs."),
+    _k("url", "str or null", None, "", "The URL of your server (external and IIS modes).",
+       "an http:// URL; loopback unless allow_remote"),
+    _k("watch", "list of str", [], "",
+       "External modes: process names whose CPU is sampled as the server's."),
+    _k("allow_remote", "bool", False, "", "External modes: permit a non-loopback URL."),
+    _k("app_env", "{str: str}", {}, "",
+       "Environment variables for the test app, names to strings: {DOTNET_X: '1'}.",
+       "environment variable names; values quoted"),
+    _k("nginx_keepalive_pool", "int or null", None, "connections",
+       "nginx's upstream keep-alive pool in the modes that have one (nginx-keepalive): idle "
+       "connections kept per worker; null: the catalog's NGINX_KEEPALIVE.",
+       ">= 1; with an nginx mode that has a pool"),
+    _k("nginx_workers", "int or null", None, "processes",
+       "nginx's worker processes; null: one per core nginx may run on.",
+       ">= 1; with an nginx mode"),
+)  # fmt: skip
+KEY = {k.name: k for k in KEYS}
+REQUIRED = tuple(k.name for k in KEYS if k.required)
+OPTIONAL = {k.name: k.default for k in KEYS if not k.required}
+# Keys added after runs were recorded: part of a run's settings only when set, so the
+# fingerprints of runs measured before them stay as they were.
+SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
+# Keys that describe or explain a study but do not change what a run measures.
+NOT_MEASURED = (
+    "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
+)  # fmt: skip
+# What params.json holds besides the keys: the version that ran and the settings' hash.
+RECORDED = ("hostbench_version", "fingerprint")
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+VARIANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,39}$")  # no "_" or ".": run keys stay parseable
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+VARIANT_KEYS = ("app_args", "app_env")
+
+
+def _default(name: str):
+    """A dataclass field with KEYS' default (a fresh copy of a list or mapping)."""
+    value = KEY[name].default
+    if isinstance(value, list | dict):
+        return field(default_factory=lambda: copy.deepcopy(value))
+    return field(default=value)
+
+
+def _as_list(key: str, value) -> list:
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise BadInput(f"params key {key!r} is an empty list; give at least one value")
+    return items
+
+
+def _unique(key: str, items: list) -> list:
+    for item in items:
+        if items.count(item) > 1:
+            raise BadInput(f"params key {key!r} lists {item!r} twice; give each value once")
+    return items
+
+
+def _strings(key: str, value) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadInput(f"params key {key!r} must be a list of strings, got {value!r}")
+    return value
+
+
+def _bool(key: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise BadInput(f"params key {key!r} must be true or false, got {value!r}")
+    return value
+
+
+def _number(key: str, value, *, minimum: float, integer: bool = False):
+    kind = "an integer" if integer else "a number"
+    ok = isinstance(value, int) if integer else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or value < minimum:
+        raise BadInput(f"params key {key!r} must be {kind} >= {minimum}, got {value!r}")
+    return value
+
+
+def _env(key: str, value) -> dict[str, str]:
+    """A mapping of environment variable names to string values."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(f"params key {key!r} must be a mapping of names to strings, got {value!r}")
+    for name, v in value.items():
+        if not isinstance(name, str) or not ENV_NAME.match(name):
+            raise BadInput(f"params key {key!r}: {name!r} is not an environment variable name")
+        if not isinstance(v, str):
+            raise BadInput(
+                f"params key {key!r}: {name} must be a string (quote it: '{v}'), got {v!r}"
+            )
+    return dict(value)
+
+
+def _per_scenario(key: str, value, scenarios: list[str], check) -> int | dict[str, int] | None:
+    """One value for every scenario, or a mapping scenario -> value for some of them."""
+    if not isinstance(value, dict):
+        return check(key, value)
+    if not value:
+        raise BadInput(f"params key {key!r} is an empty mapping; name at least one scenario")
+    unknown = [sc for sc in value if sc not in scenarios]
+    if unknown:
+        raise BadInput(
+            f"params key {key!r} names scenario {unknown[0]!r}, not one of this study's "
+            f"{', '.join(scenarios)}"
+        )
+    return {sc: check(f"{key}.{sc}", v) for sc, v in value.items()}
+
+
+def _count(key: str, value) -> int:
+    return _number(key, value, minimum=1, integer=True)
+
+
+def _variants(value) -> dict[str, dict]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(
+            f"params key 'variants' must map names to settings ({{name: {{app_args: [...], "
+            f"app_env: {{...}}}}}}), got {value!r}"
+        )
+    out = {}
+    for name, body in value.items():
+        if not isinstance(name, str) or not VARIANT.match(name):
+            raise BadInput(
+                f"variant name {name!r}: use up to 40 letters, digits and '-', "
+                "starting with a letter or digit"
+            )
+        body = {} if body is None else body
+        if not isinstance(body, dict):
+            raise BadInput(f"variant {name!r} must be a mapping with app_args and/or app_env")
+        unknown = sorted(set(body) - set(VARIANT_KEYS))
+        if unknown:
+            raise BadInput(
+                f"variant {name!r}: unknown key(s) {', '.join(map(str, unknown))}; "
+                f"allowed: {', '.join(VARIANT_KEYS)}"
+            )
+        out[name] = {
+            "app_args": _strings(f"variants.{name}.app_args", body.get("app_args")),
+            "app_env": _env(f"variants.{name}.app_env", body.get("app_env")),
+        }
+    return out
+
+
+def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, list[str]]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadInput(
+            f"params key 'scenario_modes' must map scenarios to lists of modes, got {value!r}"
+        )
+    out = {}
+    for scenario, only in value.items():
+        if scenario not in scenarios:
+            raise BadInput(
+                f"params key 'scenario_modes' names scenario {scenario!r}, not one of this "
+                f"study's {', '.join(scenarios)}"
+            )
+        only = [str(m) for m in _as_list(f"scenario_modes.{scenario}", only)]
+        only = _unique(f"scenario_modes.{scenario}", only)
+        stray = [m for m in only if m not in modes]
+        if stray:
+            raise BadInput(
+                f"params key 'scenario_modes': {scenario} lists mode {stray[0]!r}, not one of "
+                f"this study's {', '.join(modes)}"
+            )
+        out[scenario] = only
+    return out
+
+
+def _cpus(value) -> list[int] | None:
+    """CPU ids as a sorted list; whether this machine has them is the harness's check."""
+    if value is None:
+        return None
+    items = _as_list("loadgen_cpus", value)
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in items):
+        raise BadInput(f"params key 'loadgen_cpus' must be a list of CPU ids, got {value!r}")
+    return sorted(set(items))
+
+
+@dataclass
+class LaunchOptions:
+    app_args: list[str] = _default("app_args")  # extra TestApp options
+    access_log: bool = _default("access_log")  # proxy access logs (off, as in a tuned setup)
+    url: str | None = _default("url")  # external / IIS modes: where the user's server answers
+    watch: list[str] = _default("watch")  # external: process names to sample
+    allow_remote: bool = _default("allow_remote")  # external: permit a non-loopback URL
+    app_env: dict[str, str] = _default("app_env")  # extra environment of the test app
+    # nginx modes with an upstream pool: idle connections kept per worker; None: the catalog's.
+    nginx_keepalive_pool: int | None = _default("nginx_keepalive_pool")
+    nginx_workers: int | None = _default("nginx_workers")  # None: one per core it may use
+
+
+@dataclass
+class StudyParams:
+    """A study's params, validated; each field is the KEYS entry of its name (the launch
+    options are in `options`)."""
+
+    modes: list[str]
+    scenarios: list[str]
+    tools: list[str]
+    concurrency: list[int]
+    duration_s: float
+    warmup_s: float  # the longest warm-up; it ends earlier once throughput is steady
+    repetitions: int  # blocks: every cell once per block, in a seeded random order
+    description: str = _default("description")
+    baseline: str | None = _default("baseline")
+    seed: int | None = _default("seed")
+    sample_interval_s: float = _default("sample_interval_s")
+    steady_tolerance_pct: float = _default("steady_tolerance_pct")
+    requests: int | dict[str, int] | None = _default("requests")  # one, or one per scenario
+    pipeline: int | dict[str, int] = _default("pipeline")  # one depth, or one per scenario
+    keepalive: bool = _default("keepalive")
+    loadgen_cpus: list[int] | None = _default("loadgen_cpus")
+    variants: dict[str, dict] = _default("variants")
+    scenario_modes: dict[str, list[str]] = _default("scenario_modes")
+    options: LaunchOptions = field(default_factory=LaunchOptions)
+    sub_studies: dict[str, dict] = _default("sub_studies")
+    smoke: bool = _default("smoke")
+    min_duration_s: float = _default("min_duration_s")
+    quiet_max_cores: float | None = _default("quiet_max_cores")
+    quiet_max_steal_pct: float = _default("quiet_max_steal_pct")
+    quiet_wait_s: float = _default("quiet_wait_s")
+    busy_reruns: int = _default("busy_reruns")
+    require_steady: bool = _default("require_steady")
+    topology: str = _default("topology")
+
+    @classmethod
+    def from_dict(cls, raw) -> "StudyParams":
+        """Validate a params mapping; BadInput names the first problem and what is allowed."""
+        if not isinstance(raw, dict):
+            raise BadInput("params must be a mapping of keys to values")
+        missing = [k for k in REQUIRED if k not in raw]
+        if missing:
+            raise BadInput(f"params missing key(s): {', '.join(missing)}")
+        unknown = sorted(set(raw) - set(KEY))
+        if unknown:
+            allowed = ", ".join(KEY)
+            raise BadInput(f"unknown params key(s): {', '.join(unknown)}; allowed: {allowed}")
+        p = {**OPTIONAL, **raw}
+        modes = _unique("modes", [str(m) for m in _as_list("modes", p["modes"])])
+        scenarios = _unique("scenarios", [str(s) for s in _as_list("scenarios", p["scenarios"])])
+        tools = _unique("tools", [str(t) for t in _as_list("tools", p["tools"])])
+        for t in tools:
+            if t not in TOOLS:
+                raise BadInput(f"unknown tool {t!r}; allowed: {', '.join(TOOLS)}")
+        for s in scenarios:
+            get_scenario(s)
+        url = p["url"]
+        if url is not None and not isinstance(url, str):
+            raise BadInput(
+                f"params key 'url' must be a URL like http://127.0.0.1:5000/, got {url!r}"
+            )
+        opts = LaunchOptions(
+            app_args=_strings("app_args", p["app_args"]),
+            access_log=_bool("access_log", p["access_log"]),
+            url=url,
+            watch=_strings("watch", p["watch"]),
+            allow_remote=_bool("allow_remote", p["allow_remote"]),
+            app_env=_env("app_env", p["app_env"]),
+            nginx_keepalive_pool=_nginx_setting("nginx_keepalive_pool", p, modes),
+            nginx_workers=_nginx_setting("nginx_workers", p, modes),
+        )
+        variants = _variants(p["variants"])
+        scenario_modes = _scenario_modes(p["scenario_modes"], modes, scenarios)
+        for m in modes:
+            mode = get_mode(m)
+            if variants and mode.server != "TestApp":
+                raise BadInput(
+                    f"params key 'variants' sets test-app options, but mode {m!r} runs "
+                    f"{mode.server}; give variants to TestApp modes only"
+                )
+            for sc in scenarios:
+                if m not in scenario_modes.get(sc, modes):
+                    continue
+                try:
+                    check_serves(mode, get_scenario(sc))
+                except BadInput as e:
+                    raise BadInput(
+                        f"{e} (params key scenario_modes can run a scenario under some modes only)"
+                    ) from None
+        baseline = p["baseline"]
+        if baseline is not None and baseline not in modes:
+            raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
+        seed = p["seed"]
+        if seed is not None:
+            seed = _number("seed", seed, minimum=0, integer=True)
+        requests = p["requests"]
+        if requests is not None:
+            requests = _per_scenario("requests", requests, scenarios, _count)
+        concurrency = _unique(
+            "concurrency",
+            [
+                _number("concurrency", c, minimum=1, integer=True)
+                for c in _as_list("concurrency", p["concurrency"])
+            ],
+        )
+        duration_s = float(_number("duration_s", p["duration_s"], minimum=1))
+        min_duration_s = float(_number("min_duration_s", p["min_duration_s"], minimum=0))
+        if duration_s < min_duration_s:
+            raise BadInput(
+                f"params key 'duration_s' is {duration_s:g}, shorter than min_duration_s "
+                f"{min_duration_s:g}: every run would be invalid; raise duration_s"
+            )
+        sub_studies = p["sub_studies"] or {}
+        if not isinstance(sub_studies, dict) or not all(
+            isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
+            for k, v in sub_studies.items()
+        ):
+            raise BadInput(
+                "params key 'sub_studies' must map names (letters, digits, '-') to params "
+                f"overrides, got {sub_studies!r}"
+            )
+        params = cls(
+            modes=modes,
+            scenarios=scenarios,
+            tools=tools,
+            concurrency=concurrency,
+            duration_s=duration_s,
+            warmup_s=float(_number("warmup_s", p["warmup_s"], minimum=0)),
+            repetitions=_number("repetitions", p["repetitions"], minimum=1, integer=True),
+            description=str(p["description"] or ""),
+            baseline=baseline,
+            seed=seed,
+            sample_interval_s=float(
+                _number("sample_interval_s", p["sample_interval_s"], minimum=0.05)
+            ),
+            steady_tolerance_pct=float(
+                _number("steady_tolerance_pct", p["steady_tolerance_pct"], minimum=0.1)
+            ),
+            requests=requests,
+            pipeline=_per_scenario("pipeline", p["pipeline"], scenarios, _count),
+            keepalive=_bool("keepalive", p["keepalive"]),
+            loadgen_cpus=_cpus(p["loadgen_cpus"]),
+            variants=variants,
+            scenario_modes=scenario_modes,
+            options=opts,
+            sub_studies=sub_studies,
+            smoke=_bool("smoke", p["smoke"]),
+            min_duration_s=min_duration_s,
+            quiet_max_cores=None
+            if p["quiet_max_cores"] is None
+            else float(_number("quiet_max_cores", p["quiet_max_cores"], minimum=0.01)),
+            quiet_max_steal_pct=float(
+                _number("quiet_max_steal_pct", p["quiet_max_steal_pct"], minimum=0)
+            ),
+            quiet_wait_s=float(_number("quiet_wait_s", p["quiet_wait_s"], minimum=0)),
+            busy_reruns=_number("busy_reruns", p["busy_reruns"], minimum=0, integer=True),
+            require_steady=_bool("require_steady", p["require_steady"]),
+            topology=_topology(p["topology"], modes),
+        )
+        # Each tool can fire each scenario's load (a Load checks itself as it is made): a load
+        # no tool can fire is refused here, before anything starts.
+        for sc, t, c in itertools.product(scenarios, tools, concurrency):
+            try:
+                params.load(sc, t, c)
+            except BadInput as e:
+                raise BadInput(f"{e} (scenario {sc})") from None
+        params.check_runnable()
+        for name, overrides in sub_studies.items():
+            if "sub_studies" in overrides:
+                raise BadInput(f"sub-study {name!r}: a sub-study cannot have sub-studies")
+            try:
+                cls.from_dict(_overlay(raw, overrides))
+            except BadInput as e:
+                raise BadInput(f"sub-study {name!r}: {e}") from None
+        return params
+
+    def check_runnable(self) -> None:
+        """What only a launch can check (the tools' limits, this machine): nothing here; the
+        harness's StudyParams adds it."""
+
+    @classmethod
+    def from_file(cls, path: Path, overrides: dict | None = None) -> "StudyParams":
+        """Params from a YAML file (following `extends:`), with `overrides` applied last."""
+        raw = load_yaml(Path(path))
+        if overrides:
+            raw = {**raw, **overrides}
+        return cls.from_dict(raw)
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path) -> "StudyParams":
+        """The params a study ran with, from its run folder's params.json (or from beside its
+        results.csv), validated; the recorded seed is the one its order was drawn from."""
+        run_dir = Path(run_dir)
+        if run_dir.is_file():  # results.csv, as a study's measure() returns it
+            run_dir = run_dir.parent
+        path = run_dir / PARAMS_FILE
+        try:
+            raw = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise BadInput(f"no {PARAMS_FILE} at {run_dir}: run the study first") from None
+        except (OSError, ValueError) as e:
+            raise BadInput(f"{path} is damaged ({type(e).__name__})") from None
+        if not isinstance(raw, dict):
+            raise BadInput(f"{path} must be a mapping of params keys to values")
+        # Keys newer than the record: what the harness did before they existed.
+        older = {k.name: k.before for k in KEYS if k.name not in raw and k.before is not AS_DEFAULT}
+        try:
+            return cls.from_dict({**older, **{k: v for k, v in raw.items() if k not in RECORDED}})
+        except BadInput as e:
+            raise BadInput(f"{path}: {e}") from None
+
+    def to_dict(self) -> dict:
+        """The params as a params file would state them (round-trips through from_dict)."""
+        out = {k: v for k, v in asdict(self).items() if k != "options"}
+        out.update(asdict(self.options))
+        return out
+
+    def sub_study(self, name: str) -> "StudyParams":
+        """The params of sub-study `name`: these params with its overrides."""
+        if name not in self.sub_studies:
+            allowed = ", ".join(self.sub_studies) or "none"
+            raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
+        return type(self).from_dict(_overlay(self.to_dict(), self.sub_studies[name]))
+
+    def requests_for(self, scenario: str) -> int | None:
+        """The fixed request count of a scenario's runs; None: they run for duration_s."""
+        return _for(self.requests, scenario, None)
+
+    def pipeline_for(self, scenario: str) -> int:
+        """Requests per write in a scenario's runs (1: no pipelining)."""
+        return _for(self.pipeline, scenario, 1)
+
+    def load(self, scenario: str, tool: str, concurrency: int) -> Load:
+        """The load of a cell's runs (checked as it is made; BadInput names the problem)."""
+        cpus = self.loadgen_cpus
+        return Load(
+            tool,
+            concurrency,
+            self.duration_s,
+            requests=self.requests_for(scenario),
+            warmup_s=self.warmup_s,
+            keepalive=self.keepalive,
+            pipeline=self.pipeline_for(scenario),
+            cpus=tuple(cpus) if cpus else None,
+            path=get_scenario(scenario).path,
+        )
+
+    def options_for(self, variant: str) -> LaunchOptions:
+        """The launch options of a variant's runs: the study's, then the variant's added."""
+        if not variant:
+            return self.options
+        v = self.variants[variant]
+        return replace(
+            self.options,
+            app_args=[*self.options.app_args, *v["app_args"]],
+            app_env={**self.options.app_env, **v["app_env"]},
+        )
+
+    def cells(self) -> list[tuple[str, str, str, str, int]]:
+        """Every (mode, variant, scenario, tool, concurrency) a block runs once.
+
+        variant is "" when the study has none; scenario_modes leaves out the modes a scenario
+        does not run under.
+        """
+        variants = list(self.variants) or [""]
+        return [
+            (m, v, sc, t, c)
+            for m, v, sc, t, c in itertools.product(
+                self.modes, variants, self.scenarios, self.tools, self.concurrency
+            )
+            if m in self.scenario_modes.get(sc, self.modes)
+        ]
+
+    @property
+    def baseline_mode(self) -> str:
+        """The mode ratios are taken to: the params' baseline, else the first mode."""
+        return self.baseline or self.modes[0]
+
+    def measured_settings(self) -> dict:
+        """What shapes every run's measurement, besides its cell: resuming must not change it."""
+        return {
+            "duration_s": self.duration_s,
+            "warmup_s": self.warmup_s,
+            "steady_tolerance_pct": self.steady_tolerance_pct,
+            "requests": self.requests,
+            "pipeline": self.pipeline,
+            "keepalive": self.keepalive,
+            "sample_interval_s": self.sample_interval_s,
+            "loadgen_cpus": self.loadgen_cpus,
+            "min_duration_s": self.min_duration_s,
+            "quiet_max_cores": self.quiet_max_cores,
+            "quiet_max_steal_pct": self.quiet_max_steal_pct,
+            "require_steady": self.require_steady,
+            # Only when not the default, so runs recorded before the key keep their fingerprint.
+            **({"topology": self.topology} if self.topology != "local" else {}),
+            **{k: v for k, v in asdict(self.options).items() if k not in SET_ONLY or v is not None},
+            "hostbench_version": __version__,
+        }
+
+
+def _nginx_setting(key: str, p: dict, modes: list[str]) -> int | None:
+    """A count for the nginx modes among `modes` (null: nginx's default here); refused when
+    no mode it shapes runs, since it would change nothing."""
+    value = p[key]
+    if value is None:
+        return None
+    value = _number(key, value, minimum=1, integer=True)
+    pooled = key == "nginx_keepalive_pool"
+    shaped = [
+        m
+        for m in modes
+        if get_mode(m).proxy == "nginx" and (get_mode(m).keepalive is not None or not pooled)
+    ]
+    if not shaped:
+        which = "an nginx mode with an upstream pool (nginx-keepalive)" if pooled else "nginx"
+        raise BadInput(f"params key {key!r} shapes {which}, but no such mode is in {modes}")
+    return value
+
+
+def _topology(value, modes: list[str]) -> str:
+    if value not in TOPOLOGIES:
+        later = " (ssh, real hosts: not built yet)" if value == "ssh" else ""
+        raise BadInput(f"params key 'topology' {value!r}{later}; allowed: {', '.join(TOPOLOGIES)}")
+    external = [m for m in modes if get_mode(m).launch == "external"]
+    if value == "netns" and external:
+        raise BadInput(
+            f"topology netns runs the servers the harness launches; {', '.join(external)} "
+            "runs where you started it: use topology local"
+        )
+    return value
+
+
+def _overlay(raw: dict, overrides: dict) -> dict:
+    """A sub-study's params: the study's, with its overrides (and no sub-studies of its own)."""
+    out = {**raw, **overrides, "sub_studies": {}}
+    if "baseline" not in overrides and out.get("baseline") not in _as_list("modes", out["modes"]):
+        out["baseline"] = None  # the study's baseline is not among the sub-study's modes
+    return out
+
+
+def _for(value, scenario: str, default):
+    """A per-scenario setting's value for `scenario` (a plain value applies to all)."""
+    if isinstance(value, dict):
+        return value.get(scenario, default)
+    return default if value is None else value
+
+
+def fingerprint(settings: dict) -> str:
+    """A short stable hash of a settings mapping."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def load_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict:
+    """A params file as a mapping; `extends: NAME` first loads NAME.yaml beside it."""
+    if not path.is_file():
+        raise BadInput(f"params file {path} not found")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        first_line = str(e).splitlines()[0]
+        raise BadInput(f"params file {path} is not valid YAML: {first_line}") from None
+    except OSError as e:
+        raise BadInput(f"params file {path} cannot be read: {e.strerror}") from None
+    if not isinstance(raw, dict):
+        raise BadInput(f"params file {path} must be a mapping of keys to values")
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    if not isinstance(parent, str) or "/" in parent:
+        raise BadInput(f"params file {path}: 'extends' names a profile beside it, got {parent!r}")
+    parent_path = path.with_name(f"{parent}.yaml")
+    if parent_path in (*_seen, path):
+        raise BadInput(f"params file {path}: 'extends' makes a loop through {parent_path.name}")
+    return {**load_yaml(parent_path, (*_seen, path)), **raw}
+
+
+def check_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        raise BadInput(
+            f"run id {run_id!r}: use up to 64 letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return run_id
+
+
+def markdown() -> str:
+    """docs/params.md: every params key."""
+    lines = [
+        "# params",
+        "",
+        "The keys of a study's params file (`params/<study>/<profile>.yaml`) and of the",
+        "`params.json` the harness records in each run folder (which adds",
+        f"{', '.join(f'`{k}`' for k in RECORDED)}). Each key is declared once in",
+        "`hostbench/params.py`; generated by `python -m hostbench docs`, do not edit by hand.",
+        "A profile may say `extends: paper` and state only what differs.",
+        "",
+        "| key | type | default | unit | meaning | allowed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for k in KEYS:
+        default = "required" if k.required else f"`{json.dumps(k.default)}`"
+        lines.append(
+            f"| `{k.name}` | {k.type} | {default} | {k.unit} | {k.meaning} | {k.allowed} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,449 @@
+"""results.csv: every column declared once, and the one way rows are written and read back.
+
+Each column has a type, a unit, a one-sentence meaning and a display format (as pyperf
+declares its metadata keys). The harness writes rows through `write_results`, which refuses a
+key it does not know (naming the closest column) or a value of the wrong type; the analysis
+reads through `read_results`, which gives each column its type. `docs/results.md` is
+generated from COLUMNS (`python -m hostbench docs`).
+
+Missing values: the file has an empty cell; read back, it is NaN in a float column, <NA> in an
+int or bool column, None in a CPU-list column (`pd.isna` is true for each). A str column has
+no missing value: its empty cell is "", which the harness writes for "none" (no variant, no
+invalid reason). Only columns declared `nullable` may be empty, floats aside (NaN: not
+measured). Results written before a column existed simply lack it.
+
+Which rows count is `is_valid`, the one validity filter.
+"""
+
+import csv
+import difflib
+import math
+import numbers
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import BadInput
+
+RESULTS_FILE = "results.csv"
+
+
+@dataclass(frozen=True)
+class CpuList:
+    """The CPU ids a process could run on; ids None: every CPU ("all" in results.csv)."""
+
+    ids: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        if self.ids is not None:
+            if not self.ids or not all(isinstance(c, int) and c >= 0 for c in self.ids):
+                raise ValueError(f"CPU ids must be integers >= 0, got {self.ids!r}")
+            object.__setattr__(self, "ids", tuple(sorted(set(self.ids))))
+
+    @classmethod
+    def parse(cls, text: str) -> "CpuList":
+        """ "all" or comma-separated CPU ids ("0,1") as results.csv holds them."""
+        text = text.strip()
+        if text == "all":
+            return cls(None)
+        try:
+            return cls(tuple(int(part) for part in text.split(",")))
+        except ValueError:
+            raise ValueError(f"{text!r} is not 'all' or CPU ids like '0,1'") from None
+
+    @property
+    def pinned(self) -> bool:
+        return self.ids is not None
+
+    def __str__(self) -> str:
+        return "all" if self.ids is None else ",".join(map(str, self.ids))
+
+
+def _missing(value) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """How one kind of value is checked, written as text and read back."""
+
+    name: str
+    dtype: str  # pandas dtype of the column read back
+    nullable_dtype: str  # ... when it may be empty
+
+    def value(self, v):
+        """v (typed, or text as results.csv holds it) as this type's Python value; None when
+        missing. ValueError when it is not one."""
+        if isinstance(v, str):  # as results.csv holds it
+            v = v.strip()
+            if v == "" or v.lower() == "nan":
+                return None
+            return self._parse(v)
+        if _missing(v):
+            return None
+        return self._check(v)
+
+    def text(self, v) -> str:
+        return "" if v is None else str(v)
+
+    def _parse(self, text: str):
+        raise NotImplementedError
+
+    def _check(self, v):
+        raise NotImplementedError
+
+
+class _Str(ColumnType):
+    def value(self, v):
+        if _missing(v):
+            return ""
+        if not isinstance(v, str):
+            raise ValueError(f"{v!r} is not text")
+        return v
+
+
+class _Int(ColumnType):
+    def _parse(self, text):
+        number = float(text)  # "8.0", as pandas writes an int column that had a gap
+        if not number.is_integer():
+            raise ValueError(f"{text!r} is not a whole number")
+        return int(number)
+
+    def _check(self, v):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            if isinstance(v, float) and v.is_integer():
+                return int(v)
+            raise ValueError(f"{v!r} is not an integer")
+        return int(v)
+
+
+class _Float(ColumnType):
+    def _parse(self, text):
+        return float(text)
+
+    def _check(self, v):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise ValueError(f"{v!r} is not a number")
+        return float(v)
+
+    def value(self, v):
+        out = super().value(v)
+        return math.nan if out is None else out
+
+    def text(self, v) -> str:
+        return "" if math.isnan(v) else repr(v)
+
+
+class _Bool(ColumnType):
+    WORDS = {"true": True, "false": False, "1": True, "0": False}
+
+    def _parse(self, text):
+        if text.lower() not in self.WORDS:
+            raise ValueError(f"{text!r} is not True or False")
+        return self.WORDS[text.lower()]
+
+    def _check(self, v):
+        if not isinstance(v, bool | np.bool_):
+            raise ValueError(f"{v!r} is not True or False")
+        return bool(v)
+
+
+class _Cpus(ColumnType):
+    def _parse(self, text):
+        return CpuList.parse(text)
+
+    def _check(self, v):
+        if isinstance(v, CpuList):
+            return v
+        if isinstance(v, list | tuple):
+            return CpuList(tuple(v))
+        raise ValueError(f"{v!r} is not a CPU list")
+
+
+STR = _Str("str", "object", "object")
+INT = _Int("int", "int64", "Int64")
+FLOAT = _Float("float", "float64", "float64")
+BOOL = _Bool("bool", "bool", "boolean")
+CPUS = _Cpus("CPU list", "object", "object")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: ColumnType
+    unit: str  # "" for none
+    meaning: str  # one sentence
+    format: str = ""  # a format spec for display, e.g. ",.0f"; "" as str()
+    nullable: bool = False  # may be empty (floats may always be NaN)
+
+    def show(self, value) -> str:
+        """A value as a table or sentence shows it ("" when missing)."""
+        value = self.type.value(value)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return ""
+        return format(value, self.format) if self.format else str(value)
+
+
+_c = Column  # the declarations below, one per line where they fit
+
+
+# In the order of results.csv.
+COLUMNS: tuple[Column, ...] = (
+    _c("run_key", STR, "",
+       "The run's folder name: `mode[@variant]__scenario__tool__cN__rB[__aK]`."),
+    _c("mode", STR, "", "The hosting mode (a catalog id, e.g. kestrel, nginx)."),
+    _c("variant", STR, "", "The params' named test-app settings the run used; empty: none."),
+    _c("scenario", STR, "", "The endpoint and payload the load requested (a catalog id)."),
+    _c("tool", STR, "", "The load generator (ab, bombardier, k6 or wrk)."),
+    _c("tool_version", STR, "", "The load generator's own version line."),
+    _c("concurrency", INT, "connections", "Connections (virtual users) the load kept open.", "d"),
+    _c("block", INT, "", "The block (repetition) the run belongs to, from 1.", "d"),
+    _c("position", INT, "", "The run's place in its block's order, from 1.", "d"),
+    _c("attempt", INT, "", "1, or 2, 3, ... for a re-run of a run the machine was too busy for.",
+       "d"),
+    _c("started_at", STR, "ISO 8601, UTC", "When the run's quiet-machine wait ended."),
+    _c("topology", STR, "",
+       "Where the load generator and the server ran: local (loopback) or netns (docs/hosts.md)."),
+    _c("request_path", STR, "",
+       "What the requests crossed from the load generator to the server: loopback, or a veth."),
+    _c("rtt_ms", FLOAT, "ms",
+       "Median time of an empty request (GET /health, a new connection) just before the run.",
+       ".3f"),
+    _c("duration_target_s", FLOAT, "s", "How long the params let the measured load run.", "g"),
+    _c("requests_target", INT, "requests",
+       "The fixed request count of the load (ab/bombardier -n); empty: it ran for a duration.",
+       ",d", nullable=True),
+    _c("pipeline", INT, "requests per write", "Requests wrk sent per write (1: no pipelining).",
+       "d"),
+    _c("keepalive", BOOL, "", "Whether the load reused connections (False: one per request)."),
+    _c("warmup_max_s", FLOAT, "s", "The longest warm-up the params allowed.", "g"),
+    _c("warmup_s", FLOAT, "s", "How long the warm-up ran before the measured load.", ".1f"),
+    _c("warmup_steady", BOOL, "",
+       "Whether warm-up throughput got steady; empty: the server has no counter to tell.",
+       nullable=True),
+    _c("duration_s", FLOAT, "s", "How long the measured load ran, by the tool's clock.", ".2f"),
+    _c("requests", INT, "requests", "Responses the load tool counted.", ",d"),
+    _c("rps", FLOAT, "requests/s", "Throughput: requests / duration_s.", ",.0f"),
+    _c("latency_mean_ms", FLOAT, "ms", "Mean response time the load tool measured.", ".2f"),
+    _c("latency_p50_ms", FLOAT, "ms", "Median response time.", ".2f"),
+    _c("latency_p90_ms", FLOAT, "ms", "90th percentile of the response time.", ".2f"),
+    _c("latency_p99_ms", FLOAT, "ms", "99th percentile of the response time.", ".2f"),
+    _c("latency_max_ms", FLOAT, "ms", "The slowest response.", ".1f"),
+    _c("non_2xx", INT, "responses", "Responses whose status was not 2xx.", ",d"),
+    _c("errors", INT, "", "Transport errors (connect, read, write, timeout) the tool counted.",
+       ",d"),
+    _c("bytes_read", INT, "bytes", "Bytes the load tool received.", ",d"),
+    _c("server_requests", INT, "requests",
+       "Requests the app's own counter saw; empty: the server has no counter.", ",d",
+       nullable=True),
+    _c("count_diff_pct", FLOAT, "%", "Client count minus server count, in % of the server's.",
+       ".2f"),
+    _c("valid", BOOL, "",
+       "Whether the run's number counts (False: left out, invalid_reason says why); empty: "
+       "no verdict recorded, which counts (see is_valid).", nullable=True),
+    _c("invalid_reason", STR, "", "Why the run is invalid, reasons joined by '; '; empty: valid."),
+    _c("cpu_total_pct", FLOAT, "% of all cores", "How busy the whole machine was.", ".1f"),
+    _c("cpu_total_pct_max", FLOAT, "% of all cores", "The busiest CPU sample at steady state.",
+       ".1f"),
+    _c("cpu_server_cores", FLOAT, "cores", "CPU the server's process tree used.", ".2f"),
+    _c("cpu_proxy_cores", FLOAT, "cores", "CPU the reverse proxy used; NaN: no proxy.", ".2f"),
+    _c("cpu_loadgen_cores", FLOAT, "cores", "CPU the load generator used.", ".2f"),
+    _c("rss_server_mb", FLOAT, "MiB", "The server's largest resident memory at steady state.",
+       ".1f"),
+    _c("rss_server_mean_mb", FLOAT, "MiB", "The server's mean resident memory over the run.",
+       ".1f"),
+    _c("rss_server_peak_mb", FLOAT, "MiB", "The server's largest resident memory of the run.",
+       ".1f"),
+    _c("rss_server_anon_mean_mb", FLOAT, "MiB",
+       "The server's mean resident memory without the pages mapped from files (its binaries: "
+       "for .NET the runtime and framework); NaN: the kernel does not say (not Linux).", ".1f"),
+    _c("transport_io_queue_count", INT, "queues",
+       "Kestrel's socket-transport I/O queues as the app reported them; empty: not reported.",
+       "d", nullable=True),
+    _c("transport_inline_scheduling", BOOL, "",
+       "Kestrel's UnsafePreferInlineScheduling as the app reported it; empty: not reported.",
+       nullable=True),
+    _c("transport_wait_for_data", BOOL, "",
+       "Kestrel's WaitForDataBeforeAllocatingBuffer as reported; empty: not reported.",
+       nullable=True),
+    _c("transport_inline_completions", BOOL, "",
+       "Whether the sockets engine ran completions inline; empty: not reported.", nullable=True),
+    _c("transport_inline_completions_env", BOOL, "",
+       "Whether DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS was 1 in the app; empty: not "
+       "reported.", nullable=True),
+    _c("cpu_samples", INT, "samples", "CPU monitor samples taken during the measured load.", "d"),
+    _c("cpu_sampler_cores", FLOAT, "cores", "CPU the harness's own monitor used.", ".3f"),
+    _c("machine_cores", INT, "cores", "Logical CPUs of the machine.", "d"),
+    _c("loadgen_cpus", CPUS, "CPU ids", "The CPUs the load generator was pinned to, or all."),
+    _c("server_cpus", CPUS, "CPU ids",
+       "The CPUs the server could run on, read back from the kernel; empty: not read.",
+       nullable=True),
+    _c("loadgen_limited", BOOL, "",
+       "Whether the load generator, not the target, limited throughput (harness/limits.py)."),
+    _c("load_avg_1m", FLOAT, "", "The machine's 1-minute load average at the run's start.", ".2f"),
+    _c("cpu_freq_mhz", FLOAT, "MHz", "The CPU clock at the run's start.", ",.0f"),
+    _c("cpu_steal_pct", FLOAT, "% of all cores", "CPU time the hypervisor stole.", ".1f"),
+    _c("foreign_cores", FLOAT, "cores", "CPU used by processes the harness did not start.", ".2f"),
+    _c("quiet_wait_s", FLOAT, "s", "How long the run waited for a quiet machine.", ".1f"),
+    _c("quiet_before_cores", FLOAT, "cores",
+       "CPU other processes used just before the run; NaN: the gate was off.", ".2f"),
+    _c("measured_s", FLOAT, "s", "How long the CPU monitor measured.", ".2f"),
+    _c("fingerprint", STR, "", "A hash of the settings that shaped the run (params.json's)."),
+)  # fmt: skip
+BY_NAME = {c.name: c for c in COLUMNS}
+NAMES = [c.name for c in COLUMNS]
+# Keys a run's row.json holds that results.csv leaves out (too nested for a cell).
+RECORD_ONLY = ("settings",)
+# Names older results used, and the column each became.
+RENAMED = {"repetition": "block"}
+
+
+def column(name: str) -> Column:
+    """The declaration of column `name`; BadInput names the closest one when unknown."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise BadInput(f"unknown results column {name!r}{_closest(name)}") from None
+
+
+def _closest(name: str) -> str:
+    near = difflib.get_close_matches(str(name), NAMES, n=1)
+    return f" (did you mean {near[0]!r}?)" if near else f"; columns: {', '.join(NAMES)}"
+
+
+# ------------------------------------------------------------------ writing
+
+
+def row_text(row: dict) -> dict[str, str]:
+    """A run's row as results.csv's cells; BadInput names an unknown key, a missing column or a
+    value of the wrong type."""
+    unknown = [k for k in row if k not in BY_NAME and k not in RECORD_ONLY]
+    if unknown:
+        raise BadInput(f"row of {row.get('run_key', '?')}: unknown column {unknown[0]!r}"
+                       f"{_closest(unknown[0])}")  # fmt: skip
+    lacking = [c.name for c in COLUMNS if c.name not in row]
+    if lacking:
+        raise BadInput(f"row of {row.get('run_key', '?')} lacks column(s): {', '.join(lacking)}")
+    return {c.name: c.type.text(_value(c, row[c.name], f"row of {row.get('run_key', '?')}"))
+            for c in COLUMNS}  # fmt: skip
+
+
+def _value(c: Column, raw, where: str):
+    try:
+        value = c.type.value(raw)
+    except ValueError as e:
+        raise BadInput(f"{where}: column {c.name!r} holds {c.type.name} values; {e}") from None
+    if value is None and not c.nullable:
+        raise BadInput(f"{where}: column {c.name!r} is empty; it needs a {c.type.name} value")
+    return value
+
+
+def write_results(path: Path, rows: list[dict]) -> Path:
+    """results.csv at `path` from the rows, every column in COLUMNS order; replaced atomically
+    (an interrupted write leaves the old file)."""
+    path = Path(path)
+    texts = [row_text(row) for row in rows]  # every row checked before anything is written
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=NAMES)
+        writer.writeheader()
+        writer.writerows(texts)
+    os.replace(tmp, path)
+    return path
+
+
+# ------------------------------------------------------------------ reading
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    """results.csv (or the run folder holding it) with each column of its declared type.
+
+    Columns the file lacks (results written before they existed) stay absent; a column the
+    schema does not know is refused, naming the closest one."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    if not path.is_file():
+        raise BadInput(f"no results file at {path}")
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    raw = raw.rename(columns=RENAMED)
+    unknown = [name for name in raw.columns if name not in BY_NAME]
+    if unknown:
+        raise BadInput(f"{path}: unknown column {unknown[0]!r}{_closest(unknown[0])}")
+    raw.index = range(2, len(raw) + 2)  # an error names the file's line
+    return typed(raw, str(path), where="line").reset_index(drop=True)
+
+
+def typed(df: pd.DataFrame, source: str = "results", where: str = "row") -> pd.DataFrame:
+    """df with each schema column it has given its declared type (text or values as they
+    came); other columns are left as they are. BadInput names a column and row that does not
+    hold its type, or is empty where it may not be."""
+    df = df.rename(columns={old: new for old, new in RENAMED.items() if new not in df.columns})
+    out = df.copy()
+    for name in df.columns:
+        c = BY_NAME.get(name)
+        if c is None or isinstance(df[name].dtype, pd.CategoricalDtype):
+            continue  # not ours, or already given a display order (tables.prepare)
+        dtype = c.type.nullable_dtype if c.nullable else c.type.dtype
+        if dtype != "object" and str(df[name].dtype) == dtype:
+            continue  # typed already (read_results, or typed before)
+        values = [_value(c, raw, f"{source}, {where} {index}") for index, raw in df[name].items()]
+        out[name] = pd.Series(values, index=df.index, dtype=dtype)
+    return out
+
+
+# ------------------------------------------------------------------ validity
+
+
+def is_valid(df: pd.DataFrame) -> pd.Series:
+    """Which rows count: every row but those whose `valid` is False.
+
+    A missing verdict counts: results without a `valid` column (written before the harness
+    judged runs) and an empty cell alike, since only the harness's explicit False says a
+    number cannot be trusted. The one validity filter: tables, intervals and each study's
+    analysis use it."""
+    if "valid" not in df.columns:
+        return pd.Series(True, index=df.index)
+    invalid = typed(df[["valid"]])["valid"].eq(False).fillna(False)  # <NA> counts: see above
+    return ~invalid.astype(bool)
+
+
+def valid_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows that count (is_valid)."""
+    return df[is_valid(df)]
+
+
+def invalid_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows left out (`valid` False)."""
+    return df[~is_valid(df)]
+
+
+# ------------------------------------------------------------------ docs
+
+
+def markdown() -> str:
+    """docs/results.md: the columns of results.csv."""
+    lines = [
+        "# results.csv",
+        "",
+        "One row per run, written by the harness and read by the analysis through",
+        "`hostbench/results.py`, where each column is declared once. Generated by",
+        "`python -m hostbench docs`; do not edit by hand.",
+        "",
+        "An empty cell is a missing value: NaN in a float column, `<NA>` in an int or bool",
+        'column, None in a CPU-list column; in a str column it is "" (none). Only the columns',
+        "marked *may be empty* have missing values (floats: NaN, not measured). A row counts",
+        "unless `valid` is False: an empty `valid`, or a file without the column, counts.",
+        "",
+        "| column | type | unit | meaning |",
+        "|---|---|---|---|",
+    ]
+    for c in COLUMNS:
+        kind = f"{c.type.name}, may be empty" if c.nullable else c.type.name
+        lines.append(f"| `{c.name}` | {kind} | {c.unit} | {c.meaning} |")
+    return "\n".join(lines) + "\n"
