@@ -24,8 +24,10 @@ from hostbench.analysis.intervals import (
     paired_ratios,
     pct_text,
     ratio_text,
+    times_text,
 )
 from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.analysis.tables import response_checks
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
 from hostbench.studies import study_of
@@ -222,6 +224,19 @@ def _ordered(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_k=key).sort_values("_k").drop(columns="_k").reset_index(drop=True)
 
 
+# article_table's columns of the article's numbers: empty (a dash) for the servers it did not run.
+ARTICLE_COLUMNS = ("req/s, article", "latency mean [ms], article", "latency max [ms], article",
+                   "memory [MB], article", "requests per run, article")  # fmt: skip
+
+
+def checks_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Whether every number is a real count of successful responses, per scenario and server
+    (tables.response_checks)."""
+    out = response_checks(contenders(results), ["scenario", "mode"])
+    out.insert(1, "server", out.pop("mode").map(label))
+    return out
+
+
 def article_table(results: pd.DataFrame, scenario: str, pub: pd.DataFrame | None = None):
     """The article's table for one scenario (requests/s, latency, memory) with ours beside it.
 
@@ -324,7 +339,7 @@ def _pct(x: float) -> str:
 
 
 def _times(x: float) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{x:.2f}x"
+    return times_text(x)
 
 
 def _ci(r) -> str:
@@ -333,18 +348,10 @@ def _ci(r) -> str:
 
 
 def memory_words(r) -> str:
-    """A memory ratio to Iris MVC as a multiple, in the words its interval allows."""
-    if math.isnan(r.ratio):
-        return "no paired blocks: n/a"
-    if math.isnan(r.ci_low):
-        return f"one block only, no interval: {_times(r.ratio)} Iris MVC's"
-    low, high = math.floor(100 * r.ci_low) / 100, math.ceil(100 * r.ci_high) / 100
-    interval = f"(95% CI {low:.2f}-{high:.2f}x)"
-    if r.ci_low > 1:
-        return f"more memory: {_times(r.ratio)} Iris MVC's {interval}"
-    if r.ci_high < 1:
-        return f"less memory: {_times(r.ratio)} Iris MVC's {interval}"
-    return f"indistinguishable at this precision: {_times(r.ratio)} Iris MVC's {interval}"
+    """A memory ratio to Iris MVC as a multiple, in the words its interval allows (the
+    pages' one formatter, intervals.describe)."""
+    return describe(r.ratio, r.ci_low, r.ci_high, higher="more memory", lower="less memory",
+                    confidence=r.confidence, unit="x", baseline="Iris MVC's")  # fmt: skip
 
 
 def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame) -> str:

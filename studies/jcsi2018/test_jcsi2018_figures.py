@@ -1,6 +1,9 @@
 """The paper's Fig. 4-9 re-made (this folder's figures.py), on tidy runs with known answers."""
 
 import matplotlib
+import matplotlib.colors
+import matplotlib.lines
+import matplotlib.patches
 
 matplotlib.use("Agg")
 
@@ -95,7 +98,7 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     fig = figures.relative_chart(ratios(), paper_ratios(), "nginx")
     (ax,) = fig.axes
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "Kestrel (paper: about / up to)" in legend
+    assert "Kestrel (paper: about)" in legend and "Kestrel (paper: up to)" in legend
     assert any("HTTP.sys (paper" in t and "paper only: not runnable here" in t for t in legend)
     assert any("IIS (in-process) (paper: range derived" in t for t in legend)
     # "up to" is an upper bound: a marker at its value, on a dotted stem from 100%.
@@ -103,7 +106,29 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     assert stems and all(list(line.get_ydata()) == [100, 300] for line in stems)
     markers = {line.get_marker() for line in ax.lines if len(line.get_xdata()) == 1}
     assert {"v", "D"} <= markers
-    assert not [b for b in bars(ax) if b.get_hatch()]  # no solid bar for a paper value
+    # The derived range is an outlined box from its low end to its high end, not a solid bar.
+    boxes = [b for b in bars(ax) if b.get_hatch()]
+    paper = paper_ratios()
+    derived = paper[paper["derived"]]
+    assert len(boxes) == len(derived)
+    assert sorted((round(b.get_y()), round(b.get_y() + b.get_height())) for b in boxes) == sorted(
+        (round(r.ratio_low_pct), round(r.ratio_high_pct)) for r in derived.itertuples()
+    )
+
+
+def test_relative_chart_legend_shows_the_marks_the_chart_draws():
+    (ax,) = figures.relative_chart(ratios(), paper_ratios(), "nginx").axes
+
+    def look(line):
+        return line.get_marker(), matplotlib.colors.to_hex(line.get_color())
+
+    drawn = {look(line) for line in ax.lines if len(line.get_xdata()) == 1}
+    handles = ax.get_legend().legend_handles
+    shown = {look(h) for h in handles if isinstance(h, matplotlib.lines.Line2D)
+             if h.get_marker() not in ("None", "", None)}  # fmt: skip
+    assert drawn and shown == drawn  # no legend marker the chart lacks, and none left out
+    hatched = [h for h in handles if isinstance(h, matplotlib.patches.Rectangle) and h.get_hatch()]
+    assert len(hatched) == 1  # the derived range's box, as drawn
 
 
 def test_relative_chart_without_ratios():
