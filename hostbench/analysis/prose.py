@@ -86,6 +86,7 @@ DASH_MEANS = {
     "ci_high_pct": "one block: no interval",
 }
 DASH = "–"  # a missing value on the page, never "NaN"
+LONG_TEXT = 40  # characters: a text column with longer cells may break them anywhere
 
 
 def column_name(column: str) -> str:
@@ -145,8 +146,15 @@ def table(
     numbers = df.select_dtypes("number").columns
     counts = df.select_dtypes("integer").columns  # blocks, connections, errors: whole
     texts = df.columns.difference(numbers)
-    nowrap = [{"selector": f"td.col{i}", "props": [("white-space", "nowrap")]}
-              for i, c in enumerate(df.columns) if c in numbers]  # fmt: skip
+    # Numbers never break; long text (a response body, a command) may break anywhere, so an
+    # unbroken run of characters never makes the table wider than the page.
+    cells = []
+    for i, column in enumerate(df.columns):
+        if column in numbers:
+            cells.append({"selector": f"td.col{i}", "props": [("white-space", "nowrap")]})
+        elif df[column].astype(str).str.len().max() > LONG_TEXT:
+            props = [("overflow-wrap", "anywhere"), ("min-width", "14em")]
+            cells.append({"selector": f"td.col{i}", "props": props})
     styler = (
         Styler(df, cell_ids=False)
         .hide(axis="index")
@@ -159,7 +167,7 @@ def table(
                     "selector": "th, td",
                     "props": [("text-align", "left"), ("vertical-align", "top")],
                 },
-                *nowrap,
+                *cells,
             ]
         )  # fmt: skip
     )

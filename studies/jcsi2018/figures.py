@@ -1,4 +1,4 @@
-"""The JCSI 2018 paper's own figures re-made: Fig. 4-7 (one chart per model), Fig. 8 (all
+"""The JCSI 2018 paper's own figures re-made: Fig. 4-7 (a panel per model), Fig. 8 (all
 models) and Fig. 9 (throughput relative to the baseline, the paper's values beside ours)."""
 
 import numpy as np
@@ -12,37 +12,6 @@ from hostbench.catalog import mode_label, scenario_label
 from hostbench.errors import BadInput
 
 from . import models
-
-
-def model_chart(df: pd.DataFrame, mode: str, baseline: str, ymax: float | None = None) -> Figure:
-    """Fig. 4-7 of the paper for one hosting model: mean rps per scenario, error bars = 1 sd."""
-    df = figures.one_setup(df)
-    summary = tables.summarize(df)
-    summary = summary[summary["mode"] == mode]
-    if summary.empty:
-        present = ", ".join(str(m) for m in df["mode"].unique())
-        raise BadInput(f"mode {mode!r} is not in the results; modes present: {present}")
-    with figures.style():
-        fig = Figure(figsize=(7, 4.8), layout="constrained")
-        ax = fig.subplots()
-        figures.bars(ax, df, [mode])
-        ax.set_ylabel("throughput [requests/s]")
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        ax.set_xlabel("scenario")
-        if ymax is not None:  # one scale for every model's chart, so heights compare
-            ax.set_ylim(0, ymax)
-        caption = models.caption(mode, baseline)
-        ax.set_title(mode_label(mode) + (f"\n({caption})" if caption else ""))
-        figures.footnote(fig, figures.setup_note(summary))
-    return fig
-
-
-def model_charts(df: pd.DataFrame, modes: list[str], baseline: str):
-    """Fig. 4-7 analogs for `modes`, all on one y-scale so bar heights compare across charts."""
-    summary = tables.summarize(figures.one_setup(df))
-    tops = summary["rps_mean"] + summary["rps_std"].fillna(0.0)
-    ymax = float(tops.max()) * 1.15
-    return [model_chart(df, m, baseline, ymax) for m in modes if (summary["mode"] == m).any()]
 
 
 def stand_ins(modes: list[str], baseline: str) -> dict[str, list[str]]:

@@ -21,46 +21,48 @@ figures = STUDY.analysis.figures
 paper_ratios = STUDY.analysis.paper_ratios
 
 
-def test_model_chart_one_bar_per_scenario_with_sd():
-    fig = figures.model_chart(runs(), "kestrel", "nginx")
-    (ax,) = fig.axes
+def _panels(df, modes=("kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy")):
+    fig = figures.paper_models_chart(df, list(modes), "nginx")
+    return dict(zip(("out-of-process", "kestrel", "httpsys", "in-process"), fig.axes, strict=True))
+
+
+def test_the_paper_models_chart_has_one_bar_per_scenario_with_sd():
+    ax = _panels(runs())["kestrel"]
     heights = [p.get_height() for p in bars(ax)]
     assert heights == pytest.approx([2000, 8000, 6000, 4000])  # paper order: html text json xml
     assert [t.get_text() for t in ax.get_xticklabels()] == ["HTML", "text", "JSON", "XML"]
     assert len(ax.lines) >= 4  # a whisker (1 sd) per bar
     assert texts(ax) == ["2,000", "8,000", "6,000", "4,000"]
-    assert "Fig. 5" in ax.get_title()
+    assert ax.get_title(loc="left") == "Fig. 5: Kestrel"
     assert "requests/s" in ax.get_ylabel()
     assert not overlapping(ax.get_xticklabels() + ax.texts)
 
 
-def test_model_chart_names_the_papers_figure_once_and_additions_as_such():
-    def title(mode, baseline="nginx"):
-        return figures.model_chart(runs(), mode, baseline).axes[0].get_title()
-
-    assert "stands for the paper's Fig. 4" in title("nginx")
-    assert "Fig. 4" not in title("caddy") and "not in its figures" in title("caddy")
-    assert "Fig. 4" in title("caddy", baseline="caddy") and "Fig. 4" not in title("nginx", "caddy")
-    assert "Fig. 7" not in title("nginx-uds") and "cheaper-hop analog" in title("nginx-uds")
-    assert (
-        STUDY.analysis.models.caption("nginx-keepalive", "nginx") == "added here, not in the paper"
-    )
-
-
-def test_model_charts_share_one_scale():
-    charts = figures.model_charts(runs(), ["kestrel", "nginx"], "nginx")
-    assert len({fig.axes[0].get_ylim() for fig in charts}) == 1
+def test_the_paper_models_chart_puts_each_mode_under_the_model_it_stands_for():
+    assert figures.stand_ins(
+        ["kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy"], "caddy"
+    ) == {  # fmt: skip
+        "iis-outofprocess": ["caddy", "nginx", "nginx-keepalive"],  # the baseline first
+        "iis-inprocess": ["nginx-uds"],
+        "kestrel": ["kestrel"],
+        "httpsys": [],
+    }
+    panels = _panels(runs())
+    legend = [t.get_text() for t in panels["in-process"].get_legend().get_texts()]
+    assert legend == [f"{figures.mode_label('nginx-uds')}: cheaper-hop analog"]
+    assert len(bars(panels["out-of-process"])) == 2 * len(BASE_RPS)  # nginx, caddy ran
 
 
-def test_model_chart_single_repetition_has_no_error_bars():
-    (ax,) = figures.model_chart(runs(repetitions=1), "nginx", "nginx").axes
+def test_the_paper_models_chart_with_one_block_has_no_error_bars():
+    ax = _panels(runs(repetitions=1))["kestrel"]
     assert len(bars(ax)) == 4
     assert len(ax.lines) == 0  # one run: no spread, no whisker
 
 
-def test_model_chart_unknown_mode():
-    with pytest.raises(BadInput, match="httpsys"):
-        figures.model_chart(runs(), "httpsys", "nginx")
+def test_a_paper_model_with_no_run_here_says_so_in_its_panel():
+    panels = _panels(runs(), modes=("kestrel", "nginx", "httpsys"))  # httpsys never runs here
+    assert texts(panels["httpsys"]) == ["Windows only: not measured here\n(docs/windows.md)"]
+    assert not bars(panels["httpsys"]) and not bars(panels["in-process"])
 
 
 def test_figures_refuse_mixed_load_setups():
