@@ -29,6 +29,10 @@ def test_a_table_names_its_columns_in_words_and_labels_modes_and_scenarios():
     assert ">5,847</td>" in page and ">12.50</td>" in page and ">yes</td>" in page
     assert "rps_mean" not in page and "left_out_invalid" not in page
     assert prose.column_name("rps_mean") == "requests/s (mean)"
+    # report.css keeps numbers whole and lets long text break anywhere, by these classes.
+    assert 'class="data row0 col2 num" >5,847</td>' in page
+    long = prose.table(pd.DataFrame({"body": ["x" * 200], "n": [1]})).to_html()
+    assert 'class="data row0 col0 long"' in long and 'class="data row0 col1 num"' in long
     assert prose.column_name("a study's own words") == "a study's own words"
 
 

@@ -147,29 +147,24 @@ def table(
     counts = df.select_dtypes("integer").columns  # blocks, connections, errors: whole
     texts = df.columns.difference(numbers)
     # Numbers never break; long text (a response body, a command) may break anywhere, so an
-    # unbroken run of characters never makes the table wider than the page.
-    cells = []
-    for i, column in enumerate(df.columns):
+    # unbroken run of characters never widens the table past the page (report.css styles
+    # the two classes; classes, not rules keyed to the table's random id).
+    kinds = pd.DataFrame("", index=df.index, columns=df.columns)
+    for column in df.columns:
         if column in numbers:
-            cells.append({"selector": f"td.col{i}", "props": [("white-space", "nowrap")]})
+            kinds[column] = "num"
         elif df[column].astype(str).str.len().max() > LONG_TEXT:
-            props = [("overflow-wrap", "anywhere"), ("min-width", "14em")]
-            cells.append({"selector": f"td.col{i}", "props": props})
+            kinds[column] = "long"
     styler = (
-        Styler(df, cell_ids=False)
+        Styler(df, cell_ids=False, uuid_len=12)
         .hide(axis="index")
         .format(escape="html", subset=texts, na_rep=DASH)
         .format(_number, subset=numbers)
         .format("{:,}", subset=counts)
+        .set_td_classes(kinds)
         .set_table_styles(
-            [
-                {
-                    "selector": "th, td",
-                    "props": [("text-align", "left"), ("vertical-align", "top")],
-                },
-                *cells,
-            ]
-        )  # fmt: skip
+            [{"selector": "th, td", "props": [("text-align", "left"), ("vertical-align", "top")]}]
+        )
     )
     for column, fmt in formats.items():
         styler = styler.format(fmt, subset=[column], na_rep=DASH, escape="html")

@@ -502,7 +502,11 @@ def conclusions(results: pd.DataFrame) -> str:
             f"- **{what[0].upper()}{what[1:]}** ({mode_label(mode)}, as % of "
             f"{mode_label(HOP_BASELINE)}): " + "; ".join(parts) + "."
         )
-        (effect if found["faster"] or found["slower"] else none).append(what)
+        changed = [scenario_label(r.scenario) for r in found["faster"] + found["slower"]]
+        if changed:
+            effect.append(f"{what} (on {', '.join(changed)})")
+        else:
+            none.append(what)
     if effect:
         closing = (
             "So the reverse proxy's cost depends on how its hop is configured, not only on "

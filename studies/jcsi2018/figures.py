@@ -108,6 +108,11 @@ UP_TO, DERIVED = "up to", "range derived from its text"
 _PAPER_MARKERS = {"about": "D", "stated": "o", UP_TO: "v"}
 
 
+def _legend_order(entry) -> int:
+    label = entry[1]
+    return 0 if "(ours)" in label else 1 if label.startswith("baseline") else 2
+
+
 def _paper_kind(row) -> str:
     """How one of the paper's values is drawn, in the legend's words."""
     if row.ratio_low_pct < row.ratio_high_pct:
@@ -203,7 +208,10 @@ def relative_chart(
         ax.set_ylabel(f"throughput [% of {mode_label(baseline)}]")
         ax.set_xlabel("scenario")
         fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        # Ours first, then the baseline, then the paper's marks (matplotlib lists lines first).
+        entries = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=_legend_order)
+        ax.legend(*zip(*entries, strict=True), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False, fontsize=9)  # fmt: skip
         n = ratios["n"].min()
         ci = (
             "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"

@@ -41,7 +41,7 @@ def test_a_configurations_effect_is_stated_only_where_its_interval_supports_it()
     html = ratios[(ratios["mode"] == "nginx-keepalive") & (ratios["scenario"] == "html")].iloc[0]
     assert "faster on HTML " + intervals.ratio_text(html.ratio, html.ci_low, html.ci_high) in pool
     assert "no effect shown on HTML, text (the interval includes 100%)" in socket
-    assert DEPENDS in text and "here an upstream keep-alive pool changed it" in text
+    assert DEPENDS in text and "here an upstream keep-alive pool (on HTML, text) changed it" in text
     assert "for a Unix socket in place of loopback TCP, no interval shows an effect" in text
     slower = jcsi2018.conclusions(_hop_runs(keepalive=1.0, uds=0.5))
     assert "slower on HTML" in slower.splitlines()[1] and "Unix socket" in slower.splitlines()[-1]
