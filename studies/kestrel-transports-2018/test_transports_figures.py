@@ -5,8 +5,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-
+from conftest import whisker_ends  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
@@ -15,26 +14,12 @@ transports = STUDY.analysis
 RESULTS = tables.load_results(STUDY.fixtures_dir / "quick-results.csv", valid_only=False)
 
 
-def _whisker_ends(ax, axis: int) -> list[float]:
-    """Both ends of every error bar drawn in `ax`, on x (axis 0) or y (axis 1)."""
-    ends = []
-    for container in ax.containers:
-        lines = getattr(container, "lines", None) or getattr(container, "errorbar", None)
-        if lines is None:
-            continue
-        bars = lines.lines if hasattr(lines, "lines") else lines
-        for collection in bars[2]:
-            for segment in collection.get_segments():
-                ends += list(np.asarray(segment)[:, axis])
-    return ends
-
-
 def test_the_gains_whiskers_end_inside_the_axes():
     gains = transports.gains(RESULTS)
     assert (gains["ci_high"] / gains["ci_low"]).max() > 2  # wide: two blocks on a busy machine
     fig = transports.gains_figure(gains)
     for ax in fig.axes:
-        ends = _whisker_ends(ax, 0)
+        ends = whisker_ends(ax, 0)
         low, high = ax.get_xlim()
         assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
     assert "cut off" not in fig.get_suptitle()
@@ -43,6 +28,6 @@ def test_the_gains_whiskers_end_inside_the_axes():
 def test_the_sweeps_whiskers_end_inside_the_axes():
     fig = transports.sweep_figure(RESULTS)
     for ax in fig.axes:
-        ends = _whisker_ends(ax, 1)
+        ends = whisker_ends(ax, 1)
         low, high = ax.get_ylim()
         assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
