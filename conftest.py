@@ -198,3 +198,18 @@ def overlapping(artists) -> list[tuple[str, str]]:
     renderer = fig.canvas.get_renderer()
     boxes = [(a.get_text(), a.get_window_extent(renderer)) for a in artists if a.get_text()]
     return [(t1, t2) for (t1, b1), (t2, b2) in itertools.combinations(boxes, 2) if b1.overlaps(b2)]
+
+
+def whisker_ends(ax, axis: int) -> list[float]:
+    """Both ends of every error bar drawn in `ax` (bars' and errorbar()'s), on x (axis 0) or
+    y (axis 1): to check that each ends inside the axes."""
+    ends = []
+    for container in ax.containers:
+        bars = getattr(container, "errorbar", None) or container
+        lines = getattr(bars, "lines", None)
+        if not lines or len(lines) < 3:
+            continue
+        for collection in lines[2]:
+            for segment in collection.get_segments():
+                ends += list(np.asarray(segment)[:, axis])
+    return ends

@@ -140,6 +140,19 @@ def _cmd_lab(args) -> int:
     return 0
 
 
+def _cmd_check_report(args) -> int:
+    from .pagecheck import check_report
+
+    failed = 0
+    for page in args.pages:
+        found = check_report(page, forbidden=args.forbid, browser=not args.no_browser)
+        for defect in found:
+            print(f"{page}: {defect}")
+        print(f"{page}: {len(found)} defect(s)" if found else f"{page}: reads cleanly")
+        failed += bool(found)
+    return 1 if failed else 0
+
+
 def _cmd_summary(args) -> int:
     from .analysis.tables import write_ratios
     from .harness.params import check_run_id
@@ -234,6 +247,12 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "docs", help="write docs/results.md and docs/params.md from the schemas"
     ).set_defaults(func=_cmd_docs)
+    check = sub.add_parser("check-report", help="a report page's defects (exit 1: some)")
+    check.add_argument("pages", nargs="+", help="report.html or index.html files")
+    check.add_argument("--forbid", action="append", default=[],
+                       help="text the page must not contain, e.g. the runs folder")  # fmt: skip
+    check.add_argument("--no-browser", action="store_true", help="skip the 1280 px layout check")
+    check.set_defaults(func=_cmd_check_report)
     return p
 
 

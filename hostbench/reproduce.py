@@ -220,9 +220,10 @@ td,th{{padding:.4em .8em;border-bottom:1px solid #ddd;text-align:left}}</style><
 <body><h1>hostbench batch {html.escape(batch.name)}</h1>
 <p>Profile <code>{html.escape(profile)}</code>. Each study's report is its executed
 notebook.{smoke}</p>
-<table><tr><th>study</th><th>headline</th><th>wall time</th></tr>
+<table><thead><tr><th>study</th><th>headline</th><th>wall time</th></tr></thead>
+<tbody>
 {body}
-</table></body></html>
+</tbody></table></body></html>
 """
     path = batch / "index.html"
     tmp = path.with_suffix(".html.tmp")
@@ -240,20 +241,42 @@ def _headline(folder: Path) -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
+# The page's look: an nbconvert template (the lab template's cells, one small stylesheet).
+REPORT_TEMPLATE = Path(__file__).parent / "report_template"
+
+
 def export_html(notebook: Path, html_path: Path) -> Path:
     """The executed notebook as a page for readers: narrative, tables and figures, no code.
 
-    The code is one click away in the executed notebook beside it.
+    The code is one click away in the executed notebook beside it. The page carries one small
+    stylesheet (report_template/report.css) and nothing it loads from elsewhere.
     """
     import nbformat
     from nbconvert import HTMLExporter
 
     if not notebook.exists():
         raise HostbenchError(f"no executed notebook at {notebook}")
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True,
+    exporter = HTMLExporter(template_name=REPORT_TEMPLATE.name,
+                            extra_template_basedirs=[str(REPORT_TEMPLATE.parent)],
+                            exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)  # fmt: skip
-    body, _ = exporter.from_notebook_node(nbformat.read(notebook, as_version=4))
+    nb = nbformat.read(notebook, as_version=4)
+    resources = {
+        "metadata": {"name": page_title(nb, notebook.stem)},
+        "report_css": (REPORT_TEMPLATE / "report.css").read_text(),
+    }
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
     tmp = html_path.with_suffix(".html.tmp")
     tmp.write_text(body)
     os.replace(tmp, html_path)
     return html_path
+
+
+def page_title(nb, default: str) -> str:
+    """A page's title: its notebook's first top-level heading, else `default`."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return default

@@ -58,7 +58,7 @@ def latency_chart(df: pd.DataFrame) -> Figure:
         ax.set_xlabel("scenario")
         fig.suptitle("Latency under the load (mean over blocks)")
         legend(ax, "hosting model")
-        footnote(fig, setup_note(summary))
+        footnote(fig, setup_note(summary, "bars: p50, lines up to p99, each a mean over blocks"))
     return fig
 
 
@@ -143,7 +143,8 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
             cores = rows["machine_cores"].max()
             ax.axhline(cores, color="0.2", linestyle="--", linewidth=1.2)
             for xi, height, pct in zip(x, bottom, rows["cpu_total_pct"], strict=True):
-                saturated = pct >= threshold_pct
+                # Judged on the value as printed: 89.6% shows as "90%", so it is not red.
+                saturated = not np.isnan(pct) and round(pct) >= threshold_pct
                 # Above the all-cores line, so the label never crosses it.
                 ax.annotate(
                     "n/a" if np.isnan(pct) else f"{pct:.0f}%",
@@ -299,7 +300,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         left = low_end / 1.5
         right = high_end * 10 ** max(0.5, 0.5 * np.log10(high_end / left))
         ax.set_xlim(left, right)
-        ax.set_xticks(_log_ticks(left, high_end))  # none in the labels' room
+        ax.set_xticks(log_ticks(left, high_end))  # none in the labels' room
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(_pct_label))
         ax.set_yticks(y, rows["label"])
@@ -324,7 +325,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
     return fig
 
 
-def _log_ticks(low: float, high: float) -> list[float]:
+def log_ticks(low: float, high: float) -> list[float]:
     # Decades on a wide log axis, 1-2-5 steps or denser on a narrow one: at least 3 labels.
     for steps in ((1,), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)):
         ticks = [n * 10.0**k for k in range(-3, 8) for n in steps]
@@ -355,9 +356,13 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
                 )
                 rps_ax.errorbar(rows["concurrency"], rows["rps_mean"], yerr=error, fmt="o-",
                                 capsize=3, color=mode_color(mode), label=label)  # fmt: skip
-                knee = rows[rows["knee"]]
-                rps_ax.plot(knee["concurrency"], knee["rps_mean"], "o", ms=12, mfc="none",
-                            mec="0.1")  # fmt: skip
+                # The knee computed for this mode (tables.find_knee), named where it is drawn.
+                for knee in rows[rows["knee"]].itertuples(index=False):
+                    rps_ax.plot(knee.concurrency, knee.rps_mean, "o", ms=12, mfc="none",
+                                mec="0.1")  # fmt: skip
+                    rps_ax.annotate(f"knee: {knee.concurrency}", (knee.concurrency, knee.rps_mean),
+                                    xytext=(9, -13), textcoords="offset points", fontsize=9,
+                                    color=mode_color(mode))  # fmt: skip
                 cpu_ax.plot(rows["concurrency"], rows["cpu_total_pct_mean"], "o-",
                             color=mode_color(mode), label=label)  # fmt: skip
         levels = sorted(table["concurrency"].unique())
@@ -370,7 +375,7 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         rps_ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         rps_ax.set_ylim(0, None)
         rps_ax.plot([], [], "o", ms=12, mfc="none", mec="0.1",
-                    label="knee: no higher level above its interval")  # fmt: skip
+                    label="knee: no higher level's mean above its 95% interval")  # fmt: skip
         cpu_ax.set_ylabel("machine busy [%] (mean over blocks)")
         cpu_ax.set_ylim(0, 105)
         cpu_ax.axhline(100, color="0.4", ls="--", lw=1)  # the paper's target
@@ -384,6 +389,35 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
             else "one block per level: no interval, no knee; dashed line: 100% busy",
         )
     return fig
+
+
+def alt_text(fig: Figure) -> str:
+    """A figure in words for its image's alt text: its title (else its panels' titles) and
+    the note under it, as drawn."""
+    title = fig.get_suptitle().strip()
+    if not title:
+        panels = [ax.get_title() or ax.get_title(loc="left") for ax in fig.axes]
+        title = "; ".join(" ".join(t.split()) for t in panels if t.strip())
+    note = fig.get_supxlabel().strip()
+    return ". ".join(" ".join(part.split()) for part in (title, note) if part) or "a figure"
+
+
+class FigureImage:
+    """A figure as the page shows it: a PNG with its alt text (the output's metadata, which
+    the report template writes into the img tag); plain text: the alt text."""
+
+    def __init__(self, fig: Figure, alt: str | None = None):
+        self.fig, self.alt = fig, alt or alt_text(fig)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        import base64
+        import io
+
+        buffer = io.BytesIO()
+        # As the inline backend draws it: the figure's own dpi, cropped to what is drawn.
+        self.fig.savefig(buffer, format="png", bbox_inches="tight")
+        png = base64.b64encode(buffer.getvalue()).decode("ascii")
+        return {"image/png": png, "text/plain": self.alt}, {"image/png": {"alt": self.alt}}
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
@@ -461,9 +495,13 @@ def footnote(fig: Figure, text: str) -> None:
         fig.supxlabel(text, x=0.99, ha="right", fontsize=9, color="0.3")
 
 
-def setup_note(summary: pd.DataFrame) -> str:
+def setup_note(summary: pd.DataFrame, drawn: str | None = None) -> str:
+    """The note under a figure of summarize() rows: the load, the blocks, and what its marks
+    are: `drawn`, or by default the error bars of figures.bars (1 sd over blocks)."""
     tool, concurrency = summary.iloc[0][["tool", "concurrency"]]
     n = summary["n"]
     reps = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
-    bars = "error bars: 1 sd" if n.max() > 1 else "one run each, no error bars"
-    return f"{tool}, concurrency {concurrency}, {reps} block(s); {bars}"
+    blocks = f"{reps} block{'' if reps == '1' else 's'}"
+    if drawn is None:
+        drawn = "error bars: 1 sd over blocks" if n.max() > 1 else "one run each, no error bars"
+    return f"{tool}, concurrency {concurrency}, {blocks}; {drawn}"

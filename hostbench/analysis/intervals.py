@@ -387,19 +387,44 @@ def ci_bounds(ci_low: float, ci_high: float) -> tuple[int, int] | None:
     return _pct_bound(ci_low, up=False), _pct_bound(ci_high, up=True)
 
 
-def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
-    """ "95% CI 141-429%", or "one block only, no interval"."""
+def times_text(ratio: float) -> str:
+    """A ratio as a multiple, two decimals: 1.554 -> "1.55x"; "n/a" when missing. For what a
+    page compares as "so many times" (memory), by the same rule as pct_text."""
+    return "n/a" if _missing(ratio) else f"{ratio:.2f}x"
+
+
+# The two ways a page prints a ratio: in whole percents of the baseline, or as a multiple.
+UNITS = ("%", "x")
+
+
+def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95, unit: str = "%") -> str:
+    """ "95% CI 141-429%" (unit "x": "95% CI 1.41-4.29x"), or "one block only, no interval".
+    The ends rounded outwards, in the unit's precision."""
+    _check_unit(unit)
     bounds = ci_bounds(ci_low, ci_high)
     if bounds is None:
         return "one block only, no interval"
+    if unit == "x":
+        low, high = math.floor(100 * ci_low + 1e-9) / 100, math.ceil(100 * ci_high - 1e-9) / 100
+        return f"{_confidence_label(confidence)} CI {low:.2f}-{high:.2f}x"
     return f"{_confidence_label(confidence)} CI {bounds[0]}-{bounds[1]}%"
 
 
-def ratio_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
-    """ "155% (95% CI 141-170%)", "155% (one block only, no interval)", or "n/a"."""
+def ratio_text(
+    ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95, unit: str = "%"
+) -> str:
+    """ "155% (95% CI 141-170%)", "155% (one block only, no interval)", or "n/a"; unit "x":
+    "1.55x (95% CI 1.41-1.70x)"."""
+    _check_unit(unit)
     if _missing(ratio):
         return "n/a"
-    return f"{pct_text(ratio)} ({ci_text(ci_low, ci_high, confidence)})"
+    value = times_text(ratio) if unit == "x" else pct_text(ratio)
+    return f"{value} ({ci_text(ci_low, ci_high, confidence, unit)})"
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise BadInput(f"a ratio prints in {' or '.join(UNITS)}; got {unit!r}")
 
 
 def interval_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
@@ -427,12 +452,14 @@ def high_cell(value_pct: float) -> str:
 PCT_FORMATS = {"ratio_pct": pct_cell, "ci_low_pct": low_cell, "ci_high_pct": high_cell}
 
 
-def with_ratio_text(ratios: pd.DataFrame, column: str = "ours (95% CI)") -> pd.DataFrame:
+def with_ratio_text(
+    ratios: pd.DataFrame, column: str = "ours (95% CI)", unit: str = "%"
+) -> pd.DataFrame:
     """paired_ratios rows with their ratio and interval as one text column, printed by
     ratio_text: a table shows the same characters as the sentences and the headline."""
     confidence = ratios["confidence"] if "confidence" in ratios.columns else [0.95] * len(ratios)
     text = [
-        ratio_text(ratio, low, high, level)
+        ratio_text(ratio, low, high, level, unit)
         for ratio, low, high, level in zip(
             ratios["ratio"], ratios["ci_low"], ratios["ci_high"], confidence, strict=True
         )
@@ -451,6 +478,8 @@ def describe(
     higher: str = "faster",
     lower: str = "slower",
     confidence: float = 0.95,
+    unit: str = "%",
+    baseline: str = "the baseline",
 ) -> str:
     """A ratio to the baseline in words chosen by its interval, as % of the baseline.
 
@@ -458,14 +487,16 @@ def describe(
     describe(0.98, 0.89, 1.08) -> "indistinguishable at this precision: 98% of the baseline
     (95% CI 89-108%)"; describe(0.98, nan, nan) -> "one block only, no interval: 98% of the
     baseline". `higher`/`lower` name the two directions (for latency: "slower"/"faster").
-    Numbers follow the one rounding rule above (ratio_text).
+    Numbers follow the one rounding rule above (ratio_text); unit "x" prints a multiple
+    ("more memory: 1.23x Iris MVC's (95% CI 1.10-1.40x)", with baseline="Iris MVC's").
     """
+    _check_unit(unit)
     if _missing(ratio):
         return "no paired blocks: n/a"
-    pct = f"{pct_text(ratio)} of the baseline"
+    pct = f"{times_text(ratio)} {baseline}" if unit == "x" else f"{pct_text(ratio)} of {baseline}"
     if ci_bounds(ci_low, ci_high) is None:
         return f"one block only, no interval: {pct}"
-    interval = f"({ci_text(ci_low, ci_high, confidence)})"
+    interval = f"({ci_text(ci_low, ci_high, confidence, unit)})"
     if ci_low > 1.0:
         return f"{higher}: {pct} {interval}"
     if ci_high < 1.0:

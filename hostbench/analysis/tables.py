@@ -101,6 +101,28 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def response_checks(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Whether every number is a real count of successful responses, per group of runs (`by`,
+    e.g. ["mode"]; None: one row for all runs): runs, transport errors and non-2xx responses
+    summed, and the largest client-server count difference in % (count_diff_pct, either
+    sign)."""
+    df = df.assign(_all="all runs")
+    keys = by or ["_all"]
+    diff = pd.to_numeric(df["count_diff_pct"], errors="coerce").abs()
+    out = (
+        df.assign(_diff=diff)
+        .groupby(keys, observed=True, sort=True)
+        .agg(
+            runs=("rps", "size"),
+            errors=("errors", "sum"),
+            non_2xx=("non_2xx", "sum"),
+            count_diff_pct_max=("_diff", "max"),
+        )
+    )
+    out = out.reset_index()
+    return out.rename(columns={"_all": "runs checked"})
+
+
 def cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
     """CPU time per request, in microseconds, of each process group: where a request's cost goes.
 
@@ -165,8 +187,20 @@ def _record(run_dir: str | Path, name: str) -> dict:
 
 
 def load_environment(run_dir: str | Path) -> dict:
-    """The machine a study ran on, as the harness recorded it (environment.json)."""
-    return _record(run_dir, "environment.json")
+    """The machine a study ran on, as the harness recorded it (environment.json); each tool's
+    version as a reader wants it (version_text)."""
+    env = _record(run_dir, "environment.json")
+    if isinstance(env.get("tools"), dict):
+        env["tools"] = {name: version_text(v) for name, v in env["tools"].items()}
+    return env
+
+
+def version_text(raw: str) -> str:
+    """A tool's version line without its banner and version-control keywords:
+    "This is ApacheBench, Version 2.3 <$Revision: 1903618 $>" -> "ApacheBench, Version 2.3"."""
+    text = re.sub(r"<?\$(?:Revision|Id|Rev)\b[^$]*\$>?", "", str(raw))
+    text = re.sub(r"^This is ", "", text.strip())
+    return " ".join(text.split()).rstrip(",;:")
 
 
 def run_load(run_dir: str | Path, run_key: str) -> Load | None:
@@ -310,6 +344,7 @@ def calibration(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for keys, runs in df.groupby(GROUP, observed=True, sort=True):
         n, mean, low, high = mean_interval(runs["rps"])
+        low = max(low, 0.0) if pd.notna(low) else low  # requests/s are never negative
         rows.append({
             **dict(zip(GROUP, keys, strict=True)), "blocks": n, "rps_mean": mean,
             "rps_ci_low": low, "rps_ci_high": high,
@@ -354,6 +389,7 @@ def calibration_findings(table: pd.DataFrame) -> pd.DataFrame:
     for keys, sweep in table.groupby(["mode", "scenario", "tool"], observed=True, sort=True):
         knee = sweep.loc[sweep["knee"], "concurrency"]
         peak = sweep["cpu_total_pct_mean"].max()
+        best = sweep.loc[sweep["rps_mean"].idxmax()]
         rows.append({
             **dict(zip(["mode", "scenario", "tool"], keys, strict=True)),
             "levels": ", ".join(str(c) for c in sorted(sweep["concurrency"])),
@@ -362,5 +398,7 @@ def calibration_findings(table: pd.DataFrame) -> pd.DataFrame:
             "highest": sweep["concurrency"].max(),
             "cpu_busy_peak_pct": peak,
             "cpu_reached_100": round(peak) >= 100,  # as it prints: "100%"
+            "best": best["concurrency"],
+            "best_rps": best["rps_mean"],
         })  # fmt: skip
     return pd.DataFrame(rows)

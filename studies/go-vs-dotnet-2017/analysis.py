@@ -20,8 +20,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import StrMethodFormatter
+from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
+from hostbench.analysis import figures
 from hostbench.analysis.intervals import (
     ci_text,
     describe,
@@ -29,8 +30,10 @@ from hostbench.analysis.intervals import (
     paired_ratios,
     pct_text,
     ratio_text,
+    times_text,
 )
 from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.analysis.tables import response_checks
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
 from hostbench.results import valid_rows
@@ -258,6 +261,27 @@ def _ordered(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_k=key).sort_values("_k").drop(columns="_k").reset_index(drop=True)
 
 
+# article_table's columns of the article's numbers: empty (a dash) for the servers it did not run.
+ARTICLE_COLUMNS = ("req/s, article", "latency mean [ms], article", "latency max [ms], article",
+                   "memory [MB], article", "requests per run, article")  # fmt: skip
+
+
+# The columns of article_table a page shows, so the table fits the page: the article's numbers
+# beside ours (our p99 latency stays in results.csv, the request counts are in the text).
+PAGE_COLUMNS = ["server (ours)", "the article's server", "req/s, article", "req/s, ours",
+                "latency mean [ms], article", "latency mean [ms], ours",
+                "latency max [ms], article", "latency max [ms], ours", "memory [MB], article",
+                "RSS mean [MB], ours", "RSS peak [MB], ours"]  # fmt: skip
+
+
+def checks_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Whether every number is a real count of successful responses, per scenario and server
+    (tables.response_checks)."""
+    out = response_checks(contenders(results), ["scenario", "mode"])
+    out.insert(1, "server", out.pop("mode").map(label))
+    return out
+
+
 def article_table(results: pd.DataFrame, scenario: str, pub: pd.DataFrame | None = None):
     """The article's table for one scenario (requests/s, latency, memory) with ours beside it.
 
@@ -371,7 +395,7 @@ def _pct(x: float) -> str:
 
 
 def _times(x: float) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{x:.2f}x"
+    return times_text(x)
 
 
 def _ci(r) -> str:
@@ -380,18 +404,10 @@ def _ci(r) -> str:
 
 
 def memory_words(r) -> str:
-    """A memory ratio to Iris MVC as a multiple, in the words its interval allows."""
-    if math.isnan(r.ratio):
-        return "no paired blocks: n/a"
-    if math.isnan(r.ci_low):
-        return f"one block only, no interval: {_times(r.ratio)} Iris MVC's"
-    low, high = math.floor(100 * r.ci_low) / 100, math.ceil(100 * r.ci_high) / 100
-    interval = f"(95% CI {low:.2f}-{high:.2f}x)"
-    if r.ci_low > 1:
-        return f"more memory: {_times(r.ratio)} Iris MVC's {interval}"
-    if r.ci_high < 1:
-        return f"less memory: {_times(r.ratio)} Iris MVC's {interval}"
-    return f"indistinguishable at this precision: {_times(r.ratio)} Iris MVC's {interval}"
+    """A memory ratio to Iris MVC as a multiple, in the words its interval allows (the
+    pages' one formatter, intervals.describe)."""
+    return describe(r.ratio, r.ci_low, r.ci_high, higher="more memory", lower="less memory",
+                    confidence=r.confidence, unit="x", baseline="Iris MVC's")  # fmt: skip
 
 
 def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame) -> str:
@@ -598,11 +614,15 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
             f"{what} [% of Iris MVC]" + ("\n(without mapped files)" if what == "memory" else "")
         )
         ax.set_xscale("log")
-        known = pd.concat([frame["ratio"], frame["article_ratio"]]).dropna() * 100
-        low, high = min(known.min(), 100) / 2.5, max(known.max(), 100) * 2.5
-        ax.set_xlim(low, high)  # an interval of two blocks can span decades: cut off
-        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:.0f}%"))
+        # Every whisker ends inside the axes, however wide (two blocks can span decades).
+        known = frame[["ratio", "ci_low", "ci_high", "article_ratio"]].stack() * 100
+        known = known[known > 0]
+        low, high = min(known.min(), 100) / 1.5, max(known.max(), 100) * 1.5
+        ax.set_xlim(low, high)
+        ax.set_xticks(figures.log_ticks(low, high))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,g}%"))
         ax.xaxis.set_minor_formatter(StrMethodFormatter(""))
+        ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", alpha=0.4)
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", frameon=False)

@@ -48,7 +48,7 @@ def method(params: StudyParams) -> str:
         "by it), "
     )
     return described + (
-        f"Each of the {params.repetitions} blocks runs every mode and scenario once. The "
+        f"{_each_block(params.repetitions)} runs every mode and scenario once. The "
         "runs compared with each other (every mode of one scenario) run back to back, in an "
         "order that puts each mode equally often in each place and after each other mode "
         f"across blocks (a Williams design; the scenarios' order drawn from seed "
@@ -63,6 +63,10 @@ def method(params: StudyParams) -> str:
         f"that never got steady, or shorter than {params.min_duration_s:g} s is "
         "kept but marked invalid and left out of the analysis."
     )
+
+
+def _each_block(n: int) -> str:
+    return "The one block" if n == 1 else f"Each of the {n} blocks"
 
 
 def _ratio(ratios: pd.DataFrame, mode: str, scenario: str):
@@ -103,6 +107,8 @@ def paper_words(paper_row) -> str:
     gain = paper_row.ratio_high_pct - 100
     if paper_row.qualifier == "up to":
         return f'"nawet {gain:.0f}%" (even {gain:+.0f}%)'
+    if paper_row.qualifier == "stated":
+        return f"{gain:+.0f}%"
     return f"{paper_row.qualifier} {gain:+.0f}%"
 
 
@@ -379,6 +385,25 @@ def hosting_models_table() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper's model", "what it is", "Linux analog", "our mode"])
 
 
+def paper_values_table() -> pd.DataFrame:
+    """The paper's throughput values as % of its baseline (paper_ratios), in words: one row per
+    model and scenario, the baseline's definition first."""
+    rows = []
+    for r in paper_ratios().itertuples(index=False):
+        if r.qualifier == "definition":
+            if not rows:
+                rows.append((mode_label(r.mode), "all", "100%", "the baseline, by definition"))
+            continue
+        if r.derived:
+            value = f"{r.ratio_low_pct:.0f}-{r.ratio_high_pct:.0f}%"
+            words = r.qualifier
+        else:
+            value, words = f"{r.ratio_high_pct:.0f}%", paper_words(r)
+        rows.append((mode_label(r.mode), scenario_label(r.scenario), value, words))
+    columns = ["the paper's model", "scenario", "% of its baseline", "the paper's words"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def platform_table(env: dict) -> pd.DataFrame:
     """The paper's Tables 1-2 beside the machine a study ran on (its environment.json)."""
     paper = paper_setup().set_index("item")["value"]
@@ -425,6 +450,83 @@ def ratio_sentences(ratios: pd.DataFrame) -> str:
             + "."
         )
     return "\n".join(lines)
+
+
+# Section 6: what configuring the proxy's hop did, each against nginx as Microsoft's guide
+# configures it (a new upstream connection per request, over loopback TCP).
+HOP_BASELINE = "nginx"
+HOP_CONFIGURATIONS = {
+    "nginx-keepalive": "an upstream keep-alive pool",
+    "nginx-uds": "a Unix socket in place of loopback TCP",
+}
+
+
+def conclusions(results: pd.DataFrame) -> str:
+    """Section 6's findings about the hop, in the words the intervals allow (Markdown).
+
+    results: every run (paired_ratios leaves the invalid ones out). For each configuration of
+    the hop that ran beside HOP_BASELINE, the scenarios where its interval lies above 100%
+    (faster), below (slower), or includes 100% or is missing (no effect shown); the closing
+    sentence says the hop's configuration matters only if some configuration's interval
+    supports an effect, and names which did and which did not.
+    """
+    present = set(results["mode"].astype(str))
+    tried = [m for m in HOP_CONFIGURATIONS if m in present]
+    if HOP_BASELINE not in present or not tried:
+        return (
+            f"This run has no configuration of the hop beside {mode_label(HOP_BASELINE)}, "
+            "so it says nothing about how the hop's configuration matters."
+        )
+    ratios = intervals.paired_ratios(results, HOP_BASELINE)
+    lines, effect, none = [], [], []
+    for mode in tried:
+        found = {"faster": [], "slower": [], "includes 100%": [], "no interval": []}
+        for r in ratios[ratios["mode"].astype(str) == mode].itertuples(index=False):
+            if intervals.ci_bounds(r.ci_low, r.ci_high) is None:
+                found["no interval"].append(r)
+            elif intervals.claim_verdict(r.ci_low, r.ci_high, "higher") == SUPPORTED:
+                found["faster"].append(r)
+            elif intervals.claim_verdict(r.ci_low, r.ci_high, "lower") == SUPPORTED:
+                found["slower"].append(r)
+            else:
+                found["includes 100%"].append(r)
+        parts = [
+            f"{word} on " + ", ".join(f"{scenario_label(r.scenario)} {_ours(r)}" for r in rows)
+            for word, rows in (("faster", found["faster"]), ("slower", found["slower"]))
+            if rows
+        ]
+        if found["includes 100%"]:
+            names = ", ".join(scenario_label(r.scenario) for r in found["includes 100%"])
+            parts.append(f"no effect shown on {names} (the interval includes 100%)")
+        if found["no interval"]:
+            names = ", ".join(scenario_label(r.scenario) for r in found["no interval"])
+            parts.append(f"nothing can be said on {names} (one block only, no interval)")
+        what = HOP_CONFIGURATIONS[mode]
+        lines.append(
+            f"- **{what[0].upper()}{what[1:]}** ({mode_label(mode)}, as % of "
+            f"{mode_label(HOP_BASELINE)}): " + "; ".join(parts) + "."
+        )
+        changed = [scenario_label(r.scenario) for r in found["faster"] + found["slower"]]
+        if changed:
+            effect.append(f"{what} (on {', '.join(changed)})")
+        else:
+            none.append(what)
+    if effect:
+        closing = (
+            "So the reverse proxy's cost depends on how its hop is configured, not only on "
+            f"having a proxy at all: here {_and(effect)} changed it"
+            + (f"; for {_and(none)}, no interval shows an effect." if none else ".")
+        )
+    else:
+        closing = (
+            f"No interval here shows that {_and(none)} changed the proxy's cost, so this run "
+            "does not say that configuring the hop matters."
+        )
+    return "\n".join(lines) + "\n\n" + closing
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def headline(ratios: pd.DataFrame, mode: str = "kestrel") -> str:

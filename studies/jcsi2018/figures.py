@@ -1,9 +1,10 @@
-"""The JCSI 2018 paper's own figures re-made: Fig. 4-7 (one chart per model), Fig. 8 (all
+"""The JCSI 2018 paper's own figures re-made: Fig. 4-7 (a panel per model), Fig. 8 (all
 models) and Fig. 9 (throughput relative to the baseline, the paper's values beside ours)."""
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 
 from hostbench.analysis import figures, tables
@@ -13,39 +14,77 @@ from hostbench.errors import BadInput
 from . import models
 
 
-def model_chart(df: pd.DataFrame, mode: str, baseline: str, ymax: float | None = None) -> Figure:
-    """Fig. 4-7 of the paper for one hosting model: mean rps per scenario, error bars = 1 sd."""
+def stand_ins(modes: list[str], baseline: str) -> dict[str, list[str]]:
+    """Our modes under each of the paper's models, in its order (models.PAPER_MODELS): each
+    mode under the model it is or stands for; a reverse proxy we add (nginx-keepalive) under
+    the paper's baseline, which it resembles; an empty list where nothing runs here."""
+    from .analysis import is_analog
+
+    out = {model: [] for model in models.PAPER_MODELS}
+    for mode in modes:
+        model = models.paper_model(mode)
+        if model is None and is_analog(mode):
+            model = models.PAPER_BASELINE
+        if model in out:
+            out[model].append(mode)
+    for ours in out.values():  # the study's baseline first under the paper's
+        if baseline in ours:
+            ours.insert(0, ours.pop(ours.index(baseline)))
+    return out
+
+
+def paper_models_chart(df: pd.DataFrame, modes: list[str], baseline: str) -> Figure:
+    """Fig. 4-7 of the paper in one figure: a panel per paper model, in its figures' order,
+    with the modes that stand for it here (stand_ins) on one shared scale, and the models
+    with no run here (HTTP.sys) said so in their panel. Bars: mean rps, whiskers: 1 sd."""
+    from .paper import absolute_note
+
     df = figures.one_setup(df)
     summary = tables.summarize(df)
-    summary = summary[summary["mode"] == mode]
-    if summary.empty:
-        present = ", ".join(str(m) for m in df["mode"].unique())
-        raise BadInput(f"mode {mode!r} is not in the results; modes present: {present}")
+    present = set(summary["mode"].astype(str))
+    groups = stand_ins([m for m in modes if m in present], baseline)
+    tops = summary["rps_mean"] + summary["rps_std"].fillna(0.0)
+    ymax = float(tops.max()) * 1.25
+    order = sorted(models.PAPER_MODELS, key=lambda m: models.PAPER_MODELS[m].figure)
     with figures.style():
-        fig = Figure(figsize=(7, 4.8), layout="constrained")
-        ax = fig.subplots()
-        figures.bars(ax, df, [mode])
-        ax.set_ylabel("throughput [requests/s]")
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        ax.set_xlabel("scenario")
-        if ymax is not None:  # one scale for every model's chart, so heights compare
-            ax.set_ylim(0, ymax)
-        caption = models.caption(mode, baseline)
-        ax.set_title(mode_label(mode) + (f"\n({caption})" if caption else ""))
-        figures.footnote(fig, figures.setup_note(summary))
+        fig = Figure(figsize=(12, 9.5), layout="constrained")
+        axes = fig.subplots(2, 2, sharey=True).ravel()
+        for ax, model in zip(axes, order, strict=True):
+            ours = groups[model]
+            title = f"{models.PAPER_MODELS[model].figure}: {mode_label(model)}"
+            if ours:
+                figures.bars(ax, df, ours, rotation=90 if len(ours) > 2 else 0)
+                ax.set_title(title, fontsize=11, loc="left")
+                handles = [Patch(color=figures.mode_color(m), label=f"{mode_label(m)}: "
+                                 f"{_role(m, baseline)}") for m in ours]  # fmt: skip
+                ax.legend(handles=handles, fontsize=8, loc="upper left", frameon=False)
+            else:
+                ax.set_title(title, fontsize=10, loc="left")
+                ax.text(0.5, 0.5, "Windows only: not measured here\n(docs/windows.md)",
+                        ha="center", va="center",
+                        transform=ax.transAxes, fontsize=11, color="0.35")  # fmt: skip
+                ax.set_xticks([])
+            ax.set_ylim(0, ymax)  # one scale, so bar heights compare across panels
+            ax.set_xlabel("")
+            ax.set_ylabel("throughput [requests/s]")
+            ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        fig.suptitle("The paper's Fig. 4-7: one panel per hosting model, ours in each")
+        figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
     return fig
 
 
-def model_charts(df: pd.DataFrame, modes: list[str], baseline: str):
-    """Fig. 4-7 analogs for `modes`, all on one y-scale so bar heights compare across charts."""
-    summary = tables.summarize(figures.one_setup(df))
-    tops = summary["rps_mean"] + summary["rps_std"].fillna(0.0)
-    ymax = float(tops.max()) * 1.15
-    return [model_chart(df, m, baseline, ymax) for m in modes if (summary["mode"] == m).any()]
+def _role(mode: str, baseline: str) -> str:
+    """What a mode is in a panel of the paper's model (stand_ins), in a few words."""
+    if mode == baseline:
+        return "our baseline, stands for it"
+    role = models.role(mode)
+    return {"same": "the same", "": "our addition"}.get(role, role)
 
 
 def all_models_chart(df: pd.DataFrame) -> Figure:
     """Fig. 8 of the paper: every model in every scenario, grouped by scenario."""
+    from .paper import absolute_note
+
     df = figures.one_setup(df)
     summary = tables.summarize(df)
     modes = figures.present(summary["mode"])
@@ -59,12 +98,26 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
         ax.set_xlabel("scenario")
         fig.suptitle("All hosting models and scenarios (paper's Fig. 8)")
         figures.legend(ax, "hosting model")
-        figures.footnote(fig, figures.setup_note(summary))
+        figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
     return fig
 
 
-# How the paper states each of its values, drawn as what it is (reference.paper_ratios).
-_PAPER_MARKERS = {"about": "D", "stated": "D", "up to": "v"}
+# How the paper states each of its values, drawn as what it is (paper.paper_ratios): a point
+# for a stated or "about" value, a downward marker on a stem for "up to", a box for a range.
+UP_TO, DERIVED = "up to", "range derived from its text"
+_PAPER_MARKERS = {"about": "D", "stated": "o", UP_TO: "v"}
+
+
+def _legend_order(entry) -> int:
+    label = entry[1]
+    return 0 if "(ours)" in label else 1 if label.startswith("baseline") else 2
+
+
+def _paper_kind(row) -> str:
+    """How one of the paper's values is drawn, in the legend's words."""
+    if row.ratio_low_pct < row.ratio_high_pct:
+        return DERIVED
+    return row.qualifier if row.qualifier in _PAPER_MARKERS else "about"
 
 
 def relative_chart(
@@ -122,42 +175,25 @@ def relative_chart(
             color = figures.mode_color(mode)
             runs_here = mode in ours or any(models.paper_model(m) == mode for m in ours)
             note = "" if runs_here else ", paper only: not runnable here"
-            for x, row in zip(x0, rows.itertuples(), strict=True):
+            labelled = set()  # the first mark of each kind carries the legend entry: the
+            for x, row in zip(x0, rows.itertuples(), strict=True):  # legend shows what is drawn
                 if not np.isfinite(row.ratio_high_pct):
                     continue
-                if row.ratio_low_pct < row.ratio_high_pct:  # a derived range
-                    ax.plot(
-                        [x, x],
-                        [row.ratio_low_pct, row.ratio_high_pct],
-                        color=color,
-                        lw=3,
-                        solid_capstyle="butt",
-                        zorder=3,
-                    )
+                kind = _paper_kind(row)
+                label = "_nolegend_"
+                if kind not in labelled:
+                    labelled.add(kind)
+                    label = f"{mode_label(mode)} (paper: {kind}{note})"
+                if kind == DERIVED:  # a range: an outlined box from its low to its high end
+                    ax.bar(x, row.ratio_high_pct - row.ratio_low_pct, width * 0.9,
+                           bottom=row.ratio_low_pct, color="white", edgecolor=color,
+                           hatch="///", linewidth=1.5, zorder=3, label=label)  # fmt: skip
                     continue
-                marker = _PAPER_MARKERS.get(row.qualifier, "D")
-                if marker == "v":  # an upper bound: a stem from the baseline up to it
-                    ax.plot(
-                        [x, x], [100, row.ratio_high_pct], color=color, ls=":", lw=1.5, zorder=3
-                    )
-                ax.plot(
-                    x,
-                    row.ratio_high_pct,
-                    marker=marker,
-                    color=color,
-                    ms=8,
-                    markeredgecolor="0.1",
-                    zorder=4,
-                )
-            kinds = sorted(set(rows["qualifier"].dropna()))
-            words = (
-                "range derived from the paper"
-                if any("derived" in k for k in kinds)
-                else (" / ".join(kinds))
-            )
-            label = f"{mode_label(mode)} (paper: {words}{note})"
-            marker = "v" if "up to" in kinds else "D"
-            ax.plot([], [], marker=marker, color=color, ls="", markeredgecolor="0.1", label=label)
+                if kind == UP_TO:  # an upper bound: a dotted stem from the baseline up to it
+                    ax.plot([x, x], [100, row.ratio_high_pct], color=color, ls=":", lw=1.5,
+                            zorder=3)  # fmt: skip
+                ax.plot(x, row.ratio_high_pct, marker=_PAPER_MARKERS[kind], color=color, ms=9,
+                        markeredgecolor="0.1", ls="", zorder=4, label=label)  # fmt: skip
         ax.axhline(
             100,
             color="0.2",
@@ -172,7 +208,10 @@ def relative_chart(
         ax.set_ylabel(f"throughput [% of {mode_label(baseline)}]")
         ax.set_xlabel("scenario")
         fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=9)
+        # Ours first, then the baseline, then the paper's marks (matplotlib lists lines first).
+        entries = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=_legend_order)
+        ax.legend(*zip(*entries, strict=True), loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False, fontsize=9)  # fmt: skip
         n = ratios["n"].min()
         ci = (
             "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"

@@ -8,8 +8,6 @@ to the paper's ("same", "analog", "cheaper-hop analog").
 
 from dataclasses import dataclass
 
-from hostbench.catalog import MODES
-
 
 @dataclass(frozen=True)
 class PaperModel:
@@ -54,20 +52,3 @@ def paper_model(mode: str) -> str | None:
 
 def role(mode: str) -> str:
     return STANDS_FOR.get(mode, (None, ""))[1]
-
-
-def caption(mode: str, baseline: str) -> str:
-    """What a mode's chart is in the paper's terms; only the baseline claims the paper's Fig. 4."""
-    m = MODES.get(mode)
-    if m is None:
-        return ""
-    model = paper_model(mode)
-    if role(mode) == "same":
-        windows = ", measured on Windows" if m.windows_only else ""
-        return f"the paper's {PAPER_MODELS[model].figure}{windows}"
-    if model is None:
-        return "added here, not in the paper"
-    label = MODES[model].label
-    if mode == baseline:
-        return f"stands for the paper's {PAPER_MODELS[model].figure}, {label}"
-    return f"{role(mode)} of the paper's {label}, not in its figures"

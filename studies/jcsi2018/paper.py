@@ -87,3 +87,14 @@ def paper_ratios() -> pd.DataFrame:
     # rows are already in the paper's model x scenario order; mode and scenario stay plain
     # strings so the table merges with results on either column
     return pd.DataFrame(rows).astype({"mode": "str", "scenario": "str", "quote": "str"})
+
+
+def absolute_note() -> str:
+    """Why no paper value stands beside our requests/s (Fig. 4-8): the paper shows them only in
+    images; its one statement of absolute throughput is read from setup.csv."""
+    stated = paper_setup().set_index("item").loc["rps_order_of_magnitude"]
+    return (
+        "The paper's requests/s are only in its figures' images, no number in its text (its "
+        f"one absolute statement: {stated['value']} {stated['unit']}, {stated['where']}): "
+        "none is drawn here"
+    )

@@ -1,6 +1,9 @@
 """The paper's Fig. 4-9 re-made (this folder's figures.py), on tidy runs with known answers."""
 
 import matplotlib
+import matplotlib.colors
+import matplotlib.lines
+import matplotlib.patches
 
 matplotlib.use("Agg")
 
@@ -18,46 +21,48 @@ figures = STUDY.analysis.figures
 paper_ratios = STUDY.analysis.paper_ratios
 
 
-def test_model_chart_one_bar_per_scenario_with_sd():
-    fig = figures.model_chart(runs(), "kestrel", "nginx")
-    (ax,) = fig.axes
+def _panels(df, modes=("kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy")):
+    fig = figures.paper_models_chart(df, list(modes), "nginx")
+    return dict(zip(("out-of-process", "kestrel", "httpsys", "in-process"), fig.axes, strict=True))
+
+
+def test_the_paper_models_chart_has_one_bar_per_scenario_with_sd():
+    ax = _panels(runs())["kestrel"]
     heights = [p.get_height() for p in bars(ax)]
     assert heights == pytest.approx([2000, 8000, 6000, 4000])  # paper order: html text json xml
     assert [t.get_text() for t in ax.get_xticklabels()] == ["HTML", "text", "JSON", "XML"]
     assert len(ax.lines) >= 4  # a whisker (1 sd) per bar
     assert texts(ax) == ["2,000", "8,000", "6,000", "4,000"]
-    assert "Fig. 5" in ax.get_title()
+    assert ax.get_title(loc="left") == "Fig. 5: Kestrel"
     assert "requests/s" in ax.get_ylabel()
     assert not overlapping(ax.get_xticklabels() + ax.texts)
 
 
-def test_model_chart_names_the_papers_figure_once_and_additions_as_such():
-    def title(mode, baseline="nginx"):
-        return figures.model_chart(runs(), mode, baseline).axes[0].get_title()
-
-    assert "stands for the paper's Fig. 4" in title("nginx")
-    assert "Fig. 4" not in title("caddy") and "not in its figures" in title("caddy")
-    assert "Fig. 4" in title("caddy", baseline="caddy") and "Fig. 4" not in title("nginx", "caddy")
-    assert "Fig. 7" not in title("nginx-uds") and "cheaper-hop analog" in title("nginx-uds")
-    assert (
-        STUDY.analysis.models.caption("nginx-keepalive", "nginx") == "added here, not in the paper"
-    )
-
-
-def test_model_charts_share_one_scale():
-    charts = figures.model_charts(runs(), ["kestrel", "nginx"], "nginx")
-    assert len({fig.axes[0].get_ylim() for fig in charts}) == 1
+def test_the_paper_models_chart_puts_each_mode_under_the_model_it_stands_for():
+    assert figures.stand_ins(
+        ["kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy"], "caddy"
+    ) == {  # fmt: skip
+        "iis-outofprocess": ["caddy", "nginx", "nginx-keepalive"],  # the baseline first
+        "iis-inprocess": ["nginx-uds"],
+        "kestrel": ["kestrel"],
+        "httpsys": [],
+    }
+    panels = _panels(runs())
+    legend = [t.get_text() for t in panels["in-process"].get_legend().get_texts()]
+    assert legend == [f"{figures.mode_label('nginx-uds')}: cheaper-hop analog"]
+    assert len(bars(panels["out-of-process"])) == 2 * len(BASE_RPS)  # nginx, caddy ran
 
 
-def test_model_chart_single_repetition_has_no_error_bars():
-    (ax,) = figures.model_chart(runs(repetitions=1), "nginx", "nginx").axes
+def test_the_paper_models_chart_with_one_block_has_no_error_bars():
+    ax = _panels(runs(repetitions=1))["kestrel"]
     assert len(bars(ax)) == 4
     assert len(ax.lines) == 0  # one run: no spread, no whisker
 
 
-def test_model_chart_unknown_mode():
-    with pytest.raises(BadInput, match="httpsys"):
-        figures.model_chart(runs(), "httpsys", "nginx")
+def test_a_paper_model_with_no_run_here_says_so_in_its_panel():
+    panels = _panels(runs(), modes=("kestrel", "nginx", "httpsys"))  # httpsys never runs here
+    assert texts(panels["httpsys"]) == ["Windows only: not measured here\n(docs/windows.md)"]
+    assert not bars(panels["httpsys"]) and not bars(panels["in-process"])
 
 
 def test_figures_refuse_mixed_load_setups():
@@ -95,7 +100,7 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     fig = figures.relative_chart(ratios(), paper_ratios(), "nginx")
     (ax,) = fig.axes
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "Kestrel (paper: about / up to)" in legend
+    assert "Kestrel (paper: about)" in legend and "Kestrel (paper: up to)" in legend
     assert any("HTTP.sys (paper" in t and "paper only: not runnable here" in t for t in legend)
     assert any("IIS (in-process) (paper: range derived" in t for t in legend)
     # "up to" is an upper bound: a marker at its value, on a dotted stem from 100%.
@@ -103,7 +108,29 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     assert stems and all(list(line.get_ydata()) == [100, 300] for line in stems)
     markers = {line.get_marker() for line in ax.lines if len(line.get_xdata()) == 1}
     assert {"v", "D"} <= markers
-    assert not [b for b in bars(ax) if b.get_hatch()]  # no solid bar for a paper value
+    # The derived range is an outlined box from its low end to its high end, not a solid bar.
+    boxes = [b for b in bars(ax) if b.get_hatch()]
+    paper = paper_ratios()
+    derived = paper[paper["derived"]]
+    assert len(boxes) == len(derived)
+    assert sorted((round(b.get_y()), round(b.get_y() + b.get_height())) for b in boxes) == sorted(
+        (round(r.ratio_low_pct), round(r.ratio_high_pct)) for r in derived.itertuples()
+    )
+
+
+def test_relative_chart_legend_shows_the_marks_the_chart_draws():
+    (ax,) = figures.relative_chart(ratios(), paper_ratios(), "nginx").axes
+
+    def look(line):
+        return line.get_marker(), matplotlib.colors.to_hex(line.get_color())
+
+    drawn = {look(line) for line in ax.lines if len(line.get_xdata()) == 1}
+    handles = ax.get_legend().legend_handles
+    shown = {look(h) for h in handles if isinstance(h, matplotlib.lines.Line2D)
+             if h.get_marker() not in ("None", "", None)}  # fmt: skip
+    assert drawn and shown == drawn  # no legend marker the chart lacks, and none left out
+    hatched = [h for h in handles if isinstance(h, matplotlib.patches.Rectangle) and h.get_hatch()]
+    assert len(hatched) == 1  # the derived range's box, as drawn
 
 
 def test_relative_chart_without_ratios():

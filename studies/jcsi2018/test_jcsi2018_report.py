@@ -299,7 +299,7 @@ def test_calibration_note_says_what_was_computed():
              knee=float("nan"), highest=8, cpu_busy_peak_pct=80.0, cpu_reached_100=False),
     ])  # fmt: skip
     lines = report.calibration_note(findings).splitlines()
-    assert "stops growing at 2" in lines[0] and "CPU busy peaked at 97% (not 100%)" in lines[0]
+    assert "stops growing measurably at 2" in lines[0] and "peaked at 97% (not 100%)" in lines[0]
     assert "no knee within the range" in lines[1] and "peaked at 100%." in lines[1]
     assert "a level with 1 valid block (the others left out): no interval" in lines[2]
 

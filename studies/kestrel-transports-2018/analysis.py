@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import StrMethodFormatter
+from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
+from hostbench.analysis import figures
 from hostbench.analysis.intervals import describe, mean_interval, paired_ratios, ratio_text
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import scenario_label
@@ -397,9 +398,10 @@ def sweep_figure(results: pd.DataFrame) -> Figure:
         ax.set_title(
             scenario_label(scenario) + (f" (pipelined {pipeline})" if pipeline > 1 else "")
         )
-        # The runs set the scale; an interval reaching beyond it (few blocks) is cut off.
-        top = runs.loc[runs["scenario"] == scenario, "rps"].max()
-        ax.set_ylim(0, 1.25 * top if top == top else 1.0)
+        # The runs and the intervals' tops set the scale: every whisker ends inside the axes.
+        tops = pd.concat([runs.loc[runs["scenario"] == scenario, "rps"], rows["rps_ci_high"]])
+        top = tops.max()
+        ax.set_ylim(0, 1.1 * top if top == top else 1.0)
         ax.grid(alpha=0.4)
     axes[0].set_ylabel("requests/s")
     handles = [Line2D([], [], color=c, linestyle=s, marker="o", label=lab)
@@ -432,24 +434,27 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
         ax.set_yticks(y, rows["variant"])
         ax.set_xscale("log")
-        low, high = _ratio_range(g["ratio"])
+        low, high = _ratio_range(pd.concat([g["ratio"], g["ci_low"], g["ci_high"]]))
         ax.set_xlim(low, high)
-        ax.set_xticks([t for t in (10, 25, 50, 100, 200, 400, 1000) if low <= t <= high])
-        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:.0f}%"))
+        ax.set_xticks(figures.log_ticks(low, high))  # decades when the intervals are wide
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,g}%"))
+        ax.tick_params(axis="x", labelsize=8)
         ax.xaxis.set_minor_formatter(StrMethodFormatter(""))
         ax.set_xlabel("requests/s [% of the runtime defaults]")
         ax.set_title(scenario_label(scenario))
         ax.grid(axis="x", alpha=0.4)
     fig.suptitle(
-        "Each setting against the runtime defaults, paired within blocks (95% CI; an interval "
-        "wider than the axis is cut off)\nblue: IOQueueCount, the article's setting; orange "
-        "(inline scheduling) and grey (wait for data): ours"
+        "Each setting against the runtime defaults, paired within blocks (95% CI)\nblue: "
+        "IOQueueCount, the article's setting; orange (inline scheduling) and grey (wait for "
+        "data): ours"
     )
     return fig
 
 
 def _ratio_range(ratios: pd.Series) -> tuple[float, float]:
-    """An x range in % around the ratios (and 100%): intervals of two blocks can span decades."""
+    """An x range in % that holds the ratios, their intervals' ends and 100%, with a margin:
+    every whisker ends inside the axes, however wide (two blocks can span decades)."""
     pct = 100 * pd.to_numeric(ratios, errors="coerce").dropna()
+    pct = pct[pct > 0]
     low, high = min(pct.min(), 100) if len(pct) else 100, max(pct.max(), 100) if len(pct) else 100
-    return low / 2.5, high * 2.5
+    return low / 1.5, high * 1.5

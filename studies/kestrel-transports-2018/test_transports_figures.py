@@ -1,0 +1,33 @@
+"""kestrel-transports-2018's figures on a recorded real quick run (two blocks, wide
+intervals): every whisker ends inside its axes, so nothing is drawn cut off."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from conftest import whisker_ends  # noqa: E402
+from hostbench.analysis import tables  # noqa: E402
+from hostbench.studies import study_of  # noqa: E402
+
+STUDY = study_of(__file__)
+transports = STUDY.analysis
+RESULTS = tables.load_results(STUDY.fixtures_dir / "quick-results.csv", valid_only=False)
+
+
+def test_the_gains_whiskers_end_inside_the_axes():
+    gains = transports.gains(RESULTS)
+    assert (gains["ci_high"] / gains["ci_low"]).max() > 2  # wide: two blocks on a busy machine
+    fig = transports.gains_figure(gains)
+    for ax in fig.axes:
+        ends = whisker_ends(ax, 0)
+        low, high = ax.get_xlim()
+        assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+    assert "cut off" not in fig.get_suptitle()
+
+
+def test_the_sweeps_whiskers_end_inside_the_axes():
+    fig = transports.sweep_figure(RESULTS)
+    for ax in fig.axes:
+        ends = whisker_ends(ax, 1)
+        low, high = ax.get_ylim()
+        assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
