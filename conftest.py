@@ -3,6 +3,8 @@
 import itertools
 import json
 import os
+import re
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -88,6 +90,34 @@ def record_params(folder: Path, **changes) -> StudyParams:
     recorded = {**params.to_dict(), "hostbench_version": "test", "fingerprint": "0" * 12}
     (Path(folder) / "params.json").write_text(json.dumps(recorded, indent=2))
     return params
+
+
+# ------------------------------------------------------------- a study's tests
+
+
+def stated(study: str, item: str) -> str:
+    """What an article's setup.csv states for `item`, as written there."""
+    from hostbench.analysis.reference import load_setup
+
+    return load_setup(study).set_index("item").loc[item, "value"]
+
+
+def stated_rounds(study: str) -> int:
+    # "warm-up, then mean of 3 rounds", "best of 3": the number the article states
+    return int(re.search(r"(\d+)", stated(study, "rounds")).group(1))
+
+
+def profile_params(study: str, profile: str, **overrides):
+    """A study's profile, validated, with `overrides` applied last."""
+    from hostbench.harness.params import StudyParams
+    from hostbench.studies import get_study
+
+    return StudyParams.from_file(get_study(study).params_path(profile), overrides)
+
+
+def run_command(run_dir: Path, run_key: str) -> list[str]:
+    """The load tool's command line of one run, as the harness recorded it."""
+    return shlex.split((run_dir / run_key / "load" / "command.txt").read_text())
 
 
 # ------------------------------------------------------------- servers the tests start

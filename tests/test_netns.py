@@ -76,24 +76,8 @@ def test_an_error_inside_removes_everything():
     assert not {hosts.server, hosts.client} & set(netns.existing())
 
 
-def test_a_killed_run_leaves_namespaces_that_the_next_start_removes(tmp_path):
-    script = textwrap.dedent("""
-        import sys, time
-        from hostbench.harness import netns
-        with netns.two_hosts() as hosts:
-            print(hosts.server, hosts.client, flush=True)
-            time.sleep(60)
-    """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    left = child.stdout.readline().split()
-    child.send_signal(signal.SIGKILL)  # no finally runs: the namespaces stay
-    child.wait()
-    assert set(left) <= set(netns.existing())
-    assert set(netns.remove_stale()) >= set(left)
-    assert not set(left) & set(netns.existing())
-
-
-def test_sigint_removes_everything():
+def _holding_two_hosts() -> tuple[subprocess.Popen, list[str]]:
+    """A harness process inside two_hosts(), and the namespaces it made."""
     script = textwrap.dedent("""
         import time
         from hostbench.harness import netns
@@ -102,7 +86,20 @@ def test_sigint_removes_everything():
             time.sleep(60)
     """)
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    made = child.stdout.readline().split()
+    return child, child.stdout.readline().split()
+
+
+def test_a_killed_run_leaves_namespaces_that_the_next_start_removes():
+    child, left = _holding_two_hosts()
+    child.send_signal(signal.SIGKILL)  # no finally runs: the namespaces stay
+    child.wait()
+    assert left and set(left) <= set(netns.existing())
+    assert set(netns.remove_stale()) >= set(left)
+    assert not set(left) & set(netns.existing())
+
+
+def test_sigint_removes_everything():
+    child, made = _holding_two_hosts()
     child.send_signal(signal.SIGINT)
     child.wait(timeout=30)
     assert made and not set(made) & set(netns.existing())

@@ -163,3 +163,12 @@ def load_setup(study: str | Study | None = None) -> pd.DataFrame:
                 raise BadInput(f"{one.reference_dir / SETUP_CSV} row {i + 2}: no item or quote")
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+def stated_setting(study: str, item: str) -> str:
+    """One of an article's stated settings (its setup.csv), value and unit as written there."""
+    setup = load_setup(study).set_index("item")
+    if item not in setup.index:
+        raise BadInput(f"setup.csv has no {item!r} for {study}; items: {', '.join(setup.index)}")
+    row = setup.loc[item]
+    return f"{row['value']} {row['unit']}".strip()

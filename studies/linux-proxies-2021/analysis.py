@@ -32,7 +32,7 @@ from hostbench.analysis.intervals import (
     paired_ratios,
     pct_cell,
 )
-from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.analysis.reference import load_reference, load_setup, stated_setting
 from hostbench.catalog import MODES, mode_label
 from hostbench.errors import BadInput
 from hostbench.studies import study_of
@@ -79,11 +79,7 @@ def published() -> pd.DataFrame:
 
 def article_setting(item: str) -> str:
     """One of the article's stated settings (reference/setup.csv), as written there."""
-    setup = load_setup(ARTICLE).set_index("item")
-    if item not in setup.index:
-        raise BadInput(f"setup.csv has no {item!r} for {ARTICLE}; items: {', '.join(setup.index)}")
-    row = setup.loc[item]
-    return f"{row['value']} {row['unit']}".strip()
+    return stated_setting(ARTICLE, item)
 
 
 def article_connections() -> int:

@@ -6,18 +6,16 @@ runs end to end in tests/test_studies.py (the quick batch).
 import json
 import math
 import re
-import shlex
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
+from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables
 from hostbench.analysis.reference import load_reference, load_setup
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
-from hostbench.studies import get_study, study_of
+from hostbench.studies import study_of
 
 STUDY = study_of(__file__)
 lp = STUDY.analysis
@@ -30,34 +28,13 @@ VERDICTS = {
 }
 
 
-def _setting(article: str, item: str) -> str:
-    return load_setup(article).set_index("item").loc[item, "value"]
-
-
-def _rounds(article: str) -> int:
-    # "warm-up, then mean of 3 rounds", "best of 3": the number the article states
-    return int(re.search(r"(\d+)", _setting(article, "rounds")).group(1))
-
-
-def _params(study: str, profile: str, **overrides) -> StudyParams:
-    return StudyParams.from_file(get_study(study).params_path(profile), overrides)
-
-
-def _rows(run_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(run_dir / "results.csv")
-
-
-def _command(run_dir: Path, run_key: str) -> list[str]:
-    return shlex.split((run_dir / run_key / "load" / "command.txt").read_text())
-
-
 def test_paper_profile_states_the_articles_settings():
-    p = _params("linux-proxies-2021", "paper")
+    p = profile_params(STUDY.id, "paper")
     article = lp.ARTICLE
-    assert p.tools == [_setting(article, "load_tool")]
-    assert p.concurrency[0] == lp.article_connections() == int(_setting(article, "connections"))
-    assert p.duration_s == float(_setting(article, "duration"))
-    assert p.repetitions == _rounds(article)  # the article's rounds are our blocks
+    assert p.tools == [stated(article, "load_tool")]
+    assert p.concurrency[0] == lp.article_connections() == int(stated(article, "connections"))
+    assert p.duration_s == float(stated(article, "duration"))
+    assert p.repetitions == stated_rounds(article)  # the article's rounds are our blocks
     assert p.scenarios == sorted(set(load_reference(article)["scenario"]))
     assert p.options.app_args == ["--log-level", "Information"]  # the template's logging
     assert p.keepalive and p.requests is None and p.warmup_s > 0
@@ -89,21 +66,21 @@ def test_the_params_and_readme_claim_no_nginx_configuration_for_the_article():
 
 @pytest.mark.live
 def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
-    params = _params("linux-proxies-2021", "quick", modes=["kestrel"], duration_s=1,
+    params = profile_params(STUDY.id, "quick", modes=["kestrel"], duration_s=1,
                      warmup_s=0, repetitions=1, min_duration_s=1)  # fmt: skip
     run_dir = run_study(params, "lp", tmp_path, progress=False).parent
-    rows = _rows(run_dir)
+    rows = pd.read_csv(run_dir / "results.csv")
     c = lp.article_connections()
     assert sorted(rows["concurrency"]) == sorted(params.concurrency) and c in set(
         rows["concurrency"]
     )
-    assert set(rows["tool"]) == {_setting(lp.ARTICLE, "load_tool")}
+    assert set(rows["tool"]) == {stated(lp.ARTICLE, "load_tool")}
     assert set(rows["duration_target_s"]) == {1.0} and rows["requests_target"].isna().all()
     assert rows["keepalive"].all() and rows["valid"].all()
     recorded = json.loads((run_dir / "params.json").read_text())
     assert recorded["app_args"] == ["--log-level", "Information"] and recorded["keepalive"]
     key = f"kestrel__api-test__bombardier__c{c}__r1"
-    argv = _command(run_dir, key)
+    argv = run_command(run_dir, key)
     assert argv[argv.index("-c") + 1] == str(c) and argv[argv.index("-d") + 1] == "1000ms"
     assert "-n" not in argv and argv[-1].endswith("/api/test")
     # The app ran with the template's logging: Information lines in its log.
@@ -111,7 +88,7 @@ def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
     setup = lp.setup_table(run_dir).set_index("")
     assert setup.loc["reverse proxies", "the article"].endswith("configuration not stated)")
     assert "fresh launch" in setup.loc["rounds", "this run"]
-    assert setup.loc["connections", "the article"] == _setting(lp.ARTICLE, "connections")
+    assert setup.loc["connections", "the article"] == stated(lp.ARTICLE, "connections")
     assert setup.loc["connections", "this run"] == ", ".join(map(str, params.concurrency))
     assert setup.loc["logging", "this run"] == "--log-level Information"
 

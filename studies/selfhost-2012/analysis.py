@@ -38,9 +38,8 @@ from hostbench.analysis.intervals import (
     pct_cell,
     ratio_text,
 )
-from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.analysis.reference import load_reference, stated_setting
 from hostbench.catalog import MODES, mode_color, mode_label
-from hostbench.errors import BadInput
 from hostbench.load import Load
 from hostbench.studies import study_of
 
@@ -87,11 +86,7 @@ def published() -> pd.DataFrame:
 
 def article_setting(item: str) -> str:
     """One of the article's stated settings (reference/setup.csv), as written there."""
-    setup = load_setup(ARTICLE).set_index("item")
-    if item not in setup.index:
-        raise BadInput(f"setup.csv has no {item!r} for {ARTICLE}; items: {', '.join(setup.index)}")
-    row = setup.loc[item]
-    return f"{row['value']} {row['unit']}".strip()
+    return stated_setting(ARTICLE, item)
 
 
 def article_gains() -> pd.DataFrame:

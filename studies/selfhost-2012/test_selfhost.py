@@ -4,19 +4,16 @@ runs end to end in tests/test_studies.py (the quick batch).
 """
 
 import json
-import re
-import shlex
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
+from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables
-from hostbench.analysis.reference import load_reference, load_setup
-from hostbench.harness.params import StudyParams
+from hostbench.analysis.reference import load_reference
 from hostbench.harness.study import run_study
-from hostbench.studies import get_study, study_of
+from hostbench.studies import study_of
 
 STUDY = study_of(__file__)
 sh = STUDY.analysis
@@ -29,35 +26,14 @@ VERDICTS = {
 }
 
 
-def _setting(article: str, item: str) -> str:
-    return load_setup(article).set_index("item").loc[item, "value"]
-
-
-def _rounds(article: str) -> int:
-    # "warm-up, then mean of 3 rounds", "best of 3": the number the article states
-    return int(re.search(r"(\d+)", _setting(article, "rounds")).group(1))
-
-
-def _params(study: str, profile: str, **overrides) -> StudyParams:
-    return StudyParams.from_file(get_study(study).params_path(profile), overrides)
-
-
-def _rows(run_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(run_dir / "results.csv")
-
-
-def _command(run_dir: Path, run_key: str) -> list[str]:
-    return shlex.split((run_dir / run_key / "load" / "command.txt").read_text())
-
-
 def test_paper_profile_states_the_articles_settings():
-    p = _params("selfhost-2012", "paper")
+    p = profile_params(STUDY.id, "paper")
     article = sh.ARTICLE
-    assert _setting(article, "load_tool").startswith("Apache Bench") and p.tools == ["ab"]
-    assert p.concurrency == [int(_setting(article, "ab_concurrency"))]
-    assert p.requests == int(_setting(article, "ab_requests"))
+    assert stated(article, "load_tool").startswith("Apache Bench") and p.tools == ["ab"]
+    assert p.concurrency == [int(stated(article, "ab_concurrency"))]
+    assert p.requests == int(stated(article, "ab_requests"))
     assert p.keepalive is False  # ab without -k, as the article's command
-    assert p.repetitions == _rounds(article)
+    assert p.repetitions == stated_rounds(article)
     assert p.scenarios == sorted(set(load_reference(article)["scenario"]))
     assert p.modes[:2] == [sh.SELF_HOST, sh.IIS_ANALOG] and p.baseline == sh.IIS_ANALOG
 
@@ -67,11 +43,11 @@ def test_paper_profile_states_the_articles_settings():
 
 @pytest.mark.live
 def test_selfhost_rows_carry_the_articles_settings(tmp_path):
-    c = int(_setting(sh.ARTICLE, "ab_concurrency"))
-    params = _params("selfhost-2012", "quick", modes=["kestrel"], baseline=None, requests=3 * c,
-                     warmup_s=0, repetitions=1)  # fmt: skip
+    c = int(stated(sh.ARTICLE, "ab_concurrency"))
+    params = profile_params(STUDY.id, "quick", modes=["kestrel"], baseline=None,
+                            requests=3 * c, warmup_s=0, repetitions=1)  # fmt: skip
     run_dir = run_study(params, "sh", tmp_path, progress=False).parent
-    rows = _rows(run_dir)
+    rows = pd.read_csv(run_dir / "results.csv")
     assert len(rows) == 1
     row = rows.iloc[0]
     assert row["tool"] == "ab" and row["concurrency"] == c
@@ -79,13 +55,13 @@ def test_selfhost_rows_carry_the_articles_settings(tmp_path):
     assert (
         not row["keepalive"] and not json.loads((run_dir / "params.json").read_text())["keepalive"]
     )
-    argv = _command(run_dir, row["run_key"])
+    argv = run_command(run_dir, row["run_key"])
     assert argv[argv.index("-n") + 1] == str(3 * c) and argv[argv.index("-c") + 1] == str(c)
     assert "-k" not in argv and "-t" not in argv and argv[-1].endswith("/api/testapi")
     # ab's "Time per request" (mean) is concurrency x time / requests: the article's column.
     assert row["latency_mean_ms"] == pytest.approx(1000.0 * c / row["rps"], rel=0.01)
     setup = sh.setup_table(run_dir).set_index("")
-    assert setup.loc["concurrency (-c)", "the article"] == _setting(sh.ARTICLE, "ab_concurrency")
+    assert setup.loc["concurrency (-c)", "the article"] == stated(sh.ARTICLE, "ab_concurrency")
     assert setup.loc["requests per test (-n)", "this run"] == f"{3 * c:,}"
     assert setup.loc["keep-alive", "this run"].startswith("no")
 
