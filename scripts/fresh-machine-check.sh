@@ -404,6 +404,20 @@ EOF
       cp -a "$f" "$root$f"
     fi
   done
+  # The certificate authorities this machine's network needs (a TLS-inspecting proxy on the way
+  # to NuGet, say): every machine on that network trusts them, so the root does too. Not a
+  # prerequisite of the project; without it the root could not reach NuGet here.
+  local crt found=0
+  for crt in /usr/local/share/ca-certificates/*.crt; do
+    [ -e "$crt" ] || continue
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp -a "$crt" "$root/usr/local/share/ca-certificates/"
+    found=1
+  done
+  if [ "$found" -eq 1 ]; then
+    echo "trusting this machine's local certificate authorities: $(cd /usr/local/share/ca-certificates && echo *.crt)"
+    in_root 'update-ca-certificates >/dev/null'
+  fi
   [ ${#pass_env[@]} -eq 0 ] || echo "passing this machine's settings into the root: $(printf '%s\n' "${pass_env[@]}" | cut -d= -f1 | tr '\n' ' ')"
   # A Python >= 3.11.5, as pyenv installs it (no site-packages, no test suite).
   echo "copying Python $("$python_prefix/bin/python3" -V 2>&1) from $python_prefix"
