@@ -59,17 +59,22 @@ def _device(namespace: str) -> str:
     return f"hb{pid}{role[0]}"
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30)
+def _ip(*args: str, check: bool = True, netns: str | None = None) -> subprocess.CompletedProcess:
+    """`ip ARGS`, inside `netns` if given (entered with nsenter: see exec_prefix)."""
+    argv = [*exec_prefix(netns), "ip", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     if check and done.returncode != 0:
-        raise HostbenchError(f"ip {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+        where = f" in {netns}" if netns else ""
+        why = done.stderr.strip() or done.returncode
+        raise HostbenchError(f"ip {' '.join(args)}{where}: {why}")
     return done
 
 
 def not_allowed() -> str:
     """Why namespaces cannot be made here, in one line; "" when they can."""
-    if not shutil.which("ip"):
-        return "topology netns needs iproute2's `ip` (Debian: apt-get install iproute2)"
+    for tool, package in (("ip", "iproute2"), ("nsenter", "util-linux")):
+        if not shutil.which(tool):
+            return f"topology netns needs {tool} (Debian: apt-get install {package})"
     if os.geteuid() != 0 and not _has_net_admin():
         return (
             "topology netns needs root or CAP_NET_ADMIN to make network namespaces; "
@@ -118,15 +123,15 @@ def two_hosts() -> Iterator[TwoHosts]:
     try:
         for name in (hosts.server, hosts.client):
             _ip("netns", "add", name)
-            _ip("-n", name, "link", "set", "lo", "up")  # the app and proxy talk over it
+            _ip("link", "set", "lo", "up", netns=name)  # the app and proxy talk over it
         _ip("link", "add", hosts.server_device, "netns", hosts.server,
             "type", "veth", "peer", "name", hosts.client_device, "netns", hosts.client)  # fmt: skip
         for name, device, address in (
             (hosts.server, hosts.server_device, hosts.server_address),
             (hosts.client, hosts.client_device, hosts.client_address),
         ):
-            _ip("-n", name, "addr", "add", f"{address}/{PREFIX_LENGTH}", "dev", device)
-            _ip("-n", name, "link", "set", device, "up")
+            _ip("addr", "add", f"{address}/{PREFIX_LENGTH}", "dev", device, netns=name)
+            _ip("link", "set", device, "up", netns=name)
         check_route(hosts)
         yield hosts
     finally:
@@ -138,7 +143,7 @@ def check_route(hosts: TwoHosts, address: str | None = None) -> None:
     """Refuse unless the client reaches `address` (default: the server's) over the veth, and
     neither namespace has a default route (nothing can leave the machine)."""
     address = address or hosts.server_address
-    route = _ip("-n", hosts.client, "route", "get", address, check=False)
+    route = _ip("route", "get", address, check=False, netns=hosts.client)
     if route.returncode != 0 or f"dev {hosts.client_device}" not in route.stdout:
         found = route.stdout.strip() or route.stderr.strip()
         raise BadInput(
@@ -146,14 +151,16 @@ def check_route(hosts: TwoHosts, address: str | None = None) -> None:
             f"({found}); load goes only to the server namespace's address"
         )
     for name in (hosts.server, hosts.client):
-        routes = _ip("-n", name, "route", "show", "default").stdout.strip()
+        routes = _ip("route", "show", "default", netns=name).stdout.strip()
         if routes:
             raise BadInput(f"namespace {name} has a default route ({routes}); refusing to load")
 
 
 def exec_prefix(namespace: str | None) -> list[str]:
-    """argv prefix that runs a program in `namespace` (`ip netns exec` execs it: same pid)."""
-    return ["ip", "netns", "exec", namespace] if namespace else []
+    """argv prefix that runs a program in `namespace`: util-linux's nsenter joins its network
+    namespace and execs the program (same pid). Not `ip netns exec`, which also makes a mount
+    namespace and fails where / is no mount point (a chroot, a container)."""
+    return ["nsenter", f"--net={NETNS_DIR / namespace}", "--"] if namespace else []
 
 
 def call_in(namespace: str | None, fn: Callable, *args, **kwargs):

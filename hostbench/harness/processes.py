@@ -18,6 +18,7 @@ from pathlib import Path
 from subprocess import STDOUT
 
 from ..errors import LaunchFailed
+from .netns import exec_prefix
 
 _live: set["ManagedProcess"] = set()
 
@@ -42,8 +43,7 @@ def _wrapped(argv: list[str], cpus: Sequence[int] | None, netns: str | None = No
     prefix = []
     if sys.platform == "linux" and shutil.which("setpriv"):
         prefix += ["setpriv", "--pdeathsig", "TERM", "--"]
-    if netns:
-        prefix += ["ip", "netns", "exec", netns]  # iproute2: enters it and execs, too
+    prefix += exec_prefix(netns)  # a network namespace (harness/netns.py): joins it and execs
     if cpus:
         prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
     return prefix + argv
