@@ -19,7 +19,7 @@ from hostbench.harness.study import run_study
 
 pytestmark = [
     pytest.mark.live,
-    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed"),
 ]
 
 

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from ..errors import BadInput, HostbenchError
@@ -27,7 +28,7 @@ PREFIX = "hostbench"  # every namespace this module makes: hostbench<pid>-server
 SERVER_ADDRESS = "198.18.0.1"
 CLIENT_ADDRESS = "198.18.0.2"
 PREFIX_LENGTH = 30  # two hosts, nothing else on the link
-_NAME = re.compile(rf"^{PREFIX}(\d+)-(server|client)$")
+_NAME = re.compile(rf"^{PREFIX}(\d+)-(server|client|probe)$")
 _CLONE_NEWNET = 0x40000000
 
 
@@ -80,6 +81,23 @@ def not_allowed() -> str:
             "topology netns needs root or CAP_NET_ADMIN to make network namespaces; "
             "run as root, or use topology: local"
         )
+    return _probe()
+
+
+@cache
+def _probe() -> str:
+    # Rights are not the whole story (a container may lack the mounts `ip netns` needs):
+    # make a namespace, enter it, remove it, once per process.
+    name = f"{PREFIX}{os.getpid()}-probe"
+    entered = _ip("netns", "add", name, check=False)
+    try:
+        if entered.returncode == 0:
+            entered = _ip("link", "show", "lo", check=False, netns=name)
+    finally:
+        _ip("netns", "delete", name, check=False)
+    if entered.returncode != 0:
+        why = (entered.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return f"cannot make and enter a network namespace here ({why}); use topology: local"
     return ""
 
 
