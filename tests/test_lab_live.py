@@ -3,11 +3,13 @@ real app, proxies and load tool (a few minutes), and the report a teacher opens.
 
 import json
 import re
+import shutil
 
 import pytest
 
 from hostbench import lab
 from hostbench.catalog import MODES
+from hostbench.pagecheck import check_report
 from hostbench.reproduce import DONE_FILE
 
 pytestmark = [pytest.mark.live, pytest.mark.timeout(900)]
@@ -56,6 +58,12 @@ def test_the_report_has_every_path_the_hop_table_with_intervals_and_no_error(lab
     assert page.count("<summary>Expected answer</summary>") == len(sections)  # one per section
     for mode in ("nginx", "nginx-keepalive", "nginx-uds", "caddy"):
         assert MODES[mode].label in page
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium (make setup)")
+def test_the_lab_report_reads_cleanly(lab_run):
+    """The page check every study's report passes (hostbench/pagecheck.py), on the lab's."""
+    assert check_report(lab_run / "report.html", forbidden=[str(lab_run.parent)]) == []
 
 
 def test_a_what_if_from_the_command_line_reaches_nginx(tmp_path, capsys):
