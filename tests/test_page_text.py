@@ -56,6 +56,8 @@ def test_a_table_has_no_index_column_and_keeps_a_labelled_index_as_a_column():
     assert ">hosting mode</th>" in page and ">Kestrel</td>" in page
     rows = pd.DataFrame({"x": [1, 2]}, index=[7, 8])  # row numbers of a filtered frame
     assert ">7</td>" not in prose.table(rows).to_html()
+    twice = prose.table(pd.concat([rows, rows])).to_html()  # repeated row numbers: rendered
+    assert twice.count(">1</td>") == 2 and ">7</td>" not in twice
     labels = pd.DataFrame({"x": [1, 2]}, index=["errors", "non_2xx"])  # labels: a column
     assert ">errors</td>" in prose.table(labels).to_html()
     assert page_defects(_page(prose.table(rows))) == page_defects(_page(prose.table(labels))) == []

@@ -124,7 +124,7 @@ def table(
     labelled = any(df.index.names) or not pd.api.types.is_integer_dtype(df.index)
     if labelled:  # group labels are columns; row numbers are never shown
         df = df.reset_index(names=[n or "" for n in df.index.names])
-    df = df.copy()
+    df = df.reset_index(drop=True)  # a fresh row index (a concat repeats numbers)
     for column, label in (("mode", mode_label), ("baseline", mode_label),
                           ("scenario", scenario_label)):  # fmt: skip
         if column in df.columns:

@@ -7,6 +7,7 @@ plotting here.
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -219,7 +220,8 @@ def proxy_versions(env: dict) -> str:
 def load_commands(run_dir: str | Path) -> pd.DataFrame:
     """The load of one run per tool and concurrency, as the study fired it: in words from
     the run's load.json ("(not recorded)" for a run without one), and its command.txt as
-    written (files in the run folder by their names; ports differ between runs)."""
+    written, but for the tool and the files in the run folder by their names (a page never
+    shows this machine's folders; ports differ between runs)."""
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)
     first = results.drop_duplicates(["tool", "concurrency"]).sort_values(["tool", "concurrency"])
@@ -228,7 +230,10 @@ def load_commands(run_dir: str | Path) -> pd.DataFrame:
         load = run_load(run_dir, r.run_key)
         folder = run_dir / r.run_key / "load"
         path = folder / "command.txt"
-        command = path.read_text().strip().replace(f"{folder}/", "") if path.is_file() else ""
+        command = ""
+        if path.is_file():  # the tool by its name, not the folder it was run from
+            argv = shlex.split(path.read_text().replace(f"{folder}/", ""))
+            command = shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
         described = load.describe() if load else "(not recorded)"
         rows.append((r.tool, r.concurrency, described, command or "(not recorded)"))
     return pd.DataFrame(rows, columns=["tool", "concurrency", "load", "command"])
