@@ -81,6 +81,11 @@ KEYS: tuple[Key, ...] = (
     _k("seed", "int or null", None, "",
        "Seed of the run order; null: a new one, recorded in params.json.", ">= 0"),
     _k("sample_interval_s", "float", 0.5, "s", "The CPU monitor's sampling period.", ">= 0.05"),
+    _k("progress_interval_s", "float or null", None, "s",
+       "While each measured load runs, read the server's own request counter (one GET /__stats "
+       "from the harness, not counted, off the measured path) and its RSS without file-mapped "
+       "pages this often, into the run's progress.csv: how the rate and memory converge.",
+       ">= 0.5; null: off"),
     _k("steady_tolerance_pct", "float", 5.0, "%",
        "Warm-up ends when three one-second windows agree within this.", ">= 0.1"),
     _k("requests", "int, {scenario: int} or null", None, "requests",
@@ -337,6 +342,7 @@ class StudyParams:
     baseline: str | None = _default("baseline")
     seed: int | None = _default("seed")
     sample_interval_s: float = _default("sample_interval_s")
+    progress_interval_s: float | None = _default("progress_interval_s")
     steady_tolerance_pct: float = _default("steady_tolerance_pct")
     requests: int | dict[str, int] | None = _default("requests")  # one, or one per scenario
     pipeline: int | dict[str, int] = _default("pipeline")  # one depth, or one per scenario
@@ -455,6 +461,9 @@ class StudyParams:
             sample_interval_s=float(
                 _number("sample_interval_s", p["sample_interval_s"], minimum=0.05)
             ),
+            progress_interval_s=None
+            if p["progress_interval_s"] is None
+            else float(_number("progress_interval_s", p["progress_interval_s"], minimum=0.5)),
             steady_tolerance_pct=float(
                 _number("steady_tolerance_pct", p["steady_tolerance_pct"], minimum=0.1)
             ),
@@ -608,6 +617,12 @@ class StudyParams:
             "pipeline": self.pipeline,
             "keepalive": self.keepalive,
             "sample_interval_s": self.sample_interval_s,
+            # Only when set: runs without progress keep their fingerprints.
+            **(
+                {"progress_interval_s": self.progress_interval_s}
+                if self.progress_interval_s is not None
+                else {}
+            ),
             "loadgen_cpus": self.loadgen_cpus,
             "min_duration_s": self.min_duration_s,
             "quiet_max_cores": self.quiet_max_cores,

@@ -150,3 +150,32 @@ def test_a_missing_tool_is_one_line_saying_how_to_install_it(monkeypatch):
         str(err.value)
         == "wrk not found: install it with apt-get install wrk (done by `make setup` as root)"
     )
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("mode", ["kestrel", "iris-mvc"])
+def test_progress_counts_the_servers_requests_while_the_load_runs(mode, tmp_path):
+    p = params(
+        modes=[mode], scenarios=["values"], requests=30000, duration_s=60, progress_interval_s=0.5
+    )
+    spec = RunSpec.of_cell(p, mode, "values", "bombardier", 4, 1, 1)
+    row = execute(spec, tmp_path / spec.key, p)
+    with open(tmp_path / spec.key / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    counts = [int(r["requests"]) for r in rows]
+    elapsed = [float(r["elapsed_s"]) for r in rows]
+    # The server's own count, growing with time, ends at the run's: the reading at the end
+    # comes after the load, and the harness's GET /__stats are not counted.
+    assert counts == sorted(counts) and elapsed == sorted(elapsed)
+    assert counts[-1] == row["server_requests"] == row["requests"] == 30000
+    assert all(0 < float(r["rss_anon_mb"]) < float(r["rss_mb"]) for r in rows)
+    assert row["settings"]["progress_interval_s"] == 0.5  # in the run's fingerprint
+
+
+@pytest.mark.live
+def test_a_run_without_progress_writes_none(tmp_path):
+    p = params(duration_s=2)
+    spec = RunSpec.of_cell(p, "kestrel", "json", "bombardier", 4, 1, 1)
+    row = execute(spec, tmp_path / spec.key, p)
+    assert not (tmp_path / spec.key / "progress.csv").exists()
+    assert "progress_interval_s" not in row["settings"]

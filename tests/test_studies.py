@@ -12,6 +12,7 @@ import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 from hostbench.analysis import tables
 from hostbench.analysis.reference import load_reference, load_setup
@@ -49,8 +50,15 @@ def test_each_profile_loads_and_quick_is_paper_made_small(study):
     for profile in study.profiles():
         StudyParams.from_file(study.params_path(profile))  # validated: raises on a bad key
     quick = load_yaml(study.params_path("quick"))
-    assert re.search(r"^extends: paper$", study.params_path("quick").read_text(), re.M)
     assert quick["smoke"] is True  # a quick run says it is a smoke run, not evidence
+    # Every other profile (quick, and any a study adds, e.g. convergence) is paper changed:
+    # it extends paper and states only what differs.
+    paper = load_yaml(study.params_path("paper"))
+    for profile in set(study.profiles()) - {"paper"}:
+        path = study.params_path(profile)
+        assert re.search(r"^extends: paper$", path.read_text(), re.M), profile
+        own = yaml.safe_load(path.read_text())
+        assert all(k not in paper or own[k] != paper[k] for k in own if k != "extends"), profile
 
 
 @every_study

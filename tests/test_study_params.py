@@ -243,3 +243,19 @@ def test_nginx_settings_reach_the_launch_and_change_fingerprints_only_when_set()
     # fingerprints (and so resume).
     assert not {"nginx_keepalive_pool", "nginx_workers"} & set(plain.measured_settings())
     assert fingerprint(plain.measured_settings()) != fingerprint(tuned.measured_settings())
+
+
+def test_progress_is_off_unless_asked_and_changes_fingerprints_only_when_set():
+    from hostbench.harness.params import fingerprint
+
+    plain = StudyParams.from_dict(GOOD)
+    progress = StudyParams.from_dict({**GOOD, "progress_interval_s": 1})
+    assert plain.progress_interval_s is None and progress.progress_interval_s == 1.0
+    assert StudyParams.from_dict(progress.to_dict()) == progress  # round-trips
+    # Off, the key is not among a run's settings: other studies' runs keep their fingerprints.
+    assert "progress_interval_s" not in plain.measured_settings()
+    assert fingerprint(plain.measured_settings()) != fingerprint(progress.measured_settings())
+    with pytest.raises(
+        BadInput, match=r"^params key 'progress_interval_s' must be a number >= 0.5"
+    ):
+        StudyParams.from_dict({**GOOD, "progress_interval_s": 0.1})

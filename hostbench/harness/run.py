@@ -17,6 +17,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +37,8 @@ from .loadgen import LoadGenerator, generator_for
 from .modes import Target, launch
 from .netns import TwoHosts, call_in, check_route
 from .params import StudyParams, fingerprint
+from .progress import FILE as PROGRESS_FILE
+from .progress import ProgressMonitor
 from .quiet import wait_until_quiet
 
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
@@ -373,7 +376,15 @@ def execute(
             for pid in pids:
                 monitor.watch(group, pid)
 
-        with monitor:
+        # Off unless the params ask: one GET /__stats per interval (progress.py).
+        progress = (
+            ProgressMonitor(
+                run_dir / PROGRESS_FILE, target, scenario.stats_key, params.progress_interval_s
+            )
+            if params.progress_interval_s
+            else nullcontext()
+        )
+        with monitor, progress:
             result = generator.run(
                 load,
                 run_dir / "load",

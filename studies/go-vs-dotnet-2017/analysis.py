@@ -22,7 +22,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import figures
+from hostbench.analysis import convergence, figures
 from hostbench.analysis.intervals import (
     ci_text,
     describe,
@@ -36,6 +36,7 @@ from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.analysis.tables import response_checks
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
+from hostbench.params import StudyParams
 from hostbench.results import valid_rows
 from hostbench.studies import study_of
 
@@ -690,3 +691,80 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         "without mapped files)"
     )
     return fig
+
+
+# --- convergence with the request count (params/convergence.yaml) ----------------------------
+
+CONVERGENCE_PROFILE = "convergence"  # each cell once at the article's counts, progress on
+CONVERGED_PROFILE = "paper-converged"  # its counts must come from a convergence run: none yet
+
+
+def convergence_curves(results: pd.DataFrame, runs_dir) -> dict:
+    """Each cell's curve from its run's progress.csv (by (mode, scenario)); empty when the
+    run recorded none (every profile but `convergence`)."""
+    return convergence.run_curves(results, runs_dir)
+
+
+def convergence_table(curves: dict, tolerance_pct: float = convergence.TOLERANCE_PCT):
+    """Per cell, in the study's server order: the run's count, its rate and memory, and the
+    count from which each (and both) stayed within the tolerance of the run's own value."""
+    cells = convergence.table(curves, tolerance_pct)
+    cells["server"] = [label(m) for m in cells["mode"]]
+    cells = _ordered(cells)
+    names = {
+        "requests": "requests in the run",
+        "rate": "req/s, whole run",
+        "memory_mb": "memory [MB], whole run",
+        "rate_from": "req/s within from",
+        "memory_from": "memory within from",
+        "converged_from": "both within from",
+        "converged_share": "share of the run",
+    }
+    return cells.rename(columns=names)[["scenario", "server", *names.values()]]
+
+
+def convergence_text(curves: dict, tolerance_pct: float = convergence.TOLERANCE_PCT) -> str:
+    """What the run says about request counts: per scenario, the count from which every
+    cell's mean rate and memory stayed within the tolerance of its whole run's; or one line
+    saying this run recorded no progress."""
+    if not curves:
+        return (
+            "This run recorded no progress (`progress_interval_s` is off): the "
+            f"`{CONVERGENCE_PROFILE}` profile records it."
+        )
+    per = convergence.per_scenario(convergence.table(curves, tolerance_pct))
+    lines = []
+    for r in per.itertuples(index=False):
+        cells = "its one cell" if r.cells == 1 else f"every one of its {r.cells} cells"
+        if r.converged_from >= r.requests:  # only the last reading is within: not settled
+            lines.append(
+                f"- `{r.scenario}`: not settled within {tolerance_pct:g}% before the end of "
+                f"{r.requests:,} requests; its runs were too short to say."
+            )
+            continue
+        lines.append(
+            f"- `{r.scenario}`: {cells} within {tolerance_pct:g}% from {r.converged_from:,} "
+            f"requests on, {r.converged_from / r.requests:.0%} of the {r.requests:,} its runs "
+            "served."
+        )
+    return (
+        f"The smallest request count from which each run's cumulative mean requests/s and its "
+        f"mean memory stayed within {tolerance_pct:g}% of the whole run's, the largest over "
+        "each scenario's cells:\n\n" + "\n".join(lines) + "\n\nThese are the counts a "
+        f"`{CONVERGED_PROFILE}` profile may use (one run per cell: a noisy machine moves them)."
+    )
+
+
+def convergence_figure(curves: dict, tolerance_pct: float = convergence.TOLERANCE_PCT) -> Figure:
+    return convergence.figure(curves, tolerance_pct)
+
+
+def profile_hours(rates: pd.DataFrame, params: StudyParams) -> float:
+    """An estimate of a profile's wall time: each cell's request count at the mean requests/s
+    that `rates` (results.csv rows) measured for it, plus its longest warm-up, per block."""
+    rps = rates.groupby(["mode", "scenario"])["rps"].mean()
+    seconds = sum(
+        params.requests_for(sc) / rps[(m, sc)] + params.warmup_s
+        for m, _, sc, _, _ in params.cells()
+    )
+    return seconds * params.repetitions / 3600
