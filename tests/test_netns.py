@@ -128,7 +128,10 @@ def test_topology_is_checked_before_anything_starts():
             "concurrency": [4], "duration_s": 5, "warmup_s": 0, "repetitions": 1}  # fmt: skip
     with pytest.raises(BadInput, match="topology ssh needs params key 'inventory'"):
         StudyParams.from_dict({**base, "topology": "ssh"})
-    with pytest.raises(BadInput, match=r"topology ssh runs modes kestrel only \(not built yet"):
+    with pytest.raises(
+        BadInput,
+        match=r"topology ssh runs modes kestrel, nginx, nginx-keepalive only \(not built yet",
+    ):
         StudyParams.from_dict({**base, "modes": ["caddy"], "topology": "ssh", "inventory": "i"})
     with pytest.raises(BadInput, match="'inventory' is for topology ssh"):
         StudyParams.from_dict({**base, "inventory": "i"})

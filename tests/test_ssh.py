@@ -127,11 +127,13 @@ def _left(pattern: str) -> list[str]:
 
 def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        params = StudyParams.from_dict({**BASE, "inventory": str(inventory)})
+        params = StudyParams.from_dict(
+            {**BASE, "modes": ["kestrel", "nginx"], "inventory": str(inventory)}
+        )
         # The harness reaches the hosts from the client namespace, as it would over a LAN.
         results = netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
         rows = list(csv.DictReader(results.open()))
-        assert [r["mode"] for r in rows] == ["kestrel"]
+        assert sorted(r["mode"] for r in rows) == ["kestrel", "nginx"]
         for r in rows:
             assert r["valid"] == "True", r["invalid_reason"]
             assert r["topology"] == "ssh"
@@ -141,6 +143,8 @@ def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp
             assert int(r["requests"]) == int(r["server_requests"]) > 0
             assert float(r["cpu_server_cores"]) > 0 and float(r["cpu_loadgen_cores"]) > 0
             assert float(r["rss_server_mb"]) > 0
+            if r["mode"] == "nginx":  # its workers' CPU, read on the server host
+                assert float(r["cpu_proxy_cores"]) > 0
             load = tmp_path / "ssh" / r["run_key"] / "load"
             assert f"http://{netns.SERVER_ADDRESS}:" in (load / "command.txt").read_text()
             assert (load / "stdout.txt").read_text().strip()  # fetched from the loadgen host
@@ -171,10 +175,10 @@ def test_sigint_stops_everything_on_the_hosts(tmp_path):
         """)
         child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
         deadline = time.monotonic() + 120
-        while not _left("bombardier") and time.monotonic() < deadline:
+        while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
             assert child.poll() is None, "the study ended before its load started"
             time.sleep(0.2)
-        assert _left("bombardier")  # the load runs on the loadgen host
+        assert _left("/tmp/hostbench\\..*/bombardier")  # the load runs on the loadgen host
         child.send_signal(signal.SIGINT)
         child.wait(timeout=60)
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")

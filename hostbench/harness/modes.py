@@ -21,7 +21,7 @@ import psutil
 from ..catalog import Mode, get_mode, runnable_here
 from ..errors import BadInput, HostbenchError
 from ..params import LaunchOptions  # data: the params' launch keys
-from . import httpclient, proxies
+from . import httpclient, proxies, remote
 from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail
 from .tools import find_tool
@@ -235,10 +235,23 @@ def _launch_proxy(
             app_url = listen = f"http://127.0.0.1:{port}"
             upstream = f"127.0.0.1:{port}"
         app = stack.enter_context(
-            _app_process(run_dir, listen, opts, mode.server_args, cpus, netns=where.netns)
+            _app_process(
+                run_dir, listen, opts, mode.server_args, cpus, netns=where.netns, host=where.host
+            )  # fmt: skip
         )
         proxy_port = where.free_port()
-        if mode.proxy == "nginx":
+        if where.host is not None:  # topology ssh: nginx on the server host (params allow no other)
+            proc = remote.nginx_process(
+                where.host,
+                run_dir,
+                listen_port=proxy_port,
+                upstream=upstream,
+                keepalive=mode.keepalive and (opts.nginx_keepalive_pool or mode.keepalive),
+                access_log=opts.access_log,
+                listen_host=where.front_host,
+                workers=opts.nginx_workers,
+            )
+        elif mode.proxy == "nginx":
             proc = proxies.nginx_process(
                 listen_port=proxy_port,
                 upstream=upstream,
@@ -271,6 +284,7 @@ def _launch_proxy(
             app_socket=socket_path,
             processes=[app, proxy],
             netns=where.netns,
+            host=where.host,
         )
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..errors import BadInput, HostbenchError, LaunchFailed
 from ..paths import BIN, TESTAPP
-from . import httpclient
+from . import httpclient, proxies
 from .cpumonitor import machine_shares
 from .processes import tail
 
@@ -437,6 +437,23 @@ class RemoteProcess:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def nginx_process(
+    host: Connection, run_dir: Path, *, listen_port: int, listen_host: str, workers, **config
+) -> RemoteProcess:
+    """nginx on `host` from a config made here (kept as run_dir/nginx.conf) and copied to
+    the run's folder there; not started yet. Ready once GET /health through it answers 200."""
+    folder = f"{host.folder}/{Path(run_dir).name}"
+    host.run("mkdir", "-p", f"{folder}/nginx-temp")
+    workers = workers or int(host.run("nproc").stdout.strip())  # one per core of that host
+    text = proxies.nginx_config(listen_port=listen_port, listen_host=listen_host,
+                                workers=workers, run_dir=Path(folder), **config)  # fmt: skip
+    (run_dir / "nginx.conf").write_text(text)
+    host.copy([run_dir / "nginx.conf"], folder)
+    argv = [host.tool("nginx"), "-p", folder, "-e", "stderr", "-c", f"{folder}/nginx.conf"]
+    url = f"http://{listen_host}:{listen_port}/health"
+    return host.process("nginx", argv, run_dir / "nginx.log", ready=lambda: host.answers_ok(url))
 
 
 @dataclass
