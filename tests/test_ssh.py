@@ -214,3 +214,15 @@ def test_an_unreachable_host_and_an_unknown_host_key_are_one_line_each(tmp_path)
         message = refusal(unknown)
         assert "server host server-host" in message and "host key is not in" in message
         assert not _left("hb-ssh")
+
+
+@pytest.mark.skipif(not shutil.which("ansible-playbook"), reason="needs ansible-core")
+def test_the_provisioning_playbook_parses(tmp_path):
+    inventory = _inventory(tmp_path / "inv.ini", tmp_path / "k", tmp_path / "kh")
+    playbook = Path(__file__).parent.parent / "deploy" / "provision.yml"
+    checked = subprocess.run(
+        ["ansible-playbook", "-i", str(inventory), "--syntax-check", str(playbook)],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr

@@ -449,6 +449,10 @@ def nginx_process(
     workers = workers or int(host.run("nproc").stdout.strip())  # one per core of that host
     text = proxies.nginx_config(listen_port=listen_port, listen_host=listen_host,
                                 workers=workers, run_dir=Path(folder), **config)  # fmt: skip
+    # As proxies does for this machine: a root master keeps its workers as that host's user.
+    uid, user, group = host.run("sh", "-c", "id -u; id -un; id -gn").stdout.split()
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("user ")]
+    text = "".join(lines[:1] + ([f"user {user} {group};\n"] if uid == "0" else []) + lines[1:])
     (run_dir / "nginx.conf").write_text(text)
     host.copy([run_dir / "nginx.conf"], folder)
     argv = [host.tool("nginx"), "-p", folder, "-e", "stderr", "-c", f"{folder}/nginx.conf"]
