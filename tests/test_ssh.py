@@ -226,3 +226,24 @@ def test_the_provisioning_playbook_parses(tmp_path):
         text=True,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_a_killed_harness_leaves_nothing_on_the_hosts(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        script = textwrap.dedent(f"""
+            from hostbench.harness.params import StudyParams
+            from hostbench.harness.study import run_study
+            params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
+            run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
+        """)
+        child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
+        deadline = time.monotonic() + 120
+        while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
+            assert child.poll() is None, "the study ended before its load started"
+            time.sleep(0.2)
+        child.kill()  # no finally runs: the hosts' keepers see their input end
+        child.wait()
+        deadline = time.monotonic() + 30
+        while _left("/tmp/hostbench\\.") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")

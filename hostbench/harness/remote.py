@@ -133,6 +133,13 @@ class Connection:
         self._started: list[RemoteProcess] = []
         self._tools: dict[str, str] = {}
         self._seq = 0
+        self._keeper: subprocess.Popen | None = None
+        self._master: subprocess.Popen | None = None
+
+    def _control(self, command: str) -> bool:
+        """`ssh -O command` to the master: check, exit."""
+        argv = ["ssh", *self.options(), "-O", command, self.host.address]
+        return subprocess.run(argv, capture_output=True, timeout=30).returncode == 0
 
     def options(self) -> list[str]:
         h = self.host
@@ -174,26 +181,33 @@ class Connection:
 
     def open(self) -> "Connection":
         """Start the master (checking the host key) and make the work folder."""
+        # In the foreground, a child of the harness (not -f): setpriv ends it with the harness.
         master = [
+            *_dies_with_us(),
             "ssh",
             *self.options(),
             "-o",
             "ControlMaster=yes",
             "-o",
-            "ControlPersist=yes",
-            "-f",
+            "ControlPersist=no",
             "-N",
             self.host.address,
         ]
-        done = subprocess.run(
+        self._master = subprocess.Popen(
             master,
-            capture_output=True,
-            text=True,
-            timeout=CONNECT_TIMEOUT_S + 20,
             stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
-        if done.returncode != 0:
-            raise BadInput(self._why_not(done.stderr))
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S + 20
+        while not self._control("check"):
+            if self._master.poll() is not None:
+                raise BadInput(self._why_not(self._master.stderr.read()))
+            if time.monotonic() > deadline:
+                raise BadInput(self._why_not("no answer"))
+            time.sleep(0.1)
         missing = self.run(
             "sh",
             "-c",
@@ -207,6 +221,21 @@ class Connection:
             )
         self.folder = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
         self.copy([HELPER], self.folder, name="helper.py")
+        # The keeper's input is this process's pipe: when the harness ends, however (setpriv
+        # kills the ssh client with it), the host kills what was started there.
+        keeper = [
+            "ssh",
+            *self.options(),
+            self.host.address,
+            "--",
+            f"python3 {self.folder}/helper.py keeper {self.folder}",
+        ]
+        self._keeper = subprocess.Popen(
+            [*_dies_with_us(), *keeper],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return self
 
     def _why_not(self, stderr: str) -> str:
@@ -308,13 +337,28 @@ class Connection:
         """Stop what was started here, remove the work folder, end the master."""
         for proc in reversed(self._started):
             proc.stop()
+        if self._keeper is not None:  # its end of input: it removes the work folder
+            self._keeper.stdin.close()
+            try:
+                self._keeper.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._keeper.kill()
+                self._keeper.wait()
         if self.folder:
             self.run("rm", "-rf", self.folder, check=False)
-        subprocess.run(
-            ["ssh", *self.options(), "-O", "exit", self.host.address],
-            capture_output=True,
-            timeout=30,
-        )
+        if self._master is not None:
+            self._control("exit")
+            try:
+                self._master.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._master.kill()
+                self._master.wait()
+            self._master.stderr.close()
+
+
+def _dies_with_us() -> list[str]:
+    """argv prefix: the parent-death signal, so an ssh client never outlives the harness."""
+    return ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
 
 
 class RemoteProcess:
@@ -447,8 +491,13 @@ def nginx_process(
     folder = f"{host.folder}/{Path(run_dir).name}"
     host.run("mkdir", "-p", f"{folder}/nginx-temp")
     workers = workers or int(host.run("nproc").stdout.strip())  # one per core of that host
-    text = proxies.nginx_config(listen_port=listen_port, listen_host=listen_host,
-                                workers=workers, run_dir=Path(folder), **config)  # fmt: skip
+    text = proxies.nginx_config(
+        listen_port=listen_port,
+        listen_host=listen_host,
+        workers=workers,
+        run_dir=Path(folder),
+        **config,
+    )
     # As proxies does for this machine: a root master keeps its workers as that host's user.
     uid, user, group = host.run("sh", "-c", "id -u; id -un; id -gn").stdout.split()
     lines = [line for line in text.splitlines(keepends=True) if not line.startswith("user ")]

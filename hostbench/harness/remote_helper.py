@@ -13,6 +13,9 @@ call, its answer as one JSON line on stdout:
   request METHOD URL [SOCKET]   one HTTP request from this host: {"status", "headers", "body"}
   rtt URL N                the median ms of N empty requests (GET URL, a new connection each)
   port HOST                a free TCP port on HOST
+  keeper DIR               wait for the end of standard input (the harness's connection
+                           closed, or the harness was killed), then kill every group
+                           started in DIR and remove DIR
 """
 
 import base64
@@ -20,6 +23,8 @@ import http.client
 import json
 import os
 import resource
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -50,6 +55,8 @@ def start(folder, name, argv):
         except OSError as e:
             os.write(write, json.dumps({"error": f"{argv[0]}: {e.strerror}"}).encode())
             os._exit(1)
+        with open(base + ".group", "w") as f:  # for the keeper
+            f.write(str(os.getpid()))
         os.write(write, json.dumps({"group": os.getpid(), "pid": child.pid}).encode())
         os.close(write)
         code = child.wait()
@@ -159,10 +166,24 @@ def port(host):
         return {"port": s.getsockname()[1]}
 
 
+def keeper(folder):
+    sys.stdin.read()
+    for entry in os.listdir(folder):
+        if entry.endswith(".group"):
+            with open(os.path.join(folder, entry)) as f:
+                try:
+                    os.killpg(int(f.read()), signal.SIGKILL)
+                except (ValueError, ProcessLookupError, PermissionError):
+                    pass
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(args):
     command, rest = args[0], args[1:]
     if command == "start":
         return start(rest[0], rest[1], rest[2:])
+    if command == "keeper":
+        return keeper(rest[0])
     answer = {
         "status": lambda: status(*rest),
         "tree": lambda: tree([int(p) for p in rest]),
