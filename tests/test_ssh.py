@@ -185,9 +185,9 @@ def test_sigint_stops_everything_on_the_hosts(tmp_path):
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
 
-def _refusal(tmp_path, inventory) -> str:
+def _refusal(tmp_path, inventory, server_tools=()) -> str:
     with pytest.raises(BadInput) as refused:
-        with remote.ssh_hosts(inventory):
+        with remote.ssh_hosts(inventory, server_tools):
             pass
     message = str(refused.value)
     assert "\n" not in message
@@ -213,6 +213,10 @@ def test_an_unreachable_host_and_an_unknown_host_key_are_one_line_each(tmp_path)
         unknown = _inventory(tmp_path / "unknown.ini", key, tmp_path / "other_known_hosts")
         message = refusal(unknown)
         assert "server host server-host" in message and "host key is not in" in message
+        missing = netns.call_in(
+            hosts.client, _refusal, tmp_path, closed.with_name("inventory.ini"), ("no-such-tool",)
+        )
+        assert missing.startswith("server host server-host (198.18.0.1:22) has no no-such-tool")
         assert not _left("hb-ssh")
 
 

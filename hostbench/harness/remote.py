@@ -526,9 +526,13 @@ class SshHosts:
 
 
 @contextmanager
-def ssh_hosts(inventory: str | Path) -> Iterator[SshHosts]:
-    """Both hosts connected and checked (one line naming the host and the fix otherwise,
-    before anything starts); everything closed however the block ends."""
+def ssh_hosts(
+    inventory: str | Path, server_tools: tuple[str, ...] = (), loadgen_tools: tuple[str, ...] = ()
+) -> Iterator[SshHosts]:
+    """Both hosts connected and checked, each with the programs it will run (the test app
+    copied to the server, `server_tools` and `loadgen_tools` found or copied): one line
+    naming the host and the fix otherwise, before anything starts. Everything closed however
+    the block ends."""
     hosts = read_inventory(inventory)
     for tool in ("ssh", "scp"):
         if not shutil.which(tool):
@@ -540,6 +544,10 @@ def ssh_hosts(inventory: str | Path) -> Iterator[SshHosts]:
             conn = Connection(hosts[role], control_dir)
             stack.callback(conn.close)
             conns[role] = conn.open()
+        for role, tools in (("server", server_tools), ("loadgen", loadgen_tools)):
+            for tool in tools:
+                conns[role].tool(tool)
+        conns["server"].app()
         yield SshHosts(conns["server"], conns["loadgen"])
 
 

@@ -253,7 +253,10 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         # topology ssh: both hosts connected and checked, closed however it ends.
         ssh = None
         if params.topology == "ssh":
-            ssh = stack.enter_context(remote.ssh_hosts(params.inventory))
+            proxies = tuple({get_mode(m).proxy for m in params.modes} - {None})
+            ssh = stack.enter_context(
+                remote.ssh_hosts(params.inventory, proxies, tuple(params.tools))
+            )
         for block in range(1, params.repetitions + 1):
             todo = [spec for spec in specs if spec.block == block]
             for spec in todo:  # grows while it runs: re-runs go to the end of their block
