@@ -30,7 +30,11 @@ from .load import Load
 PARAMS_FILE = "params.json"  # a run folder's params, as the harness recorded them
 # The load tools the harness can run (harness/loadgen.py GENERATORS; a test keeps both equal).
 TOOLS = ("ab", "bombardier", "k6", "wrk")
-TOPOLOGIES = ("local", "netns")  # ssh (real hosts) is not built yet
+TOPOLOGIES = ("local", "netns", "ssh")
+# What topology ssh runs so far: the test app alone (kestrel) or behind nginx over TCP, the
+# load from bombardier (whose command names no file of the run folder).
+SSH_MODES = ("kestrel", "nginx", "nginx-keepalive")
+SSH_TOOLS = ("bombardier",)
 REQUIRED_KEY = object()  # the default of a key a params file must state
 AS_DEFAULT = object()  # a key missing from an older params.json means its default
 
@@ -129,7 +133,11 @@ KEYS: tuple[Key, ...] = (
        "Whether a run whose warm-up never got steady is invalid."),
     _k("topology", "str", "local", "",
        "Where the load generator and the server run (docs/hosts.md): this machine's loopback, "
-       "or two network namespaces joined by a veth pair.", ", ".join(TOPOLOGIES)),
+       "two network namespaces joined by a veth pair, or two hosts over ssh.",
+       ", ".join(TOPOLOGIES)),
+    _k("inventory", "str or null", None, "",
+       "topology ssh: the Ansible inventory naming the `server` and `loadgen` hosts.",
+       "a path; with topology ssh only"),
     _k("app_args", "list of str", [], "",
        "Extra options for the test app, e.g. [--log-level, Information]."),
     _k("access_log", "bool", False, "", "Whether the proxies write access logs."),
@@ -360,6 +368,7 @@ class StudyParams:
     busy_reruns: int = _default("busy_reruns")
     require_steady: bool = _default("require_steady")
     topology: str = _default("topology")
+    inventory: str | None = _default("inventory")
 
     @classmethod
     def from_dict(cls, raw) -> "StudyParams":
@@ -487,6 +496,7 @@ class StudyParams:
             busy_reruns=_number("busy_reruns", p["busy_reruns"], minimum=0, integer=True),
             require_steady=_bool("require_steady", p["require_steady"]),
             topology=_topology(p["topology"], modes),
+            inventory=_inventory(p, modes, tools),
         )
         # Each tool can fire each scenario's load (a Load checks itself as it is made): a load
         # no tool can fire is refused here, before anything starts.
@@ -630,6 +640,7 @@ class StudyParams:
             "require_steady": self.require_steady,
             # Only when not the default, so runs recorded before the key keep their fingerprint.
             **({"topology": self.topology} if self.topology != "local" else {}),
+            **({"inventory": self.inventory} if self.inventory else {}),
             **{k: v for k, v in asdict(self.options).items() if k not in SET_ONLY or v is not None},
             "hostbench_version": __version__,
         }
@@ -654,10 +665,29 @@ def _nginx_setting(key: str, p: dict, modes: list[str]) -> int | None:
     return value
 
 
+def _inventory(p: dict, modes: list[str], tools: list[str]) -> str | None:
+    """The inventory path: required with topology ssh, refused without it."""
+    value = p["inventory"]
+    if p["topology"] != "ssh":
+        if value is not None:
+            raise BadInput("params key 'inventory' is for topology ssh; drop it or set topology")
+        return None
+    if not isinstance(value, str) or not value:
+        raise BadInput("topology ssh needs params key 'inventory': the path of an Ansible "
+                       "inventory with groups server and loadgen (docs/hosts.md)")  # fmt: skip
+    for key, names, allowed in (("modes", modes, SSH_MODES), ("tools", tools, SSH_TOOLS)):
+        if other := [n for n in names if n not in allowed]:
+            raise BadInput(f"topology ssh runs {key} {', '.join(allowed)} only (not built yet "
+                           f"for {', '.join(other)})")  # fmt: skip
+    if p["loadgen_cpus"] is not None:
+        raise BadInput("topology ssh: loadgen_cpus pins on one machine; the load tool has "
+                       "its own host: drop loadgen_cpus")  # fmt: skip
+    return value
+
+
 def _topology(value, modes: list[str]) -> str:
     if value not in TOPOLOGIES:
-        later = " (ssh, real hosts: not built yet)" if value == "ssh" else ""
-        raise BadInput(f"params key 'topology' {value!r}{later}; allowed: {', '.join(TOPOLOGIES)}")
+        raise BadInput(f"params key 'topology' {value!r}; allowed: {', '.join(TOPOLOGIES)}")
     external = [m for m in modes if get_mode(m).launch == "external"]
     if value == "netns" and external:
         raise BadInput(

@@ -208,9 +208,11 @@ COLUMNS: tuple[Column, ...] = (
        "d"),
     _c("started_at", STR, "ISO 8601, UTC", "When the run's quiet-machine wait ended."),
     _c("topology", STR, "",
-       "Where the load generator and the server ran: local (loopback) or netns (docs/hosts.md)."),
+       "Where the load generator and the server ran: local (loopback), netns or ssh "
+       "(docs/hosts.md)."),
     _c("request_path", STR, "",
-       "What the requests crossed from the load generator to the server: loopback, or a veth."),
+       "What the requests crossed from the load generator to the server: loopback, a veth, "
+       "or ssh <loadgen host> -> <server host>."),
     _c("rtt_ms", FLOAT, "ms",
        "Median time of an empty request (GET /health, a new connection) just before the run.",
        ".3f"),

@@ -5,7 +5,7 @@
 # Idempotent. As root it installs; otherwise it prints what to install.
 set -euo pipefail
 
-pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium)
+pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium openssh-client openssh-server ansible-core)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")

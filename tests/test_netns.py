@@ -126,8 +126,15 @@ def test_a_study_under_topology_netns_loads_the_server_namespace_over_the_veth(t
 def test_topology_is_checked_before_anything_starts():
     base = {"modes": ["kestrel"], "scenarios": ["text"], "tools": ["bombardier"],
             "concurrency": [4], "duration_s": 5, "warmup_s": 0, "repetitions": 1}  # fmt: skip
-    with pytest.raises(BadInput, match=r"'ssh' \(ssh, real hosts: not built yet\); allowed"):
+    with pytest.raises(BadInput, match="topology ssh needs params key 'inventory'"):
         StudyParams.from_dict({**base, "topology": "ssh"})
+    with pytest.raises(
+        BadInput,
+        match=r"topology ssh runs modes kestrel, nginx, nginx-keepalive only \(not built yet",
+    ):
+        StudyParams.from_dict({**base, "modes": ["caddy"], "topology": "ssh", "inventory": "i"})
+    with pytest.raises(BadInput, match="'inventory' is for topology ssh"):
+        StudyParams.from_dict({**base, "inventory": "i"})
     with pytest.raises(BadInput, match="topology netns runs the servers the harness launches"):
         StudyParams.from_dict(
             {**base, "modes": ["external"], "url": "http://127.0.0.1:1/", "topology": "netns"}

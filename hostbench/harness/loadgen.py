@@ -103,15 +103,27 @@ class LoadGenerator:
         """What the tool wrote in out_dir after firing `load`."""
         raise NotImplementedError
 
-    def process(self, load: Load, out_dir: Path, netns: str | None = None) -> ManagedProcess:
+    def process(
+        self, load: Load, out_dir: Path, netns: str | None = None, host=None
+    ) -> ManagedProcess:
         """The tool set up to fire `load` (checked when it was made), from network namespace
-        `netns` if given; not started yet. out_dir gets load.json and command.txt now, the
-        tool's output once it runs."""
+        `netns` if given, or on `host` (topology ssh: a remote.Connection); not started yet.
+        out_dir gets load.json and command.txt now, the tool's output once it runs."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        self.version()  # before the load: it runs the tool once
+        if host is None:
+            self.version()  # before the load: it runs the tool once
         argv = self.command(load, out_dir)
         load.write(out_dir)
+        if host is not None:  # the same command, the host's copy of the tool
+            argv[0] = host.tool(self.name)
+            if self._version is None:
+                found = host.run(argv[0], *self.version_args, check=False)
+                lines = (found.stdout + found.stderr).strip().splitlines()
+                self._version = lines[0].strip() if lines else "unknown"
+            (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
+            return host.process(self.name, argv, out_dir / "stdout.txt",
+                                stderr_path=out_dir / "stderr.txt")  # fmt: skip
         (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
         return ManagedProcess(
             self.name,
@@ -130,11 +142,12 @@ class LoadGenerator:
         out_dir: Path,
         on_start: Callable[[int], None] | None = None,
         netns: str | None = None,
+        host=None,
     ) -> LoadResult:
         """Fire `load` for its duration (or its request count, at most that long), from
-        network namespace `netns` if given."""
+        network namespace `netns` if given, or on `host` (topology ssh)."""
         out_dir = Path(out_dir)
-        proc = self.process(load, out_dir, netns)
+        proc = self.process(load, out_dir, netns, host)
         # The tool is this process's only child to end during the load, so the growth of the
         # reaped children's rusage is its CPU, up to its last instruction.
         reaped0 = _children_cpu_s()
@@ -149,7 +162,8 @@ class LoadGenerator:
                     f"{self.name} still running {limit:.0f} s after start; killed it; "
                     f"raw output in {out_dir}"
                 ) from None
-        cpu_s = _children_cpu_s() - reaped0
+        # On a host: the tool's rusage there, which its wrapper reported.
+        cpu_s = proc.cpu_s if host is not None else _children_cpu_s() - reaped0
         if code != 0:
             detail = tail(proc.stderr_path, 3) or tail(out_dir / "stdout.txt", 3)
             raise HostbenchError(

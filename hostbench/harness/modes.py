@@ -21,7 +21,7 @@ import psutil
 from ..catalog import Mode, get_mode, runnable_here
 from ..errors import BadInput, HostbenchError
 from ..params import LaunchOptions  # data: the params' launch keys
-from . import httpclient, proxies
+from . import httpclient, proxies, remote
 from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail
 from .tools import find_tool
@@ -40,6 +40,7 @@ class Target:
     app_socket: str | None = None  # when the app listens on a Unix socket
     processes: list[ManagedProcess] = field(default_factory=list)  # what we started
     netns: str | None = None  # the server's network namespace; None: the harness's own
+    host: object = None  # topology ssh: the server host's remote.Connection, probes go there
 
     def exited(self) -> str:
         """ "" while every process we started runs; else which one ended, with its log tail."""
@@ -51,10 +52,14 @@ class Target:
         return ""
 
     def get(self, path: str) -> httpclient.Response:
+        if self.host is not None:
+            return self.host.request("GET", self.url + path)
         return call_in(self.netns, httpclient.get, self.url + path)
 
     def _app_request(self, method: str, path: str) -> httpclient.Response:
-        # The harness's own requests to the app go where the app is (its namespace).
+        # The harness's own requests to the app go where the app is (its namespace, its host).
+        if self.host is not None:
+            return self.host.request(method, self.app_url + path, self.app_socket)
         return call_in(self.netns, httpclient.request, method, self.app_url + path,
                        unix_socket=self.app_socket)  # fmt: skip
 
@@ -86,10 +91,16 @@ def _app_process(
     cpus=None,
     server="TestApp",
     netns: str | None = None,
+    host=None,
 ) -> ManagedProcess:
     """The server program (the test app, or goserver) listening on `listen` (a URL or
     http://unix:/path), in network namespace `netns` if given; the params' app_args and
     app_env go to the test app only."""
+    if host is not None:  # topology ssh: on the server host, the test app copied there
+        env_argv = ["env", *(f"{k}={v}" for k, v in opts.app_env.items())] if opts.app_env else []
+        return host.process(server, [*env_argv, host.app(), "--urls", listen, *extra,
+                            *opts.app_args], run_dir / "app.log",
+                            ready=lambda: host.answers_ok(listen + "/health"))  # fmt: skip
     if listen.startswith("http://unix:"):
         socket_path = listen.removeprefix("http://unix:")
 
@@ -138,12 +149,14 @@ def launch(
     opts: LaunchOptions,
     cpus: list[int] | None = None,
     hosts: TwoHosts | None = None,
+    ssh=None,
 ):
     """A context manager that starts `mode`'s processes in `run_dir` and yields its Target.
 
     cpus: pin what it starts (app, proxy) to these CPU ids; None: any CPU.
     hosts: start them in the server namespace of these two hosts, the front (app or proxy)
     on the server's address; None: on this machine's loopback.
+    ssh: topology ssh's remote.SshHosts: start them on its server host, on its address.
     """
     mode = get_mode(mode) if isinstance(mode, str) else mode
     check(mode, opts)
@@ -153,7 +166,8 @@ def launch(
     if mode.launch == "external":
         return _launch_external(mode, Path(run_dir), opts, cpus)
     launcher = _launch_proxy if mode.launch == "proxy" else _launch_app
-    return launcher(mode, Path(run_dir), opts, cpus, _Where.of(hosts))
+    where = _Where.of(hosts) if ssh is None else _Where(None, ssh.server_address, ssh.server)
+    return launcher(mode, Path(run_dir), opts, cpus, where)
 
 
 @dataclass(frozen=True)
@@ -162,12 +176,15 @@ class _Where:
 
     netns: str | None = None
     front_host: str = "127.0.0.1"
+    host: object = None  # topology ssh: the server host's remote.Connection
 
     @classmethod
     def of(cls, hosts: TwoHosts | None) -> "_Where":
         return cls() if hosts is None else cls(hosts.server, hosts.server_address)
 
     def free_port(self) -> int:
+        if self.host is not None:
+            return self.host.free_port(self.front_host)
         return call_in(self.netns, httpclient.free_port)
 
 
@@ -176,10 +193,11 @@ def _launch_app(
     mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
 ) -> Iterator[Target]:
     url = f"http://{where.front_host}:{where.free_port()}"
-    with _app_process(run_dir, url, opts, mode.server_args, cpus, mode.server, where.netns) as app:
-        yield Target(
-            mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app], netns=where.netns
-        )
+    app = _app_process(run_dir, url, opts, mode.server_args, cpus, mode.server, where.netns,
+                       where.host)  # fmt: skip
+    with app:
+        yield Target(mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app],
+                     netns=where.netns, host=where.host)  # fmt: skip
 
 
 # Linux's limit on a Unix socket path (sun_path is 108 bytes with the terminating NUL).
@@ -217,10 +235,23 @@ def _launch_proxy(
             app_url = listen = f"http://127.0.0.1:{port}"
             upstream = f"127.0.0.1:{port}"
         app = stack.enter_context(
-            _app_process(run_dir, listen, opts, mode.server_args, cpus, netns=where.netns)
+            _app_process(
+                run_dir, listen, opts, mode.server_args, cpus, netns=where.netns, host=where.host
+            )  # fmt: skip
         )
         proxy_port = where.free_port()
-        if mode.proxy == "nginx":
+        if where.host is not None:  # topology ssh: nginx on the server host (params allow no other)
+            proc = remote.nginx_process(
+                where.host,
+                run_dir,
+                listen_port=proxy_port,
+                upstream=upstream,
+                keepalive=mode.keepalive and (opts.nginx_keepalive_pool or mode.keepalive),
+                access_log=opts.access_log,
+                listen_host=where.front_host,
+                workers=opts.nginx_workers,
+            )
+        elif mode.proxy == "nginx":
             proc = proxies.nginx_process(
                 listen_port=proxy_port,
                 upstream=upstream,
@@ -253,6 +284,7 @@ def _launch_proxy(
             app_socket=socket_path,
             processes=[app, proxy],
             netns=where.netns,
+            host=where.host,
         )
 
 

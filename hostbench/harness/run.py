@@ -40,6 +40,7 @@ from .params import StudyParams, fingerprint
 from .progress import FILE as PROGRESS_FILE
 from .progress import ProgressMonitor
 from .quiet import wait_until_quiet
+from .remote import RemoteCpu, SshHosts
 
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 WINDOW_S = 1.0  # warm-up throughput is read from the app's counter once per window
@@ -206,6 +207,7 @@ def warm_up(
     tolerance_pct: float,
     out_dir: Path,
     netns: str | None = None,
+    host=None,
 ) -> dict:
     """Fire `load`'s warm-up until throughput is steady (within tolerance_pct), or for its
     warmup_s at most; discarded.
@@ -216,7 +218,7 @@ def warm_up(
     """
     if load.warmup_s <= 0:
         return {"warmup_s": 0.0, "warmup_steady": False}
-    proc = generator.process(load.warmup(), out_dir, netns)
+    proc = generator.process(load.warmup(), out_dir, netns, host)
     curve: list[tuple[float, float]] = []
     reached = False
     with proc:
@@ -330,13 +332,19 @@ def empty_request_rtt_ms(url: str) -> float:
 
 
 def execute(
-    spec: RunSpec, run_dir: Path, params: StudyParams, say=print, hosts: TwoHosts | None = None
+    spec: RunSpec,
+    run_dir: Path,
+    params: StudyParams,
+    say=print,
+    hosts: TwoHosts | None = None,
+    ssh: SshHosts | None = None,
 ) -> dict:
     """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row.
 
     `say` gets a line while the run waits for a quiet machine. hosts: the load generator in
     the client namespace, the app and proxy in the server's (topology netns); None: both on
-    this machine's loopback."""
+    this machine's loopback. ssh: the load tool on its loadgen host, the app on its server
+    host (topology ssh), the CPU read there."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # leftovers of an interrupted attempt: start clean
     run_dir.mkdir(parents=True)
@@ -344,7 +352,7 @@ def execute(
     generator = generator_for(spec.load)
     settings = run_settings(spec, params)
     quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
-    if params.quiet_max_cores is not None:
+    if params.quiet_max_cores is not None and ssh is None:  # ssh: busy_reason, from the host
         quiet = wait_until_quiet(
             params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
         )
@@ -357,20 +365,27 @@ def execute(
 
     client = hosts.client if hosts else None
     options = params.options_for(spec.variant)
-    with launch(mode, run_dir, options, cpus=server_cpus, hosts=hosts) as target:
+    loadgen_host = ssh.loadgen if ssh else None
+    with launch(mode, run_dir, options, cpus=server_cpus, hosts=hosts, ssh=ssh) as target:
         load = spec.load.aimed_at(target.url)
         validate(scenario, target.get(scenario.path))
         transport = _transport_info(target, run_dir)
         if hosts:
             check_route(hosts, urlsplit(target.url).hostname)  # the load crosses the veth
-        rtt_ms = call_in(client, empty_request_rtt_ms, target.url)
-        warm = warm_up(
-            generator, target, load, params.steady_tolerance_pct, run_dir / "warmup", client
-        )
+        if ssh:  # load goes only to the server host's inventory address, timed from loadgen
+            assert urlsplit(target.url).hostname == ssh.server_address, target.url
+            rtt_ms = ssh.loadgen.rtt_ms(target.url + "/health", RTT_PROBES)
+        else:
+            rtt_ms = call_in(client, empty_request_rtt_ms, target.url)
+        warm = warm_up(generator, target, load, params.steady_tolerance_pct,
+                       run_dir / "warmup", client, loadgen_host)  # fmt: skip
         _raise_if_dead(target)
         _quiesce(target)
         target.reset_server_stats()
-        monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
+        if ssh:  # read on the server host, never this machine's /proc
+            monitor = RemoteCpu(ssh.server)
+        else:
+            monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
         watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
         for group, pids in target.groups.items():
             for pid in pids:
@@ -390,12 +405,13 @@ def execute(
                 run_dir / "load",
                 on_start=lambda pid: monitor.watch("loadgen", pid),
                 netns=client,
+                host=loadgen_host,
             )
             monitor.exited("loadgen", result.cpu_s)
         _raise_if_dead(target)
         stats = _server_stats(target)
         server_pid = target.groups["server"][0] if target.groups.get("server") else None
-        server_affinity = _affinity(server_pid) if server_pid else ""
+        server_affinity = _affinity(server_pid) if server_pid and not ssh else ""
 
     if result.requests == 0:
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
@@ -407,7 +423,7 @@ def execute(
         **spec.columns(),
         "started_at": started_at,
         "topology": params.topology,
-        "request_path": hosts.path() if hosts else "loopback",
+        "request_path": ssh.path() if ssh else hosts.path() if hosts else "loopback",
         "rtt_ms": rtt_ms,
         "duration_target_s": load.duration_s,
         "requests_target": load.requests,

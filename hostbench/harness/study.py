@@ -34,7 +34,7 @@ from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
 from ..params import PARAMS_FILE
 from ..paths import RUNS
-from . import environment, netns
+from . import environment, netns, remote
 from .modes import check_socket_path
 from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
 from .run import BUSY, RunSpec, completed_row, execute, read_json, run_settings
@@ -250,6 +250,13 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         stack.callback(bar.close)
         # topology netns: two namespaces as long as the study lasts, removed however it ends.
         two_hosts = stack.enter_context(netns.two_hosts()) if params.topology == "netns" else None
+        # topology ssh: both hosts connected and checked, closed however it ends.
+        ssh = None
+        if params.topology == "ssh":
+            proxies = tuple({get_mode(m).proxy for m in params.modes} - {None})
+            ssh = stack.enter_context(
+                remote.ssh_hosts(params.inventory, proxies, tuple(params.tools))
+            )
         for block in range(1, params.repetitions + 1):
             todo = [spec for spec in specs if spec.block == block]
             for spec in todo:  # grows while it runs: re-runs go to the end of their block
@@ -257,7 +264,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 row = completed_row(run_dir)  # a resumed study: measured before (checked above)
                 if row is None:
                     bar.set_description(f"block {spec.block}: {spec.key}")
-                    row = execute(spec, run_dir, params, say=say, hosts=two_hosts)
+                    row = execute(spec, run_dir, params, say=say, hosts=two_hosts, ssh=ssh)
                     rows[spec.key] = row
                     write_results(study_dir, list(rows.values()))
                     flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"

@@ -1,0 +1,629 @@
+"""Two real hosts over OpenSSH (topology ssh): the app on `server`, the load tool on `loadgen`.
+
+The hosts come from an inventory in Ansible's format, read with `ansible-inventory --list`.
+Each host gets one multiplexed OpenSSH connection (a ControlMaster in a short temp dir)
+that every command, copy and reading goes through; host keys are checked against
+known_hosts (StrictHostKeyChecking=yes, BatchMode=yes: never a prompt, never a key accepted
+unseen). On each host the harness works in a temp folder of its own, with a stdlib-only
+helper (remote_helper.py) that starts programs detached in their own process group and
+reads their process trees from that host's /proc. Everything started there is stopped,
+and the folder and the connections removed, on success, error and Ctrl-C.
+"""
+
+import base64
+import collections
+import json
+import math
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import BadInput, HostbenchError, LaunchFailed
+from ..paths import BIN, TESTAPP
+from . import httpclient, proxies
+from .cpumonitor import machine_shares
+from .processes import tail
+
+ROLES = ("server", "loadgen")
+HELPER = Path(__file__).with_name("remote_helper.py")
+CONNECT_TIMEOUT_S = 10
+# /proc/stat's first line, in its order (what machine_shares reads by name).
+STAT_FIELDS = (
+    "user",
+    "nice",
+    "system",
+    "idle",
+    "iowait",
+    "irq",
+    "softirq",
+    "steal",
+    "guest",
+    "guest_nice",
+)
+_CpuTimes = collections.namedtuple("_CpuTimes", STAT_FIELDS)
+
+
+@dataclass(frozen=True)
+class Host:
+    """One inventory host and how to reach it."""
+
+    role: str
+    name: str
+    address: str
+    user: str | None = None
+    port: int = 22
+    key_file: str | None = None
+    known_hosts: str | None = None  # a UserKnownHostsFile named in ansible_ssh_common_args
+
+    def label(self) -> str:
+        return f"{self.role} host {self.name} ({self.address}:{self.port})"
+
+
+def _known_hosts(common_args: str) -> str | None:
+    words = shlex.split(common_args or "")
+    for i, word in enumerate(words):
+        option = word.removeprefix("-o") if word.startswith("-o") and word != "-o" else None
+        if word == "-o" and i + 1 < len(words):
+            option = words[i + 1]
+        if option and option.strip().lower().startswith("userknownhostsfile"):
+            return option.split("=", 1)[1].strip() if "=" in option else option.split()[1]
+    return None
+
+
+def read_inventory(path: str | Path) -> dict[str, Host]:
+    """The `server` and `loadgen` hosts of an Ansible inventory; BadInput (one line) if not."""
+    if not shutil.which("ansible-inventory"):
+        raise BadInput(
+            "topology ssh reads the inventory with ansible-inventory: apt-get install ansible-core"
+        )
+    if not Path(path).is_file():
+        raise BadInput(f"inventory {path}: no such file; name an Ansible inventory (docs/hosts.md)")
+    done = subprocess.run(
+        ["ansible-inventory", "-i", str(path), "--list"], capture_output=True, text=True, timeout=60
+    )
+    try:
+        listed = json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        listed = None
+    if not isinstance(listed, dict):
+        why = (done.stderr.strip().splitlines() or ["not JSON"])[-1]
+        raise BadInput(f"inventory {path} cannot be read by ansible-inventory: {why}")
+    hostvars = listed.get("_meta", {}).get("hostvars", {})
+    hosts = {}
+    for role in ROLES:
+        members = listed.get(role, {}).get("hosts", [])
+        if len(members) != 1:
+            found = "none" if not members else ", ".join(members)
+            raise BadInput(
+                f"inventory {path}: group {role!r} needs exactly one host (has "
+                f"{found}); add a [{role}] group with one host"
+            )
+        name = members[0]
+        v = hostvars.get(name, {})
+        hosts[role] = Host(
+            role,
+            name,
+            str(v.get("ansible_host", name)),
+            v.get("ansible_user"),
+            int(v.get("ansible_port", 22)),
+            v.get("ansible_ssh_private_key_file"),
+            _known_hosts(v.get("ansible_ssh_common_args", "")),
+        )
+    if hosts["server"].address == hosts["loadgen"].address:
+        raise BadInput(
+            f"inventory {path}: server and loadgen are the same address "
+            f"{hosts['server'].address}; topology ssh needs two hosts"
+        )
+    return hosts
+
+
+class Connection:
+    """One host over one multiplexed OpenSSH connection, and a work folder there."""
+
+    def __init__(self, host: Host, control_dir: Path):
+        self.host = host
+        self.control_path = control_dir / host.role
+        self.folder = ""  # the work folder on the host, made by open()
+        self._started: list[RemoteProcess] = []
+        self._tools: dict[str, str] = {}
+        self._seq = 0
+        self._keeper: subprocess.Popen | None = None
+        self._master: subprocess.Popen | None = None
+
+    def _control(self, command: str) -> bool:
+        """`ssh -O command` to the master: check, exit."""
+        argv = ["ssh", *self.options(), "-O", command, self.host.address]
+        return subprocess.run(argv, capture_output=True, timeout=30).returncode == 0
+
+    def options(self) -> list[str]:
+        h = self.host
+        opts = [
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f"ControlPath={self.control_path}",
+            "-o",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+            "-o",
+            "ServerAliveInterval=10",
+        ]
+        if h.known_hosts:
+            opts += ["-o", f"UserKnownHostsFile={h.known_hosts}"]
+        if h.key_file:
+            opts += ["-o", f"IdentityFile={h.key_file}", "-o", "IdentitiesOnly=yes"]
+        if h.user:
+            opts += ["-o", f"User={h.user}"]
+        return [*opts, "-o", f"Port={h.port}"]
+
+    def run(self, *argv, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        """`argv` on the host (over the master), its output as text."""
+        command = ["ssh", *self.options(), self.host.address, "--", shlex.join(map(str, argv))]
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+        )
+        if check and done.returncode != 0:
+            why = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+            raise HostbenchError(f"{self.host.label()}: {shlex.join(map(str, argv))}: {why[0]}")
+        return done
+
+    def helper(self, *args, timeout: float = 60) -> dict:
+        """The helper's JSON answer to one command on the host."""
+        out = self.run("python3", f"{self.folder}/helper.py", *args, timeout=timeout).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    def open(self) -> "Connection":
+        """Start the master (checking the host key) and make the work folder."""
+        # In the foreground, a child of the harness (not -f): setpriv ends it with the harness.
+        master = [
+            *_dies_with_us(),
+            "ssh",
+            *self.options(),
+            "-o",
+            "ControlMaster=yes",
+            "-o",
+            "ControlPersist=no",
+            "-N",
+            self.host.address,
+        ]
+        self._master = subprocess.Popen(
+            master,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S + 20
+        while not self._control("check"):
+            if self._master.poll() is not None:
+                raise BadInput(self._why_not(self._master.stderr.read()))
+            if time.monotonic() > deadline:
+                raise BadInput(self._why_not("no answer"))
+            time.sleep(0.1)
+        missing = self.run(
+            "sh",
+            "-c",
+            "for t in python3 mktemp kill; do command -v $t >/dev/null || echo $t; done",
+            check=False,
+        ).stdout.split()
+        if missing:
+            raise BadInput(
+                f"{self.host.label()} lacks {', '.join(missing)}: run "
+                "ansible-playbook -i INVENTORY deploy/provision.yml"
+            )
+        self.folder = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
+        self.copy([HELPER], self.folder, name="helper.py")
+        # The keeper's input is this process's pipe: when the harness ends, however (setpriv
+        # kills the ssh client with it), the host kills what was started there.
+        keeper = [
+            "ssh",
+            *self.options(),
+            self.host.address,
+            "--",
+            f"python3 {self.folder}/helper.py keeper {self.folder}",
+        ]
+        self._keeper = subprocess.Popen(
+            [*_dies_with_us(), *keeper],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return self
+
+    def _why_not(self, stderr: str) -> str:
+        h, text = self.host, stderr.strip()
+        known = h.known_hosts or "~/.ssh/known_hosts"
+        if "host key" in text.lower() and ("known" in text.lower() or "verification" in text):
+            return (
+                f"{h.label()}: its host key is not in {known}; check its fingerprint, then "
+                f"add it (ssh-keyscan -p {h.port} {h.address} >> {known})"
+            )
+        if "Permission denied" in text:
+            return (
+                f"{h.label()}: the key was refused for user {h.user or 'you'}; set "
+                "ansible_user / ansible_ssh_private_key_file in the inventory"
+            )
+        why = (text.splitlines() or ["no answer"])[-1]
+        return (
+            f"{h.label()} unreachable ({why}); check ansible_host/ansible_port and that "
+            "sshd runs there"
+        )
+
+    def copy(self, paths: list[Path], folder: str, name: str | None = None) -> None:
+        """Local files or folders into `folder` on the host (scp over the master)."""
+        target = f"{self.host.address}:{folder}/{name or ''}"
+        argv = ["scp", "-q", "-r", "-p", *self.options(), *map(str, paths), target]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise HostbenchError(f"{self.host.label()}: copying {paths[0]}: {done.stderr.strip()}")
+
+    def fetch(self, remote_path: str, local_path: Path) -> None:
+        """One file from the host to `local_path` (left absent if the host has none)."""
+        argv = [
+            "scp",
+            "-q",
+            "-p",
+            *self.options(),
+            f"{self.host.address}:{remote_path}",
+            str(local_path),
+        ]
+        subprocess.run(argv, capture_output=True, timeout=300)
+
+    def tool(self, name: str) -> str:
+        """The path on the host of program `name`: a copy of what `make setup` built into
+        build/bin (static Go programs), else the host's own (PATH: the playbook installs it)."""
+        if name not in self._tools:
+            built = BIN / name
+            if built.is_file():
+                self.copy([built], self.folder)
+                self._tools[name] = f"{self.folder}/{name}"
+            else:
+                found = self.run("sh", "-c", f"command -v {shlex.quote(name)}", check=False)
+                if found.returncode != 0:
+                    raise BadInput(
+                        f"{self.host.label()} has no {name}: run ansible-playbook -i "
+                        "INVENTORY deploy/provision.yml"
+                    )
+                self._tools[name] = found.stdout.strip()
+        return self._tools[name]
+
+    def app(self) -> str:
+        """The published test app, copied to the host once."""
+        if "TestApp" not in self._tools:
+            self.copy([TESTAPP.parent], self.folder, name="testapp")
+            self._tools["TestApp"] = f"{self.folder}/testapp/{TESTAPP.name}"
+        return self._tools["TestApp"]
+
+    def process(self, name: str, argv: list[str], log_path: Path, **kw) -> "RemoteProcess":
+        self._seq += 1
+        proc = RemoteProcess(self, f"{self._seq}-{name}", name, argv, log_path, **kw)
+        self._started.append(proc)
+        return proc
+
+    def request(self, method: str, url: str, unix_socket: str | None = None):
+        """One HTTP request made from the host (the harness's own probes: the app's counters,
+        readiness); OSError when nothing answers, as httpclient raises."""
+        answer = self.helper("request", method, url, *([unix_socket] if unix_socket else []))
+        if "error" in answer:
+            raise ConnectionError(answer["error"])
+        return httpclient.Response(
+            answer["status"], answer["headers"], base64.b64decode(answer["body"])
+        )
+
+    def answers_ok(self, url: str) -> bool:
+        try:
+            return self.request("GET", url).status == 200
+        except OSError:
+            return False
+
+    def rtt_ms(self, url: str, probes: int) -> float:
+        answer = self.helper("rtt", url, probes)
+        if "error" in answer:
+            raise HostbenchError(f"{self.host.label()}: {url} did not answer: {answer['error']}")
+        return answer["ms"]
+
+    def free_port(self, address: str) -> int:
+        return self.helper("port", address)["port"]
+
+    def close(self) -> None:
+        """Stop what was started here, remove the work folder, end the master."""
+        for proc in reversed(self._started):
+            proc.stop()
+        if self._keeper is not None:  # its end of input: it removes the work folder
+            self._keeper.stdin.close()
+            try:
+                self._keeper.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._keeper.kill()
+                self._keeper.wait()
+        if self.folder:
+            self.run("rm", "-rf", self.folder, check=False)
+        if self._master is not None:
+            self._control("exit")
+            try:
+                self._master.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._master.kill()
+                self._master.wait()
+            self._master.stderr.close()
+
+
+def _dies_with_us() -> list[str]:
+    """argv prefix: the parent-death signal, so an ssh client never outlives the harness."""
+    return ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+
+
+class RemoteProcess:
+    """A program on a host in its own process group: what ManagedProcess is locally."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        key: str,
+        name: str,
+        argv: list[str],
+        log_path: Path,
+        *,
+        stderr_path: Path | None = None,
+        ready: Callable[[], bool] | None = None,
+        ready_timeout_s: float = 60.0,
+        grace_s: float = 5.0,
+    ):
+        self.conn, self.key, self.name, self.argv = conn, key, name, [str(a) for a in argv]
+        self.log_path = Path(log_path)
+        self.stderr_path = Path(stderr_path) if stderr_path else None
+        self.ready, self.ready_timeout_s, self.grace_s = ready, ready_timeout_s, grace_s
+        self.group: int | None = None
+        self._pid: int | None = None
+        self._ended: dict | None = None
+
+    @property
+    def pid(self) -> int:
+        assert self._pid is not None, f"{self.name} is not running"
+        return self._pid
+
+    @property
+    def cpu_s(self) -> float:
+        """The program's CPU seconds, from its rusage on the host once it ended."""
+        return (self._ended or {}).get("cpu_s", math.nan)
+
+    def start(self) -> "RemoteProcess":
+        started = self.conn.helper("start", self.conn.folder, self.key, *self.argv)
+        if "error" in started:
+            raise LaunchFailed(
+                f"cannot start {self.name} on {self.conn.host.label()}: {started['error']}"
+            )
+        self.group, self._pid = started["group"], started["pid"]
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + self.ready_timeout_s
+        while self.ready is not None:
+            code = self.exit_code()
+            if code is not None:
+                self._fetch_logs()
+                raise LaunchFailed(
+                    f"{self.name} on {self.conn.host.label()} exited with code "
+                    f"{code} before it was ready: {tail(self.log_path)}"
+                )
+            if self.ready():
+                return
+            if time.monotonic() > deadline:
+                raise LaunchFailed(
+                    f"{self.name} on {self.conn.host.label()} not ready after "
+                    f"{self.ready_timeout_s:.0f} s"
+                )
+            time.sleep(0.2)
+
+    def exit_code(self) -> int | None:
+        if self._ended is None and self.group is not None:
+            ended = self.conn.helper("status", self.conn.folder, self.key)
+            if ended["code"] is not None:
+                self._ended = ended
+        return None if self._ended is None else self._ended["code"]
+
+    def running(self) -> bool:
+        return self.group is not None and self.exit_code() is None
+
+    def wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while (code := self.exit_code()) is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(self.argv, timeout)
+            time.sleep(0.2)
+        return code
+
+    def stop(self):
+        """SIGTERM the group on the host, SIGKILL after the grace period; fetch the logs."""
+        if self.group is None:
+            return
+        group, self.group = self.group, None
+        try:
+            if self._ended is None:
+                self.conn.run("kill", "-TERM", "--", f"-{group}", check=False)
+                deadline = time.monotonic() + self.grace_s
+                while self._status() is None and time.monotonic() < deadline:
+                    time.sleep(0.2)
+        finally:
+            # Workers of the group may outlive their parent (nginx does on SIGTERM).
+            self.conn.run("kill", "-KILL", "--", f"-{group}", check=False)
+            self._fetch_logs()
+
+    def _status(self) -> int | None:
+        ended = self.conn.helper("status", self.conn.folder, self.key)
+        if ended["code"] is not None:
+            self._ended = ended
+        return ended["code"]
+
+    def _fetch_logs(self):
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        base = f"{self.conn.folder}/{self.key}"
+        self.conn.fetch(f"{base}.out", self.log_path)
+        if self.stderr_path:
+            self.conn.fetch(f"{base}.err", self.stderr_path)
+
+    def __enter__(self) -> "RemoteProcess":
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def nginx_process(
+    host: Connection, run_dir: Path, *, listen_port: int, listen_host: str, workers, **config
+) -> RemoteProcess:
+    """nginx on `host` from a config made here (kept as run_dir/nginx.conf) and copied to
+    the run's folder there; not started yet. Ready once GET /health through it answers 200."""
+    folder = f"{host.folder}/{Path(run_dir).name}"
+    host.run("mkdir", "-p", f"{folder}/nginx-temp")
+    workers = workers or int(host.run("nproc").stdout.strip())  # one per core of that host
+    text = proxies.nginx_config(
+        listen_port=listen_port,
+        listen_host=listen_host,
+        workers=workers,
+        run_dir=Path(folder),
+        **config,
+    )
+    # As proxies does for this machine: a root master keeps its workers as that host's user.
+    uid, user, group = host.run("sh", "-c", "id -u; id -un; id -gn").stdout.split()
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("user ")]
+    text = "".join(lines[:1] + ([f"user {user} {group};\n"] if uid == "0" else []) + lines[1:])
+    (run_dir / "nginx.conf").write_text(text)
+    host.copy([run_dir / "nginx.conf"], folder)
+    argv = [host.tool("nginx"), "-p", folder, "-e", "stderr", "-c", f"{folder}/nginx.conf"]
+    url = f"http://{listen_host}:{listen_port}/health"
+    return host.process("nginx", argv, run_dir / "nginx.log", ready=lambda: host.answers_ok(url))
+
+
+@dataclass
+class SshHosts:
+    """The two connections of a study under topology ssh."""
+
+    server: Connection
+    loadgen: Connection
+
+    @property
+    def server_address(self) -> str:
+        return self.server.host.address
+
+    def path(self) -> str:
+        """What a request crosses, for the rows."""
+        return f"ssh {self.loadgen.host.name} -> {self.server.host.name}"
+
+
+@contextmanager
+def ssh_hosts(
+    inventory: str | Path, server_tools: tuple[str, ...] = (), loadgen_tools: tuple[str, ...] = ()
+) -> Iterator[SshHosts]:
+    """Both hosts connected and checked, each with the programs it will run (the test app
+    copied to the server, `server_tools` and `loadgen_tools` found or copied): one line
+    naming the host and the fix otherwise, before anything starts. Everything closed however
+    the block ends."""
+    hosts = read_inventory(inventory)
+    for tool in ("ssh", "scp"):
+        if not shutil.which(tool):
+            raise BadInput(f"topology ssh needs {tool} here: apt-get install openssh-client")
+    with ExitStack() as stack:
+        control_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hb-ssh")))
+        conns = {}
+        for role in ROLES:
+            conn = Connection(hosts[role], control_dir)
+            stack.callback(conn.close)
+            conns[role] = conn.open()
+        for role, tools in (("server", server_tools), ("loadgen", loadgen_tools)):
+            for tool in tools:
+                conns[role].tool(tool)
+        conns["server"].app()
+        yield SshHosts(conns["server"], conns["loadgen"])
+
+
+@dataclass
+class RemoteCpu:
+    """The server host's CPU and memory per process tree, read there at the load's start and
+    stop; the same columns as CpuMonitor.summary (the load tool's CPU: its rusage there)."""
+
+    conn: Connection
+    roots: dict[str, list[int]] = field(default_factory=dict)
+    _exited: dict[str, float] = field(default_factory=dict)
+
+    def watch(self, group: str, pid: int):
+        if group != "loadgen":  # the load tool's pid is on the other host: its rusage counts
+            self.roots.setdefault(group, []).append(pid)
+
+    def exited(self, group: str, cpu_s: float) -> None:
+        self._exited[group] = cpu_s
+
+    def _read(self) -> dict:
+        pids = [p for pids in self.roots.values() for p in pids]
+        return self.conn.helper("tree", *pids)
+
+    def __enter__(self):
+        self._start = self._read()
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self._stop = self._read()
+        return False
+
+    def _cores(self, group: str, elapsed: float) -> float:
+        if group in self._exited:
+            return self._exited[group] / elapsed
+        if not self.roots.get(group):
+            return math.nan
+        used = 0.0
+        for pid in self.roots[group]:
+            before = self._start["trees"][str(pid)]["cpu_s"]
+            after = self._stop["trees"][str(pid)]["cpu_s"]
+            # A process born during the load counts from zero; one gone at stop is not seen.
+            used += sum(s - before.get(p, 0.0) for p, s in after.items())
+        return used / elapsed
+
+    def _memory(self, key: str) -> list[float]:
+        return [
+            r["trees"][str(p)][key] / 2**20
+            for r in (self._start, self._stop)
+            for p in self.roots.get("server", [])
+        ]
+
+    def summary(self) -> dict:
+        elapsed = max(self._stop["t"] - self._start["t"], 1e-9)
+        cores = self._stop["cores"]
+        stat = [_CpuTimes(*(r["stat"] + [0.0] * 10)[:10]) for r in (self._start, self._stop)]
+        shares = machine_shares(*stat, cores)
+        cpu = {g: self._cores(g, elapsed) for g in ("server", "proxy", "loadgen")}
+        # Processes on the server host other than the watched trees (the load tool is not there).
+        ours = sum(v for g, v in cpu.items() if g != "loadgen" and not math.isnan(v))
+        rss = self._memory("rss")
+        anon = [r - f for r, f in zip(self._memory("rss"), self._memory("rss_file"), strict=True)]
+        return {
+            "cpu_total_pct": shares["busy_pct"],
+            "cpu_total_pct_max": shares["busy_pct"],
+            "cpu_server_cores": cpu["server"],
+            "cpu_proxy_cores": cpu["proxy"],
+            "cpu_loadgen_cores": cpu["loadgen"],
+            "foreign_cores": max(0.0, shares["process_cores"] - ours),
+            "cpu_steal_pct": shares["steal_pct"],
+            "rss_server_mb": max(rss, default=math.nan),
+            "rss_server_mean_mb": sum(rss) / len(rss) if rss else math.nan,
+            "rss_server_peak_mb": max(rss, default=math.nan),
+            "rss_server_anon_mean_mb": sum(anon) / len(anon) if anon else math.nan,
+            "cpu_samples": 0,
+            "cpu_sampler_cores": math.nan,
+            "machine_cores": cores,
+            "measured_s": round(elapsed, 3),
+        }

@@ -1,0 +1,198 @@
+"""What the harness runs ON a remote host (topology ssh), copied there and run by python3.
+
+Standard library only: a host needs python3 and nothing else of ours. One command per
+call, its answer as one JSON line on stdout:
+
+  start DIR NAME ARGV...   run ARGV detached in its own session (cwd DIR, output to
+                           DIR/NAME.out and DIR/NAME.err); a waiting wrapper, the group's
+                           leader, writes DIR/NAME.rc (exit code, the program's CPU seconds
+                           from its rusage) when it ends. Answers {"group", "pid"}.
+  status DIR NAME          {"code": null} while it runs, else what NAME.rc says
+  tree PID...              CPU seconds and memory of each process tree, read from /proc,
+                           and the machine's /proc/stat counters
+  request METHOD URL [SOCKET]   one HTTP request from this host: {"status", "headers", "body"}
+  rtt URL N                the median ms of N empty requests (GET URL, a new connection each)
+  port HOST                a free TCP port on HOST
+  keeper DIR               wait for the end of standard input (the harness's connection
+                           closed, or the harness was killed), then kill every group
+                           started in DIR and remove DIR
+"""
+
+import base64
+import http.client
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit
+
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def start(folder, name, argv):
+    read, write = os.pipe()
+    if os.fork():  # the caller: wait for the wrapper to say the program's pid
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            print(pipe.read().strip())
+        return
+    os.close(read)
+    os.setsid()  # its own session and group: stopping the group stops the whole tree
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    base = os.path.join(folder, name)
+    with open(base + ".out", "wb") as out, open(base + ".err", "wb") as err:
+        try:
+            child = subprocess.Popen(argv, cwd=folder, stdin=null, stdout=out, stderr=err)
+        except OSError as e:
+            os.write(write, json.dumps({"error": f"{argv[0]}: {e.strerror}"}).encode())
+            os._exit(1)
+        with open(base + ".group", "w") as f:  # for the keeper
+            f.write(str(os.getpid()))
+        os.write(write, json.dumps({"group": os.getpid(), "pid": child.pid}).encode())
+        os.close(write)
+        code = child.wait()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tmp = base + ".rc.tmp"
+    with open(tmp, "w") as f:
+        json.dump({"code": code, "cpu_s": usage.ru_utime + usage.ru_stime}, f)
+    os.replace(tmp, base + ".rc")
+    os._exit(0)
+
+
+def status(folder, name):
+    try:
+        with open(os.path.join(folder, name + ".rc")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {"code": None}
+
+
+def _stat(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # after the name: state ppid ... utime (14th field of the line) stime (15th)
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _memory(pid):
+    rss = rss_file = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) * 1024
+            elif line.startswith("RssFile:"):
+                rss_file = int(line.split()[1]) * 1024
+    return rss, rss_file
+
+
+def tree(roots):
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                procs[int(entry)] = _stat(entry)
+            except (OSError, IndexError, ValueError):
+                continue
+    children = {}
+    for pid, (ppid, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    trees = {}
+    for root in roots:
+        todo, members = [root], []
+        while todo:
+            pid = todo.pop()
+            if pid in procs:
+                members.append(pid)
+                todo.extend(children.get(pid, []))
+        cpu = {str(p): procs[p][1] for p in members}
+        rss = rss_file = 0
+        for p in members:
+            try:
+                r, f = _memory(p)
+            except OSError:
+                continue
+            rss, rss_file = rss + r, rss_file + f
+        trees[str(root)] = {"cpu_s": cpu, "rss": rss, "rss_file": rss_file}
+    with open("/proc/stat") as f:
+        stat = [int(v) / TICK for v in f.readline().split()[1:]]
+    return {"trees": trees, "stat": stat, "cores": os.cpu_count(), "t": time.monotonic()}
+
+
+def request(method, url, unix_socket=None):
+    parts = urlsplit(url)
+    if unix_socket:
+        conn = http.client.HTTPConnection("localhost", timeout=5)
+        conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.sock.connect(unix_socket)
+    else:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=5)
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn.request(method, path, headers={"Host": parts.netloc or "localhost"})
+        resp = conn.getresponse()
+        body = resp.read()
+        headers = {k.lower(): v for k, v in resp.getheaders()}
+    except (OSError, http.client.HTTPException) as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    finally:
+        conn.close()
+    return {"status": resp.status, "headers": headers, "body": base64.b64encode(body).decode()}
+
+
+def rtt(url, n):
+    request("GET", url)  # the first pays for lazy setup on both ends
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        answer = request("GET", url)
+        times.append(time.perf_counter() - t0)
+        if "error" in answer:
+            return answer
+    return {"ms": round(1000 * statistics.median(times), 4)}
+
+
+def port(host):
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return {"port": s.getsockname()[1]}
+
+
+def keeper(folder):
+    sys.stdin.read()
+    for entry in os.listdir(folder):
+        if entry.endswith(".group"):
+            with open(os.path.join(folder, entry)) as f:
+                try:
+                    os.killpg(int(f.read()), signal.SIGKILL)
+                except (ValueError, ProcessLookupError, PermissionError):
+                    pass
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def main(args):
+    command, rest = args[0], args[1:]
+    if command == "start":
+        return start(rest[0], rest[1], rest[2:])
+    if command == "keeper":
+        return keeper(rest[0])
+    answer = {
+        "status": lambda: status(*rest),
+        "tree": lambda: tree([int(p) for p in rest]),
+        "request": lambda: request(*rest),
+        "rtt": lambda: rtt(rest[0], int(rest[1])),
+        "port": lambda: port(rest[0]),
+    }[command]()
+    print(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

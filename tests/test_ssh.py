@@ -1,0 +1,253 @@
+"""Topology ssh (harness/remote.py) against two real OpenSSH servers: sshd in each of two
+network namespaces the netns module made, host keys checked against a known_hosts made
+here, a study measured across them; nothing left after success, error and Ctrl-C."""
+
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from conftest import SHORT_RUNS
+from hostbench.errors import BadInput
+from hostbench.harness import netns, remote
+from hostbench.harness.params import StudyParams
+from hostbench.harness.processes import ManagedProcess
+from hostbench.harness.study import run_study
+
+SSHD = Path("/usr/sbin/sshd")
+_missing = [t for t in ("ssh-keygen", "ansible-inventory") if not shutil.which(t)]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed"),
+    pytest.mark.skipif(
+        not SSHD.exists() or bool(_missing),
+        reason="needs openssh-server and ansible-core (apt-get install)",
+    ),
+]
+BASE = {
+    "modes": ["kestrel"],
+    "scenarios": ["text"],
+    "tools": ["bombardier"],
+    "concurrency": [4],
+    "duration_s": 5,
+    "warmup_s": 0,
+    "repetitions": 1,
+    **SHORT_RUNS,
+    "topology": "ssh",
+}
+
+
+def _keygen(path: Path) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return path.with_suffix(".pub").read_text().strip()
+
+
+def _sshd(folder: Path, namespace: str, address: str, client_key: str):
+    """sshd as root in `namespace` on `address`:22, its config, key and pid file in `folder`."""
+    folder.mkdir()
+    host_key = _keygen(folder / "host_key")
+    (folder / "authorized_keys").write_text(client_key + "\n")
+    (folder / "sshd_config").write_text(
+        textwrap.dedent(f"""\
+        ListenAddress {address}
+        Port 22
+        HostKey {folder / "host_key"}
+        PidFile {folder / "sshd.pid"}
+        AuthorizedKeysFile {folder / "authorized_keys"}
+        UsePAM no
+        PermitRootLogin prohibit-password
+        StrictModes no
+        Subsystem sftp internal-sftp
+        """)
+    )
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation folder
+    proc = ManagedProcess(
+        "sshd",
+        [SSHD, "-D", "-e", "-f", folder / "sshd_config"],
+        folder / "sshd.log",
+        netns=namespace,
+        ready=lambda: (folder / "sshd.pid").exists(),
+    )
+    return proc, host_key
+
+
+def _inventory(
+    path: Path,
+    key: Path,
+    known: Path,
+    server=netns.SERVER_ADDRESS,
+    port=22,
+    groups=("server", "loadgen"),
+) -> Path:
+    hosts = {"server": ("server-host", server), "loadgen": ("loadgen-host", netns.CLIENT_ADDRESS)}
+    lines = []
+    for group in groups:
+        name, address = hosts[group]
+        lines += [
+            f"[{group}]",
+            f"{name} ansible_host={address} ansible_user=root "
+            f"ansible_port={port if group == 'server' else 22} "
+            f"ansible_ssh_private_key_file={key} "
+            f"ansible_ssh_common_args='-o UserKnownHostsFile={known}'",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@contextmanager
+def _two_ssh_hosts(tmp: Path):
+    """Two namespaces, each with sshd; yields (hosts, inventory, known_hosts, client key)."""
+    client_key = tmp / "client_key"
+    public = _keygen(client_key)
+    with netns.two_hosts() as hosts:
+        server, server_key = _sshd(tmp / "server", hosts.server, hosts.server_address, public)
+        loadgen, loadgen_key = _sshd(tmp / "loadgen", hosts.client, hosts.client_address, public)
+        with server, loadgen:
+            known = tmp / "known_hosts"
+            known.write_text(
+                f"{hosts.server_address} {server_key}\n{hosts.client_address} {loadgen_key}\n"
+            )
+            inventory = _inventory(tmp / "inventory.ini", client_key, known)
+            yield hosts, inventory, known, client_key
+
+
+def _left(pattern: str) -> list[str]:
+    """Processes whose command line holds `pattern`."""
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        params = StudyParams.from_dict(
+            {**BASE, "modes": ["kestrel", "nginx"], "inventory": str(inventory)}
+        )
+        # The harness reaches the hosts from the client namespace, as it would over a LAN.
+        results = netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
+        rows = list(csv.DictReader(results.open()))
+        assert sorted(r["mode"] for r in rows) == ["kestrel", "nginx"]
+        for r in rows:
+            assert r["valid"] == "True", r["invalid_reason"]
+            assert r["topology"] == "ssh"
+            assert r["request_path"] == "ssh loadgen-host -> server-host"
+            assert float(r["rtt_ms"]) > 0
+            # Every request the tool completed was counted by the app on the server host.
+            assert int(r["requests"]) == int(r["server_requests"]) > 0
+            assert float(r["cpu_server_cores"]) > 0 and float(r["cpu_loadgen_cores"]) > 0
+            assert float(r["rss_server_mb"]) > 0
+            if r["mode"] == "nginx":  # its workers' CPU, read on the server host
+                assert float(r["cpu_proxy_cores"]) > 0
+            load = tmp_path / "ssh" / r["run_key"] / "load"
+            assert f"http://{netns.SERVER_ADDRESS}:" in (load / "command.txt").read_text()
+            assert (load / "stdout.txt").read_text().strip()  # fetched from the loadgen host
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
+    assert not _left(str(tmp_path / "server" / "sshd_config"))
+
+
+def test_an_error_in_a_run_stops_everything_on_the_hosts(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        # The app refuses an unknown option: the run fails after both hosts were connected.
+        params = StudyParams.from_dict(
+            {**BASE, "inventory": str(inventory), "app_args": ["--no-such-option"]}
+        )
+        with pytest.raises(Exception, match="TestApp"):
+            netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    assert not _left(str(tmp_path / "server" / "sshd_config"))
+
+
+def test_sigint_stops_everything_on_the_hosts(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        script = textwrap.dedent(f"""
+            from hostbench.harness.params import StudyParams
+            from hostbench.harness.study import run_study
+            params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
+            run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
+        """)
+        child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
+        deadline = time.monotonic() + 120
+        while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
+            assert child.poll() is None, "the study ended before its load started"
+            time.sleep(0.2)
+        assert _left("/tmp/hostbench\\..*/bombardier")  # the load runs on the loadgen host
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=60)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
+
+
+def _refusal(tmp_path, inventory, server_tools=()) -> str:
+    with pytest.raises(BadInput) as refused:
+        with remote.ssh_hosts(inventory, server_tools):
+            pass
+    message = str(refused.value)
+    assert "\n" not in message
+    return message
+
+
+def test_an_inventory_without_a_server_group_is_one_line(tmp_path):
+    inventory = _inventory(
+        tmp_path / "inv.ini", tmp_path / "k", tmp_path / "kh", groups=("loadgen",)
+    )
+    assert "group 'server' needs exactly one host" in _refusal(tmp_path, inventory)
+
+
+def test_an_unreachable_host_and_an_unknown_host_key_are_one_line_each(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, _, known, key):
+
+        def refusal(inventory):
+            return netns.call_in(hosts.client, _refusal, tmp_path, inventory)
+
+        closed = _inventory(tmp_path / "closed.ini", key, known, port=2)  # nothing listens
+        assert "server host server-host (198.18.0.1:2) unreachable" in refusal(closed)
+        (tmp_path / "other_known_hosts").write_text(known.read_text().splitlines()[1] + "\n")
+        unknown = _inventory(tmp_path / "unknown.ini", key, tmp_path / "other_known_hosts")
+        message = refusal(unknown)
+        assert "server host server-host" in message and "host key is not in" in message
+        missing = netns.call_in(
+            hosts.client, _refusal, tmp_path, closed.with_name("inventory.ini"), ("no-such-tool",)
+        )
+        assert missing.startswith("server host server-host (198.18.0.1:22) has no no-such-tool")
+        assert not _left("hb-ssh")
+
+
+@pytest.mark.skipif(not shutil.which("ansible-playbook"), reason="needs ansible-core")
+def test_the_provisioning_playbook_parses(tmp_path):
+    inventory = _inventory(tmp_path / "inv.ini", tmp_path / "k", tmp_path / "kh")
+    playbook = Path(__file__).parent.parent / "deploy" / "provision.yml"
+    checked = subprocess.run(
+        ["ansible-playbook", "-i", str(inventory), "--syntax-check", str(playbook)],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_killed_harness_leaves_nothing_on_the_hosts(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        script = textwrap.dedent(f"""
+            from hostbench.harness.params import StudyParams
+            from hostbench.harness.study import run_study
+            params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
+            run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
+        """)
+        child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
+        deadline = time.monotonic() + 120
+        while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
+            assert child.poll() is None, "the study ended before its load started"
+            time.sleep(0.2)
+        child.kill()  # no finally runs: the hosts' keepers see their input end
+        child.wait()
+        deadline = time.monotonic() + 30
+        while _left("/tmp/hostbench\\.") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
