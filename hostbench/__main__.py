@@ -126,7 +126,9 @@ def _cmd_reproduce(args) -> int:
 def _cmd_reproduce_all(args) -> int:
     from .reproduce import reproduce_all
 
-    index = reproduce_all(args.profile, batch_id=args.batch_id, runs_dir=Path(args.runs_dir))
+    index = reproduce_all(
+        args.profile, batch_id=args.batch_id, runs_dir=Path(args.runs_dir), only=args.study
+    )
     print(f"index: {index}")
     return 0
 
@@ -231,6 +233,7 @@ def parser() -> argparse.ArgumentParser:
     everything.add_argument("--profile", default="paper", help="paper or quick")
     everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
     everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    everything.add_argument("--study", action="append", help="only this study (repeatable)")
     everything.set_defaults(func=_cmd_reproduce_all)
     lab = sub.add_parser("lab", help="run the hosting lab notebook (docs/teaching.md)")
     lab.add_argument("--profile", default="quick", help="quick (a few minutes) or class")
@@ -245,7 +248,7 @@ def parser() -> argparse.ArgumentParser:
     )
     lab.set_defaults(func=_cmd_lab)
     sub.add_parser(
-        "docs", help="write docs/results.md and docs/params.md from the schemas"
+        "docs", help="write docs/results.md, docs/params.md and the studies' paper-run lines"
     ).set_defaults(func=_cmd_docs)
     check = sub.add_parser("check-report", help="a report page's defects (exit 1: some)")
     check.add_argument("pages", nargs="+", help="report.html or index.html files")

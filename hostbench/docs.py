@@ -1,5 +1,6 @@
 """docs/results.md and docs/params.md, generated from the two schemas (hostbench.results,
-hostbench.params) so the reference never drifts from the code: `python -m hostbench docs`."""
+hostbench.params) so the reference never drifts from the code, and each study README's line
+about its committed paper run (analysis.example.study_sections): `python -m hostbench docs`."""
 
 from pathlib import Path
 
@@ -13,14 +14,33 @@ GENERATED = {
 }
 
 
+def _sections(root: Path) -> list[tuple[Path, str, str]]:
+    """(file, its text now, its text with the generated sections fresh) for the study READMEs
+    that exist under `root`."""
+    from .analysis import example
+
+    out = []
+    for name, block in example.study_sections(root):
+        path = Path(root) / name
+        if path.is_file():
+            text = path.read_text()
+            fresh = example.replace_in(text, block, example.PAPER_START, example.PAPER_END)
+            out.append((path, text, fresh))
+    return out
+
+
 def write(root: Path = ROOT) -> list[Path]:
-    """Write every generated file under `root`; returns their paths."""
+    """Write every generated file (and section) under `root`; returns their paths."""
     paths = []
     for name, render in GENERATED.items():
         path = Path(root) / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render())
         paths.append(path)
+    for path, text, fresh in _sections(root):
+        if fresh != text:
+            path.write_text(fresh)
+            paths.append(path)
     return paths
 
 
@@ -31,4 +51,6 @@ def stale(root: Path = ROOT) -> list[str]:
         path = Path(root) / name
         if not path.is_file() or path.read_text() != render():
             out.append(name)
+    sections = _sections(root)
+    out += [str(path.relative_to(Path(root))) for path, text, fresh in sections if text != fresh]
     return out

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -107,6 +108,12 @@ KEYS: tuple[Key, ...] = (
        "Named settings of the test app, each a cell of its own (in the run key and "
        "results.csv), added to app_args and app_env.",
        "names of letters, digits and '-'; TestApp modes only"),
+    _k("variant_sweep", "{n, variants} or null", None, "",
+       "Variants made from templates: each `{n}` in a template's name, app_args and app_env "
+       "values becomes each value of n, added after `variants` (params.json records the values "
+       "and this machine's cores).",
+       "n: cores (1 .. cores), cores-x2 (1 .. 2 x cores), or a list of integers >= 1 and "
+       "these words (each its number); cores = the CPUs this process may run on"),
     _k("scenario_modes", "{scenario: list of str}", {}, "",
        "Scenarios that run under some modes only; scenarios not named run under every mode.",
        "this study's scenarios and modes"),
@@ -173,6 +180,14 @@ RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 VARIANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,39}$")  # no "_" or ".": run keys stay parseable
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 VARIANT_KEYS = ("app_args", "app_env")
+# variant_sweep's n in words: the values they stand for on a machine with `cores` CPUs.
+SWEEP_WORDS = {"cores": lambda cores: cores, "cores-x2": lambda cores: 2 * cores}
+SWEEP_KEYS = ("n", "variants", "cores", "values")  # cores, values: what params.json records
+
+
+def machine_cores() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0))
 
 
 def _default(name: str):
@@ -285,6 +300,63 @@ def _variants(value) -> dict[str, dict]:
     return out
 
 
+def _sweep(value) -> dict | None:
+    """variant_sweep resolved on this machine: its n in words becomes `values`, with the
+    `cores` they were read from; values already recorded (a params.json) stay as recorded."""
+    if value is None:
+        return None
+    allowed = "cores, cores-x2, or a list of integers >= 1 (cores, cores-x2 among them)"
+    if not isinstance(value, dict) or not {"n", "variants"} <= set(value):
+        raise BadInput(f"params key 'variant_sweep' must be {{n: {allowed}, variants: {{...}}}}")
+    unknown = sorted(set(value) - set(SWEEP_KEYS))
+    if unknown:
+        raise BadInput(
+            f"params key 'variant_sweep': unknown key(s) {', '.join(map(str, unknown))}; "
+            f"allowed: {', '.join(SWEEP_KEYS)}"
+        )
+    n = value["n"]
+    items = n if isinstance(n, list) and n else [n]
+    if not all(v in SWEEP_WORDS or isinstance(v, int) for v in items):
+        raise BadInput(f"params key 'variant_sweep.n' is {n!r}; allowed: {allowed}")
+    words = [v for v in items if v in SWEEP_WORDS]
+    cores = value.get("cores") or (machine_cores() if words else None)
+    if cores is not None:
+        cores = _number("variant_sweep.cores", cores, minimum=1, integer=True)
+    if "values" in value:  # as a run recorded them, on the machine it ran on
+        values = value["values"]
+    elif isinstance(n, list):  # the values named, a word standing for its number
+        values = [SWEEP_WORDS[v](cores) if v in SWEEP_WORDS else v for v in n]
+    else:  # a word alone: 1 up to its number
+        values = list(range(1, SWEEP_WORDS[n](cores) + 1))
+    values = _unique("variant_sweep.n", [_number("variant_sweep.n", v, minimum=1, integer=True)
+                                         for v in _as_list("variant_sweep.n", values)])  # fmt: skip
+    templates = value["variants"]
+    if not isinstance(templates, dict) or not templates:
+        raise BadInput("params key 'variant_sweep.variants' must map names with {n} to settings")
+    for name in templates:
+        if "{n}" not in str(name):
+            raise BadInput(f"variant_sweep template {name!r} must contain {{n}} in its name")
+    return {"n": n, "cores": cores, "values": values, "variants": templates}
+
+
+def expand_sweep(sweep: dict | None) -> dict[str, dict]:
+    """The variants a resolved sweep makes: every template at every value, value by value."""
+    if not sweep:
+        return {}
+
+    def put(text, n: int):
+        if isinstance(text, str):
+            return text.replace("{n}", str(n))
+        if isinstance(text, list):
+            return [put(t, n) for t in text]
+        if isinstance(text, dict):
+            return {k: put(v, n) for k, v in text.items()}
+        return text
+
+    return {put(name, n): put(body, n) for n in sweep["values"]
+            for name, body in sweep["variants"].items()}  # fmt: skip
+
+
 def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, list[str]]:
     if value is None:
         return {}
@@ -356,7 +428,8 @@ class StudyParams:
     pipeline: int | dict[str, int] = _default("pipeline")  # one depth, or one per scenario
     keepalive: bool = _default("keepalive")
     loadgen_cpus: list[int] | None = _default("loadgen_cpus")
-    variants: dict[str, dict] = _default("variants")
+    variants: dict[str, dict] = _default("variants")  # the stated ones, then the swept ones
+    variant_sweep: dict | None = _default("variant_sweep")  # as resolved: values and cores
     scenario_modes: dict[str, list[str]] = _default("scenario_modes")
     options: LaunchOptions = field(default_factory=LaunchOptions)
     sub_studies: dict[str, dict] = _default("sub_studies")
@@ -406,7 +479,12 @@ class StudyParams:
             nginx_keepalive_pool=_nginx_setting("nginx_keepalive_pool", p, modes),
             nginx_workers=_nginx_setting("nginx_workers", p, modes),
         )
+        sweep = _sweep(p["variant_sweep"])
         variants = _variants(p["variants"])
+        for name, body in _variants(expand_sweep(sweep)).items():
+            if name in variants:
+                raise BadInput(f"variant_sweep makes variant {name!r}, already in 'variants'")
+            variants[name] = body
         scenario_modes = _scenario_modes(p["scenario_modes"], modes, scenarios)
         for m in modes:
             mode = get_mode(m)
@@ -481,6 +559,7 @@ class StudyParams:
             keepalive=_bool("keepalive", p["keepalive"]),
             loadgen_cpus=_cpus(p["loadgen_cpus"]),
             variants=variants,
+            variant_sweep=sweep,
             scenario_modes=scenario_modes,
             options=opts,
             sub_studies=sub_studies,
@@ -554,6 +633,8 @@ class StudyParams:
         """The params as a params file would state them (round-trips through from_dict)."""
         out = {k: v for k, v in asdict(self).items() if k != "options"}
         out.update(asdict(self.options))
+        swept = expand_sweep(self.variant_sweep)  # stated once, as the sweep
+        out["variants"] = {k: v for k, v in out["variants"].items() if k not in swept}
         return out
 
     def sub_study(self, name: str) -> "StudyParams":

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
-from .errors import HostbenchError
+from .errors import BadInput, HostbenchError
 from .harness import tour
 from .harness.params import StudyParams, check_run_id
 from .harness.study import PROGRESS_FILE
@@ -28,6 +28,7 @@ from .studies import STUDIES, available, get_study
 
 HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
 DONE_FILE = "reproduce.json"  # written when a study's notebook and report are complete
+BATCH_FILE = "batch.json"  # a batch folder's profile: resuming it with another is refused
 
 
 def _budget_s(params: StudyParams) -> int:
@@ -175,14 +176,30 @@ def reproduce(
     return out
 
 
-def reproduce_all(profile: str = "paper", batch_id: str | None = None, runs_dir: Path = RUNS):
-    """Every available study's notebook in one batch; returns the batch folder with index.html."""
+def reproduce_all(
+    profile: str = "paper",
+    batch_id: str | None = None,
+    runs_dir: Path = RUNS,
+    only: list[str] | None = None,
+):
+    """Every available study's notebook in one batch (`only`: these studies); returns the
+    batch folder with index.html.
+
+    The same batch id resumes: a study whose report is complete is kept, an interrupted one
+    resumes in its own folder (its completed runs kept, as `make reproduce` does), and a batch
+    started with another profile is refused, so one batch never mixes profiles."""
     studies = available()
+    if only:
+        for name in only:
+            if name not in {s.id for s in studies}:
+                allowed = ", ".join(s.id for s in studies)
+                raise BadInput(f"no study {name!r} to run in a batch; allowed: {allowed}")
+        studies = [s for s in studies if s.id in only]
     for study in studies:
         study.params_path(profile)  # every profile exists before anything starts
     batch_id = check_run_id(batch_id or f"all-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     batch = Path(runs_dir).resolve() / batch_id
-    batch.mkdir(parents=True, exist_ok=True)
+    _claim_batch(batch, profile)
     missing = [s.id for s in STUDIES.values() if not s.available]
     if missing:
         print(f"not in this batch (no notebook yet): {', '.join(missing)}", flush=True)
@@ -194,6 +211,23 @@ def reproduce_all(profile: str = "paper", batch_id: str | None = None, runs_dir:
         reproduce(study.id, profile, run_id=study.id, runs_dir=batch)
         write_index(batch, profile)
     return write_index(batch, profile)
+
+
+def _claim_batch(batch: Path, profile: str) -> None:
+    """The batch folder, made or resumed; BATCH_FILE records its profile so a resume with
+    another one stops here, before anything runs."""
+    record = batch / BATCH_FILE
+    if record.exists():
+        earlier = json.loads(record.read_text())["profile"]
+        if earlier != profile:
+            raise BadInput(
+                f"batch {batch.name} runs profile {earlier!r}, not {profile!r}: resume it with "
+                f"PROFILE={earlier}, or start a new batch (another BATCH_ID)"
+            )
+        print(f"resuming batch {batch.name}: finished studies are kept", flush=True)
+        return
+    batch.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"profile": profile}, indent=2))
 
 
 def write_index(batch: Path, profile: str) -> Path:

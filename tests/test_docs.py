@@ -1,7 +1,9 @@
 """The docs a newcomer reads: a short README with the two commands on its first screen, and
 no relative link that leads nowhere. Reads files only; starts no process."""
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,42 @@ def test_every_relative_link_points_to_a_file_that_exists(page):
         target for target in relative_links(page.read_text()) if not (page.parent / target).exists()
     ]
     assert not missing, f"{page.relative_to(ROOT)} links to missing files: {missing}"
+
+
+def test_each_study_readme_states_its_committed_paper_run_fresh():
+    from hostbench import docs
+    from hostbench.analysis import example
+
+    stale = [name for name in docs.stale() if name.startswith("studies/")]
+    assert stale == [], f"{', '.join(stale)}: run `python -m hostbench docs` and commit the result"
+    jcsi = (ROOT / "studies" / "jcsi2018" / "README.md").read_text()
+    run = ROOT / "data" / "runs" / "example-paper"
+    wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
+    assert f"took {wall:,} s" in jcsi and (run / "headline.txt").read_text().strip() in jcsi
+    for study in ("linux-proxies-2021", "selfhost-2012"):
+        if not (ROOT / "data" / "runs" / example.paper_run_name(study)).exists():
+            readme = (ROOT / "studies" / study / "README.md").read_text()
+            assert "no paper run of this study is committed yet" in readme
+
+
+def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
+    """When data/runs/example-<study>-paper/ appears, `docs` writes it into the README."""
+    from hostbench import docs
+    from hostbench.analysis import example
+
+    study = "linux-proxies-2021"
+    readme = tmp_path / "studies" / study / "README.md"
+    readme.parent.mkdir(parents=True)
+    readme.write_text((ROOT / "studies" / study / "README.md").read_text())
+    docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
+    assert docs.stale(tmp_path) == []  # nothing committed: "not yet" is fresh
+    # A real run's files stand in for the study's own paper run (what the line reads).
+    run = tmp_path / "data" / "runs" / example.paper_run_name(study)
+    shutil.copytree(ROOT / "data" / "runs" / "example-paper", run)
+    assert docs.stale(tmp_path) == [f"studies/{study}/README.md"]
+    docs.write(tmp_path)
+    assert docs.stale(tmp_path) == []
+    text = readme.read_text()
+    wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
+    assert f"[data/runs/example-{study}-paper/](../../data/runs/example-{study}-paper/)" in text
+    assert f"took {wall:,} s" in text and "2-core" in text

@@ -259,3 +259,69 @@ def test_progress_is_off_unless_asked_and_changes_fingerprints_only_when_set():
         BadInput, match=r"^params key 'progress_interval_s' must be a number >= 0.5"
     ):
         StudyParams.from_dict({**GOOD, "progress_interval_s": 0.1})
+
+
+SWEEP = {
+    "n": "cores-x2",
+    "variants": {
+        "ioq{n}": {"app_args": ["--io-queue-count", "{n}"]},
+        "ioq{n}-inline": {"app_args": ["--io-queue-count", "{n}"], "app_env": {"Q": "{n}"}},
+    },
+}
+
+
+@pytest.mark.parametrize("cores", [1, 2, 4])
+def test_a_variant_sweep_runs_from_one_to_twice_the_cores(monkeypatch, cores):
+    import hostbench.params
+
+    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: cores)
+    raw = {**GOOD, "modes": ["kestrel"], "variants": {"default": {}}, "variant_sweep": SWEEP}
+    p = StudyParams.from_dict(raw)
+    values = list(range(1, 2 * cores + 1))
+    assert p.variant_sweep["values"] == values and p.variant_sweep["cores"] == cores
+    # The stated variants first, then value by value, template by template.
+    assert list(p.variants) == ["default"] + [
+        name for n in values for name in (f"ioq{n}", f"ioq{n}-inline")
+    ]
+    top = 2 * cores
+    assert p.options_for(f"ioq{top}-inline").app_args[-2:] == ["--io-queue-count", str(top)]
+    assert p.options_for(f"ioq{top}-inline").app_env == {"Q": str(top)}
+    # params.json keeps the values it ran with: read back on a machine with other cores, the
+    # same variants.
+    recorded = p.to_dict()
+    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: cores + 3)
+    assert StudyParams.from_dict(recorded) == p
+    assert list(recorded["variants"]) == ["default"]  # the sweep is stated once, as the sweep
+
+
+def test_a_variant_sweep_lists_values_and_words(monkeypatch):
+    import hostbench.params
+
+    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: 3)
+    sweep = {**SWEEP, "n": [1, "cores", "cores-x2"]}
+    p = StudyParams.from_dict({**GOOD, "modes": ["kestrel"], "variant_sweep": sweep})
+    assert p.variant_sweep["values"] == [1, 3, 6]
+
+
+@pytest.mark.parametrize(
+    ("sweep", "message"),
+    [
+        ({**SWEEP, "n": "cores-x3"}, "'variant_sweep.n' is 'cores-x3'; allowed: cores, cores-x2"),
+        ({**SWEEP, "n": [0, 2]}, "'variant_sweep.n' must be an integer >= 1, got 0"),
+        ({**SWEEP, "n": [2, 2]}, "'variant_sweep.n' lists 2 twice"),
+        ({"n": 2}, "'variant_sweep' must be {n:"),
+        ({**SWEEP, "variants": {"ioq": {}}}, "template 'ioq' must contain {n}"),
+        ({**SWEEP, "step": 2}, "unknown key(s) step; allowed: n, variants"),
+    ],
+)
+def test_a_bad_variant_sweep_is_refused_in_one_line(sweep, message):
+    with pytest.raises(BadInput) as err:
+        StudyParams.from_dict({**GOOD, "modes": ["kestrel"], "variant_sweep": sweep})
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_swept_name_already_stated_is_refused():
+    raw = {**GOOD, "modes": ["kestrel"], "variants": {"ioq1": {}},
+           "variant_sweep": {**SWEEP, "n": [1]}}  # fmt: skip
+    with pytest.raises(BadInput, match="makes variant 'ioq1', already in 'variants'"):
+        StudyParams.from_dict(raw)

@@ -16,6 +16,12 @@ from hostbench.analysis.intervals import (
     ratio_text,
 )
 from hostbench.analysis.reference import load_reference
+from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
+    TWO_HOSTS,
+    changed_factors,
+    localhost_cost,
+    sensitivity,
+)
 from hostbench.catalog import MODES, mode_label, scenario_label
 from hostbench.params import StudyParams
 
@@ -240,8 +246,13 @@ def _windows_only() -> list[tuple]:
     ]
 
 
-def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFrame:
-    """Threats to validity, each with its size measured in this run (or why it can't be)."""
+def threats(
+    results: pd.DataFrame, env: dict, ratios: pd.DataFrame, two_hosts: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Threats to validity, each with its size measured in this run (or why it can't be).
+
+    two_hosts: every run of the `two-hosts` sub-study (topology netns), which sizes the
+    localhost shortcut against this study's runs; None where it did not run."""
     sat = tables.saturation(results)
     loadgen_share = 100 * sat["loadgen_cores"] / (sat["cpu_total_pct"] / 100 * sat["machine_cores"])
     by_mode = loadgen_share.groupby(sat["mode"], observed=True).mean()
@@ -289,11 +300,15 @@ def threats(results: pd.DataFrame, env: dict, ratios: pd.DataFrame) -> pd.DataFr
         ),
         (
             "client and server on one machine over loopback",
-            "no network in the measurement",
+            localhost_cost(results, two_hosts, _baseline(ratios)),
             "as in the paper (k6 on the same laptop); a real network adds latency",
         ),
     ]
     return pd.DataFrame(rows, columns=["threat", "size in this run", "how it is handled"])
+
+
+def _baseline(ratios: pd.DataFrame) -> str:
+    return str(ratios["baseline"].iloc[0])
 
 
 def _littles_law(results: pd.DataFrame) -> float:
@@ -306,70 +321,8 @@ def _littles_law(results: pd.DataFrame) -> float:
 SENSITIVITY = {
     "isolated": "where the load generator runs",
     "bombardier": "which load tool",
-    "two-hosts": "whether the client shares the server's loopback",
+    TWO_HOSTS: "whether the client shares the server's loopback",
 }
-# Params keys that say what was measured, not how: a sub-study narrows them on purpose.
-_SCOPE = {"modes", "scenarios", "repetitions", "seed", "description", "baseline",
-          "sub_studies", "smoke"}  # fmt: skip
-
-
-def changed_factors(main: StudyParams, sub: StudyParams) -> str:
-    """What a sub-study changed against the main study, from their params.json
-    (tables.load_params): "loadgen_cpus: none -> 1; ..." (the measurement's scope, modes and
-    scenarios, left out)."""
-    main, sub = main.to_dict(), sub.to_dict()
-    changes = []
-    for key in sorted((set(main) | set(sub)) - _SCOPE):
-        before, after = main.get(key), sub.get(key)
-        if before != after:
-            changes.append(f"{key}: {_setting(before)} -> {_setting(after)}")
-    return "; ".join(changes) or "nothing"
-
-
-def _setting(value) -> str:
-    if value is None or value == []:
-        return "none"
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-study"):
-    """The same ratios measured in the main study and in a sub-study that changed one factor
-    (`label` names it). `moved`: sub-study / main; `same words`: whether both intervals lead
-    to the same words (faster, slower, indistinguishable)."""
-    keys = ["mode", "scenario"]
-    left = main.assign(mode=main["mode"].astype(str), scenario=main["scenario"].astype(str))
-    right = variant.assign(
-        mode=variant["mode"].astype(str), scenario=variant["scenario"].astype(str)
-    )
-    both = left.merge(right, on=keys, suffixes=("_main", "_variant"))
-    rows = []
-    for r in both.itertuples(index=False):
-        main_words = intervals.describe(r.ratio_main, r.ci_low_main, r.ci_high_main)
-        variant_words = intervals.describe(r.ratio_variant, r.ci_low_variant, r.ci_high_variant)
-        rows.append(
-            (
-                mode_label(r.mode),
-                scenario_label(r.scenario),
-                main_words,
-                variant_words,
-                r.ratio_variant / r.ratio_main,
-                _same_words(main_words, variant_words),
-            )
-        )
-    columns = ["mode", "scenario", "main study", label, "moved (sub-study / main)", "same words"]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def _same_words(a: str, b: str) -> str:
-    """Whether two interval descriptions reach the same verdict ("n/a" without intervals)."""
-    verdicts = [text.split(":")[0] for text in (a, b)]
-    if any(v not in ("faster", "slower", "indistinguishable at this precision") for v in verdicts):
-        return "n/a"
-    return "yes" if verdicts[0] == verdicts[1] else "no"
-
-
 # --- tables and sentences beside the paper's
 
 

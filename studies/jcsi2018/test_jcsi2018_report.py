@@ -309,3 +309,19 @@ def test_a_table_cell_with_markup_shows_it_as_text():
     page = report.table(pd.DataFrame({"scenario": ["html"], "body": [body], "n": [3]})).to_html()
     assert "<h1>" not in page and "&lt;h1&gt;HTML scenario&lt;/h1&gt;" in page
     assert "&lt;item id=&#34;1&#34;&gt;" in page or "&lt;item id=&quot;1&quot;&gt;" in page
+
+
+def test_the_loopback_threat_is_sized_by_the_two_hosts_run(run3):
+    # Recorded one after the other: the same cells over loopback and between two namespaces.
+    folder = STUDY.fixtures_dir / "two-hosts"
+    loopback = analysis.load_results(folder / "loopback")
+    ratios = intervals.paired_ratios(loopback, "nginx")
+    two_hosts = analysis.load_results(folder / "two-hosts", valid_only=False)
+    row = "client and server on one machine over loopback"
+    sized = jcsi2018.threats(loopback, run3["env"], ratios, two_hosts).set_index("threat")
+    assert sized.loc[row, "size in this run"] == jcsi2018.localhost_cost(
+        loopback, two_hosts, "nginx"
+    )
+    assert "moved by x" in sized.loc[row, "size in this run"]
+    unsized = jcsi2018.threats(loopback, run3["env"], ratios).set_index("threat")
+    assert unsized.loc[row, "size in this run"].startswith("not measured")

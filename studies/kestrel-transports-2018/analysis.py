@@ -25,6 +25,7 @@ from hostbench.analysis.intervals import describe, mean_interval, paired_ratios,
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import scenario_label
 from hostbench.errors import BadInput
+from hostbench.params import expand_sweep
 from hostbench.results import typed, valid_rows
 from hostbench.studies import study_of
 
@@ -116,10 +117,33 @@ def load_table(params: dict) -> pd.DataFrame:
                 "run [s]": params["duration_s"],
                 "warm-up, at most [s]": params["warmup_s"],
                 "blocks": params["repetitions"],
-                "variants": len(params.get("variants") or {}),
+                "variants": len(params.get("variants") or {})
+                + len(expand_sweep(params.get("variant_sweep"))),
             }
         )
     return pd.DataFrame(rows)
+
+
+def sweep_note(params) -> str:
+    """The IOQueueCount values swept and the cores they came from, as params.json records them
+    (params key variant_sweep; Markdown)."""
+    sweep = params.variant_sweep
+    if not sweep:
+        return "This profile states its variants one by one: no sweep over the core count."
+    cores = (
+        f", from this run's {sweep['cores']} core{'s' * (sweep['cores'] > 1)} "
+        f"(params key variant_sweep, n: {_words(sweep['n'])})"
+        if sweep["cores"]
+        else ""
+    )
+    return (
+        f"IOQueueCount swept over {', '.join(map(str, sweep['values']))}{cores}; "
+        f"{len(params.variants)} variants in all."
+    )
+
+
+def _words(n) -> str:
+    return ", ".join(map(str, n)) if isinstance(n, list) else str(n)
 
 
 # --- ours ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.modes import launch
 from hostbench.harness.params import StudyParams
 from hostbench.harness.run import RunSpec, execute
+from hostbench.params import machine_cores
 from hostbench.studies import study_of
 
 TRANSPORT_STUDY = study_of(__file__)
@@ -50,7 +51,10 @@ def test_every_transport_variant_of_the_study_reaches_kestrel(tmp_path):
             for name in params.variants
         }
         seen = {name: target.transport_info() for name, target in targets.items()}
-    assert len(seen) == 17 and params.variants["default"] == {"app_args": [], "app_env": {}}
+    assert len(seen) == 1 + 4 * 2 * machine_cores() and params.variants["default"] == {
+        "app_args": [],
+        "app_env": {},
+    }
     for name, info in seen.items():
         want = declared(params.options_for(name))
         assert info["transport"] == "SocketTransportFactory" and info["server"] == "kestrel"
@@ -187,3 +191,16 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
     assert (sweep["rps_ci_low"].dropna() >= 0).all()
     assert "Sockets settings as % of the runtime defaults" in transports.headline(gains_here)
     assert "CPU-constrained" in transports.constraint_sentences(results, gains_here)
+
+
+def test_the_report_states_the_swept_values_and_the_cores(monkeypatch):
+    import hostbench.params
+
+    transports = TRANSPORT_STUDY.analysis
+    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: 4)
+    params = StudyParams.from_file(TRANSPORT_STUDY.params_path("paper"))
+    note = transports.sweep_note(params)
+    assert note.startswith("IOQueueCount swept over 1, 2, 3, 4, 5, 6, 7, 8, from this run's 4 ")
+    assert f"{1 + 4 * 8} variants in all" in note
+    table = transports.load_table(params.to_dict())  # from params.json's form: the sweep too
+    assert set(table["variants"]) == {1 + 4 * 8}

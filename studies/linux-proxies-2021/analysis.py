@@ -33,6 +33,12 @@ from hostbench.analysis.intervals import (
     pct_cell,
 )
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
+from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
+    TWO_HOSTS,
+    changed_factors,
+    localhost_cost,
+    sensitivity,
+)
 from hostbench.catalog import MODES, mode_label
 from hostbench.errors import BadInput
 from hostbench.studies import study_of
