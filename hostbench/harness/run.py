@@ -373,7 +373,9 @@ def execute(
         if hosts:
             check_route(hosts, urlsplit(target.url).hostname)  # the load crosses the veth
         if ssh:  # load goes only to the server host's inventory address, timed from loadgen
-            assert urlsplit(target.url).hostname == ssh.server_address, target.url
+            if urlsplit(target.url).hostname != ssh.server_address:
+                raise HostbenchError(f"{target.url}: not the inventory's server host "
+                                     f"{ssh.server_address}; no load sent")  # fmt: skip
             rtt_ms = ssh.loadgen.rtt_ms(target.url + "/health", RTT_PROBES)
         else:
             rtt_ms = call_in(client, empty_request_rtt_ms, target.url)
