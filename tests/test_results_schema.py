@@ -16,7 +16,7 @@ from hostbench.params import KEYS, TOOLS, LaunchOptions, StudyParams
 from hostbench.paths import ROOT
 from hostbench.results import BOOL, COLUMNS, CPUS, FLOAT, INT, STR, CpuList
 
-EXAMPLES = sorted((ROOT / "data" / "runs").glob("example-paper*"))
+EXAMPLES = sorted((ROOT / "data" / "runs").glob("example-*"))
 # One value per type, chosen to be awkward in a CSV cell.
 SAMPLES = {
     STR: 'k6 v1.1.0 (commit, "quoted"); two',
@@ -143,12 +143,8 @@ def test_one_validity_filter_only_an_explicit_false_leaves_a_row_out():
 @pytest.mark.parametrize("run", EXAMPLES, ids=lambda p: p.name)
 def test_the_committed_example_runs_load_typed(run):
     df = results.read_results(run)
-    # Written before the topology columns and the memory split existed: every other column,
-    # in the schema's order.
-    assert list(df.columns) == [c for c in results.NAMES if c in df.columns]
-    assert set(results.NAMES) - set(df.columns) == {
-        "topology", "request_path", "rtt_ms", "rss_server_anon_mean_mb"
-    }  # fmt: skip
+    # Written with the current schema: every column, in the schema's order.
+    assert list(df.columns) == list(results.NAMES)
     assert df["valid"].dtype == "boolean" and df["valid"].notna().all()
     assert df["concurrency"].dtype == "int64" and df["rps"].dtype == "float64"
     assert df["keepalive"].dtype == "bool" and df["loadgen_limited"].dtype == "bool"

@@ -121,16 +121,19 @@ def localhost_cost(main_runs: pd.DataFrame, two_hosts_runs: pd.DataFrame | None,
     )
     if table.empty:
         return "not measured: the two-hosts sub-study shares no ratio with this study"
-    moved = table[MOVED]
+    moved = table[MOVED].dropna()  # a ratio with no valid pair on one side moves nowhere
+    if moved.empty:
+        return "not measured: no ratio has valid pairs both over loopback and over the veth"
     judged = table[table[SAME] != "n/a"]
     words = (
         f"the words stayed the same for {int((judged[SAME] == 'yes').sum())} of {len(judged)}"
         if len(judged)
-        else "no interval to compare words (one block)"
+        else "no ratio has an interval on both sides to compare words (too few valid pairs)"
     )
     label = mode_label(baseline)
-    n = len(table)
-    span = f"x{moved.min():.2f}" + (f" to x{moved.max():.2f}" if n > 1 else "")
+    n = len(moved)
+    low, high = f"x{moved.min():.2f}", f"x{moved.max():.2f}"
+    span = low if low == high else f"{low} to {high}"
     return (
         f"over a veth between two network namespaces the {n} ratio{'s' * (n > 1)} measured "
         f"both ways moved by {span} (two hosts / loopback); {words}; "
