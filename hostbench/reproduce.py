@@ -147,6 +147,7 @@ def reproduce(
     run_id = check_run_id(run_id or f"{study_id}-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
+    earlier_s = _recorded_wall_s(out, study_id, profile)
     (out / DONE_FILE).unlink(missing_ok=True)
     _prepare_environment()
     if discard_old:
@@ -169,11 +170,23 @@ def reproduce(
         )
     export_html(out / study.notebook, out / "report.html")
     wall_s = time.monotonic() - t0
-    (out / DONE_FILE).write_text(
-        json.dumps({"study": study_id, "profile": profile, "wall_s": round(wall_s)}, indent=2)
-    )
+    # A re-run of a complete folder (only the notebook re-executed) adds its seconds to the
+    # measured wall time instead of replacing it.
+    record = {"study": study_id, "profile": profile, "wall_s": round(earlier_s + wall_s)}
+    (out / DONE_FILE).write_text(json.dumps(record, indent=2))
     print(f"{study_id} ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
     return out
+
+
+def _recorded_wall_s(out: Path, study_id: str, profile: str) -> float:
+    """The wall time an earlier complete `reproduce` of this study and profile recorded in
+    `out`; 0 when there is none (or it was another study's or profile's)."""
+    try:
+        record = json.loads((out / DONE_FILE).read_text())
+    except (OSError, ValueError):
+        return 0.0
+    same = record.get("study") == study_id and record.get("profile") == profile
+    return float(record.get("wall_s", 0)) if same else 0.0
 
 
 def reproduce_all(
