@@ -287,17 +287,21 @@ def _variants(value) -> dict[str, dict]:
         body = {} if body is None else body
         if not isinstance(body, dict):
             raise BadInput(f"variant {name!r} must be a mapping with app_args and/or app_env")
-        unknown = sorted(set(body) - set(VARIANT_KEYS))
-        if unknown:
-            raise BadInput(
-                f"variant {name!r}: unknown key(s) {', '.join(map(str, unknown))}; "
-                f"allowed: {', '.join(VARIANT_KEYS)}"
-            )
+        _refuse_unknown(f"variant {name!r}", body, VARIANT_KEYS)
         out[name] = {
             "app_args": _strings(f"variants.{name}.app_args", body.get("app_args")),
             "app_env": _env(f"variants.{name}.app_env", body.get("app_env")),
         }
     return out
+
+
+def _refuse_unknown(what: str, given: dict, allowed) -> None:
+    """BadInput naming the keys of `given` that `allowed` lacks, and what is allowed."""
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise BadInput(
+            f"{what}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {', '.join(allowed)}"
+        )
 
 
 def _sweep(value) -> dict | None:
@@ -308,12 +312,7 @@ def _sweep(value) -> dict | None:
     allowed = "cores, cores-x2, or a list of integers >= 1 (cores, cores-x2 among them)"
     if not isinstance(value, dict) or not {"n", "variants"} <= set(value):
         raise BadInput(f"params key 'variant_sweep' must be {{n: {allowed}, variants: {{...}}}}")
-    unknown = sorted(set(value) - set(SWEEP_KEYS))
-    if unknown:
-        raise BadInput(
-            f"params key 'variant_sweep': unknown key(s) {', '.join(map(str, unknown))}; "
-            f"allowed: {', '.join(SWEEP_KEYS)}"
-        )
+    _refuse_unknown("params key 'variant_sweep'", value, SWEEP_KEYS)
     n = value["n"]
     items = n if isinstance(n, list) and n else [n]
     if not all(v in SWEEP_WORDS or isinstance(v, int) for v in items):

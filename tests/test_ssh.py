@@ -165,19 +165,25 @@ def test_an_error_in_a_run_stops_everything_on_the_hosts(tmp_path):
     assert not _left(str(tmp_path / "server" / "sshd_config"))
 
 
+def _study_under_load(hosts, inventory, tmp_path) -> subprocess.Popen:
+    """A 30 s ssh study in its own harness process, returned once its load runs (or 120 s)."""
+    script = textwrap.dedent(f"""
+        from hostbench.harness.params import StudyParams
+        from hostbench.harness.study import run_study
+        params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
+        run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
+    """)
+    child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
+    deadline = time.monotonic() + 120
+    while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
+        assert child.poll() is None, "the study ended before its load started"
+        time.sleep(0.2)
+    return child
+
+
 def test_sigint_stops_everything_on_the_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        script = textwrap.dedent(f"""
-            from hostbench.harness.params import StudyParams
-            from hostbench.harness.study import run_study
-            params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
-            run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
-        """)
-        child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
-        deadline = time.monotonic() + 120
-        while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
-            assert child.poll() is None, "the study ended before its load started"
-            time.sleep(0.2)
+        child = _study_under_load(hosts, inventory, tmp_path)
         assert _left("/tmp/hostbench\\..*/bombardier")  # the load runs on the loadgen host
         child.send_signal(signal.SIGINT)
         child.wait(timeout=60)
@@ -234,17 +240,7 @@ def test_the_provisioning_playbook_parses(tmp_path):
 
 def test_a_killed_harness_leaves_nothing_on_the_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        script = textwrap.dedent(f"""
-            from hostbench.harness.params import StudyParams
-            from hostbench.harness.study import run_study
-            params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
-            run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
-        """)
-        child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
-        deadline = time.monotonic() + 120
-        while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
-            assert child.poll() is None, "the study ended before its load started"
-            time.sleep(0.2)
+        child = _study_under_load(hosts, inventory, tmp_path)
         child.kill()  # no finally runs: the hosts' keepers see their input end
         child.wait()
         deadline = time.monotonic() + 30
