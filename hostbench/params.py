@@ -92,7 +92,8 @@ KEYS: tuple[Key, ...] = (
        "pages this often, into the run's progress.csv: how the rate and memory converge.",
        ">= 0.5; null: off"),
     _k("steady_tolerance_pct", "float", 5.0, "%",
-       "Warm-up ends when three one-second windows agree within this.", ">= 0.1"),
+       "Warm-up ends when three one-second windows agree within this (and the JIT has "
+       "settled).", ">= 0.1"),
     _k("requests", "int, {scenario: int} or null", None, "requests",
        "A fixed request count per run (ab/bombardier -n), one or per scenario; scenarios not "
        "named run for duration_s.", ">= 1; ab and bombardier only"),

@@ -13,7 +13,15 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.errors import HostbenchError, ToolMissing
 from hostbench.harness.params import StudyParams
-from hostbench.harness.run import RunSpec, count_diff_pct, execute, invalid_reason, steady
+from hostbench.harness.run import (
+    JIT_SETTLED_METHODS,
+    RunSpec,
+    count_diff_pct,
+    execute,
+    invalid_reason,
+    jit_settled,
+    steady,
+)
 from hostbench.harness.tools import find_tool
 from hostbench.load import read_load
 
@@ -68,9 +76,20 @@ def test_warm_up_stops_at_steady_state_and_keeps_its_curve(tmp_path):
     row = execute(spec, tmp_path / spec.key, p)
     assert row["warmup_steady"] is True and row["warmup_s"] < 29
     with open(tmp_path / spec.key / "warmup" / "curve.csv") as f:
-        curve = [float(r["rps"]) for r in csv.DictReader(f)]
-    assert len(curve) >= 3 and steady(curve, 25)
-    assert not steady(curve[:-1], 25) or len(curve) == 3  # it stopped at the first steady window
+        rows = list(csv.DictReader(f))
+    curve = [float(r["rps"]) for r in rows]
+    compiled = [int(r["jit_compiled"]) for r in rows]
+    assert len(curve) >= 3 and steady(curve, 25) and jit_settled(compiled)
+    assert compiled[0] > JIT_SETTLED_METHODS  # a fresh app compiles far more in its first second
+    # It stopped at the first window where both held.
+    assert not (steady(curve[:-1], 25) and jit_settled(compiled[:-1])) or len(curve) == 3
+
+
+def test_the_jit_has_settled_when_three_windows_compiled_few_methods():
+    assert not jit_settled([10, 10])
+    assert jit_settled([900, 40, 12, 3])
+    assert not jit_settled([900, 40, 12, JIT_SETTLED_METHODS + 1])
+    assert jit_settled([None, None, None])  # a server without a JIT (the Go servers)
 
 
 def test_steady_needs_three_windows_within_the_tolerance():

@@ -212,7 +212,10 @@ def test_stats_count_what_was_sent_and_reset(app):
     assert got["endpoints"] == expected
     assert got["total"] == sum(sent.values())
     httpclient.request("POST", app + "/__stats/reset")
-    assert stats(app) == {"total": 0, "endpoints": dict.fromkeys(expected, 0)}
+    after = stats(app)
+    # The JIT's count (the warm-up waits for it to settle) is not a request count: not reset.
+    assert after.pop("jit_methods") >= got["jit_methods"] > 0
+    assert after == {"total": 0, "endpoints": dict.fromkeys(expected, 0)}
 
 
 def test_request_info_direct(app):

@@ -45,6 +45,10 @@ from .remote import RemoteCpu, SshHosts
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 WINDOW_S = 1.0  # warm-up throughput is read from the app's counter once per window
 STEADY_WINDOWS = 3  # steady: this many consecutive windows agree within the tolerance
+# ...and in each of them the .NET JIT compiled at most this many methods. While tiered
+# compilation recompiles the hot methods (the first 5-10 s under load here, 400-1300 methods
+# a second), the rate can hold still for 3 s and then double; once done, a few dozen a second.
+JIT_SETTLED_METHODS = 50
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
 SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
 
@@ -200,6 +204,13 @@ def steady(rates: list[float], tolerance_pct: float) -> bool:
     return mean > 0 and all(abs(r - mean) <= tolerance_pct / 100 * mean for r in last)
 
 
+def jit_settled(compiled: list[int | None]) -> bool:
+    """In each of the last STEADY_WINDOWS windows the JIT compiled at most
+    JIT_SETTLED_METHODS methods (None: a server without a JIT, always settled)."""
+    last = compiled[-STEADY_WINDOWS:]
+    return len(last) == STEADY_WINDOWS and all(n is None or n <= JIT_SETTLED_METHODS for n in last)
+
+
 def warm_up(
     generator: LoadGenerator,
     target: Target,
@@ -209,39 +220,45 @@ def warm_up(
     netns: str | None = None,
     host=None,
 ) -> dict:
-    """Fire `load`'s warm-up until throughput is steady (within tolerance_pct), or for its
-    warmup_s at most; discarded.
+    """Fire `load`'s warm-up until throughput is steady (within tolerance_pct) and the JIT
+    has settled, or for its warmup_s at most; discarded.
 
     Throughput per window comes from the app's own counter, so every tool warms
-    up the same way. A server without a counter warms up for the whole maximum.
-    The curve goes to out_dir/curve.csv.
+    up the same way; the methods compiled per window from the .NET app's JIT count
+    (the Go servers have none). A server without a counter warms up for the whole
+    maximum. The curve goes to out_dir/curve.csv.
     """
     if load.warmup_s <= 0:
         return {"warmup_s": 0.0, "warmup_steady": False}
     proc = generator.process(load.warmup(), out_dir, netns, host)
-    curve: list[tuple[float, float]] = []
+    curve: list[tuple[float, float, int | None]] = []
     reached = False
     with proc:
         t0 = last_t = time.monotonic()
-        last_count = _served(target)
+        last = _server_stats(target)
         while proc.running() and time.monotonic() - t0 < load.warmup_s + 5:
             try:
                 proc.wait(WINDOW_S)
             except subprocess.TimeoutExpired:  # the window is over: read the counter
                 pass
-            now, count = time.monotonic(), _served(target)
-            if count is None or last_count is None:
+            now, stats = time.monotonic(), _server_stats(target)
+            if stats is None or last is None:
                 continue
-            curve.append((round(now - t0, 3), (count - last_count) / (now - last_t)))
-            last_t, last_count = now, count
-            if steady([r for _, r in curve], tolerance_pct):
+            rate = (int(stats["total"]) - int(last["total"])) / (now - last_t)
+            jit = stats.get("jit_methods")
+            compiled = None if jit is None else int(jit) - int(last.get("jit_methods") or 0)
+            curve.append((round(now - t0, 3), rate, compiled))
+            last_t, last = now, stats
+            if steady([r for _, r, _ in curve], tolerance_pct) and jit_settled(
+                [n for _, _, n in curve]
+            ):
                 reached = True
                 break
         elapsed = time.monotonic() - t0
     with open(out_dir / "curve.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["t_s", "rps"])
-        writer.writerows(curve)
+        writer.writerow(["t_s", "rps", "jit_compiled"])
+        writer.writerows((t, r, "" if n is None else n) for t, r, n in curve)
     return {"warmup_s": round(elapsed, 2), "warmup_steady": reached if curve else None}
 
 

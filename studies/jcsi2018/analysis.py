@@ -23,6 +23,7 @@ from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads t
     sensitivity,
 )
 from hostbench.catalog import MODES, mode_label, scenario_label
+from hostbench.harness.run import JIT_SETTLED_METHODS
 from hostbench.params import StudyParams
 
 from . import figures, models  # noqa: F401 (figures: the notebook reads jcsi2018.figures)
@@ -33,6 +34,7 @@ def method(params: StudyParams) -> str:
     """Section 4's method, from the study's params.json (tables.load_params; Markdown)."""
     warm = (
         f"warms up until three 1 s windows agree within {params.steady_tolerance_pct:g}% "
+        f"and the JIT compiled at most {JIT_SETTLED_METHODS} methods in each "
         f"(at most {params.warmup_s:g} s; discarded, the curve kept in `warmup/curve.csv`)"
         if params.warmup_s > 0
         else "does not warm up"

@@ -68,7 +68,10 @@ public static class RequestCounter
         }
     }
 
-    /// <summary>{"total": N, "endpoints": {"/html": n, ...}} as UTF-8 JSON.</summary>
+    /// <summary>{"total": N, "endpoints": {"/html": n, ...}, "jit_methods": m} as UTF-8 JSON.
+    /// jit_methods: methods the JIT has compiled so far, in every tier. Under load it grows
+    /// while tiered compilation recompiles hot methods; the harness's warm-up waits until
+    /// it stops growing, since the rate jumps when it does.</summary>
     public static byte[] SnapshotJson()
     {
         var values = new long[Counts.Length];
@@ -89,6 +92,7 @@ public static class RequestCounter
                 w.WriteNumber(Names[i], values[i]);
             }
             w.WriteEndObject();
+            w.WriteNumber("jit_methods", System.Runtime.JitInfo.GetCompiledMethodCount());
             w.WriteEndObject();
         }
         return buffer.ToArray();
