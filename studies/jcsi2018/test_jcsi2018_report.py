@@ -200,6 +200,9 @@ def test_the_example_numbers_in_the_readme_and_docs_are_the_example_runs():
         text = path.read_text()
         written = text[text.index(start) : text.index(end) + len(end)]
         assert written == new, f"{path.name}'s example numbers are {stale}"
+    # The example has a two-hosts sub-study: the README's line carries what loopback cost.
+    assert (run_dir.parent / "example-paper-two-hosts" / "results.csv").exists()
+    assert "(two hosts / loopback)" in example.line(run_dir)
 
 
 def test_example_write_rewrites_only_what_is_between_the_markers(tmp_path):
