@@ -1,6 +1,7 @@
 """docs/results.md and docs/params.md, generated from the two schemas (hostbench.results,
 hostbench.params) so the reference never drifts from the code, and each study README's line
-about its committed paper run (analysis.example.study_sections): `python -m hostbench docs`."""
+about its committed paper run and the README's list of them (analysis.example.readme_sections):
+`python -m hostbench docs`."""
 
 from pathlib import Path
 
@@ -15,18 +16,17 @@ GENERATED = {
 
 
 def _sections(root: Path) -> list[tuple[Path, str, str]]:
-    """(file, its text now, its text with the generated sections fresh) for the study READMEs
-    that exist under `root`."""
+    """(file, its text now, its text with the generated sections fresh) for the READMEs that
+    exist under `root`."""
     from .analysis import example
 
-    out = []
-    for name, block in example.study_sections(root):
+    texts: dict[Path, str] = {}
+    for name, block, start, end in example.readme_sections(root):
         path = Path(root) / name
         if path.is_file():
-            text = path.read_text()
-            fresh = example.replace_in(text, block, example.PAPER_START, example.PAPER_END)
-            out.append((path, text, fresh))
-    return out
+            text = texts.get(path, path.read_text())
+            texts[path] = example.replace_in(text, block, start, end)
+    return [(path, path.read_text(), fresh) for path, fresh in texts.items()]
 
 
 def write(root: Path = ROOT) -> list[Path]:

@@ -101,3 +101,28 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
     wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
     assert f"[data/runs/example-{study}-paper/](../../data/runs/example-{study}-paper/)" in text
     assert f"took {wall:,} s" in text and "2-core" in text
+
+
+def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_path):
+    """The README's list is fresh, and it says the batch takes longer while a study is missing;
+    once every study has its run, the batch's time is their sum."""
+    from hostbench import docs
+    from hostbench.analysis import example
+    from hostbench.studies import STUDIES
+
+    assert "README.md" not in docs.stale(), "run `python -m hostbench docs` and commit README.md"
+    shutil.copy(README, tmp_path / "README.md")
+    docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
+    assert "not measured yet" in (tmp_path / "README.md").read_text()  # no run in tmp_path
+    walls = []
+    for study in STUDIES:  # one real run's files stand in for every study's paper run
+        run = tmp_path / "data" / "runs" / example.paper_run_name(study)
+        shutil.copytree(ROOT / "data" / "runs" / "example-linux-proxies-2021-paper", run)
+        walls.append(json.loads((run / "reproduce.json").read_text())["wall_s"])
+    assert docs.stale(tmp_path) == ["README.md"]
+    docs.write(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "not measured yet" not in text
+    assert f"takes about {sum(walls) / 60:.0f} min here" in text
+    for study in STUDIES:
+        assert f"data/runs/{example.paper_run_name(study)}/report.html" in text
