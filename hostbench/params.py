@@ -32,9 +32,9 @@ PARAMS_FILE = "params.json"  # a run folder's params, as the harness recorded th
 # The load tools the harness can run (harness/loadgen.py GENERATORS; a test keeps both equal).
 TOOLS = ("ab", "bombardier", "k6", "wrk")
 TOPOLOGIES = ("local", "netns", "ssh")
-# What topology ssh runs so far: the test app alone (kestrel) or behind nginx over TCP, the
-# load from bombardier (whose command names no file of the run folder).
-SSH_MODES = ("kestrel", "nginx", "nginx-keepalive")
+# What topology ssh runs so far: the test app alone (kestrel) or behind nginx or caddy over
+# TCP, the load from bombardier (whose command names no file of the run folder).
+SSH_MODES = ("kestrel", "nginx", "nginx-keepalive", "caddy")
 SSH_TOOLS = ("bombardier",)
 REQUIRED_KEY = object()  # the default of a key a params file must state
 AS_DEFAULT = object()  # a key missing from an older params.json means its default

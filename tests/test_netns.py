@@ -130,9 +130,10 @@ def test_topology_is_checked_before_anything_starts():
         StudyParams.from_dict({**base, "topology": "ssh"})
     with pytest.raises(
         BadInput,
-        match=r"topology ssh runs modes kestrel, nginx, nginx-keepalive only \(not built yet",
+        match=r"topology ssh runs modes kestrel, nginx, nginx-keepalive, caddy only \(not built "
+        r"yet for yarp\)",
     ):
-        StudyParams.from_dict({**base, "modes": ["caddy"], "topology": "ssh", "inventory": "i"})
+        StudyParams.from_dict({**base, "modes": ["yarp"], "topology": "ssh", "inventory": "i"})
     with pytest.raises(BadInput, match="'inventory' is for topology ssh"):
         StudyParams.from_dict({**base, "inventory": "i"})
     with pytest.raises(BadInput, match="topology netns runs the servers the harness launches"):

@@ -128,12 +128,12 @@ def _left(pattern: str) -> list[str]:
 def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         params = StudyParams.from_dict(
-            {**BASE, "modes": ["kestrel", "nginx"], "inventory": str(inventory)}
+            {**BASE, "modes": ["kestrel", "nginx", "caddy"], "inventory": str(inventory)}
         )
         # The harness reaches the hosts from the client namespace, as it would over a LAN.
         results = netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
         rows = list(csv.DictReader(results.open()))
-        assert sorted(r["mode"] for r in rows) == ["kestrel", "nginx"]
+        assert sorted(r["mode"] for r in rows) == ["caddy", "kestrel", "nginx"]
         for r in rows:
             assert r["valid"] == "True", r["invalid_reason"]
             assert r["topology"] == "ssh"
@@ -143,8 +143,10 @@ def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp
             assert int(r["requests"]) == int(r["server_requests"]) > 0
             assert float(r["cpu_server_cores"]) > 0 and float(r["cpu_loadgen_cores"]) > 0
             assert float(r["rss_server_mb"]) > 0
-            if r["mode"] == "nginx":  # its workers' CPU, read on the server host
+            if r["mode"] != "kestrel":  # the proxy's CPU, read on the server host
                 assert float(r["cpu_proxy_cores"]) > 0
+                config = "nginx.conf" if r["mode"] == "nginx" else "Caddyfile"
+                assert "/tmp/hostbench." in (tmp_path / "ssh" / r["run_key"] / config).read_text()
             load = tmp_path / "ssh" / r["run_key"] / "load"
             assert f"http://{netns.SERVER_ADDRESS}:" in (load / "command.txt").read_text()
             assert (load / "stdout.txt").read_text().strip()  # fetched from the loadgen host

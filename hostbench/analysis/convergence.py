@@ -21,6 +21,9 @@ from ..catalog import mode_color, mode_label
 from ..errors import BadInput
 
 FILE = "progress.csv"  # harness/progress.py FILE: one per run folder
+# Every cell's curve in one tidy file in the run folder: the evidence a later profile's counts
+# cite, readable when the per-run folders are archived (a committed example's runs.tar.gz).
+CURVES_FILE = "convergence.csv"
 COLUMNS = ("elapsed_s", "requests", "rss_mb", "rss_anon_mb")
 TOLERANCE_PCT = 2.0  # a count is converged when rate and memory stay this close to the end's
 MEMORY = "rss_anon_mb"  # the memory followed: RSS without file-mapped pages (the article's)
@@ -89,6 +92,31 @@ def run_curves(results: pd.DataFrame, runs_dir: str | Path) -> dict[tuple[str, s
         if path.is_file() and (row.mode, row.scenario) not in curves:
             curves[(row.mode, row.scenario)] = curve(load_progress(path))
     return curves
+
+
+def write_curves(curves: dict[tuple[str, str], pd.DataFrame], run_dir: str | Path) -> Path:
+    """The curves as one tidy CURVES_FILE in `run_dir` (a row per cell and reading)."""
+    tidy = pd.concat(
+        [c.assign(mode=mode, scenario=scenario) for (mode, scenario), c in curves.items()],
+        ignore_index=True,
+    )
+    columns = ["mode", "scenario", *(c for c in tidy.columns if c not in ("mode", "scenario"))]
+    path = Path(run_dir) / CURVES_FILE
+    tidy[columns].to_csv(path, index=False)
+    return path
+
+
+def read_curves(run_dir: str | Path) -> dict[tuple[str, str], pd.DataFrame]:
+    """The curves a run folder's CURVES_FILE holds, by (mode, scenario); BadInput (one line)
+    when it has none."""
+    path = Path(run_dir) / CURVES_FILE
+    if not path.is_file():
+        raise BadInput(f"no {CURVES_FILE} in {path.parent}: it is written by a run with progress")
+    tidy = pd.read_csv(path)
+    return {
+        (mode, scenario): c.drop(columns=["mode", "scenario"]).reset_index(drop=True)
+        for (mode, scenario), c in tidy.groupby(["mode", "scenario"], sort=False)
+    }
 
 
 def table(

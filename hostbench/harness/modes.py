@@ -240,7 +240,16 @@ def _launch_proxy(
             )  # fmt: skip
         )
         proxy_port = where.free_port()
-        if where.host is not None:  # topology ssh: nginx on the server host (params allow no other)
+        if where.host is not None and mode.proxy == "caddy":  # topology ssh: on the server host
+            proc = remote.caddy_process(
+                where.host,
+                run_dir,
+                listen_port=proxy_port,
+                upstream=upstream,
+                access_log=opts.access_log,
+                listen_host=where.front_host,
+            )
+        elif where.host is not None:  # topology ssh: nginx (params allow no other proxy there)
             proc = remote.nginx_process(
                 where.host,
                 run_dir,

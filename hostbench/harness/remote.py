@@ -509,6 +509,27 @@ def nginx_process(
     return host.process("nginx", argv, run_dir / "nginx.log", ready=lambda: host.answers_ok(url))
 
 
+def caddy_process(
+    host: Connection, run_dir: Path, *, listen_port: int, listen_host: str, **config
+) -> RemoteProcess:
+    """caddy on `host` from a Caddyfile made here (kept as run_dir/Caddyfile) and copied to the
+    run's folder there; not started yet. Ready once GET /health through it answers 200."""
+    folder = f"{host.folder}/{Path(run_dir).name}"
+    home = f"{folder}/caddy-home"
+    host.run("mkdir", "-p", f"{home}/data", f"{home}/config")
+    text = proxies.caddy_config(
+        listen_port=listen_port, listen_host=listen_host, run_dir=Path(folder), **config
+    )
+    (run_dir / "Caddyfile").write_text(text)
+    host.copy([run_dir / "Caddyfile"], folder)
+    # As proxies does here: its certificates, autosave and locks go into the run's folder there.
+    env = [f"HOME={home}", f"XDG_DATA_HOME={home}/data", f"XDG_CONFIG_HOME={home}/config"]
+    caddy = [host.tool("caddy"), "run", "--config", f"{folder}/Caddyfile", "--adapter", "caddyfile"]
+    url = f"http://{listen_host}:{listen_port}/health"
+    return host.process("caddy", ["env", *env, *caddy], run_dir / "caddy.log",
+                        ready=lambda: host.answers_ok(url))  # fmt: skip
+
+
 @dataclass
 class SshHosts:
     """The two connections of a study under topology ssh."""

@@ -2,9 +2,10 @@
 recorded run with progress on (fixtures/convergence/, its README says how), and the
 convergence profile that records the article's counts."""
 
-import re
+import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from hostbench.analysis import convergence, tables
@@ -113,27 +114,77 @@ def test_a_progress_file_without_its_columns_is_one_line(tmp_path):
         convergence.load_progress(tmp_path / "none" / "progress.csv")
 
 
+def test_the_curves_file_gives_back_the_curves_it_was_written_from(curves, tmp_path):
+    path = convergence.write_curves(curves, tmp_path)
+    assert path.name == convergence.CURVES_FILE
+    back = convergence.read_curves(tmp_path)
+    assert list(back) == list(curves)
+    for cell, c in curves.items():
+        pd.testing.assert_frame_equal(back[cell], c, check_dtype=False)
+    # A run folder without its progress files (archived) still gives its curves from the file.
+    results = tables.load_results(RUN / "results.csv", valid_only=False)
+    assert list(go_vs_dotnet.convergence_curves(results, tmp_path)) == list(curves)
+    with pytest.raises(BadInput, match=r"^no convergence\.csv in \S+: it is written by a run"):
+        convergence.read_curves(tmp_path / "none")
+
+
 def test_the_convergence_profile_runs_each_cell_once_at_the_articles_counts_with_progress():
     paper = StudyParams.from_file(STUDY.params_path("paper"))
     conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
     assert conv.progress_interval_s is not None and conv.repetitions == 1
     assert (conv.cells(), conv.requests) == (paper.cells(), paper.requests)
     assert not load_yaml(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE)).get("smoke")
-    # Every cell reaches the article's count before duration_s (paper's, which convergence
-    # keeps), at the quick run's rates.
-    rates = tables.load_results(STUDY.fixtures_dir / "quick-results.csv", valid_only=False)
-    rps = rates.groupby(["mode", "scenario"])["rps"].mean()
-    longest = max(conv.requests_for(sc) / rps[(m, sc)] for m, _, sc, _, _ in conv.cells())
-    assert longest < conv.duration_s == paper.duration_s
-    # paper-converged's counts come from a convergence run: no profile invents them before.
+    # Every cell reached the article's count before duration_s (paper's, which convergence
+    # keeps) in the committed run.
+    rates = tables.load_results(go_vs_dotnet.EVIDENCE, valid_only=False)
+    assert (rates["requests"] == [conv.requests_for(s) for s in rates["scenario"]]).all()
+    assert rates["duration_s"].max() < conv.duration_s == paper.duration_s
+
+
+@pytest.fixture(scope="module")
+def evidence():
+    return go_vs_dotnet.evidence_curves()
+
+
+def test_the_committed_convergence_run_is_the_profile_measured_alone(evidence):
+    run = go_vs_dotnet.EVIDENCE
+    recorded = StudyParams.from_run(run)
+    conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
+    assert (recorded.cells(), recorded.requests) == (conv.cells(), conv.requests)
+    rows = tables.load_results(run, valid_only=False)
+    assert rows["foreign_cores"].max() <= 0.1  # measured alone: nothing else used a core
+    assert set(evidence) == {(m, sc) for m, _, sc, _, _ in conv.cells()}
+    assert tables.load_environment(run)["git_diff_sha256"] is None  # from a clean tree
+
+
+def test_no_shorter_profile_while_the_evidence_needs_most_of_the_articles_counts(evidence):
+    """The README's reason for running the article's counts: in the committed convergence run
+    some scenario settled only after more than half of them, so a shorter profile would save
+    little. Should a new run settle sooner everywhere, this fails: add paper-converged then."""
+    paper = StudyParams.from_file(STUDY.params_path("paper"))
+    needed = go_vs_dotnet.converged_counts(evidence)
+    shares = [(needed[s] or paper.requests_for(s)) / paper.requests_for(s) for s in needed]
+    assert max(shares) > 0.5
     assert go_vs_dotnet.CONVERGED_PROFILE not in STUDY.profiles()
-
-
-def test_the_readme_states_the_estimated_hours_the_quick_runs_rates_give():
-    rates = tables.load_results(STUDY.fixtures_dir / "quick-results.csv", valid_only=False)
     readme = (STUDY.folder / "README.md").read_text()
-    for profile in ("convergence", "paper"):
-        hours = go_vs_dotnet.profile_hours(rates, StudyParams.from_file(STUDY.params_path(profile)))
-        stated = re.search(rf"- `{profile}`: about (\d+(?:\.\d)?) h, estimated", readme)
-        assert stated and float(stated.group(1)) == round(hours, 1)
+    assert f"No `{go_vs_dotnet.CONVERGED_PROFILE}` profile" in readme
+
+
+def test_the_page_says_where_a_runs_counts_stand_against_the_evidence(evidence):
+    text = go_vs_dotnet.convergence_text(
+        evidence, StudyParams.from_file(STUDY.params_path("paper")), own=False
+    )
+    assert f"`data/runs/{go_vs_dotnet.EVIDENCE.name}/`" in text
+    assert text.count("requests per run, the article's count.") == 3
+    quick = StudyParams.from_file(STUDY.params_path("quick"))
+    needed = go_vs_dotnet.converged_counts(evidence)
+    below = sum(quick.requests_for(s) < needed[s] for s in quick.scenarios)
+    assert go_vs_dotnet.counts_text(evidence, quick).count("may differ from them") == below
+
+
+def test_the_readme_states_the_measured_and_estimated_wall_times():
+    readme = (STUDY.folder / "README.md").read_text()
+    run = go_vs_dotnet.EVIDENCE
+    wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
+    assert f"- `convergence`: the committed run took {wall / 60:.0f} min" in readme
     assert f"within {convergence.TOLERANCE_PCT:g}%" in readme  # the tolerance the code uses
