@@ -3,6 +3,7 @@ recorded run with progress on (fixtures/convergence/, its README says how), and 
 convergence profile that records the article's counts."""
 
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -25,8 +26,13 @@ def results():
 
 
 @pytest.fixture(scope="module")
-def curves(results):
-    return go_vs_dotnet.convergence_curves(results, RUN)
+def curves(results, tmp_path_factory):
+    # A copy: reading a run's progress also writes its convergence.csv into the run folder.
+    run = tmp_path_factory.mktemp("convergence") / "run"
+    shutil.copytree(RUN, run)
+    curves = go_vs_dotnet.convergence_curves(results, run)
+    assert (run / convergence.CURVES_FILE).is_file()
+    return curves
 
 
 def test_the_recorded_run_has_a_curve_per_cell_ending_at_the_servers_count(results, curves):
