@@ -126,3 +126,24 @@ def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_pa
     assert f"takes about {sum(walls) / 60:.0f} min here" in text
     for study in STUDIES:
         assert f"data/runs/{example.paper_run_name(study)}/report.html" in text
+
+
+def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_settings():
+    """docs/hosts.md's params file for the 2021 article under ssh validates, and it is the
+    linux-proxies-2021 paper profile with only the topology changed and the additions out."""
+    import yaml
+
+    from hostbench.harness.params import StudyParams
+    from hostbench.studies import get_study
+
+    text = (ROOT / "docs" / "hosts.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.M | re.S)
+    example = next(yaml.safe_load(b) for b in blocks if "inventory:" in b and "modes:" in b)
+    params = StudyParams.from_dict(example)  # raises (one line) on a key ssh does not run
+    assert params.topology == "ssh" and params.inventory == "hosts.ini"
+    paper = StudyParams.from_file(get_study("linux-proxies-2021").params_path("paper"))
+    assert set(params.modes) < set(paper.modes)
+    for key in ("scenarios", "tools", "concurrency", "duration_s", "warmup_s", "repetitions"):
+        assert getattr(params, key) == getattr(paper, key), key
+    assert params.to_dict()["app_args"] == paper.to_dict()["app_args"]
+    assert params.baseline_mode == paper.baseline_mode

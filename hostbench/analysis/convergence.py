@@ -159,7 +159,7 @@ def figure(
 ) -> Figure:
     """Cumulative mean rate / final and memory / final against the requests served (log
     axis), one line per cell (colour: server, dash: scenario), the tolerance band shaded."""
-    fig = Figure(figsize=(10, 4.6), layout="constrained")
+    fig = Figure(figsize=(10, 5.6), layout="constrained")
     axes = fig.subplots(1, 2, sharex=True)
     scenarios = sorted({s for _, s in curves})
     dashes = dict(zip(scenarios, ("-", "--", ":", "-."), strict=False))
@@ -178,6 +178,8 @@ def figure(
         ax.set_ylabel(ylabel)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
         ax.grid(alpha=0.4, which="both")
-    axes[0].legend(fontsize=9)
+    # Below the panels, not over them: eleven curves cross the whole of both.
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=9)
     fig.suptitle(f"Convergence with the request count (grey band: within {tolerance_pct:g}%)")
     return fig
