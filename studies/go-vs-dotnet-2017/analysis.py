@@ -831,14 +831,3 @@ def counts_text(
 
 def convergence_figure(curves: dict, tolerance_pct: float = convergence.TOLERANCE_PCT) -> Figure:
     return convergence.figure(curves, tolerance_pct)
-
-
-def profile_hours(rates: pd.DataFrame, params: StudyParams) -> float:
-    """An estimate of a profile's wall time: each cell's request count at the mean requests/s
-    that `rates` (results.csv rows) measured for it, plus its longest warm-up, per block."""
-    rps = rates.groupby(["mode", "scenario"])["rps"].mean()
-    seconds = sum(
-        params.requests_for(sc) / rps[(m, sc)] + params.warmup_s
-        for m, _, sc, _, _ in params.cells()
-    )
-    return seconds * params.repetitions / 3600

@@ -188,7 +188,7 @@ def test_the_page_says_where_a_runs_counts_stand_against_the_evidence(evidence):
     assert go_vs_dotnet.counts_text(evidence, quick).count("may differ from them") == below
 
 
-def test_the_readme_states_the_measured_and_estimated_wall_times():
+def test_the_readme_states_the_convergence_runs_measured_wall_time():
     readme = (STUDY.folder / "README.md").read_text()
     run = go_vs_dotnet.EVIDENCE
     wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
