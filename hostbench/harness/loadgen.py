@@ -383,6 +383,31 @@ local function num(x)
   return string.format("%.3f", x)
 end
 
+-- latency:percentile(p) ranks against a count that wrk's coordinated-omission correction
+-- raises with values its walk from the recorded minimum never meets: at high rates (seen at
+-- 140,000 req/s, pipelined) it returns 0 for p99. Rank within the values the walk does see
+-- (latency(i): the i-th distinct value, ascending, and its count), so p50 <= p90 <= p99 <= max.
+local function percentiles(latency, wanted)
+  local values, counts, total = {{}}, {{}}, 0
+  for i = 1, #latency do
+    values[i], counts[i] = latency(i)
+    total = total + counts[i]
+  end
+  local out = {{}}
+  for _, p in ipairs(wanted) do
+    local rank, seen = math.max(1, math.floor(p / 100 * total + 0.5)), 0
+    out[p] = 0 / 0  -- no responses: no percentile
+    for i = 1, #values do
+      seen = seen + counts[i]
+      if seen >= rank then
+        out[p] = values[i]
+        break
+      end
+    end
+  end
+  return out
+end
+
 done = function(summary, latency, requests)
   local e = summary.errors
   local f = assert(io.open(summary_path, "w"))
@@ -396,8 +421,10 @@ done = function(summary, latency, requests)
   f:write(string.format('"pipeline": %d,\\n', depth))
   f:write('"latency_us": {{')
   f:write('"mean": ' .. num(latency.mean) .. ', "max": ' .. num(latency.max))
-  for _, p in ipairs({{50, 90, 99}}) do
-    f:write(string.format(', "p%d": %s', p, num(latency:percentile(p))))
+  local wanted = {{50, 90, 99}}
+  local found = percentiles(latency, wanted)
+  for _, p in ipairs(wanted) do
+    f:write(string.format(', "p%d": %s', p, num(found[p])))
   end
   f:write("}}\\n}}\\n")
   f:close()
