@@ -16,7 +16,7 @@ import pwd
 import re
 import resource
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ..errors import BadInput
 from .httpclient import answers_ok
@@ -307,6 +307,16 @@ def nginx_process(
     )
 
 
+def caddy_home_env(home: PurePath) -> dict[str, str]:
+    """Caddy keeps certificates, autosave.json and locks under these: `home` points them into
+    the run folder, so a run never touches the user's home (here or on a remote host)."""
+    return {
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+    }
+
+
 def caddy_process(
     *,
     listen_port: int,
@@ -332,14 +342,7 @@ def caddy_process(
         )
     )
     argv = [find_tool("caddy"), "run", "--config", conf, "--adapter", "caddyfile"]
-    # Caddy keeps certificates, autosave.json and locks under these; point them
-    # into the run folder so a run never touches the user's home.
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / "data"),
-        "XDG_CONFIG_HOME": str(home / "config"),
-    }
+    env = {**os.environ, **caddy_home_env(home)}
     return ManagedProcess(
         "caddy",
         argv,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import BadInput, HostbenchError, LaunchFailed
 from ..paths import BIN, TESTAPP
@@ -515,19 +515,17 @@ def caddy_process(
     """caddy on `host` from a Caddyfile made here (kept as run_dir/Caddyfile) and copied to the
     run's folder there; not started yet. Ready once GET /health through it answers 200."""
     folder = f"{host.folder}/{Path(run_dir).name}"
-    home = f"{folder}/caddy-home"
-    host.run("mkdir", "-p", f"{home}/data", f"{home}/config")
+    env = proxies.caddy_home_env(PurePosixPath(folder) / "caddy-home")
+    host.run("mkdir", "-p", env["XDG_DATA_HOME"], env["XDG_CONFIG_HOME"])
     text = proxies.caddy_config(
         listen_port=listen_port, listen_host=listen_host, run_dir=Path(folder), **config
     )
     (run_dir / "Caddyfile").write_text(text)
     host.copy([run_dir / "Caddyfile"], folder)
-    # As proxies does here: its certificates, autosave and locks go into the run's folder there.
-    env = [f"HOME={home}", f"XDG_DATA_HOME={home}/data", f"XDG_CONFIG_HOME={home}/config"]
     caddy = [host.tool("caddy"), "run", "--config", f"{folder}/Caddyfile", "--adapter", "caddyfile"]
     url = f"http://{listen_host}:{listen_port}/health"
-    return host.process("caddy", ["env", *env, *caddy], run_dir / "caddy.log",
-                        ready=lambda: host.answers_ok(url))  # fmt: skip
+    argv = ["env", *(f"{k}={v}" for k, v in env.items()), *caddy]
+    return host.process("caddy", argv, run_dir / "caddy.log", ready=lambda: host.answers_ok(url))
 
 
 @dataclass
