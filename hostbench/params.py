@@ -79,6 +79,24 @@ KEYS: tuple[Key, ...] = (
        ">= 0 (0: none); whole seconds for ab and wrk"),
     _k("repetitions", "int", _R, "blocks",
        "Blocks: each runs every cell once, in a seeded Williams order.", ">= 1"),
+    _k("windows", "int", 1, "windows",
+       "Measured windows of each cell per block: a block launches each mode once, warms it up "
+       "per scenario, and runs the compared modes' windows back to back in a balanced order "
+       "(A B, B A, ...). The launch is the independent unit of every interval.", ">= 1"),
+    _k("focus", "list of str", [], "",
+       "The modes whose comparison with the baseline the headline rests on: they and the "
+       "baseline get `windows` windows per block, the other modes one; empty: every mode.",
+       "some of modes, not the baseline"),
+    _k("target_halfwidth_pct", "float or null", None, "%",
+       "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "
+       "`repetitions` blocks, the blocks are raised once to what their spread calls for "
+       "(Stein's two-stage rule), up to max_repetitions and max_minutes; null: `repetitions` "
+       "blocks.", "> 0; null: off"),
+    _k("max_repetitions", "int", 12, "blocks",
+       "The most blocks target_halfwidth_pct may call for.", ">= repetitions"),
+    _k("max_minutes", "float or null", None, "min",
+       "The time the blocks target_halfwidth_pct calls for may take in all (the first blocks "
+       "included), estimated from the first blocks; null: no limit.", "> 0; null: no limit"),
     _k("description", "str", "", "", "What this study is, in a line (reports quote it)."),
     _k("baseline", "str or null", None, "",
        "The mode ratios are taken to (analysis only); null: nginx if run, else the first mode.",
@@ -383,6 +401,21 @@ def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, 
     return out
 
 
+def _optional_number(key: str, p: dict, *, minimum: float) -> float | None:
+    return None if p[key] is None else float(_number(key, p[key], minimum=minimum))
+
+
+def _focus(value, modes: list[str], baseline: str | None) -> list[str]:
+    focus = _unique("focus", _strings("focus", value))
+    for m in focus:
+        if m not in modes:
+            raise BadInput(f"params key 'focus' names {m!r}, not one of the modes {modes}")
+        if m == (baseline or modes[0]):
+            raise BadInput(f"params key 'focus' names the baseline {m!r}; name the modes "
+                           "compared with it")  # fmt: skip
+    return focus
+
+
 def _cpus(value) -> list[int] | None:
     """CPU ids as a sorted list; whether this machine has them is the harness's check."""
     if value is None:
@@ -418,6 +451,11 @@ class StudyParams:
     duration_s: float
     warmup_s: float  # the longest warm-up; it ends earlier once throughput is steady
     repetitions: int  # blocks: every cell once per block, in a seeded random order
+    windows: int = _default("windows")  # measured windows per cell and block
+    focus: list[str] = _default("focus")  # modes that get `windows` windows (all when empty)
+    target_halfwidth_pct: float | None = _default("target_halfwidth_pct")
+    max_repetitions: int = _default("max_repetitions")
+    max_minutes: float | None = _default("max_minutes")
     description: str = _default("description")
     baseline: str | None = _default("baseline")
     seed: int | None = _default("seed")
@@ -525,6 +563,13 @@ class StudyParams:
                 f"params key 'duration_s' is {duration_s:g}, shorter than min_duration_s "
                 f"{min_duration_s:g}: every run would be invalid; raise duration_s"
             )
+        repetitions = _number("repetitions", p["repetitions"], minimum=1, integer=True)
+        max_repetitions = _number("max_repetitions", p["max_repetitions"], minimum=1, integer=True)
+        if p["target_halfwidth_pct"] is not None and max_repetitions < repetitions:
+            raise BadInput(
+                f"params key 'max_repetitions' is {max_repetitions}, fewer than repetitions "
+                f"{repetitions}; the first blocks are never cut"
+            )
         sub_studies = p["sub_studies"] or {}
         if not isinstance(sub_studies, dict) or not all(
             isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
@@ -541,7 +586,12 @@ class StudyParams:
             concurrency=concurrency,
             duration_s=duration_s,
             warmup_s=float(_number("warmup_s", p["warmup_s"], minimum=0)),
-            repetitions=_number("repetitions", p["repetitions"], minimum=1, integer=True),
+            repetitions=repetitions,
+            windows=_number("windows", p["windows"], minimum=1, integer=True),
+            focus=_focus(p["focus"], modes, baseline),
+            target_halfwidth_pct=_optional_number("target_halfwidth_pct", p, minimum=0.01),
+            max_repetitions=max_repetitions,
+            max_minutes=_optional_number("max_minutes", p, minimum=0.01),
             description=str(p["description"] or ""),
             baseline=baseline,
             seed=seed,

@@ -206,6 +206,9 @@ COLUMNS: tuple[Column, ...] = (
     _c("position", INT, "", "The run's place in its block's order, from 1.", "d"),
     _c("attempt", INT, "", "1, or 2, 3, ... for a re-run of a run the machine was too busy for.",
        "d"),
+    _c("window", INT, "",
+       "The measured window of its cell in its block's launch, from 1: a block launches each "
+       "mode once and measures `windows` windows of each cell on it (docs/method.md).", "d"),
     _c("started_at", STR, "ISO 8601, UTC", "When the run's quiet-machine wait ended."),
     _c("topology", STR, "",
        "Where the load generator and the server ran: local (loopback), netns or ssh "
@@ -423,6 +426,63 @@ def valid_rows(df: pd.DataFrame) -> pd.DataFrame:
 def invalid_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The rows left out (`valid` False)."""
     return df[~is_valid(df)]
+
+
+# ------------------------------------------------------------------ launches
+
+# The identity of a block's launch of one cell: its windows become one row (per_launch).
+LAUNCH_KEY = ("mode", "variant", "scenario", "tool", "concurrency", "block")
+# Counts over a launch's windows add up; the largest latency is the largest of any window.
+SUMMED = ("duration_s", "requests", "non_2xx", "errors", "bytes_read", "server_requests",
+          "measured_s", "cpu_samples", "quiet_wait_s")  # fmt: skip
+LARGEST = ("latency_max_ms", "cpu_total_pct_max", "rss_server_peak_mb", "foreign_cores",
+           "cpu_steal_pct")  # fmt: skip
+
+
+def per_launch(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell and block: the valid windows of a block's launch combined, since the
+    launch is the independent unit of every interval (docs/method.md). rps is the geometric
+    mean of the windows' rates (the intervals work on log rates); counts are summed; the
+    largest latency, peak, foreign CPU and steal are the largest; every other number is the
+    mean; the rest is the first window's. `windows` counts them. Invalid windows stay rows of
+    their own (left out by is_valid as ever). Results with one window per launch (every
+    study measured before windows existed) come back as they are, with windows = 1."""
+    df = df.copy()
+    key = [c for c in LAUNCH_KEY if c in df.columns]
+    valid = is_valid(df)
+    kept = df[valid]
+    if "window" not in df.columns or not kept.duplicated(key).any():  # one window a launch
+        if "windows" not in df.columns:
+            df["windows"] = 1
+        return df
+    agg = {}
+    for name in kept.columns:
+        if name in key:
+            continue
+        numeric = pd.api.types.is_numeric_dtype(kept[name]) and not pd.api.types.is_bool_dtype(
+            kept[name]
+        )
+        if name == "rps":
+            agg[name] = lambda x: float(np.exp(np.log(x.astype(float)).mean()))
+        elif numeric and name in SUMMED:
+            agg[name] = "sum"
+        elif numeric and name in LARGEST:
+            agg[name] = "max"
+        elif numeric and name not in ("window", "position", "attempt"):
+            agg[name] = "mean"
+        else:
+            agg[name] = "first"
+    launches = kept.groupby(key, observed=True, sort=False, dropna=False).agg(agg)
+    launches["windows"] = kept.groupby(key, observed=True, sort=False, dropna=False).size()
+    launches = launches.reset_index()[[*kept.columns, "windows"]]
+    for name in kept.columns:  # the combined values keep their columns' types
+        if launches[name].dtype != kept[name].dtype and name not in ("rps",):
+            try:
+                launches[name] = launches[name].astype(kept[name].dtype)
+            except (TypeError, ValueError):
+                pass
+    invalid = df[~valid].assign(windows=1)
+    return pd.concat([launches, invalid], ignore_index=True)
 
 
 # ------------------------------------------------------------------ docs

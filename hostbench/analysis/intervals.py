@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BadInput
-from ..results import is_valid
+from ..results import is_valid, per_launch
 
 # One measurement setup: results are only comparable within the same one.
 SETUP = ["scenario", "tool", "concurrency"]
@@ -149,7 +149,7 @@ def paired_ratios(
     """
     block = _block_column(df, block)
     _check_arguments(df, baseline, metric, confidence, method, n_boot)
-    kept, invalid = _valid_rows(df)
+    kept, invalid = _valid_rows(per_launch(df))  # the launch is the unit, not the window
     _require_baseline(kept, baseline)
     _check_values(kept, metric, block)
 
@@ -306,7 +306,7 @@ def paired_differences(
     """
     block = _block_column(df, block)
     _check_arguments(df, baseline, metric, confidence, "t-log", 1)
-    kept, invalid = _valid_rows(df)
+    kept, invalid = _valid_rows(per_launch(df))
     _require_baseline(kept, baseline)
     values = pd.to_numeric(kept[metric], errors="coerce")
     if not np.isfinite(values).all():

@@ -62,6 +62,7 @@ def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) 
     the result's attrs["left_out_invalid"].
     """
     df = schema.typed(df, source)  # also names older results' columns as today's
+    df = schema.per_launch(df)  # the launch is the unit: its windows become one row
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise BadInput(f"{source} lacks column(s): {', '.join(missing)}")

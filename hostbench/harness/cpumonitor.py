@@ -118,6 +118,52 @@ def machine_shares(before, after, cores: int) -> dict:
     }
 
 
+def process_cpu_seconds() -> dict[int, tuple[str, float, float]]:
+    """Every process's name, CPU seconds so far and start time (which tells a pid reused
+    from the process it was), by pid."""
+    out = {}
+    for p in psutil.process_iter(["name", "cpu_times", "create_time"]):
+        times = p.info["cpu_times"]
+        if times is not None:
+            out[p.pid] = (p.info["name"] or "?", times.user + times.system, p.info["create_time"])
+    return out
+
+
+def harness_pids() -> set[int]:
+    """The harness and everything it started (its descendants): never foreign."""
+    me = psutil.Process()
+    pids = {me.pid}
+    try:
+        pids.update(p.pid for p in me.children(recursive=True))
+    except psutil.NoSuchProcess:
+        pass
+    return pids
+
+
+def foreign_by_process(before: dict, after: dict, own: set[int]) -> list[tuple[str, int, float]]:
+    """(name, pid, CPU seconds) of each process not in `own` between two readings of
+    process_cpu_seconds; one born in between counts from zero.
+
+    Foreign CPU is read from the processes' own counters, the same accounting as our own
+    trees': the machine's process time minus ours mixed two accountings (interrupt time the
+    kernel charges to a process in one and not in the other) and read -0.15 to +0.04 cores
+    on an idle machine (docs/method.md). Processes that start and end between the two
+    readings are not seen."""
+    out = []
+    for pid, (name, used, born) in after.items():
+        if pid in own:
+            continue
+        # A kernel worker renames itself as it works: the same process is the same start time.
+        start = before[pid][1] if pid in before and before[pid][2] == born else 0.0
+        if used > start:
+            out.append((name, pid, used - start))
+    return out
+
+
+def foreign_seconds(before: dict, after: dict, own: set[int]) -> float:
+    return sum(used for _, _, used in foreign_by_process(before, after, own))
+
+
 class CpuMonitor:
     """Samples system and per-group CPU every `interval_s` in a background thread.
 
@@ -167,6 +213,7 @@ class CpuMonitor:
     def start(self) -> "CpuMonitor":
         psutil.cpu_percent(percpu=True)  # baseline for the first interval
         self._machine0 = psutil.cpu_times()
+        self._processes0 = process_cpu_seconds()
         self._t0 = self._last = time.monotonic()
         self._self_cpu0 = sum(self._self.cpu_times()[:2])
         for tree in self.trees.values():  # count from the start, whenever watched
@@ -184,6 +231,7 @@ class CpuMonitor:
                 tree.tick()
             self._rss_at(self.trees["server"])
         self._machine1 = psutil.cpu_times()
+        self._processes1 = process_cpu_seconds()
         self.elapsed_s = time.monotonic() - self._t0
         self.sampler_cores = (sum(self._self.cpu_times()[:2]) - self._self_cpu0) / max(
             self.elapsed_s, 1e-9
@@ -238,17 +286,21 @@ class CpuMonitor:
 
     def machine(self) -> dict:
         """The machine between start and stop: busy % of all cores, stolen %, and the cores
-        used by processes other than the watched trees and the harness itself."""
+        used by processes other than the harness and what it started (foreign_processes)."""
         shares = machine_shares(self._machine0, self._machine1, self.cores)
-        ours = sum(self.group_cores(g) for g in GROUPS if not math.isnan(self.group_cores(g)))
+        foreign = sum(cores for _, _, cores in self.foreign_processes()) * self.elapsed_s
         return {
             "busy_pct": shares["busy_pct"],
             "steal_pct": shares["steal_pct"],
-            # NaN stays NaN when no time passed (max() would hide it)
-            "foreign_cores": max(0.0, shares["process_cores"] - ours - self.sampler_cores)
-            if not math.isnan(shares["process_cores"])
-            else math.nan,
+            "foreign_cores": foreign / self.elapsed_s if self.elapsed_s > 0 else math.nan,
         }
+
+    def foreign_processes(self) -> list[tuple[str, int, float]]:
+        """(name, pid, cores) of each process outside the harness's tree that used CPU between
+        start and stop, busiest first."""
+        used = foreign_by_process(self._processes0, self._processes1, harness_pids())
+        return sorted(((n, p, s / max(self.elapsed_s, 1e-9)) for n, p, s in used),
+                      key=lambda item: -item[2])  # fmt: skip
 
     def summary(self, drop_s: float = 1.0) -> dict:
         """The run's CPU and memory: exact totals from the counters at start and stop.

@@ -8,15 +8,19 @@ the CPU monitor measures both again, and a run above the limits is invalid and
 re-run. `python -m hostbench doctor` prints the same readings as a table.
 """
 
+import fcntl
 import math
 import os
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
-from .cpumonitor import machine_shares
+from .cpumonitor import foreign_by_process, harness_pids, machine_shares, process_cpu_seconds
 
 WINDOW_S = 0.5  # one reading of the machine
 QUIET_WINDOWS = 2  # the machine is quiet when this many readings in a row are
@@ -44,52 +48,19 @@ class Reading:
         )
 
 
-def _own_pids() -> set[int]:
-    """The harness and everything it started (its descendants)."""
-    me = psutil.Process()
-    pids = {me.pid}
-    try:
-        pids.update(p.pid for p in me.children(recursive=True))
-    except psutil.NoSuchProcess:
-        pass
-    return pids
-
-
-def _cpu_seconds() -> dict[int, tuple[str, float]]:
-    out = {}
-    for p in psutil.process_iter(["name", "cpu_times"]):
-        times = p.info["cpu_times"]
-        if times is not None:
-            out[p.pid] = (p.info["name"] or "?", times.user + times.system)
-    return out
-
-
 def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
     """The machine over `window_s`: CPU of every process but the harness's own, and steal."""
-    own = _own_pids()
-    machine0, procs0 = psutil.cpu_times(), _cpu_seconds()
+    machine0, procs0 = psutil.cpu_times(), process_cpu_seconds()
     time.sleep(window_s)
-    machine1, procs1 = psutil.cpu_times(), _cpu_seconds()
+    machine1, procs1 = psutil.cpu_times(), process_cpu_seconds()
     shares = machine_shares(machine0, machine1, psutil.cpu_count() or 1)
     if math.isnan(shares["process_cores"]):
         return Reading(math.nan, math.nan, math.nan, [])
-    own |= _own_pids()  # children started during the window are ours too
-    own_cores = (
-        sum(
-            used - procs0[pid][1]
-            for pid, (_, used) in procs1.items()
-            if pid in own and pid in procs0
-        )
-        / window_s
-    )
-    foreign = [
-        (name, pid, (used - procs0[pid][1]) / window_s)
-        for pid, (name, used) in procs1.items()
-        if pid not in own and pid in procs0 and used > procs0[pid][1]
-    ]
+    used = foreign_by_process(procs0, procs1, harness_pids())
+    foreign = [(name, pid, seconds / window_s) for name, pid, seconds in used]
     foreign.sort(key=lambda item: -item[2])
     return Reading(
-        foreign_cores=max(0.0, shares["process_cores"] - own_cores),
+        foreign_cores=sum(cores for _, _, cores in foreign),
         steal_pct=shares["steal_pct"],
         busy_pct=shares["busy_pct"],
         top=[(n, p, round(c, 2)) for n, p, c in foreign[:top] if c >= 0.01],
@@ -168,3 +139,37 @@ def doctor(
     rows += [(f"tool {name}", version) for name, version in tool_versions().items()]
     rows.append(("verdict", "quiet: ready to measure" if quiet else "busy: do not measure now"))
     return rows, quiet
+
+
+# One measurement per machine at a time: two studies that both saw a quiet machine would
+# otherwise start in the same second and spoil each other's windows.
+MACHINE_LOCK = Path(tempfile.gettempdir()) / "hostbench-measuring.lock"
+
+
+@contextmanager
+def measuring_alone(
+    holder: str, say: Callable[[str], None] = print, path: Path = MACHINE_LOCK
+) -> Iterator[None]:
+    """Hold the machine-wide measuring lock (flock: the kernel releases it when the holder
+    dies); while another process holds it, wait, saying who holds it every SAY_EVERY_S."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        said = -math.inf
+        t0 = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - t0
+                if waited - said >= SAY_EVERY_S:
+                    said = waited
+                    who = os.pread(fd, 500, 0).decode(errors="replace").strip()
+                    say(f"waiting for the machine: {who or 'another study'} is measuring "
+                        f"({waited:.0f} s so far)")  # fmt: skip
+                time.sleep(WINDOW_S)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder.encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

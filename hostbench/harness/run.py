@@ -62,6 +62,7 @@ class RunSpec:
     position: int = 0  # place in the block's (random) order, from 1
     variant: str = ""  # the params' named test-app settings this run uses; "" none
     attempt: int = 1  # 2, 3, ...: a re-run of a run the machine was too busy for
+    window: int = 1  # 1, 2, ...: the measured windows of one cell in one block's launch
 
     @classmethod
     def of_cell(
@@ -90,10 +91,19 @@ class RunSpec:
     @property
     def key(self) -> str:
         """Folder name of this run: readable, unique within a study, stable across resumes."""
-        mode = f"{self.mode.id}@{self.variant}" if self.variant else self.mode.id
+        window = f"__w{self.window}" if self.window > 1 else ""
         again = f"__a{self.attempt}" if self.attempt > 1 else ""
-        cell = f"{mode}__{self.scenario.id}__{self.tool}__c{self.concurrency}"
-        return f"{cell}__r{self.block}{again}"
+        return f"{self.cell_key}__r{self.block}{window}{again}"
+
+    @property
+    def cell_key(self) -> str:
+        """The cell's part of the key: mode (and variant), scenario, tool, connections."""
+        return f"{self.member}__{self.scenario.id}__{self.tool}__c{self.concurrency}"
+
+    @property
+    def member(self) -> str:
+        """What one launch starts for this run: its mode, with its variant."""
+        return f"{self.mode.id}@{self.variant}" if self.variant else self.mode.id
 
     def columns(self) -> dict:
         """The run's identity as result columns."""
@@ -106,6 +116,7 @@ class RunSpec:
             "position": self.position,
             "variant": self.variant,
             "attempt": self.attempt,
+            "window": self.window,
         }
 
 
@@ -348,6 +359,71 @@ def empty_request_rtt_ms(url: str) -> float:
     return round(1000 * statistics.median(times), 4)
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where a study's processes run: both on this machine's loopback (both None), the load
+    generator and the server in two network namespaces (hosts, topology netns), or on two
+    hosts over ssh (topology ssh)."""
+
+    hosts: TwoHosts | None = None
+    ssh: SshHosts | None = None
+
+    @property
+    def client_netns(self) -> str | None:
+        return self.hosts.client if self.hosts else None
+
+    @property
+    def loadgen_host(self):
+        return self.ssh.loadgen if self.ssh else None
+
+    def path(self) -> str:
+        return self.ssh.path() if self.ssh else self.hosts.path() if self.hosts else "loopback"
+
+
+def server_cpus(load: Load) -> list[int] | None:
+    """The CPUs the app and proxy may use: apart from the load generator's when it is
+    pinned; None (anywhere) otherwise."""
+    if not load.cpus:
+        return None
+    return [c for c in sorted(os.sched_getaffinity(0)) if c not in load.cpus]
+
+
+def launched(spec: RunSpec, launch_dir: Path, params: StudyParams, where: Where = Where()):
+    """A context manager that starts `spec`'s mode (with its variant's settings) in
+    launch_dir and yields its Target; what it started stops however the block ends. One
+    launch serves every window of its mode and variant in a block, of every scenario."""
+    launch_dir.mkdir(parents=True, exist_ok=True)
+    options = params.options_for(spec.variant)
+    return launch(spec.mode, launch_dir, options, cpus=server_cpus(spec.load),
+                  hosts=where.hosts, ssh=where.ssh)  # fmt: skip
+
+
+def prepare(
+    spec: RunSpec, target: Target, warmup_dir: Path, params: StudyParams, where: Where = Where()
+) -> dict:
+    """Make a launched target ready for `spec`'s windows: check one response, read its
+    transport settings and the path's round trip, and warm it up with spec's load until
+    steady (artifacts in warmup_dir). Returns the columns every window of this cell in this
+    launch carries."""
+    validate(spec.scenario, target.get(spec.scenario.path))
+    warmup_dir.mkdir(parents=True, exist_ok=True)
+    transport = _transport_info(target, warmup_dir)
+    if where.hosts:
+        check_route(where.hosts, urlsplit(target.url).hostname)  # the load crosses the veth
+    if where.ssh:  # load goes only to the server host's inventory address, timed from loadgen
+        if urlsplit(target.url).hostname != where.ssh.server_address:
+            raise HostbenchError(f"{target.url}: not the inventory's server host "
+                                 f"{where.ssh.server_address}; no load sent")  # fmt: skip
+        rtt_ms = where.ssh.loadgen.rtt_ms(target.url + "/health", RTT_PROBES)
+    else:
+        rtt_ms = call_in(where.client_netns, empty_request_rtt_ms, target.url)
+    load = spec.load.aimed_at(target.url)
+    warm = warm_up(generator_for(load), target, load, params.steady_tolerance_pct, warmup_dir,
+                   where.client_netns, where.loadgen_host)  # fmt: skip
+    _raise_if_dead(target)
+    return {"rtt_ms": rtt_ms, **warm, **transport}
+
+
 def execute(
     spec: RunSpec,
     run_dir: Path,
@@ -356,81 +432,77 @@ def execute(
     hosts: TwoHosts | None = None,
     ssh: SshHosts | None = None,
 ) -> dict:
-    """Run `spec`, keeping its artifacts in `run_dir`; returns (and saves) its row.
-
-    `say` gets a line while the run waits for a quiet machine. hosts: the load generator in
-    the client namespace, the app and proxy in the server's (topology netns); None: both on
-    this machine's loopback. ssh: the load tool on its loadgen host, the app on its server
-    host (topology ssh), the CPU read there."""
+    """Run `spec` as a launch of its own with one window: launch, prepare, measure, stop
+    (its launch's files, the warm-up in warmup/, in run_dir too). Returns its row."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # leftovers of an interrupted attempt: start clean
-    run_dir.mkdir(parents=True)
-    mode, scenario = spec.mode, spec.scenario
-    generator = generator_for(spec.load)
+    where = Where(hosts, ssh)
+    with launched(spec, run_dir, params, where) as target:
+        ready = prepare(spec, target, run_dir / "warmup", params, where)
+        return measure_window(spec, target, ready, run_dir, params, say, where)
+
+
+def measure_window(
+    spec: RunSpec,
+    target: Target,
+    ready: dict,
+    run_dir: Path,
+    params: StudyParams,
+    say=print,
+    where: Where = Where(),
+) -> dict:
+    """One measured window of `spec` on a launched, prepared target (`ready`: what
+    `prepare` returned): wait for a quiet machine, fire the load while the CPU monitor
+    samples, cross-check the counts. Keeps its artifacts in `run_dir`; returns (and saves)
+    its row.
+
+    `say` gets a line while the window waits for a quiet machine."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    scenario, ssh = spec.scenario, where.ssh
     settings = run_settings(spec, params)
     quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
     if params.quiet_max_cores is not None and ssh is None:  # ssh: busy_reason, from the host
         quiet = wait_until_quiet(
             params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
         )
+    load = spec.load.aimed_at(target.url)
+    generator = generator_for(load)
+    loadgen_cpus = list(load.cpus or [])
+    _raise_if_dead(target)
+    _quiesce(target)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     state = _machine_state()
-    cpus = sorted(os.sched_getaffinity(0))
-    loadgen_cpus = list(spec.load.cpus or [])
-    # Pinned apart from the load generator when the load is pinned; else anywhere.
-    server_cpus = [c for c in cpus if c not in loadgen_cpus] if loadgen_cpus else None
+    target.reset_server_stats()
+    if ssh:  # read on the server host, never this machine's /proc
+        monitor = RemoteCpu(ssh.server)
+    else:
+        monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
+    watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
+    for group, pids in target.groups.items():
+        for pid in pids:
+            monitor.watch(group, pid)
 
-    client = hosts.client if hosts else None
-    options = params.options_for(spec.variant)
-    loadgen_host = ssh.loadgen if ssh else None
-    with launch(mode, run_dir, options, cpus=server_cpus, hosts=hosts, ssh=ssh) as target:
-        load = spec.load.aimed_at(target.url)
-        validate(scenario, target.get(scenario.path))
-        transport = _transport_info(target, run_dir)
-        if hosts:
-            check_route(hosts, urlsplit(target.url).hostname)  # the load crosses the veth
-        if ssh:  # load goes only to the server host's inventory address, timed from loadgen
-            if urlsplit(target.url).hostname != ssh.server_address:
-                raise HostbenchError(f"{target.url}: not the inventory's server host "
-                                     f"{ssh.server_address}; no load sent")  # fmt: skip
-            rtt_ms = ssh.loadgen.rtt_ms(target.url + "/health", RTT_PROBES)
-        else:
-            rtt_ms = call_in(client, empty_request_rtt_ms, target.url)
-        warm = warm_up(generator, target, load, params.steady_tolerance_pct,
-                       run_dir / "warmup", client, loadgen_host)  # fmt: skip
-        _raise_if_dead(target)
-        _quiesce(target)
-        target.reset_server_stats()
-        if ssh:  # read on the server host, never this machine's /proc
-            monitor = RemoteCpu(ssh.server)
-        else:
-            monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
-        watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
-        for group, pids in target.groups.items():
-            for pid in pids:
-                monitor.watch(group, pid)
-
-        # Off unless the params ask: one GET /__stats per interval (progress.py).
-        progress = (
-            ProgressMonitor(
-                run_dir / PROGRESS_FILE, target, scenario.stats_key, params.progress_interval_s
-            )
-            if params.progress_interval_s
-            else nullcontext()
+    # Off unless the params ask: one GET /__stats per interval (progress.py).
+    progress = (
+        ProgressMonitor(
+            run_dir / PROGRESS_FILE, target, scenario.stats_key, params.progress_interval_s
         )
-        with monitor, progress:
-            result = generator.run(
-                load,
-                run_dir / "load",
-                on_start=lambda pid: monitor.watch("loadgen", pid),
-                netns=client,
-                host=loadgen_host,
-            )
-            monitor.exited("loadgen", result.cpu_s)
-        _raise_if_dead(target)
-        stats = _server_stats(target)
-        server_pid = target.groups["server"][0] if target.groups.get("server") else None
-        server_affinity = _affinity(server_pid) if server_pid and not ssh else ""
+        if params.progress_interval_s
+        else nullcontext()
+    )
+    with monitor, progress:
+        result = generator.run(
+            load,
+            run_dir / "load",
+            on_start=lambda pid: monitor.watch("loadgen", pid),
+            netns=where.client_netns,
+            host=where.loadgen_host,
+        )
+        monitor.exited("loadgen", result.cpu_s)
+    _raise_if_dead(target)
+    stats = _server_stats(target)
+    server_pid = target.groups["server"][0] if target.groups.get("server") else None
+    server_affinity = _affinity(server_pid) if server_pid and not ssh else ""
 
     if result.requests == 0:
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
@@ -442,20 +514,21 @@ def execute(
         **spec.columns(),
         "started_at": started_at,
         "topology": params.topology,
-        "request_path": ssh.path() if ssh else hosts.path() if hosts else "loopback",
-        "rtt_ms": rtt_ms,
+        "request_path": where.path(),
+        "rtt_ms": ready["rtt_ms"],
         "duration_target_s": load.duration_s,
         "requests_target": load.requests,
         "pipeline": load.pipeline,
         "keepalive": load.keepalive,
         "warmup_max_s": load.warmup_s,
-        **warm,
+        "warmup_s": ready["warmup_s"],
+        "warmup_steady": ready["warmup_steady"],
         **measured,  # its duration_s is the measured one
         "server_requests": server_requests,
         "count_diff_pct": count_diff_pct(result.requests, server_requests),
         **cpu,
         **quiet,
-        **transport,
+        **{column: ready[column] for column in TRANSPORT_COLUMNS},
         "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
         "server_cpus": server_affinity,
         **state,

@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import sys
+import time
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -35,14 +36,28 @@ from ..errors import BadInput, HostbenchError
 from ..params import PARAMS_FILE
 from ..paths import RUNS
 from . import environment, netns, remote
+from .design import blocks_needed
 from .modes import check_socket_path
-from .params import NOT_MEASURED, StudyParams, check_run_id, fingerprint
-from .run import BUSY, RunSpec, completed_row, execute, read_json, run_settings
+from .params import NOT_MEASURED, OPTIONAL, StudyParams, check_run_id, fingerprint
+from .quiet import measuring_alone
+from .run import (
+    BUSY,
+    RunSpec,
+    Where,
+    completed_row,
+    launched,
+    measure_window,
+    prepare,
+    read_json,
+    run_settings,
+)
 
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run
 # What a run folder of a discarded study holds besides run folders.
-STUDY_FILES = ("results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "progress.log")
+STUDY_FILES = (
+    "results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "progress.log", "design.json",
+)  # fmt: skip
 
 
 def williams_rows(n: int) -> list[list[int]]:
@@ -62,36 +77,49 @@ def williams_rows(n: int) -> list[list[int]]:
     return rows
 
 
-def run_order(params: StudyParams, seed: int) -> list[RunSpec]:
-    """Every run, block by block. A block is sub-blocks of the cells compared with each other
-    (every mode and variant of one scenario, tool and concurrency), in a random order drawn
-    from `seed`; within a sub-block the order is the block's row of a Williams design over a
-    seeded permutation of its members."""
+def run_order(params: StudyParams, seed: int, blocks: int | None = None) -> list[RunSpec]:
+    """Every window, block by block (`blocks`, default the params' repetitions). A block is
+    one launch of every mode; in it, sub-blocks of the cells compared with each other (every
+    mode and variant of one scenario, tool and concurrency) in a random order drawn from
+    `seed`. A sub-block runs `windows` rounds; a round is one window of each focus member
+    (the focus modes and the baseline; every member when there is no focus) in a row of a
+    Williams design over a seeded permutation of them, rows following each other across
+    rounds and blocks (A B, then B A: each pair adjacent, its order balanced). A member off
+    the focus runs one window per block, after the focus members of one round, the rounds
+    taken in turn."""
     rng = random.Random(seed)
     groups: dict[tuple, list[tuple[str, str]]] = {}
     for mode, variant, scenario, tool, c in params.cells():
         groups.setdefault((scenario, tool, c), []).append((mode, variant))
+    focus = set(params.focus) | {params.baseline_mode} if params.focus else None
     members = {key: rng.sample(cells, len(cells)) for key, cells in groups.items()}
-    designs = {key: williams_rows(len(cells)) for key, cells in groups.items()}
+    designs = {
+        key: williams_rows(len([m for m in cells if focus is None or m[0] in focus]))
+        for key, cells in groups.items()
+    }
     # Each (scenario, tool, concurrency)'s load, made once: every run of it fires the same.
     loads = {key: params.load(*key) for key in groups}
     specs = []
-    for block in range(1, params.repetitions + 1):
+    for block in range(1, (blocks or params.repetitions) + 1):
         keys = list(groups)
         rng.shuffle(keys)
         position = 0
         for key in keys:
-            design = designs[key]
-            row = design[(block - 1) % len(design)]
             scenario, tool, c = key
-            for index in row:
-                mode, variant = members[key][index]
-                position += 1
-                specs.append(
-                    RunSpec(
-                        get_mode(mode), get_scenario(scenario), loads[key], block, position, variant
-                    )
-                )
+            core = [m for m in members[key] if focus is None or m[0] in focus]
+            others = [m for m in members[key] if m not in core]
+            rng.shuffle(others)
+            design = designs[key]
+            for window in range(1, params.windows + 1):
+                row = design[((block - 1) * params.windows + window - 1) % len(design)]
+                ordered = [(core[i], window) for i in row]
+                ordered += [
+                    (m, 1) for j, m in enumerate(others) if j % params.windows == window - 1
+                ]
+                for (mode, variant), w in ordered:
+                    position += 1
+                    specs.append(RunSpec(get_mode(mode), get_scenario(scenario), loads[key],
+                                         block, position, variant, window=w))  # fmt: skip
     return specs
 
 
@@ -147,7 +175,12 @@ def _recorded(params: StudyParams, seed: int) -> dict:
 def _changes(old: dict, new: dict) -> list[str]:
     """Keys whose values differ between two params.json mappings (descriptive keys aside)."""
     keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint"})
-    return [f"{k} ({old.get(k)!r} -> {new.get(k)!r})" for k in keys if old.get(k) != new.get(k)]
+
+    def value(params: dict, k: str):  # a key newer than a record: its default then
+        return params.get(k, OPTIONAL.get(k))
+
+    return [f"{k} ({value(old, k)!r} -> {value(new, k)!r})" for k in keys
+            if value(old, k) != value(new, k)]  # fmt: skip
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -230,9 +263,10 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
     if not env_path.exists():  # the machine as the study first saw it
         _write_atomically(env_path, json.dumps(environment.collect(), indent=2))
 
-    specs = run_order(params, seed)
+    design = _design(study_dir, params)
+    specs = run_order(params, seed, design["blocks"])
     for spec in specs:  # before anything starts: a path nginx-uds could not bind
-        check_socket_path(spec.mode, study_dir / spec.key)
+        check_socket_path(spec.mode, study_dir / LAUNCH_DIR.format(block=spec.block) / spec.member)
     done = 0
     for spec in specs:  # before anything starts: runs measured with other settings
         row = completed_row(study_dir / spec.key)
@@ -243,9 +277,9 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 "states; use a new --run-id, or --discard-old"
             )
     say = _progress_writer(study_dir, progress)
-    rows: dict[str, dict] = {}  # completed runs' rows, in the order they ran
-    total = len(specs)  # grows by each re-run
-    bar = tqdm(total=total, initial=done, disable=not progress, unit="run", dynamic_ncols=True)
+    rows: dict[str, dict] = {}  # completed windows' rows, in the order they ran
+    bar = _Counter(tqdm(total=len(specs), initial=done, disable=not progress, unit="window",
+                        dynamic_ncols=True), done, len(specs))  # fmt: skip
     with ExitStack() as stack:
         stack.callback(bar.close)
         # topology netns: two namespaces as long as the study lasts, removed however it ends.
@@ -257,31 +291,134 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             ssh = stack.enter_context(
                 remote.ssh_hosts(params.inventory, proxies, tuple(params.tools))
             )
-        for block in range(1, params.repetitions + 1):
-            todo = [spec for spec in specs if spec.block == block]
-            for spec in todo:  # grows while it runs: re-runs go to the end of their block
-                run_dir = study_dir / spec.key
-                row = completed_row(run_dir)  # a resumed study: measured before (checked above)
-                if row is None:
-                    bar.set_description(f"block {spec.block}: {spec.key}")
-                    row = execute(spec, run_dir, params, say=say, hosts=two_hosts, ssh=ssh)
-                    rows[spec.key] = row
-                    write_results(study_dir, list(rows.values()))
-                    flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"
-                    summary = (
-                        f"{row['rps']:,.0f} rps, cpu {row['cpu_total_pct']:.0f}%, "
-                        f"others {row['foreign_cores']:.2f} cores{flag}"
-                    )
-                    bar.set_postfix_str(summary)
-                    bar.update()
-                    done += 1
-                    say(f"[{done}/{total}] {spec.key}: {summary}", log_only=True)
-                rows[spec.key] = row
-                if BUSY in (row.get("invalid_reason") or "") and spec.attempt <= params.busy_reruns:
-                    todo.append(replace(spec, attempt=spec.attempt + 1, position=len(todo) + 1))
-                    total += 1
-                    bar.total = total
+        where = Where(two_hosts, ssh)
+        block, block_minutes = 1, []
+        while block <= design["blocks"]:
+            kept, pending = _block_state([s for s in specs if s.block == block], study_dir, params)
+            rows.update(kept)
+            if pending:  # not run, or interrupted: its missing windows, on a launch of its own
+                bar.set_description(f"block {block} of {design['blocks']}")
+                t0 = time.monotonic()
+                _run_block(pending, study_dir, params, say, where, bar, rows)
+                block_minutes.append((time.monotonic() - t0) / 60)
+            if block == params.repetitions and design["blocks"] == params.repetitions:
+                pace = sum(block_minutes) / len(block_minutes) if block_minutes else 0.0
+                design = _size_design(study_dir, params, list(rows.values()), pace)
+                if design["blocks"] > block:
+                    specs = run_order(params, seed, design["blocks"])
+                    bar.grow(sum(s.block > block for s in specs))
+                    say(design["decision"])
+            block += 1
     return write_results(study_dir, list(rows.values()))
+
+
+LAUNCH_DIR = "launch__r{block}"  # a block's launch: each mode's logs, configs and warm-ups
+DESIGN_FILE = "design.json"  # how many blocks, and why
+
+
+def _block_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
+    """A block's completed windows (with busy windows' re-dos), by key, and the windows still
+    to measure, each at its next attempt, in order (a resumed study keeps what it measured)."""
+    kept, pending = {}, []
+    for spec in specs:
+        while True:
+            row = completed_row(study_dir / spec.key)
+            if row is None:
+                pending.append(spec)
+                break
+            kept[spec.key] = row
+            if not _busy(row) or spec.attempt > params.busy_reruns:
+                break
+            spec = replace(spec, attempt=spec.attempt + 1)
+    return kept, pending
+
+
+def _busy(row: dict) -> bool:
+    return BUSY in (row.get("invalid_reason") or "")
+
+
+def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dict) -> None:
+    """The pending windows of one block: launch each member they need once, prepare each
+    sub-block's members (check, warm up) just before its windows, and measure the windows in
+    order; a window the machine was too busy for is measured again at once. Holds the machine
+    for the whole launch."""
+    launch_dir = study_dir / LAUNCH_DIR.format(block=specs[0].block)
+    if launch_dir.exists():  # an interrupted launch's files: this launch starts clean
+        shutil.rmtree(launch_dir)
+    with measuring_alone(f"run {study_dir.name} (process {os.getpid()})", say), ExitStack() as up:
+        targets = {}
+        for spec in specs:
+            if spec.member not in targets:
+                targets[spec.member] = up.enter_context(
+                    launched(spec, launch_dir / spec.member, params, where)
+                )
+        ready: dict[tuple[str, str], dict] = {}
+        for spec in specs:
+            if (spec.member, spec.cell_key) not in ready:  # the sub-block starts: warm it up
+                group = [s for s in specs if s.load == spec.load and s.scenario == spec.scenario]
+                for s in group:
+                    if (s.member, s.cell_key) not in ready:
+                        warmup = launch_dir / s.member / f"warmup__{s.cell_key}"
+                        ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup,
+                                                              params, where)  # fmt: skip
+            while True:
+                row = measure_window(spec, targets[spec.member], ready[spec.member, spec.cell_key],
+                                     study_dir / spec.key, params, say, where)  # fmt: skip
+                rows[spec.key] = row
+                write_results(study_dir, list(rows.values()))
+                _report(row, bar, say)
+                if not _busy(row) or spec.attempt > params.busy_reruns:
+                    break
+                spec = replace(spec, attempt=spec.attempt + 1)  # at once, beside its pair
+                bar.grow(1)
+
+
+class _Counter:
+    """Windows done and to do, on the terminal's progress bar (when shown) and in the log."""
+
+    def __init__(self, bar, done: int, total: int):
+        self.bar, self.done, self.total = bar, done, total
+
+    def grow(self, windows: int) -> None:
+        self.total += windows
+        self.bar.total = self.total
+
+    def set_description(self, text: str) -> None:
+        self.bar.set_description(text)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _report(row: dict, bar: _Counter, say) -> None:
+    flag = "" if row["valid"] else f" INVALID: {row['invalid_reason']}"
+    summary = (
+        f"{row['rps']:,.0f} rps, cpu {row['cpu_total_pct']:.0f}%, "
+        f"others {row['foreign_cores']:.2f} cores{flag}"
+    )
+    bar.done += 1
+    bar.bar.set_postfix_str(summary)
+    bar.bar.update()
+    say(f"[{bar.done}/{bar.total}] {row['run_key']}: {summary}", log_only=True)
+
+
+def _design(study_dir: Path, params: StudyParams) -> dict:
+    """The study's number of blocks: as design.json recorded it (a resumed study), else the
+    params' repetitions (raised after them when a half-width is targeted)."""
+    recorded = read_json(study_dir / DESIGN_FILE, "use another --run-id")
+    if recorded is not None:
+        return recorded
+    return {"blocks": params.repetitions, "decision": ""}
+
+
+def _size_design(study_dir: Path, params: StudyParams, rows: list[dict], pace: float) -> dict:
+    """After the first blocks: the blocks the target half-width calls for (design.blocks_needed),
+    recorded in design.json, so a resumed study keeps them."""
+    if params.target_halfwidth_pct is None:
+        return {"blocks": params.repetitions, "decision": ""}
+    design = blocks_needed(rows, params, pace)
+    _write_atomically(study_dir / DESIGN_FILE, json.dumps(design, indent=2))
+    return design
 
 
 def _progress_writer(study_dir: Path, progress: bool):
