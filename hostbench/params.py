@@ -85,7 +85,8 @@ KEYS: tuple[Key, ...] = (
        "(A B, B A, ...). The launch is the independent unit of every interval.", ">= 1"),
     _k("focus", "list of str", [], "",
        "The modes whose comparison with the baseline the headline rests on: they and the "
-       "baseline get `windows` windows per block, the other modes one; empty: every mode.",
+       "baseline get `windows` windows per block, the other modes one (and none in blocks "
+       "target_halfwidth_pct adds); empty: every mode.",
        "some of modes, not the baseline"),
     _k("target_halfwidth_pct", "float or null", None, "%",
        "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "

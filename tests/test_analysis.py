@@ -160,9 +160,13 @@ def test_write_ratios_pairs_within_blocks_with_the_studys_baseline(tmp_path):
     df.to_csv(tmp_path / "results.csv", index=False)
     record_params(tmp_path, baseline="nginx")
     ratios = pd.read_csv(analysis.write_ratios(tmp_path))
-    (row,) = ratios.itertuples()
-    assert (row.mode, row.n, row.ratio_pct) == ("kestrel", 3, pytest.approx(200.0))
-    assert row.ci_low_pct == pytest.approx(200.0) and row.ci_high_pct == pytest.approx(200.0)
+    assert ratios["measure"].tolist() == ["rps", "cpu_us_per_request"]
+    rate, cpu = ratios.itertuples()
+    assert (rate.mode, rate.n, rate.ratio_pct) == ("kestrel", 3, pytest.approx(200.0))
+    assert rate.ci_low_pct == pytest.approx(200.0) and rate.ci_high_pct == pytest.approx(200.0)
+    # Kestrel's 2 cores at twice the rate of nginx's 2 + 1 (app and proxy) per request.
+    assert (cpu.mode, cpu.n) == ("kestrel", 3)
+    assert cpu.ratio_pct == pytest.approx(100 * (2.0 / 2000) / (3.0 / 1000))
 
 
 def sweep(rps_by_level: dict[int, list[float]], busy_pct: float = 97.0) -> pd.DataFrame:

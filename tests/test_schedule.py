@@ -69,6 +69,10 @@ def test_modes_off_the_focus_get_one_window_a_block():
     per_cell = Counter((s.mode.id, s.scenario.id, s.block) for s in specs)
     assert {per_cell[m, "text", 1] for m in ("nginx", "kestrel")} == {2}
     assert {per_cell[m, "text", 1] for m in ("caddy", "yarp")} == {1}
+    # Blocks beyond the first ones (a target's) measure the focus alone.
+    more = run_order(p, seed=1, blocks=6)
+    assert {s.mode.id for s in more if s.block > 4} == {"nginx", "kestrel"}
+    assert more[: len(specs)] == specs  # the first blocks' order is kept
     # The focus pair's two windows of a round stay next to each other.
     text = [s for s in specs if s.block == 1 and s.scenario.id == "text"]
     focus = [i for i, s in enumerate(text) if s.mode.id in ("nginx", "kestrel")]

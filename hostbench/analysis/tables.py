@@ -255,8 +255,23 @@ def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+# What ratios.csv compares: the rate, and the server side's CPU time per request, which a
+# hypervisor's steal cannot bend (a stolen tick is no CPU second of the app's).
+RATIO_MEASURES = ("rps", "cpu_us_per_request")
+
+
+def with_cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
+    """df with cpu_us_per_request: the CPU the app and its proxy used per request served, in
+    microseconds (NaN where the app's CPU was not read)."""
+    proxy = pd.to_numeric(df.get("cpu_proxy_cores"), errors="coerce")
+    proxy = proxy.fillna(0.0) if proxy is not None else 0.0
+    server = pd.to_numeric(df["cpu_server_cores"], errors="coerce")
+    return df.assign(cpu_us_per_request=(server + proxy) / df["rps"].astype(float) * 1e6)
+
+
 def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
-    """ratios.csv beside results.csv: every mode to the baseline, paired within blocks, 95% CI.
+    """ratios.csv beside results.csv: every mode to the baseline, paired within blocks, 95% CI,
+    for each measure of RATIO_MEASURES (the `measure` column).
 
     baseline: default the study's own (params.json), else its first mode.
     """
@@ -266,7 +281,16 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
     if baseline is None:
         baseline = load_params(run_dir).baseline_mode
-    ratios = paired_ratios(results, baseline)
+    ratios = pd.concat(
+        [
+            paired_ratios(with_cpu_per_request(results), baseline, metric=measure).assign(
+                measure=measure
+            )
+            for measure in RATIO_MEASURES
+        ],
+        ignore_index=True,
+    )
+    ratios = ratios[["measure", *[c for c in ratios.columns if c != "measure"]]]
     path = run_dir / "ratios.csv"
     tmp = path.with_suffix(".csv.tmp")
     ratios.to_csv(tmp, index=False)

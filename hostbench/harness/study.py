@@ -86,7 +86,8 @@ def run_order(params: StudyParams, seed: int, blocks: int | None = None) -> list
     Williams design over a seeded permutation of them, rows following each other across
     rounds and blocks (A B, then B A: each pair adjacent, its order balanced). A member off
     the focus runs one window per block, after the focus members of one round, the rounds
-    taken in turn."""
+    taken in turn, and only in the params' repetitions: blocks that target_halfwidth_pct
+    adds measure the focus alone."""
     rng = random.Random(seed)
     groups: dict[tuple, list[tuple[str, str]]] = {}
     for mode, variant, scenario, tool, c in params.cells():
@@ -109,6 +110,8 @@ def run_order(params: StudyParams, seed: int, blocks: int | None = None) -> list
             core = [m for m in members[key] if focus is None or m[0] in focus]
             others = [m for m in members[key] if m not in core]
             rng.shuffle(others)
+            if block > params.repetitions:  # blocks a target added are for the focus only
+                others = []
             design = designs[key]
             for window in range(1, params.windows + 1):
                 row = design[((block - 1) * params.windows + window - 1) % len(design)]

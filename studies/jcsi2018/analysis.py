@@ -35,7 +35,7 @@ def method(params: StudyParams) -> str:
     warm = (
         f"warms up until three 1 s windows agree within {params.steady_tolerance_pct:g}% "
         f"and the JIT compiled at most {JIT_SETTLED_METHODS} methods in each "
-        f"(at most {params.warmup_s:g} s; discarded, the curve kept in `warmup/curve.csv`)"
+        f"(at most {params.warmup_s:g} s; discarded, the curve kept in the launch's folder)"
         if params.warmup_s > 0
         else "does not warm up"
     )
@@ -49,32 +49,49 @@ def method(params: StudyParams) -> str:
     quiet = params.quiet_max_cores
     gate = (
         f"waits until processes the harness did not start use less than {quiet:g} cores "
-        f"(up to {params.quiet_wait_s:g} s; a run during which they used more is "
-        "invalid and re-run at the end of its block), "
+        f"(up to {params.quiet_wait_s:g} s), "
         if quiet is not None
         else "records the CPU of processes the harness did not start (a smoke run: not held "
         "by it), "
     )
     return described + (
-        f"{_each_block(params.repetitions)} runs every mode and scenario once. The "
-        "runs compared with each other (every mode of one scenario) run back to back, in an "
-        "order that puts each mode equally often in each place and after each other mode "
-        f"across blocks (a Williams design; the scenarios' order drawn from seed "
-        f"{params.seed}, recorded in `params.json`), so neither drift nor the run before "
-        f"favours a mode. Each run {gate}launches the mode (app, plus proxy), checks one "
-        f"response, {warm}, then fires {params.duration_s:g} s "
-        f"of {', '.join(params.tools)} load at concurrency "
-        f"{', '.join(map(str, params.concurrency))}; CPU is read from the kernel's counters "
-        f"at its start and end (and sampled every {params.sample_interval_s:g} s for the "
+        f"{_blocks(params)} Each block launches every mode once (app, plus proxy) and "
+        "keeps it up. Scenario by scenario (in an order drawn from seed "
+        f"{params.seed}, recorded in `params.json`), it checks one response of each mode, "
+        f"{warm}, then measures {_windows(params)} of {params.duration_s:g} s of "
+        f"{', '.join(params.tools)} load at concurrency "
+        f"{', '.join(map(str, params.concurrency))}, the compared modes' windows back to back "
+        "in an order that puts each mode equally often first (a Williams design: A B, then "
+        f"B A). Before each window it {gate}and a window during which other processes used "
+        "more is measured again at once. CPU is read from the kernel's counters at each "
+        f"window's start and end (and sampled every {params.sample_interval_s:g} s for the "
         f"curves); {pinned}. The client's request count is cross-checked against the app's "
-        "own counter; a run with errors or non-2xx responses, disagreeing counts, a warm-up "
-        f"that never got steady, or shorter than {params.min_duration_s:g} s is "
-        "kept but marked invalid and left out of the analysis."
+        "own counter; a window with errors or non-2xx responses, disagreeing counts, a warm-up "
+        f"that never got steady, or shorter than {params.min_duration_s:g} s is kept but "
+        "marked invalid and left out. The launch is the unit of every interval: its windows "
+        "of a cell count as one value (their geometric mean), and n counts launches."
     )
 
 
-def _each_block(n: int) -> str:
-    return "The one block" if n == 1 else f"Each of the {n} blocks"
+def _blocks(params: StudyParams) -> str:
+    """How many blocks ran, and what decided it, in words."""
+    if params.target_halfwidth_pct is None:
+        return f"{params.repetitions} block{'s' if params.repetitions > 1 else ''}."
+    return (
+        f"{params.repetitions} blocks of every mode first; then the spread of their focus "
+        f"ratios set the number of blocks once, for a 95% half-width of "
+        f"{params.target_halfwidth_pct:g}% (Stein's two-stage rule, at most "
+        f"{params.max_repetitions} blocks; the decision is in the run's `design.json`)."
+    )
+
+
+def _windows(params: StudyParams) -> str:
+    """How many windows each mode gets per launch, in words."""
+    each = "one window" if params.windows == 1 else f"{params.windows} windows"
+    if not params.focus:
+        return f"{each} of each mode"
+    focus = ", ".join(f"`{m}`" for m in [*params.focus, params.baseline_mode])
+    return f"{each} of {focus} and one of each other mode"
 
 
 def _ratio(ratios: pd.DataFrame, mode: str, scenario: str):

@@ -78,11 +78,19 @@ def test_section_6_is_computed_not_typed():
     assert "jcsi2018.conclusions(all_runs)" in code
 
 
-def test_the_method_says_one_block_in_words():
+def test_the_method_says_the_blocks_and_windows_in_words():
     params = analysis.load_params(STUDY.fixtures_dir / "3blocks")
-    assert "Each of the 3 blocks runs" in jcsi2018.method(params)
+    assert jcsi2018.method(params).startswith("This run: ") and "3 blocks. Each block" in (
+        jcsi2018.method(params)
+    )
     one = dataclasses.replace(params, repetitions=1)
-    assert "The one block runs every mode" in jcsi2018.method(one)
+    assert "1 block. Each block launches every mode once" in jcsi2018.method(one)
+    assert "one window of each mode" in jcsi2018.method(one)
+    focused = dataclasses.replace(params, windows=2, focus=["kestrel"], baseline="nginx",
+                                  target_halfwidth_pct=5.0)  # fmt: skip
+    text = jcsi2018.method(focused)
+    assert "2 windows of `kestrel`, `nginx` and one of each other mode" in text
+    assert "for a 95% half-width of 5%" in text and "`design.json`" in text
 
 
 def test_the_papers_values_in_words():

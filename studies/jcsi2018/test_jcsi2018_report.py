@@ -39,7 +39,7 @@ def run3():
 def test_method_is_written_from_params_json(run3):
     text = jcsi2018.method(run3["params"])
     p = run3["params"]
-    assert f"Each of the {p.repetitions} blocks" in text and f"seed {p.seed}" in text
+    assert f"{p.repetitions} blocks. Each block" in text and f"seed {p.seed}" in text
     assert f"{p.duration_s:g} s of k6 load at concurrency 8" in text
     assert f"every {p.sample_interval_s:g} s" in text
     assert f"within {p.steady_tolerance_pct:g}%" in text
