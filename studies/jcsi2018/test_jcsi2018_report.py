@@ -134,11 +134,14 @@ def test_threats_carry_their_measured_sizes(run3):
 
 def test_sensitivity_compares_the_two_setups():
     shared = pd.DataFrame({"mode": ["kestrel"], "scenario": ["text"], "ratio": [2.5],
-                           "ci_low": [2.3], "ci_high": [2.7]})  # fmt: skip
+                           "ci_low": [2.3], "ci_high": [2.7], "n": [4]})  # fmt: skip
     isolated = shared.assign(ratio=[3.5], ci_low=[3.2], ci_high=[3.9])
     table = jcsi2018.sensitivity(shared, isolated, "k6 pinned")
     (row,) = table.itertuples(index=False)
-    assert row[4] == pytest.approx(1.4) and row[5] == "yes"  # moved by 1.4x, both "faster"
+    assert row[6] == pytest.approx(1.4) and row[7] == "yes"  # moved by 1.4x, both "faster"
+    assert row[3] == row[5] == 4  # each side's blocks
+    fewer = jcsi2018.sensitivity(shared, isolated.assign(n=[2]), "k6 pinned")
+    assert fewer["same words"].iloc[0] == "n/a"  # 2 blocks: no words compared
     assert "k6 pinned" in table.columns
 
 
