@@ -109,6 +109,12 @@ class Mode:
 # (aspnet/Benchmarks docker/nginx/nginx-http.conf): idle connections per worker.
 NGINX_KEEPALIVE = 1024
 
+# The Linux mode that forwards a request as a Windows-only mode does (docs/hosting-modes.md,
+# "How IIS out-of-process forwards"): the ASP.NET Core Module forwards over WinHTTP's pooled
+# keep-alive HTTP/1.1 connections, as nginx with an upstream pool does. A study whose article
+# measured IIS out-of-process takes this mode as its baseline; other proxies are sensitivity rows.
+ANALOG_BY_MECHANISM = {"iis-outofprocess": "nginx-keepalive"}
+
 # seaborn's "colorblind" palette, written out so the catalog stays data.
 _COLORBLIND = ["#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc",
                "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9"]  # fmt: skip

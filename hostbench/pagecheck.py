@@ -12,7 +12,7 @@ batch's index.html) and exits 1 if there is any. The classes, one line each:
 - a raw column name in a table header (snake_case such as rps_mean);
 - a figure without alt text, or with a placeholder;
 - an interval printed with decimals ("CI 63.83-375%") or a retired verdict word, where every
-  page prints intervals.ci_text and the four verdicts of intervals.VERDICTS;
+  page prints intervals.ci_text and the verdicts of intervals.VERDICTS;
 - raw text: a Figure's repr, a version control keyword ($Revision$), "1 blocks";
 - with a browser (Chromium, headless): a table wider than the space it is given, or a page
   that scrolls sideways, at 1280 px.

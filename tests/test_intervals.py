@@ -6,6 +6,7 @@ coverage bounds are loose, so the tests give the same answer on every run.
 """
 
 import math
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,9 @@ from hostbench.analysis.intervals import describe, drift, paired_ratios, t_quant
 from hostbench.errors import BadInput
 
 NAN = float("nan")
+
+# The rule's tests below judge intervals from 4 blocks: enough for a verdict.
+verdict_of_4_blocks = partial(intervals.claim_verdict, n=4)
 
 
 def study(
@@ -323,22 +327,22 @@ def test_one_rounding_rule_for_ratio_interval_and_table_cells():
 def test_a_size_claim_needs_the_whole_interval_in_its_band(low, high, verdict):
     band = intervals.about_band(170)
     assert band == pytest.approx((1.5, 1.9))
-    assert intervals.claim_verdict(low, high, "size", band=band) == verdict
+    assert verdict_of_4_blocks(low, high, "size", band=band) == verdict
 
 
 def test_up_to_and_direction_claims():
     up_to = intervals.up_to_band(300)
-    assert intervals.claim_verdict(1.41, 2.9, "size", band=up_to) == intervals.SUPPORTED
-    assert intervals.claim_verdict(1.41, 4.29, "size", band=up_to) == intervals.UNDECIDED
+    assert verdict_of_4_blocks(1.41, 2.9, "size", band=up_to) == intervals.SUPPORTED
+    assert verdict_of_4_blocks(1.41, 4.29, "size", band=up_to) == intervals.UNDECIDED
     assert intervals.band_text(up_to) == "100-300% of the baseline"
     # A direction needs the interval to exclude 100%.
-    assert intervals.claim_verdict(0.99, 1.5, "higher") == intervals.UNDECIDED
-    assert intervals.claim_verdict(1.01, 1.5, "higher") == intervals.SUPPORTED
-    assert intervals.claim_verdict(1.01, 1.5, "lower") == intervals.NOT_SUPPORTED
+    assert verdict_of_4_blocks(0.99, 1.5, "higher") == intervals.UNDECIDED
+    assert verdict_of_4_blocks(1.01, 1.5, "higher") == intervals.SUPPORTED
+    assert verdict_of_4_blocks(1.01, 1.5, "lower") == intervals.NOT_SUPPORTED
     with pytest.raises(BadInput, match="band"):
-        intervals.claim_verdict(1.1, 1.2, "size")
+        verdict_of_4_blocks(1.1, 1.2, "size")
     with pytest.raises(BadInput, match="band"):
-        intervals.claim_verdict(1.1, 1.2, "higher", band=(1, 2))
+        verdict_of_4_blocks(1.1, 1.2, "higher", band=(1, 2))
 
 
 # --- (g) drift -----------------------------------------------------------------------------
@@ -407,7 +411,7 @@ def test_mean_interval_by_hand():
     ],
 )
 def test_claim_verdicts_follow_the_interval(low, high, expect, verdict):
-    assert intervals.claim_verdict(low, high, expect) == verdict
+    assert verdict_of_4_blocks(low, high, expect) == verdict
 
 
 def test_interval_text_is_describes_interval():
@@ -486,3 +490,35 @@ def test_difference_text_rounds_the_interval_outwards(args, text):
 )  # fmt: skip
 def test_difference_words_follow_the_interval(low, high, words):
     assert intervals.difference_words(low, high, more="adds", less="saves") == words
+
+
+@pytest.mark.parametrize("expect, band", [("higher", None), ("lower", None), ("same", None),
+                                          ("size", (1.5, 1.9))])  # fmt: skip
+def test_one_rule_gives_no_verdict_to_a_ratio_from_fewer_than_3_blocks(expect, band):
+    # The same interval, decisive with 3 blocks, gets no verdict from 2, 1 or none.
+    low, high = (1.6, 1.8) if expect in ("higher", "size") else (0.97, 1.02)
+    low, high = (0.6, 0.8) if expect == "lower" else (low, high)
+    assert intervals.claim_verdict(low, high, expect, n=3, band=band) == intervals.SUPPORTED
+    for n in (2, 1, 0, None):
+        verdict = intervals.claim_verdict(low, high, expect, n=n, band=band)
+        assert verdict == intervals.NOT_ENOUGH
+
+
+def test_a_claims_band_is_read_once_from_its_qualifier():
+    assert intervals.stated_band(300, "up to") == intervals.up_to_band(300) == (1.0, 3.0)
+    for qualifier in ("about", "approximately", "stated", "best of 3"):
+        assert intervals.stated_band(170, qualifier) == intervals.about_band(170)
+    # "up to 300%": 272-372% is undecided (the interval leaves the band), 141-290% supported.
+    up_to = intervals.stated_band(300, "up to")
+    assert intervals.claim_verdict(2.72, 3.72, "size", band=up_to, n=4) == intervals.UNDECIDED
+    assert intervals.claim_verdict(1.41, 2.9, "size", band=up_to, n=4) == intervals.SUPPORTED
+
+
+def test_a_claim_over_several_comparisons_rests_on_all_of_them():
+    S, N, U, E = (intervals.SUPPORTED, intervals.NOT_SUPPORTED, intervals.UNDECIDED,
+                  intervals.NOT_ENOUGH)  # fmt: skip
+    assert intervals.combined_verdict([S, S]) == S
+    assert intervals.combined_verdict([S, U]) == U
+    assert intervals.combined_verdict([S, N, U]) == N
+    assert intervals.combined_verdict([S, E]) == E
+    assert intervals.combined_verdict([]) == E

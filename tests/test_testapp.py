@@ -12,12 +12,14 @@ import re
 import socket
 import uuid
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from html.parser import HTMLParser
 
 import pytest
 
 from conftest import get_ok, one_line, run_cli, start_server
-from hostbench.harness import httpclient
+from hostbench.catalog import get_scenario
+from hostbench.harness import checks, httpclient
 from hostbench.paths import TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes
@@ -148,11 +150,12 @@ def test_templates_is_a_razor_page_with_a_layout(app):
     assert html.count('<li class="item"') == 16  # tests/test_goservers.py checks each one
 
 
-def test_api_test_returns_test_and_utc_time(app):
-    assert re.fullmatch(
-        r"Test \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z",
-        get_ok(app + "/api/test", "text/plain").text,
-    )
+def test_api_test_returns_test_and_utc_time_as_dotnets_default_text(app):
+    # The 2021 article's `$"Test {DateTime.UtcNow}"`: .NET's default DateTime text.
+    response = get_ok(app + "/api/test", "text/plain")
+    assert re.fullmatch(r"Test \d\d/\d\d/\d{4} \d\d:\d\d:\d\d", response.text)
+    datetime.strptime(response.text.removeprefix("Test "), checks.DOTNET_DEFAULT_DATETIME)
+    checks.validate(get_scenario("api-test"), response)  # what every run checks
 
 
 def test_api_testapi_returns_three_foos(app):

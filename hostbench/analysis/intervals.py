@@ -522,12 +522,20 @@ def _confidence_label(confidence: float) -> str:
 
 # --- claims --------------------------------------------------------------------------------
 
-# The four verdicts, worded the same on every page.
+# The verdicts, worded the same on every page. One rule serves every study (claim_verdict):
+# a claim's words are read once, in its reference row (its qualifier), as a band of ratios
+# (stated_band); a size or equivalence claim is supported when the whole interval lies in its
+# band, a direction claim when the interval lies on its side of 100%; a ratio from fewer than
+# MIN_UNITS independent units (blocks) gets no verdict at all.
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not supported"
 UNDECIDED = "undecided at this precision"
 NOT_TESTABLE = "not testable here"
-VERDICTS = (SUPPORTED, NOT_SUPPORTED, UNDECIDED, NOT_TESTABLE)
+NOT_ENOUGH = "not measured enough"
+VERDICTS = (SUPPORTED, NOT_SUPPORTED, UNDECIDED, NOT_TESTABLE, NOT_ENOUGH)
+# Fewer independent units than this and an interval says too little to decide anything: with
+# 2 blocks a t interval has 1 degree of freedom and its width depends on one difference.
+MIN_UNITS = 3
 
 # How wide "about" is: a value stated as "about X%" of the baseline allows X -+ this many
 # percentage points ("about +70%" = 150-190% of the baseline). One width for every study.
@@ -544,6 +552,20 @@ def up_to_band(value_pct: float) -> tuple[float, float]:
     return 1.0, value_pct / 100.0
 
 
+# A reference row's qualifier (docs/reference-format.md) -> how its words are read as a band.
+# "up to" is an upper figure; every other wording of a number ("about", "approximately", a
+# plain number, a mean or best of rounds) is read as "about", the one width for every study.
+UPPER_FIGURE = "up to"
+
+
+def stated_band(value_pct: float, qualifier: str) -> tuple[float, float]:
+    """The band of ratios a stated value allows, by its reference row's qualifier: the one
+    reading of a claim's words that every verdict uses."""
+    if qualifier == UPPER_FIGURE:
+        return up_to_band(value_pct)
+    return about_band(value_pct)
+
+
 def band_text(band: tuple[float, float]) -> str:
     """A band in the page's units: (1.5, 1.9) -> "150-190% of the baseline"."""
     low, high = band
@@ -556,19 +578,25 @@ def claim_verdict(
     expect: str,
     margin: float = 0.1,
     *,
+    n: int,
     band: tuple[float, float] | None = None,
 ) -> str:
     """Whether a ratio's interval supports a claim, by what the claim says:
       "higher" / "lower": a direction; the interval must exclude 1 on that side;
       "same": no difference: the interval includes 1 and lies within 1 -+ margin;
-      "size": a size, band=(low, high) the ratios its words allow (about_band, up_to_band);
-        the whole interval must lie in the band.
-    SUPPORTED; NOT_SUPPORTED when the interval excludes what the claim says (for a size: lies
-    wholly outside the band); UNDECIDED when it allows both, or there is no interval."""
+      "size": a size, band=(low, high) the ratios its words allow (stated_band); the whole
+        interval must lie in the band. An equivalence stated with a number ("about the same,
+        97%") is a size claim with its band.
+    n: the independent units (blocks) the ratio comes from; fewer than MIN_UNITS give
+    NOT_ENOUGH, whatever the interval. Otherwise SUPPORTED; NOT_SUPPORTED when the interval
+    excludes what the claim says (for a size: lies wholly outside the band); UNDECIDED when it
+    allows both, or there is no interval."""
     if expect not in ("higher", "lower", "same", "size"):
         raise BadInput(f"expect must be higher, lower, same or size; got {expect!r}")
     if (expect == "size") != (band is not None):
         raise BadInput("a size claim needs band=(low, high), and only a size claim takes one")
+    if _missing(n) or int(n) < MIN_UNITS:
+        return NOT_ENOUGH
     if _missing(ci_low) or _missing(ci_high):
         return UNDECIDED
     if band is not None:
@@ -584,6 +612,18 @@ def claim_verdict(
     if (expect == "higher" and above) or (expect == "lower" and below):
         return SUPPORTED
     return NOT_SUPPORTED if above or below else UNDECIDED
+
+
+def combined_verdict(verdicts) -> str:
+    """One verdict for a claim that holds for several comparisons at once (every proxy slower
+    than Kestrel): NOT_ENOUGH if any was measured too little, NOT_SUPPORTED if any
+    contradicts it, SUPPORTED if all support it, else UNDECIDED."""
+    verdicts = list(verdicts)
+    if not verdicts or NOT_ENOUGH in verdicts:
+        return NOT_ENOUGH
+    if NOT_SUPPORTED in verdicts:
+        return NOT_SUPPORTED
+    return SUPPORTED if all(v == SUPPORTED for v in verdicts) else UNDECIDED
 
 
 # --- drift ---------------------------------------------------------------------------------

@@ -47,7 +47,8 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
     that changed one factor (`label` names it). `moved`: sub-study / main; `same words`:
     whether both intervals lead to the same words (faster, slower, indistinguishable).
     Ratios pair by mode and scenario, and by concurrency where both have it (a study at more
-    than one concurrency shows it as a column)."""
+    than one concurrency shows it as a column). Each side shows its n (blocks); words from
+    fewer than intervals.MIN_UNITS blocks are not compared ("n/a")."""
     keys = ["mode", "scenario"]
     if "concurrency" in main.columns and "concurrency" in variant.columns:
         keys.append("concurrency")
@@ -64,13 +65,17 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
                 scenario_label(r.scenario),
                 *((int(r.concurrency),) if several else ()),
                 main_words,
+                int(r.n_main),
                 variant_words,
+                int(r.n_variant),
                 r.ratio_variant / r.ratio_main,
-                _same_words(main_words, variant_words),
+                _same_words(main_words, variant_words)
+                if min(r.n_main, r.n_variant) >= intervals.MIN_UNITS
+                else "n/a",
             )
         )
-    columns = ["mode", "scenario", *(["concurrency"] if several else []), "main study", label,
-               MOVED, SAME]  # fmt: skip
+    columns = ["mode", "scenario", *(["concurrency"] if several else []), "main study",
+               "n (main)", label, f"n ({label})", MOVED, SAME]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -97,11 +102,14 @@ NOT_MEASURED = (
 )
 
 
-def baseline_cpu_us(runs: pd.DataFrame, baseline: str) -> float:
+def baseline_cpu_us(runs: pd.DataFrame, baseline: str, setups: pd.DataFrame | None = None) -> float:
     """The baseline's CPU per request in microseconds, all its process groups (server, proxy,
-    load generator) together, averaged over its setups (valid runs only)."""
+    load generator) together, averaged over its setups (valid runs only); only over `setups`
+    (scenario, tool, concurrency rows) when given, so two runs compare the same ones."""
     per = tables.cpu_per_request(valid_rows(runs))
     per = per[per["mode"].astype(str) == baseline]
+    if setups is not None:
+        per = per.merge(setups, on=list(setups.columns))
     columns = [f"{g}_us_per_request" for g in tables.CPU_GROUPS]
     return float(per[columns].fillna(0).sum(axis=1).mean())  # no proxy: NaN, none spent
 
@@ -128,15 +136,33 @@ def localhost_cost(main_runs: pd.DataFrame, two_hosts_runs: pd.DataFrame | None,
     words = (
         f"the words stayed the same for {int((judged[SAME] == 'yes').sum())} of {len(judged)}"
         if len(judged)
-        else "no ratio has an interval on both sides to compare words (too few valid pairs)"
+        else (
+            f"no ratio has {intervals.MIN_UNITS} or more blocks on both sides, so their words "
+            "are not compared"
+        )
     )
     label = mode_label(baseline)
+    # The CPU over loopback and over the veth from the same setups: the main study has more
+    # scenarios than the two-hosts sub-study, and averaging unmatched sets flips comparisons.
+    shared = _shared_setups(main_runs, two_hosts_runs, baseline)
+    scenarios = ", ".join(scenario_label(s) for s in shared["scenario"].unique())
     n = len(moved)
     low, high = f"x{moved.min():.2f}", f"x{moved.max():.2f}"
     span = low if low == high else f"{low} to {high}"
     return (
         f"over a veth between two network namespaces the {n} ratio{'s' * (n > 1)} measured "
         f"both ways moved by {span} (two hosts / loopback); {words}; "
-        f"{label} cost {baseline_cpu_us(main_runs, baseline):.0f} µs of CPU per request over "
-        f"loopback, {baseline_cpu_us(two_hosts_runs, baseline):.0f} µs over the veth"
+        f"on the same scenarios ({scenarios}), {label} cost "
+        f"{baseline_cpu_us(main_runs, baseline, shared):.0f} µs of CPU per request over "
+        f"loopback, {baseline_cpu_us(two_hosts_runs, baseline, shared):.0f} µs over the veth"
     )
+
+
+def _shared_setups(a: pd.DataFrame, b: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    # The (scenario, tool, concurrency) setups both ran the baseline in.
+    def setups(runs):
+        rows = valid_rows(runs)
+        rows = rows[rows["mode"].astype(str) == baseline]
+        return rows[intervals.SETUP].astype({"scenario": str, "tool": str}).drop_duplicates()
+
+    return setups(a).merge(setups(b), on=intervals.SETUP)

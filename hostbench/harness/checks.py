@@ -8,6 +8,7 @@ import json
 import string
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from datetime import datetime
 from html.parser import HTMLParser
 
 from ..catalog import Scenario
@@ -102,6 +103,21 @@ def _check_nonempty(r: Response):
     _check(len(r.body) > 0, "empty body")
 
 
+def _check_api_test(r: Response):
+    # The 2021 article's `$"Test {DateTime.UtcNow}"`: .NET's default DateTime text, which the
+    # test app's invariant culture writes as "MM/dd/yyyy HH:mm:ss".
+    text = r.text
+    try:
+        datetime.strptime(text.removeprefix("Test "), DOTNET_DEFAULT_DATETIME)
+    except ValueError:
+        _check(False, f"body {text[:40]!r} is not 'Test ' and .NET's default DateTime text")
+    _check(text.startswith("Test "), f"body {text[:40]!r} does not start with 'Test '")
+
+
+# .NET's DateTime.ToString() under the invariant culture, as strptime reads it.
+DOTNET_DEFAULT_DATETIME = "%m/%d/%Y %H:%M:%S"
+
+
 def _check_equals(expected: str) -> Callable[[Response], None]:
     def check(r: Response):
         _check(r.text == expected, f"body {r.text[:40]!r}, expected {expected!r}")
@@ -116,7 +132,7 @@ BODY_CHECKS: dict[str, Callable[[Response], None]] = {
     "json": _check_json,
     "xml": _check_xml,
     "values": _check_equals("value"),
-    "api-test": _check_nonempty,
+    "api-test": _check_api_test,
     "testapi": _check_nonempty,
     "plaintext": _check_equals("Hello, World!"),
     "hello-json": _check_nonempty,

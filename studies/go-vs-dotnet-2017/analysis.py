@@ -529,6 +529,31 @@ def memory_split(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def article_bytes_per_response(scenario: str = "mvc-templates") -> dict[str, float]:
+    """Bytes per response (headers included) the article's bombardier outputs imply: their
+    throughput (MB/s, 10^6 bytes) over their requests/s, per server (reference rows)."""
+    ref = load_reference(ARTICLE)
+    ref = ref[ref["where"].str.startswith("bombardier output") & (ref["scenario"] == scenario)]
+    out = {}
+    for mode, rows in ref.groupby("mode"):
+        value = rows.set_index("metric")["value"]
+        out[str(mode)] = 1e6 * float(value["throughput_mb_s"]) / float(value["rps"])
+    return out
+
+
+def workload_differences() -> str:
+    """What differs from the article in the two workloads, said where the ratios are shown."""
+    sizes = article_bytes_per_response()
+    pages = " and ".join(f"{size:,.0f}" for size in sorted(sizes.values()))
+    return (
+        "Not the article's workloads: its templates test served the ASP.NET Core MVC project "
+        f"template's pages, {pages} bytes per response with headers (its MB/s over its req/s), "
+        "ours the test app's own page at /templates; and Iris MVC here binds its "
+        "controllers by hand as Iris's mvc package does, because that package needs modules "
+        "the offline module mirror lacks (testapp/go/README.md)."
+    )
+
+
 def headline(rps: pd.DataFrame, memory: pd.DataFrame) -> str:
     """One line for the batch index: .NET / Iris MVC requests/s in the article's two tests
     (its final .NET apps, HEADLINE_SERVER), and memory as the article measured it (`memory`:
@@ -552,7 +577,13 @@ def headline(rps: pd.DataFrame, memory: pd.DataFrame) -> str:
         if mem
         else ""
     )
-    return ".NET as % of Iris MVC req/s: " + ", ".join(parts) + memory_text
+    return (
+        ".NET as % of Iris MVC req/s: "
+        + ", ".join(parts)
+        + memory_text
+        + ". "
+        + workload_differences()
+    )
 
 
 # --- figures -------------------------------------------------------------------------------

@@ -8,10 +8,8 @@ import pandas as pd
 
 from hostbench.analysis import intervals, tables
 from hostbench.analysis.intervals import (
-    NOT_SUPPORTED,
     NOT_TESTABLE,
     SUPPORTED,
-    UNDECIDED,
     describe,
     ratio_text,
 )
@@ -105,26 +103,28 @@ def _ours(r) -> str:
     return "not run" if r is None else intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
 
 
-# How the paper's words about a size are read. "o około 70%" ("about +70%") is a point with
-# the width intervals.ABOUT_POINTS gives every "about". "nawet 200%" ("even 200%") can be read
-# two ways: A, the gain reached about +200% (Fig. 9, which the sentence reads off, shows the
-# bars near 300%); B, an upper figure: anything above the baseline up to +200%. A is what the
-# words and the figure say, so A decides the verdict; B is shown beside it.
-READING_A = "A, decides the verdict: as much as {gain} (about {pct}%, ±{points} points)"
-READING_B = "B, shown beside it: up to {gain} (any gain up to {pct}%)"
+# How the paper's words about a size are read: once, by the qualifier of its reference row
+# (intervals.stated_band), the reading every verdict uses. "o około 70%" ("about +70%") is a
+# point with the width intervals.ABOUT_POINTS gives every "about". "nawet 200%" ("even 200%")
+# is stored as "up to" (reference/published.csv), an upper figure: anything above the baseline
+# up to +200%; that decides. The other reading (the gain reached about +200%, as Fig. 9's bars
+# near 300% suggest) is shown beside it, not counted as a claim of its own.
+READING_STATED = "as its reference row reads it, decides: {words} ({band})"
+READING_OTHER = "shown beside it: as much as {gain} (about {pct}%, ±{points} points)"
 
 
 def readings(paper_row) -> list[tuple[str, tuple[float, float]]]:
     """(how the words are read, the band of ratios they allow) for one of the paper's stated
-    values (reference.paper_ratios); the first reading decides the verdict."""
+    values (reference.paper_ratios); the first, its reference row's reading, decides."""
     pct = paper_row.ratio_high_pct
-    words = dict(gain=f"{pct - 100:+.0f}%", pct=f"{pct:.0f}", points=f"{intervals.ABOUT_POINTS:g}")
-    if paper_row.qualifier == "up to":
-        return [
-            (READING_A.format(**words), intervals.about_band(pct)),
-            (READING_B.format(**words), intervals.up_to_band(pct)),
-        ]
-    return [("about {gain} (±{points} points)".format(**words), intervals.about_band(pct))]
+    stated = intervals.stated_band(pct, paper_row.qualifier)
+    words = "up to" if paper_row.qualifier == intervals.UPPER_FIGURE else "about"
+    first = READING_STATED.format(words=f"{words} {pct - 100:+.0f}%", band=words)
+    if paper_row.qualifier != intervals.UPPER_FIGURE:
+        return [(first, stated)]
+    other = READING_OTHER.format(gain=f"{pct - 100:+.0f}%", pct=f"{pct:.0f}",
+                                 points=f"{intervals.ABOUT_POINTS:g}")  # fmt: skip
+    return [(first, stated), (other, intervals.about_band(pct))]
 
 
 def paper_words(paper_row) -> str:
@@ -155,7 +155,7 @@ def analogs(results: pd.DataFrame, baseline: str) -> list[str]:
     return [baseline, *others] if baseline in present else others
 
 
-CLAIM_COLUMNS = ["the paper's conclusion", "read as", "against", "ours", "here"]
+CLAIM_COLUMNS = ["the paper's conclusion", "read as", "against", "ours", "n", "here"]
 
 
 def claims(results: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -184,19 +184,17 @@ def _kestrel_fastest(to_kestrel: pd.DataFrame) -> list[tuple]:
     if to_kestrel.empty:
         return []
     closest = to_kestrel.sort_values("ci_high", ascending=False).iloc[0]
-    if (to_kestrel["ci_high"] < 1).all():
-        verdict = SUPPORTED
-    elif (to_kestrel["ci_low"] > 1).any():
-        verdict = NOT_SUPPORTED
-    else:
-        verdict = UNDECIDED
+    verdict = intervals.combined_verdict(
+        intervals.claim_verdict(r.ci_low, r.ci_high, "lower", n=r.n)
+        for r in to_kestrel.itertuples(index=False)
+    )
     ours = (
         f"closest: {mode_label(closest['mode'])} on {scenario_label(closest['scenario'])}, "
         f"{_ours(closest)} of Kestrel"
     )
     claim = "Kestrel alone is the fastest hosting model"
     return [(claim, "every other mode below Kestrel (interval under 100%)", "Kestrel", ours,
-             verdict)]  # fmt: skip
+             _fewest(to_kestrel), verdict)]  # fmt: skip
 
 
 def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
@@ -206,19 +204,22 @@ def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
     if others.empty:
         return []
     lowest = others.sort_values("ci_low").iloc[0]
-    if (others["ci_low"] > 1).all():
-        verdict = SUPPORTED
-    elif (others["ci_high"] < 1).any():
-        verdict = NOT_SUPPORTED
-    else:
-        verdict = UNDECIDED
+    verdict = intervals.combined_verdict(
+        intervals.claim_verdict(r.ci_low, r.ci_high, "higher", n=r.n)
+        for r in others.itertuples(index=False)
+    )
     ours = (
         f"closest: {mode_label(lowest['mode'])} on {scenario_label(lowest['scenario'])}, "
         f"{_ours(lowest)}"
     )
     claim = "The standard model (a reverse proxy in another process) is the slowest"
     read = "every other model above the baseline (interval over 100%)"
-    return [(claim, read, mode_label(analog), ours, verdict)]
+    return [(claim, read, mode_label(analog), ours, _fewest(others), verdict)]
+
+
+def _fewest(ratios: pd.DataFrame) -> int:
+    # A claim over several comparisons rests on its least measured one.
+    return int(ratios["n"].min())
 
 
 def _kestrel_gains(ratios: pd.DataFrame, analog: str) -> list[tuple]:
@@ -233,9 +234,9 @@ def _kestrel_gains(ratios: pd.DataFrame, analog: str) -> list[tuple]:
         p = stated.iloc[0]
         claim = f"Kestrel on {scenario_label(scenario)}: {paper_words(p)} over the baseline"
         for reading, band in readings(p):
-            verdict = intervals.claim_verdict(r.ci_low, r.ci_high, "size", band=band)
+            verdict = intervals.claim_verdict(r.ci_low, r.ci_high, "size", band=band, n=r.n)
             read = f"{reading}: {intervals.band_text(band)}"
-            rows.append((claim, read, mode_label(analog), _ours(r), verdict))
+            rows.append((claim, read, mode_label(analog), _ours(r), int(r.n), verdict))
     return rows
 
 
@@ -253,6 +254,7 @@ def _windows_only() -> list[tuple]:
             "",
             "no Linux server hosts .NET in its own worker process; nginx over a Unix socket is "
             "only a cheaper hop (section 3)",
+            0,
             NOT_TESTABLE,
         ),
         (
@@ -260,6 +262,7 @@ def _windows_only() -> list[tuple]:
             "",
             "",
             "HTTP.sys is a Windows kernel driver (docs/windows.md: measuring it on Windows)",
+            0,
             NOT_TESTABLE,
         ),
     ]
@@ -454,11 +457,11 @@ def conclusions(results: pd.DataFrame) -> str:
     for mode in tried:
         found = {"faster": [], "slower": [], "includes 100%": [], "no interval": []}
         for r in ratios[ratios["mode"].astype(str) == mode].itertuples(index=False):
-            if intervals.ci_bounds(r.ci_low, r.ci_high) is None:
+            if intervals.ci_bounds(r.ci_low, r.ci_high) is None or r.n < intervals.MIN_UNITS:
                 found["no interval"].append(r)
-            elif intervals.claim_verdict(r.ci_low, r.ci_high, "higher") == SUPPORTED:
+            elif intervals.claim_verdict(r.ci_low, r.ci_high, "higher", n=r.n) == SUPPORTED:
                 found["faster"].append(r)
-            elif intervals.claim_verdict(r.ci_low, r.ci_high, "lower") == SUPPORTED:
+            elif intervals.claim_verdict(r.ci_low, r.ci_high, "lower", n=r.n) == SUPPORTED:
                 found["slower"].append(r)
             else:
                 found["includes 100%"].append(r)
@@ -472,7 +475,9 @@ def conclusions(results: pd.DataFrame) -> str:
             parts.append(f"no effect shown on {names} (the interval includes 100%)")
         if found["no interval"]:
             names = ", ".join(scenario_label(r.scenario) for r in found["no interval"])
-            parts.append(f"nothing can be said on {names} (one block only, no interval)")
+            parts.append(
+                f"nothing can be said on {names} (fewer than {intervals.MIN_UNITS} blocks)"
+            )
         what = HOP_CONFIGURATIONS[mode]
         lines.append(
             f"- **{what[0].upper()}{what[1:]}** ({mode_label(mode)}, as % of "

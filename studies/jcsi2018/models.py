@@ -20,7 +20,10 @@ class PaperModel:
 PAPER_MODELS: dict[str, PaperModel] = {
     m.id: m
     for m in (
-        PaperModel("iis-outofprocess", "Fig. 4", "nginx or caddy reverse proxy over loopback TCP"),
+        PaperModel("iis-outofprocess", "Fig. 4",
+                   "nginx with an upstream keep-alive pool, forwarding as ANCM does "
+                   "(docs/hosting-modes.md); nginx without one, caddy and yarp as "
+                   "sensitivity rows"),
         PaperModel("iis-inprocess", "Fig. 7",
                    "none; nginx over a Unix socket is the cheaper-hop analog "
                    "(still two processes)"),
@@ -39,6 +42,7 @@ STANDS_FOR: dict[str, tuple[str, str]] = {
     "httpsys": ("httpsys", "same"),
     "iis-inprocess": ("iis-inprocess", "same"),
     "iis-outofprocess": ("iis-outofprocess", "same"),
+    "nginx-keepalive": ("iis-outofprocess", "analog by mechanism"),
     "nginx": ("iis-outofprocess", "analog"),
     "caddy": ("iis-outofprocess", "analog"),
     "nginx-uds": ("iis-inprocess", "cheaper-hop analog"),

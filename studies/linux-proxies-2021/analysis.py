@@ -20,17 +20,17 @@ from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, prose, tables
 from hostbench.analysis.intervals import (
-    NOT_SUPPORTED,
     NOT_TESTABLE,
-    SUPPORTED,
-    UNDECIDED,
+    band_text,
     claim_verdict,
+    combined_verdict,
     describe,
     high_cell,
     interval_text,
     low_cell,
     paired_ratios,
     pct_cell,
+    stated_band,
 )
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
@@ -331,11 +331,10 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
     to_kestrel = [_row(ratios, m, "kestrel", c) for m in ("nginx", "caddy")]
     to_kestrel = [r for r in to_kestrel if r]
     if to_kestrel:
-        verdicts = {claim_verdict(r["CI low %"] / 100, r["CI high %"] / 100, "lower")
-                    for r in to_kestrel}  # fmt: skip
-        verdict = verdicts.pop() if len(verdicts) == 1 else UNDECIDED
-        if NOT_SUPPORTED in verdicts:
-            verdict = NOT_SUPPORTED
+        verdict = combined_verdict(
+            claim_verdict(r["CI low %"] / 100, r["CI high %"] / 100, "lower", n=r["blocks"])
+            for r in to_kestrel
+        )
         rows.append((
             f"On Linux, Kestrel alone serves far more than behind Nginx or Caddy "
             f"({article_rps('kestrel'):,.0f} vs {article_rps('nginx'):,.0f} and "
@@ -348,24 +347,22 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
     if nginx:
         article = nginx["article %"]
         low, high = nginx["CI low %"], nginx["CI high %"]
-        inside = low <= article <= high
-        if pd.isna(low) or (inside and low <= 100 <= high):
-            verdict = UNDECIDED  # no interval, or it holds the article's value and 100% alike
-        else:
-            verdict = SUPPORTED if inside else NOT_SUPPORTED
-        place = "inside" if inside else "outside"
+        # A size claim, read as every "about" is (intervals.stated_band): the whole interval
+        # in the band around the article's value.
+        band = stated_band(article, "about")
+        verdict = claim_verdict(low / 100, high / 100, "size", band=band, n=nginx["blocks"])
         rows.append((
             f"Nginx (its configuration not stated) serves about {article:.0f}% of what Kestrel "
             f"alone does ({article_rps('nginx'):,.0f} / {article_rps('kestrel'):,.0f} rps)",
-            _evidence(nginx) + ("" if pd.isna(low) else f"; the article's {article:.0f}% is "
-                                f"{place} our interval"),
+            _evidence(nginx) + f"; 'about {article:.0f}%' here: {band_text(band)}",
             verdict,
         ))  # fmt: skip
 
     caddy = _row(ratios, "caddy", "nginx", c)
     if caddy:
         margin = SAME_MARGIN_PCT / 100
-        verdict = claim_verdict(caddy["CI low %"] / 100, caddy["CI high %"] / 100, "same", margin)
+        verdict = claim_verdict(caddy["CI low %"] / 100, caddy["CI high %"] / 100, "same", margin,
+                                n=caddy["blocks"])  # fmt: skip
         rows.append((
             f"Nginx and Caddy are basically the same ({article_rps('nginx'):,.0f} vs "
             f"{article_rps('caddy'):,.0f} rps: Caddy at {caddy['article %']:.0f}% of Nginx)",
@@ -384,7 +381,8 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
             "higher throughput (a closing remark, no number given)",
             f"Kestrel at {high_c} vs {c} connections: "
             + text.replace("the baseline", f"{c} connections"),
-            claim_verdict(conn["CI low %"] / 100, conn["CI high %"] / 100, "higher"),
+            claim_verdict(conn["CI low %"] / 100, conn["CI high %"] / 100, "higher",
+                          n=conn["blocks"]),
         ))  # fmt: skip
 
     windows = [

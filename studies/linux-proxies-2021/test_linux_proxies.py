@@ -20,12 +20,7 @@ from hostbench.studies import study_of
 STUDY = study_of(__file__)
 lp = STUDY.analysis
 LP_RESULTS = STUDY.fixtures_dir / "quick-results.csv"
-VERDICTS = {
-    intervals.SUPPORTED,
-    intervals.NOT_SUPPORTED,
-    intervals.UNDECIDED,
-    intervals.NOT_TESTABLE,
-}
+VERDICTS = set(intervals.VERDICTS)
 
 
 def test_paper_profile_states_the_articles_settings():
@@ -183,7 +178,7 @@ def test_linux_proxies_claims_and_headline_follow_the_intervals(lp_results):
     same = claims[claims["the article's claim"].str.startswith("Nginx and Caddy are basically")]
     margin = lp.SAME_MARGIN_PCT / 100
     expected = intervals.claim_verdict(
-        caddy["CI low %"] / 100, caddy["CI high %"] / 100, "same", margin
+        caddy["CI low %"] / 100, caddy["CI high %"] / 100, "same", margin, n=caddy["blocks"]
     )
     assert same["verdict"].iloc[0] == expected
     headline = lp.headline(lp_results)

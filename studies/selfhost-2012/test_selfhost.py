@@ -18,12 +18,7 @@ from hostbench.studies import study_of
 STUDY = study_of(__file__)
 sh = STUDY.analysis
 SH_RESULTS = STUDY.fixtures_dir / "quick-results.csv"
-VERDICTS = {
-    intervals.SUPPORTED,
-    intervals.NOT_SUPPORTED,
-    intervals.UNDECIDED,
-    intervals.NOT_TESTABLE,
-}
+VERDICTS = set(intervals.VERDICTS)
 
 
 def test_paper_profile_states_the_articles_settings():
@@ -133,7 +128,7 @@ def test_selfhost_claims_and_figures(sh_results):
     paired = intervals.paired_ratios(sh_results, sh.IIS_ANALOG)
     ours = paired[paired["mode"] == sh.SELF_HOST].iloc[0]
     assert claims["verdict"].iloc[0] == intervals.claim_verdict(
-        ours["ci_low"], ours["ci_high"], "higher"
+        ours["ci_low"], ours["ci_high"], "higher", n=ours["n"]
     )
     for fig in (sh.results_figure(sh_results), sh.advantage_figure(sh_results)):
         assert isinstance(fig, Figure) and fig.axes

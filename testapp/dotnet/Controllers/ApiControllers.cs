@@ -25,7 +25,9 @@ public class TemplatesController : Controller
 public class TestController : Controller
 {
     [HttpGet]
-    public string Get() => $"Test {DateTime.UtcNow:O}";
+    // The 2021 article's body exactly: .NET's default DateTime text. With invariant
+    // globalization (TestApp.csproj) that is "MM/dd/yyyy HH:mm:ss", 19 characters.
+    public string Get() => $"Test {DateTime.UtcNow}";
 }
 
 /// <summary>... and a list of three Foo as JSON.</summary>
