@@ -154,7 +154,7 @@ KEYS: tuple[Key, ...] = (
     _k("quiet_wait_s", "float", 120.0, "s",
        "How long to wait for a quiet machine before measuring anyway.", ">= 0", before=0.0),
     _k("busy_reruns", "int", 2, "runs",
-       "How often a run the machine was too busy for is re-run at the end of its block.", ">= 0",
+       "How often a window the machine was too busy for is measured again, at once.", ">= 0",
        before=0),
     _k("require_steady", "bool", True, "",
        "Whether a run whose warm-up never got steady is invalid."),
@@ -194,6 +194,9 @@ SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
 NOT_MEASURED = (
     "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
 )  # fmt: skip
+# Keys that say how many units the schedule measures, not what a window measures.
+SCHEDULE = ("repetitions", "windows", "focus", "target_halfwidth_pct", "max_repetitions",
+            "max_minutes")  # fmt: skip
 # What params.json holds besides the keys: the version that ran and the settings' hash.
 RECORDED = ("hostbench_version", "fingerprint")
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

@@ -9,13 +9,13 @@ against the main study over loopback).
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
-from ..params import StudyParams
+from ..params import SCHEDULE, StudyParams
 from ..results import valid_rows
 from . import intervals, tables
 
 # Params keys that say what was measured, not how: a sub-study narrows them on purpose.
-_SCOPE = {"modes", "scenarios", "repetitions", "seed", "description", "baseline",
-          "sub_studies", "smoke"}  # fmt: skip
+_SCOPE = {"modes", "scenarios", "seed", "description", "baseline", "sub_studies", "smoke",
+          *SCHEDULE}  # fmt: skip
 MOVED = "moved (sub-study / main)"
 SAME = "same words"
 TWO_HOSTS = "two-hosts"  # the sub-study that moves the client off the server's loopback

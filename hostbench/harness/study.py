@@ -1,17 +1,17 @@
-"""A study: the matrix of runs a params file describes, run in blocks and resumed as one.
+"""A study: the matrix of windows a params file describes, run in blocks and resumed as one.
 
-Repetitions are blocks: each block runs every cell (mode x scenario x tool x
-concurrency) once. Within a block the cells that are compared with each other
-(every mode and variant of one scenario, tool and concurrency) run next to each
-other, as a sub-block, so each comparison's two runs are close in time; the
-sub-blocks' order is random (from a seed recorded in params.json) and the
-order within them follows a Williams design: across blocks each mode runs
-equally often in each position and after each other mode, so neither drift
-nor the previous run can favour one mode. A run the machine was too busy for
-is re-run at the end of its block (busy_reruns times at most). Each run's
-artifacts go to data/runs/<run-id>/<run-key>/; results.csv is rebuilt from the
-completed runs after each one, atomically, so an interrupted study loses at
-most the run in flight and resumes where it was.
+A block is one launch of every mode (and variant) the study compares, kept up while the
+block measures: each sub-block (every mode of one scenario, tool and concurrency) is
+warmed up, then its windows run back to back, seconds apart, in a Williams design's order
+across rounds and blocks, so neither drift nor the window before favours a mode; the
+sub-blocks' order is random (from a seed recorded in params.json). A window the machine was
+too busy for is measured again at once, beside its pair (busy_reruns times at most). The
+launch is the unit of every interval (docs/method.md); with target_halfwidth_pct the first
+blocks' spread sets the number of blocks once (design.py). A block holds the machine-wide
+measuring lock, so two studies on one machine take turns. Each window's artifacts go to
+data/runs/<run-id>/<run-key>/, each launch's to launch__r<block>/; results.csv is rebuilt
+from the completed windows after each one, atomically, so an interrupted study loses at most
+the window in flight and resumes where it was.
 
 A run folder only ever holds rows measured with the settings its params.json
 states: resuming with other settings is refused, and one process at a time

@@ -189,7 +189,7 @@ def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tm
     run = StudyRun.from_parameters("jcsi2018", "quick", None, "x", str(tmp_path))
     assert run.params.smoke and run.params.tools == ["k6"]  # quick extends paper
     assert run.out_dir == tmp_path / "x"
-    given = {**run.params.to_dict(), "modes": ["kestrel"], "baseline": None}
+    given = {**run.params.to_dict(), "modes": ["kestrel"], "baseline": None, "focus": []}
     assert StudyRun.from_parameters("jcsi2018", "quick", given, "x").params.modes == ["kestrel"]
     with pytest.raises(BadInput, match="unknown mode 'iis'"):
         StudyRun.from_parameters("jcsi2018", "quick", {**given, "modes": ["iis"]}, "x")
