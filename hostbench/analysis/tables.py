@@ -298,6 +298,14 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     return path
 
 
+def read_ratios(path: str | Path, measure: str = "rps") -> pd.DataFrame:
+    """One measure's rows of a ratios.csv (write_ratios), without the measure column."""
+    ratios = pd.read_csv(path)
+    if "measure" not in ratios.columns:  # written before ratios.csv had measures: rps only
+        return ratios
+    return ratios[ratios["measure"] == measure].drop(columns="measure").reset_index(drop=True)
+
+
 def load_params(run_dir: str | Path) -> StudyParams:
     """The params a study ran with (its params.json), typed and validated."""
     return StudyParams.from_run(run_dir)
