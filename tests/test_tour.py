@@ -262,3 +262,25 @@ def test_the_terminal_gets_one_line_per_notebook_and_no_kernel_noise(tmp_path, c
     assert lines[2].startswith("00-testapp-tour.ipynb: ran on the .net-csharp kernel; ")
     assert len(lines) == 3, lines
     assert "42" in (tmp_path / "p-out.ipynb").read_text()  # the kernel did run
+
+
+@pytest.mark.live
+def test_the_kernel_listens_on_loopback_only():
+    """Its Jupyter channels and its HTTP service (--http-local-only): nothing reachable from
+    another host."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name=dotnet_kernel.KERNEL, cwd=str(tour.NOTEBOOK.parent))
+    try:
+        kc.execute_interactive("1 + 1", timeout=120)
+        kernel = psutil.Process(km.provisioner.process.pid)
+        listening = [
+            c.laddr.ip
+            for p in (kernel, *kernel.children(recursive=True))
+            for c in p.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        ]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert listening and set(listening) <= {"127.0.0.1", "::1"}, listening
