@@ -25,7 +25,9 @@ PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $
 $(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
 endif
 
-setup: system-packages $(VENV)/.installed build/testapp/TestApp build/yarp/YarpProxy build/bin/bombardier build/bin/goserver
+KERNELSPEC := $(VENV)/share/jupyter/kernels/.net-csharp/kernel.json
+
+setup: system-packages $(VENV)/.installed build/testapp/TestApp build/yarp/YarpProxy build/bin/bombardier build/bin/goserver $(KERNELSPEC)
 
 system-packages:
 	@scripts/install-system-packages.sh
@@ -45,6 +47,13 @@ build/testapp/TestApp: $(APP_SOURCES)
 build/yarp/YarpProxy: $(YARP_SOURCES)
 	dotnet publish testapp/yarp -c Release -o build/yarp --nologo -v quiet
 	@touch $@
+
+# The C# tour's Jupyter kernel: Microsoft.dotnet-interactive as pinned in
+# .config/dotnet-tools.json (`dotnet tool restore`), its kernelspec in the venv. Where it
+# cannot be had, one line says what is missing and setup goes on (the studies run without
+# the tour), and the next setup tries again.
+$(KERNELSPEC): .config/dotnet-tools.json $(VENV)/.installed
+	@$(PY) -m hostbench.harness.dotnet_kernel
 
 # Go is looked up when a recipe runs, not when make starts: on a first `make setup`
 # it is installed by the system-packages step that ran just before.
@@ -89,3 +98,4 @@ lab: setup
 
 clean:
 	rm -rf build testapp/dotnet/bin testapp/dotnet/obj testapp/yarp/bin testapp/yarp/obj
+	rm -rf $(dir $(KERNELSPEC))

@@ -1,33 +1,37 @@
-"""The C# tour (notebooks/00-testapp-tour.ipynb) as a file-based app, with real dotnet.
+"""The C# tour (notebooks/00-testapp-tour.ipynb) on the .NET Interactive kernel, for real.
 
-The generated program compiles and runs; it prints the four payloads in the shapes of the
-paper (section 2.2, Listings 2 and 3), the HTML and text byte-for-byte what the running app
-serves; papermill's C# parameter form compiles in it; app_work.csv has every scenario; and
-`make reproduce`'s hook runs it and says how. Small iteration counts: the timings are only
-checked for being positive and ordered.
+papermill executes the notebook on the `.net-csharp` kernel that `make setup` installs, with
+injected parameters, the way `make reproduce` does (reproduce._run_tour): it prints the four
+payloads in the shapes of the paper (section 2.2, Listings 2 and 3), the HTML and text
+byte-for-byte what the running app serves; app_work.csv has every scenario; no kernel
+process is left; and the terminal gets one line per notebook. Small iteration counts: the
+timings are only checked for being positive and ordered.
 """
 
 import csv
 import json
 import re
 import shutil
+import sys
 import uuid
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
+import nbformat
+import psutil
 import pytest
 
 from hostbench import reproduce
 from hostbench.errors import BadInput
-from hostbench.harness import httpclient, tour
+from hostbench.harness import dotnet_kernel, httpclient, tour
 from hostbench.harness.processes import ManagedProcess
 from hostbench.paths import DATA, TESTAPP
 
 LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSD = "http://www.w3.org/2001/XMLSchema"
-# runDir relative to the program's folder, with a space: a string in papermill's form.
+# runDir relative to the run folder, with a space: a string in papermill's C# form.
 SMALL = {
     "iterations": 200,
     "warmupIterations": 50,
@@ -35,6 +39,7 @@ SMALL = {
     "rounds": 3,
     "runDir": "tour out",
 }
+TINY = {"iterations": 20, "warmupIterations": 1, "warmupSeconds": 0.0, "rounds": 1}
 PAYLOAD = re.compile(
     r"^--- (?P<id>\w+): (?P<type>[^,]+), (?P<bytes>\d+) bytes ---\n"
     r"(?P<body>.*?)\n--- end (?P=id) ---$",
@@ -42,25 +47,43 @@ PAYLOAD = re.compile(
 )
 
 
-@pytest.fixture(scope="module")
-def program_path(tmp_path_factory) -> Path:
-    # One path for the module: the same text reuses dotnet's build.
-    return tmp_path_factory.mktemp("tour-program") / "tour.cs"
+def _kernels_left() -> list[psutil.Process]:
+    """This test process's descendants that are .NET Interactive kernels."""
+    left = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if any("Microsoft.DotNet.Interactive" in arg for arg in child.cmdline()):
+                left.append(child)
+        except psutil.NoSuchProcess:
+            pass
+    return left
 
 
 @pytest.fixture(scope="module")
-def tour_run(tmp_path_factory, program_path):
-    """The file-based tour, its run folder holding the example run's results.csv."""
+def tour_run(tmp_path_factory):
+    """The tour as `make reproduce` runs it, its runDir holding the example run's results.csv."""
+    if not reproduce._kernel_available(dotnet_kernel.KERNEL):
+        pytest.fail(f"no {dotnet_kernel.KERNEL} kernel: run `make setup`")
     out = tmp_path_factory.mktemp("tour")
     (out / "tour out").mkdir()
     shutil.copy(DATA / "runs" / "example-paper" / "results.csv", out / "tour out")
-    return tour.run_file_based(out, SMALL, program_path, timeout_s=300)
+    reproduce._prepare_environment()
+    return tour.run(out, reproduce._execute, reproduce._kernel_available, SMALL)
 
 
 @pytest.fixture(scope="module")
-def payloads(tour_run) -> dict[str, dict]:
-    found = {m["id"]: m.groupdict() for m in PAYLOAD.finditer(tour_run.output)}
-    assert list(found) == ["html", "text", "json", "xml"], tour_run.output[-2000:]
+def output(tour_run) -> str:
+    """What the notebook printed, all its code cells' stdout in order."""
+    nb = nbformat.read(tour_run.notebook, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert [o for o in outputs if o.output_type == "error"] == []
+    return "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
+
+
+@pytest.fixture(scope="module")
+def payloads(output) -> dict[str, dict]:
+    found = {m["id"]: m.groupdict() for m in PAYLOAD.finditer(output)}
+    assert list(found) == ["html", "text", "json", "xml"], output[-2000:]
     for p in found.values():
         assert len(p["body"].encode()) == int(p["bytes"]), p["id"]
     return found
@@ -77,60 +100,36 @@ def app_url(tmp_path_factory):
         yield url
 
 
-# --- the generated program -----------------------------------------------------------------
+# --- the kernel ----------------------------------------------------------------------------
 
 
 @pytest.mark.live
-def test_program_starts_with_directives_then_usings_then_cells(tour_run, program_path):
-    lines = program_path.read_text().splitlines()
-    assert lines[0] == f"#:project {tour.PROJECT.resolve()}"
-    assert lines[1] == "#:property PublishAot=false"
-    first_code = next(i for i, line in enumerate(lines) if line.startswith("// ---- code cell"))
-    usings = [i for i, line in enumerate(lines) if line.startswith("using ")]
-    assert usings and max(usings) < first_code
-    assert "using TestApp;" in lines
-    assert not [line for line in lines if line.lstrip().startswith(("#r ", "#!"))]
+def test_setup_installs_a_kernelspec_that_starts_from_any_folder(tmp_path):
+    first = dotnet_kernel.install(prefix=str(tmp_path))
+    assert first == tmp_path / "share" / "jupyter" / "kernels" / ".net-csharp" / "kernel.json"
+    spec = json.loads(first.read_text())
+    dotnet, entry = spec["argv"][:2]
+    # Absolute paths, no `dotnet interactive` (which needs a manifest in the folder).
+    assert dotnet.startswith("/") and entry.endswith(".dll") and Path(entry).exists()
+    assert dotnet_kernel.pinned_version() in entry
+    assert "{connection_file}" in spec["argv"] and "--http-local-only" in spec["argv"]
+    text = first.read_text()
+    assert dotnet_kernel.install(prefix=str(tmp_path)).read_text() == text  # idempotent
 
 
-@pytest.mark.live
-def test_papermill_parameters_are_injected_verbatim_and_compile(tour_run, program_path):
-    from papermill.translators import translate_parameters
-
-    injected = translate_parameters(".net-csharp", "C#", SMALL)
-    assert injected == tour.csharp_parameters(SMALL)
-    assert 'var runDir = "tour out";' in injected
-    assert "var warmupSeconds = 0.0;" in injected
-    # The program that compiled and ran carries papermill's lines as they are, and the
-    # parameters cell's defaults for those names are commented out (no double declaration).
-    text = program_path.read_text()
-    assert injected in text
-    assert re.search(r"^// var iterations = \d+;.*\(overridden below\)$", text, re.M)
-    assert "TestApp is an optimized (Release) build" in tour_run.output
+def test_setup_says_in_one_line_what_is_missing(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dotnet on it
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    assert dotnet_kernel.main() == 0  # setup goes on: the studies run without the tour
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not installed, missing: dotnet (.NET 10 SDK)" in err
+    assert not dotnet_kernel.kernel_dir(str(tmp_path)).exists()
 
 
-@pytest.mark.live
-def test_non_ascii_string_parameters_are_refused(tmp_path):
-    # papermill would write "\xf3a", which C# reads as U+0F3A.
-    with pytest.raises(BadInput, match="must be ASCII"):
-        tour.generate_program(parameters={"runDir": "óa"}, out=tmp_path / "t.cs")
-
-
-@pytest.mark.live
-def test_unknown_parameter_is_refused(tmp_path):
+def test_an_unknown_parameter_is_refused_naming_the_allowed_ones(tmp_path):
     with pytest.raises(BadInput, match=r"unknown tour parameter\(s\) iteratons; allowed: .*rounds"):
-        tour.generate_program(parameters={"iteratons": 5}, out=tmp_path / "t.cs")
-
-
-@pytest.mark.live
-def test_notebook_only_lines_are_dropped_or_translated():
-    assert tour._translate_line('#r "../build/testapp/TestApp.dll"') is None
-    assert tour._translate_line("#!time") is None
-    assert tour._translate_line('#r "nuget: BenchmarkDotNet, 0.14.0"') == (
-        "#:package BenchmarkDotNet@0.14.0"
-    )
-    with pytest.raises(BadInput, match="only TestApp.dll"):
-        tour._translate_line('#r "Other.dll"')
-    assert tour._translate_line("var x = 1;") == "var x = 1;"
+        tour.run(tmp_path, reproduce._execute, lambda name: False, {"iteratons": 5})
+    assert set(tour.parameter_names()) == set(SMALL)
 
 
 # --- the payloads --------------------------------------------------------------------------
@@ -151,6 +150,7 @@ class _FormCounter(HTMLParser):
             self.selects[-1] += 1
 
 
+@pytest.mark.live
 def test_html_has_100_buttons_and_10_selects_of_10_options(payloads):
     counter = _FormCounter()
     counter.feed(payloads["html"]["body"])
@@ -159,10 +159,12 @@ def test_html_has_100_buttons_and_10_selects_of_10_options(payloads):
     assert payloads["html"]["type"] == "text/html; charset=utf-8"
 
 
+@pytest.mark.live
 def test_text_is_latin_letters_then_digits(payloads):
     assert payloads["text"]["body"] == LETTERS_AND_DIGITS
 
 
+@pytest.mark.live
 def test_json_matches_listing_2(payloads):
     doc = json.loads(payloads["json"]["body"])
     assert list(doc) == ["id", "stringValue", "intValue", "listOfInts"]
@@ -173,6 +175,7 @@ def test_json_matches_listing_2(payloads):
     assert payloads["json"]["type"] == "application/json; charset=utf-8"
 
 
+@pytest.mark.live
 def test_xml_matches_listing_3(payloads):
     body = payloads["xml"]["body"]
     assert re.match(rf'\ufeff?<SimpleClass xmlns:xsi="{XSI}" xmlns:xsd="{XSD}">', body), body
@@ -211,33 +214,73 @@ def test_app_work_csv_has_every_scenario_with_positive_costs(tour_run):
     for row in rows.values():
         assert float(row["ns_per_payload"]) > 0
         assert int(row["bytes_allocated"]) > 0
-        assert row["method"].startswith("Stopwatch median of 3 rounds x 200")
+        assert row["method"].startswith("Stopwatch median of 3 rounds x 200")  # injected
     assert float(rows["html"]["ns_per_payload"]) > float(rows["text"]["ns_per_payload"])
     assert int(rows["html"]["bytes_allocated"]) > int(rows["text"]["bytes_allocated"])
 
 
 @pytest.mark.live
-def test_every_payload_completed_synchronously_and_the_split_is_printed(tour_run):
-    table = re.findall(r"^(html|text|json|xml) .* (\d+)$", tour_run.output, re.M)
+def test_every_payload_completed_synchronously_and_the_split_is_printed(output):
+    assert "TestApp is an optimized (Release) build" in output
+    table = re.findall(r"^(html|text|json|xml) .* (\d+)$", output, re.M)
     assert [(s, int(waited)) for s, waited in table] == [
         ("html", 0),
         ("text", 0),
         ("json", 0),
         ("xml", 0),
     ]
-    # results.csv of the example run was in the folder: the share of the app's CPU per request.
-    assert re.search(r"^kestrel +html +\d+ +[\d.]+ +[\d.]+ +[\d.]+ ?%$", tour_run.output, re.M)
-    assert (tour_run.csv.parent.parent / tour.OUTPUT_NAME).read_text() == tour_run.output
+    # results.csv of the example run was in runDir: the share of the app's CPU per request.
+    assert re.search(r"^kestrel +html +\d+ +[\d.]+ +[\d.]+ +[\d.]+ ?%$", output, re.M)
 
 
 @pytest.mark.live
-def test_reproduce_hook_runs_the_tour_and_says_how(tmp_path, program_path, tour_run, capsys):
-    run = tour.run_in_batch(
-        tmp_path, reproduce._execute, reproduce._kernel_available, SMALL, program_path
-    )
-    line = capsys.readouterr().out.strip().splitlines()[-1]
-    if run.runner == "dotnet run":  # no .NET Interactive kernel here
-        assert line.startswith("00-testapp-tour.ipynb: ran with dotnet run (file-based app")
-    else:
-        assert line.startswith("00-testapp-tour.ipynb: ran with papermill on the .net-csharp")
-    assert run.csv == tmp_path / "tour out" / "app_work.csv" and run.csv.exists()
+def test_no_kernel_process_is_left(tour_run):
+    assert tour_run.notebook.exists()
+    psutil.wait_procs(_kernels_left(), timeout=10)
+    assert _kernels_left() == []
+
+
+@pytest.mark.live
+def test_the_terminal_gets_one_line_per_notebook_and_no_kernel_noise(tmp_path, capfd):
+    """`make reproduce`'s terminal: the study notebook's ipykernel and the tour's .NET kernel
+    start without warnings a reader cannot act on (unencrypted TCP, the kernel's own web
+    server starting, papermill not reading C# parameters)."""
+    reproduce._prepare_environment()
+    python_nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    python_nb.metadata.kernelspec = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(python_nb, tmp_path / "p.ipynb")
+    reproduce._execute(tmp_path / "p.ipynb", tmp_path / "p-out.ipynb", {}, "python3", 120)
+    tour.run(tmp_path, reproduce._execute, reproduce._kernel_available, TINY)
+    captured = capfd.readouterr()
+    lines = (captured.out + captured.err).splitlines()
+    assert lines[0] == f"running p.ipynb -> {tmp_path / 'p-out.ipynb'}"
+    assert lines[1].startswith("running 00-testapp-tour.ipynb -> ")
+    assert lines[2].startswith("00-testapp-tour.ipynb: ran on the .net-csharp kernel; ")
+    assert len(lines) == 3, lines
+    assert "42" in (tmp_path / "p-out.ipynb").read_text()  # the kernel did run
+
+
+@pytest.mark.live
+def test_the_kernel_listens_on_loopback_only():
+    """Its Jupyter channels and its HTTP service (--http-local-only): nothing reachable from
+    another host."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name=dotnet_kernel.KERNEL, cwd=str(tour.NOTEBOOK.parent))
+    try:
+        kc.execute_interactive("1 + 1", timeout=120)
+        kernel = psutil.Process(km.provisioner.process.pid)
+        listening = [
+            c.laddr.ip
+            for p in (kernel, *kernel.children(recursive=True))
+            for c in p.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        ]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert listening and set(listening) <= {"127.0.0.1", "::1"}, listening

@@ -2,6 +2,7 @@ using System.Reflection;
 using System.Text;
 using System.Text.Json;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.AspNetCore.Mvc.ApplicationParts;
 using Microsoft.AspNetCore.Mvc.Controllers;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.Options;
@@ -47,6 +48,11 @@ public sealed class InMemoryApp : IDisposable
         });
         builder.Logging.ClearProviders();
         builder.Logging.SetMinimumLevel(LogLevel.Warning); // the app's default --log-level
+        // MVC would find the controllers and compiled views by loading ApplicationName's
+        // assembly by name, which fails where TestApp.dll was loaded by path (`#r` in .NET
+        // Interactive). So the app's parts are named here, from the assembly already loaded:
+        // the same parts, and AddTestAppMvc takes this manager instead of making its own.
+        builder.Services.AddSingleton(AppPartManager(typeof(InMemoryApp).Assembly));
         builder.Services.AddTestAppMvc();
         _host = builder.Build(); // never started: no server, no port
         _scopes = _host.Services.GetRequiredService<IServiceScopeFactory>();
@@ -66,6 +72,16 @@ public sealed class InMemoryApp : IDisposable
             };
             _actions[scenario] = (action, route, new PathString("/" + scenario));
         }
+    }
+
+    private static ApplicationPartManager AppPartManager(Assembly app)
+    {
+        var manager = new ApplicationPartManager();
+        foreach (var part in ApplicationPartFactory.GetApplicationPartFactory(app).GetApplicationParts(app))
+        {
+            manager.ApplicationParts.Add(part); // the controllers, and the compiled Razor views
+        }
+        return manager;
     }
 
     /// <summary>The options JsonController's <c>Json(...)</c> serializes with (MVC's JsonOptions).</summary>
