@@ -165,6 +165,25 @@ def _cmd_summary(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    from .analysis import compare
+
+    runs_dir = Path(args.runs_dir)
+    runs = [compare.identify(compare.find_run(r, runs_dir)) for r in args.runs]
+    if len(runs) == 1:  # a reader's run: against the committed example of its study
+        runs.insert(0, compare.identify(compare.committed_example(runs[0], runs_dir)))
+    out = Path(args.out) if args.out else runs_dir / f"compare-{runs[-1].name}"
+    tolerance = compare.TOLERANCE_PCT if args.tolerance is None else args.tolerance
+    table = compare.write(runs, out, tolerance)
+    print(compare.text_table(table))
+    differences = compare.differences(runs)
+    if not differences.empty:
+        print("what differed:")
+        print(differences.to_string(index=False))
+    print(f"compared: {out / 'compare.csv'}, {out / 'figures' / 'compare.png'}")
+    return 0
+
+
 def _cmd_docs(args) -> int:
     from .docs import write
 
@@ -213,6 +232,18 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument("--run-id", default="calibration", help="folder under the runs dir")
     cal.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     cal.set_defaults(func=_cmd_calibrate)
+    comp = sub.add_parser("compare", help="did a re-run reproduce? ratios of runs of one study")
+    comp.add_argument("runs", nargs="+", help="run folders; the first is the reference (one "
+                      "run alone: compared with its study's committed paper run)")  # fmt: skip
+    comp.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="the band around 100%% that counts as reproduced, in %%; default 10",
+    )
+    comp.add_argument("--out", help="default: <runs dir>/compare-<last run>")
+    comp.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    comp.set_defaults(func=_cmd_compare)
     doc = sub.add_parser("doctor", help="is this machine quiet enough to measure? (exit 1: no)")
     doc.add_argument("--quiet-max-cores", type=float, default=0.1, help="foreign CPU limit")
     doc.add_argument("--quiet-max-steal-pct", type=float, default=5.0, help="steal limit, %%")
