@@ -108,7 +108,12 @@ def committed_example(run: Run, runs_dir: Path = RUNS) -> Path:
 def run_ratios(path: Path, study: str | None = None) -> pd.DataFrame:
     """A run's published ratios: its ratios.csv where it has one, else the study's own
     `compared_ratios(results)` where its analysis.py defines one, else every mode to the
-    run's baseline (as `python -m hostbench summary` writes ratios.csv)."""
+    run's baseline (as `python -m hostbench summary` writes ratios.csv). A cell the baseline
+    never ran beside (n = 0, no ratio) is left out."""
+    return _ratios(path, study).dropna(subset=["ratio"]).reset_index(drop=True)
+
+
+def _ratios(path: Path, study: str | None) -> pd.DataFrame:
     from .intervals import paired_ratios
 
     if (path / RATIOS_FILE).is_file():
