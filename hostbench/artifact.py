@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import gallery
 from .analysis import compare
-from .analysis.tables import load_environment, load_results
+from .analysis.tables import load_environment
 from .paths import RUNS
 from .studies import STUDIES
 
@@ -39,7 +39,7 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         return lines
     main = committed[0]
     done = json.loads((main.path / "reproduce.json").read_text())
-    runs = sum(len(load_results(r.path, valid_only=False)) for r in committed)
+    runs = sum(len(gallery.run_starts(r.path)) for r in committed)
     lines += [
         "Re-check it (then the claims below, each against its expected range):",
         "",

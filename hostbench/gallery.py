@@ -15,7 +15,7 @@ import pandas as pd
 from .analysis import compare
 from .analysis.example import paper_run_name
 from .analysis.reference import load_reference
-from .analysis.tables import is_smoke, load_environment, load_params, load_results
+from .analysis.tables import is_smoke, load_environment, load_params
 from .docs import GALLERY
 from .errors import BadInput
 from .paths import RUNS
@@ -51,6 +51,11 @@ def runs_of(study_id: str, runs_dir: Path = RUNS) -> list[compare.Run]:
     return runs
 
 
+def run_starts(path: Path) -> pd.Series:
+    """When each of a run's measurements started (results.csv's started_at, one per row)."""
+    return pd.read_csv(path / "results.csv", usecols=["started_at"])["started_at"]
+
+
 def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run:
     main = Path(runs_dir) / paper_run_name(run.study)
     path = main.parent / f"{main.name}-{run.sub_study}" if run.sub_study else main
@@ -59,7 +64,7 @@ def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run:
 
 def _machine(run: compare.Run) -> dict:
     env = load_environment(run.path)
-    started = pd.to_datetime(load_results(run.path, valid_only=False)["started_at"]).min()
+    started = pd.to_datetime(run_starts(run.path)).min()
     params = load_params(run.path)
     return {
         "machine": f"{env.get('cpu_cores_logical', '?')}-core {env.get('cpu_model', '?')}",

@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -110,6 +111,22 @@ def run_ratios(path: Path, study: str | None = None) -> pd.DataFrame:
     `compared_ratios(results)` where its analysis.py defines one, else every mode to the
     run's baseline (as `python -m hostbench summary` writes ratios.csv). A cell the baseline
     never ran beside (n = 0, no ratio) is left out."""
+    stamp = tuple(_stamp(path / name) for name in ("results.csv", RATIOS_FILE, "params.json"))
+    return _cached_ratios(Path(path).resolve(), study, stamp).copy()
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """A file's modification time and size: a cached reading is stale when either changes."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=64)
+def _cached_ratios(path: Path, study: str | None, stamp: tuple) -> pd.DataFrame:
+    # The gallery and the artifact appendix read the same committed runs many times.
     return _ratios(path, study).dropna(subset=["ratio"]).reset_index(drop=True)
 
 
