@@ -184,6 +184,14 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _cmd_pdf(args) -> int:
+    from .printable import write_pdf
+
+    for folder in args.run_dirs:
+        print(f"wrote {write_pdf(Path(folder))}")
+    return 0
+
+
 def _cmd_docs(args) -> int:
     from .docs import write
 
@@ -279,8 +287,13 @@ def parser() -> argparse.ArgumentParser:
     )
     lab.set_defaults(func=_cmd_lab)
     sub.add_parser(
-        "docs", help="write docs/results.md, docs/params.md and the studies' paper-run lines"
+        "docs",
+        help="write docs/results.md, docs/params.md, the studies' paper-run lines, the gallery "
+        "(docs/gallery/) and docs/artifact.md",
     ).set_defaults(func=_cmd_docs)
+    pdf = sub.add_parser("pdf", help="report.pdf beside a run folder's report.html (Chromium)")
+    pdf.add_argument("run_dirs", nargs="+", help="run folders with a report.html")
+    pdf.set_defaults(func=_cmd_pdf)
     check = sub.add_parser("check-report", help="a report page's defects (exit 1: some)")
     check.add_argument("pages", nargs="+", help="report.html or index.html files")
     check.add_argument("--forbid", action="append", default=[],
