@@ -167,3 +167,11 @@ def test_a_sub_studys_run_is_compared_with_the_committed_sub_study():
 def test_a_folder_that_is_no_run_is_refused(tmp_path):
     with pytest.raises(BadInput, match="no run folder"):
         compare.find_run(tmp_path / "nothing")
+
+
+def test_the_reproducing_page_states_the_declared_tolerance():
+    from hostbench.paths import ROOT
+
+    text = (ROOT / "docs" / "reproducing.md").read_text()
+    assert f"±{compare.TOLERANCE_PCT:g}%" in text
+    assert "TOLERANCE_PCT" in text
