@@ -27,6 +27,12 @@ def _hardware(run: compare.Run) -> str:
     )
 
 
+def _commented(*lines: tuple[str, str]) -> list[str]:
+    """Shell lines with their comments aligned."""
+    width = max(len(command) for command, _ in lines) + 2
+    return [f"{command:<{width}}# {comment}" for command, comment in lines]
+
+
 def _study(study_id: str, runs_dir: Path) -> list[str]:
     study = STUDIES[study_id]
     committed = [r for r in gallery.runs_of(study_id, runs_dir)
@@ -44,8 +50,10 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         "Re-check it (then the claims below, each against its expected range):",
         "",
         "```sh",
-        f"make reproduce STUDY={study_id}   # the paper profile; prints its run folder",
-        "make compare RUN=<that run folder>   # every ratio against the committed run's",
+        *_commented(
+            (f"make reproduce STUDY={study_id}", "the paper profile; prints its run folder"),
+            ("make compare RUN=<that run folder>", "every ratio against the committed run's"),
+        ),
         "```",
         "",
         f"- Time here: {done['wall_s'] / 60:.0f} min for {runs} runs, sub-studies included "
