@@ -50,7 +50,7 @@ KEYS = ("baseline", "mode", "variant", "scenario", "tool", "concurrency")
 ENVIRONMENT = ("cpu_model", "cpu_cores_logical", "cpu_cores_physical", "memory_gib", "os",
                "kernel", "dotnet", "tools", "goserver", "python", "python_packages",
                "git_commit", "git_diff_sha256")  # fmt: skip
-PARAMS_IGNORED = ("seed", "description", "sub_studies")
+PARAMS_IGNORED = ("seed", "description", "sub_studies", "fingerprint")
 
 
 @dataclass(frozen=True)
