@@ -72,7 +72,8 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
             f"Expected ranges, {what} ([{run.name}](../data/runs/{run.name}/)): each ratio's "
             f"95% interval in the committed run",
             "",
-            "| claim: a ratio of requests/s | committed | expected range (95% CI) | blocks |",
+            "| claim: a ratio of requests/s, or of the measure named | committed "
+            "| expected range (95% CI) | blocks |",
             "|---|---:|---:|---:|",
         ]
         for r in table.itertuples(index=False):

@@ -175,3 +175,24 @@ def test_the_reproducing_page_states_the_declared_tolerance():
     text = (ROOT / "docs" / "reproducing.md").read_text()
     assert f"±{compare.TOLERANCE_PCT:g}%" in text
     assert "TOLERANCE_PCT" in text
+
+
+def test_each_measure_of_a_ratios_table_is_compared_with_its_own(tmp_path):
+    """ratios.csv may hold several measures (a `measure` column): a ratio is compared only
+    with the same measure's, and a table without the column is throughput."""
+    study = _study_with_modes(1)
+    a = _copy(study, tmp_path / "a")
+    rps = compare.run_ratios(a, study)
+    assert set(rps["measure"]) == {compare.THROUGHPUT}
+    cpu = rps.assign(measure="cpu_us_per_request", ratio=rps["ratio"] / 2,
+                     ci_low=rps["ci_low"] / 2, ci_high=rps["ci_high"] / 2)  # fmt: skip
+    pd.concat([rps, cpu]).to_csv(a / "ratios.csv", index=False)
+    b = _copy(study, tmp_path / "b")
+    quarter = {c: rps[c] / 4 for c in ("ratio", "ci_low", "ci_high")}
+    pd.concat([rps, cpu.assign(**quarter)]).to_csv(b / "ratios.csv", index=False)
+    table = compare.compare(_runs(a, b))
+    assert len(table) == 2 * len(rps)
+    by_measure = table.groupby("measure")["ratio_of_ratios"]
+    assert by_measure.min()[compare.THROUGHPUT] == pytest.approx(1.0)
+    assert by_measure.max()["cpu_us_per_request"] == pytest.approx(0.5)
+    assert table["ratio"].str.startswith("CPU time per request: ").sum() == len(rps)

@@ -43,8 +43,11 @@ UNDECIDED = "undecided at this precision"
 DONE_FILE = "reproduce.json"  # hostbench.reproduce.DONE_FILE: which study and profile made a run
 RATIOS_FILE = "ratios.csv"
 # What names one ratio: the columns of these a ratios table has (a study's own table may
-# compare variants instead of modes).
-KEYS = ("baseline", "mode", "variant", "scenario", "tool", "concurrency")
+# compare variants instead of modes; ratios.csv may hold several measures).
+KEYS = ("measure", "baseline", "mode", "variant", "scenario", "tool", "concurrency")
+THROUGHPUT = "rps"  # the measure of a ratios table without a `measure` column
+# A measure other than throughput is named before its ratio.
+MEASURE_NAMES = {"cpu_us_per_request": "CPU time per request"}
 # environment.json entries a reader wants to see when they differ; params.json's all are
 # compared but for these, which differ between any two runs by design.
 ENVIRONMENT = ("cpu_model", "cpu_cores_logical", "cpu_cores_physical", "memory_gib", "os",
@@ -127,7 +130,10 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 @lru_cache(maxsize=64)
 def _cached_ratios(path: Path, study: str | None, stamp: tuple) -> pd.DataFrame:
     # The gallery and the artifact appendix read the same committed runs many times.
-    return _ratios(path, study).dropna(subset=["ratio"]).reset_index(drop=True)
+    ratios = _ratios(path, study)
+    if "measure" not in ratios.columns:
+        ratios = ratios.assign(measure=THROUGHPUT)
+    return ratios.dropna(subset=["ratio"]).reset_index(drop=True)
 
 
 def _ratios(path: Path, study: str | None) -> pd.DataFrame:
@@ -148,6 +154,9 @@ def _ratios(path: Path, study: str | None) -> pd.DataFrame:
 def ratio_name(row) -> str:
     """A ratio in words: "Kestrel / Kestrel + nginx (TCP), HTML, k6 at 8"."""
     parts = []
+    measure = row.get("measure", THROUGHPUT)
+    if measure != THROUGHPUT:
+        parts.append(f"{MEASURE_NAMES.get(measure, measure)}:")
     if "variant" in row and isinstance(row["variant"], str):
         parts.append(row["variant"])
     if "mode" in row and "baseline" in row and isinstance(row["baseline"], str):
@@ -156,7 +165,7 @@ def ratio_name(row) -> str:
         parts.append(scenario_label(str(row["scenario"])))
     if "tool" in row and "concurrency" in row:
         parts.append(f"{row['tool']} at {row['concurrency']}")
-    return ", ".join(parts)
+    return ", ".join(parts).replace(":,", ":")
 
 
 def _log_se(ratio: pd.Series) -> tuple[float, float]:
@@ -196,14 +205,14 @@ def verdict(low: float, high: float, tolerance_pct: float = TOLERANCE_PCT) -> st
 
 
 def _same_data(a: Path, b: Path) -> bool:
-    """The same run: the same folder, or byte-identical results."""
+    """The same run: the same folder, or byte-identical results and ratios."""
     if a.resolve() == b.resolve():
         return True
-    return _digest(a / "results.csv") == _digest(b / "results.csv")
+    return all(_digest(a / name) == _digest(b / name) for name in ("results.csv", RATIOS_FILE))
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else str(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(none)"
 
 
 def check_comparable(runs: list[Run]) -> None:
