@@ -15,12 +15,12 @@ APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/do
 YARP_SOURCES := $(wildcard testapp/yarp/*.cs testapp/yarp/*.csproj)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
-.PHONY: setup system-packages test check lint reproduce reproduce-all lab clean
+.PHONY: setup system-packages test check lint reproduce reproduce-all compare lab clean
 
 # Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
 # make starts, before anything runs, whenever the venv is still to be built: a
 # wrong Python stops here with one line saying which Python to use and how.
-ifneq ($(filter setup test check lint reproduce reproduce-all lab $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
+ifneq ($(filter setup test check lint reproduce reproduce-all compare lab $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
 PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $(VENV)/.installed || scripts/check-python.sh '$(PYTHON)' '$(or $(firstword $(MAKECMDGOALS)),setup)' 2>&1)
 $(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
 endif
@@ -87,6 +87,13 @@ reproduce: setup
 
 reproduce-all: setup
 	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID))
+
+# Did a re-run reproduce? RUN=<run folder>: against the committed paper run of its study
+# (python -m hostbench compare RUN_A RUN_B ... for any runs of one study).
+RUN ?=
+compare: $(VENV)/.installed
+	@test -n "$(RUN)" || { echo "make compare needs RUN=<a run folder under data/runs, or its path>"; exit 2; }
+	$(PY) -m hostbench compare $(RUN)
 
 # The hosting lab for a class (docs/teaching.md): LAB_PROFILE=quick (a few minutes) or class;
 # WHAT_IF="nginx_workers=1 log_level=Debug" sets the notebook's what-ifs.

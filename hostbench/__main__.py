@@ -165,6 +165,33 @@ def _cmd_summary(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    from .analysis import compare
+
+    runs_dir = Path(args.runs_dir)
+    runs = [compare.identify(compare.find_run(r, runs_dir)) for r in args.runs]
+    if len(runs) == 1:  # a reader's run: against the committed example of its study
+        runs.insert(0, compare.identify(compare.committed_example(runs[0], runs_dir)))
+    out = Path(args.out) if args.out else runs_dir / f"compare-{runs[-1].name}"
+    tolerance = compare.TOLERANCE_PCT if args.tolerance is None else args.tolerance
+    table = compare.write(runs, out, tolerance)
+    print(compare.text_table(table))
+    differences = compare.differences(runs)
+    if not differences.empty:
+        print("what differed:")
+        print(differences.to_string(index=False))
+    print(f"compared: {out / 'compare.csv'}, {out / 'figures' / 'compare.png'}")
+    return 0
+
+
+def _cmd_pdf(args) -> int:
+    from .printable import write_pdf
+
+    for folder in args.run_dirs:
+        print(f"wrote {write_pdf(Path(folder))}")
+    return 0
+
+
 def _cmd_docs(args) -> int:
     from .docs import write
 
@@ -213,6 +240,18 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument("--run-id", default="calibration", help="folder under the runs dir")
     cal.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     cal.set_defaults(func=_cmd_calibrate)
+    comp = sub.add_parser("compare", help="did a re-run reproduce? ratios of runs of one study")
+    comp.add_argument("runs", nargs="+", help="run folders; the first is the reference (one "
+                      "run alone: compared with its study's committed paper run)")  # fmt: skip
+    comp.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="the band around 100%% that counts as reproduced, in %%; default 10",
+    )
+    comp.add_argument("--out", help="default: <runs dir>/compare-<last run>")
+    comp.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
+    comp.set_defaults(func=_cmd_compare)
     doc = sub.add_parser("doctor", help="is this machine quiet enough to measure? (exit 1: no)")
     doc.add_argument("--quiet-max-cores", type=float, default=0.1, help="foreign CPU limit")
     doc.add_argument("--quiet-max-steal-pct", type=float, default=5.0, help="steal limit, %%")
@@ -248,8 +287,13 @@ def parser() -> argparse.ArgumentParser:
     )
     lab.set_defaults(func=_cmd_lab)
     sub.add_parser(
-        "docs", help="write docs/results.md, docs/params.md and the studies' paper-run lines"
+        "docs",
+        help="write docs/results.md, docs/params.md, the studies' paper-run lines, the gallery "
+        "(docs/gallery/) and docs/artifact.md",
     ).set_defaults(func=_cmd_docs)
+    pdf = sub.add_parser("pdf", help="report.pdf beside a run folder's report.html (Chromium)")
+    pdf.add_argument("run_dirs", nargs="+", help="run folders with a report.html")
+    pdf.set_defaults(func=_cmd_pdf)
     check = sub.add_parser("check-report", help="a report page's defects (exit 1: some)")
     check.add_argument("pages", nargs="+", help="report.html or index.html files")
     check.add_argument("--forbid", action="append", default=[],

@@ -1,17 +1,40 @@
 """docs/results.md and docs/params.md, generated from the two schemas (hostbench.results,
 hostbench.params) so the reference never drifts from the code, and each study README's line
-about its committed paper run and the README's list of them (analysis.example.readme_sections):
-`python -m hostbench docs`."""
+about its committed paper run and the README's list of them (analysis.example.readme_sections),
+the gallery of re-runs (docs/gallery/, hostbench.gallery) and the artifact appendix
+(docs/artifact.md, hostbench.artifact): `python -m hostbench docs`."""
 
 from pathlib import Path
 
 from . import params, results
 from .paths import ROOT
+from .studies import STUDIES
 
-# Each generated file, relative to the repository, and what writes it.
+GALLERY = "docs/gallery"  # the gallery of re-runs: a page per study, <study>.md
+
+
+def _gallery(study_id: str):
+    def render() -> str:
+        from .gallery import page
+
+        return page(study_id)
+
+    return render
+
+
+def _artifact() -> str:
+    from .artifact import markdown
+
+    return markdown()
+
+
+# Each generated file, relative to the repository, and what writes it. The gallery pages and
+# the artifact appendix are written from the committed runs: regenerate after re-measuring.
 GENERATED = {
     "docs/results.md": results.markdown,
     "docs/params.md": params.markdown,
+    **{f"{GALLERY}/{sid}.md": _gallery(sid) for sid in STUDIES},
+    "docs/artifact.md": _artifact,
 }
 
 

@@ -1,8 +1,8 @@
 """`make reproduce` and `make reproduce-all`: run study notebooks with papermill, export reports.
 
 One study: its notebook runs with the study id, the profile and the validated
-params passed whole, into data/runs/<run-id>/ (executed notebook, report.html,
-figures/, results.csv). The batch runs every available study into
+params passed whole, into data/runs/<run-id>/ (executed notebook, report.html and its
+printed report.pdf, figures/, results.csv). The batch runs every available study into
 data/runs/<batch-id>/<study>/ and writes index.html linking each report with
 its headline and wall time; re-running the same batch id resumes it.
 """
@@ -173,6 +173,7 @@ def reproduce(
             study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)
         )
     export_html(out / study.notebook, out / "report.html")
+    _print_pdf(out)
     wall_s = time.monotonic() - t0
     # A re-run of a complete folder (only the notebook re-executed) adds its seconds to the
     # measured wall time instead of replacing it.
@@ -180,6 +181,17 @@ def reproduce(
     (out / DONE_FILE).write_text(json.dumps(record, indent=2))
     print(f"{study_id} ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
     return out
+
+
+def _print_pdf(out: Path) -> None:
+    """report.pdf beside report.html; a report that cannot be printed is said, not fatal (the
+    measurements and report.html are complete)."""
+    from .printable import write_pdf
+
+    try:
+        write_pdf(out)
+    except HostbenchError as e:
+        print(f"report.pdf not written: {e}", flush=True)
 
 
 def _recorded_wall_s(out: Path, study_id: str, profile: str) -> float:

@@ -80,6 +80,7 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path, group_gone):
     assert json.loads((runs / "b1" / BATCH_FILE).read_text()) == {"profile": "quick"}
     index = (runs / "b1" / "index.html").read_text()
     assert f'href="{STUDY}/report.html"' in index and (folder / "report.html").exists()
+    assert (folder / "report.pdf").stat().st_size > 0  # printed beside it
 
     # Finished: the same command again keeps it and runs nothing.
     done = json.loads((folder / DONE_FILE).read_text())

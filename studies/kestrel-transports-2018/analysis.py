@@ -289,6 +289,12 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     return out[columns].reset_index(drop=True)
 
 
+def compared_ratios(results: pd.DataFrame) -> pd.DataFrame:
+    """The ratios `python -m hostbench compare` holds side by side for this study: each
+    variant's gain over the runtime's defaults (the modes alone are one, kestrel)."""
+    return gains(results)
+
+
 def gain_sentences(g: pd.DataFrame) -> str:
     """Each scenario's gains over the defaults in the words their intervals allow (Markdown)."""
     lines = []

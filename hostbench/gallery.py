@@ -1,0 +1,209 @@
+"""The gallery of re-runs: every run of a study, from every machine, beside the article's
+numbers and the committed example's, one page per study (docs/gallery/<study>.md, written by
+`python -m hostbench docs`).
+
+The runs are the study's committed paper run, its sub-studies (the same study measured on
+other topologies) and the runs readers contributed under data/runs/community/ (its README says
+how). Each run is compared with the committed run of its study or sub-study
+(hostbench.analysis.compare): its verdicts are the page's answer to "did it reproduce?".
+"""
+
+from pathlib import Path
+
+import pandas as pd
+
+from .analysis import compare
+from .analysis.example import paper_run_name
+from .analysis.reference import load_reference
+from .analysis.tables import is_smoke, load_environment, load_params
+from .docs import GALLERY
+from .errors import BadInput
+from .paths import RUNS
+from .studies import STUDIES, get_study
+
+COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
+LINK_BASE = "../../data/runs"  # from a page to the runs folder
+
+
+def page_path(study_id: str) -> str:
+    return f"{GALLERY}/{study_id}.md"
+
+
+def runs_of(study_id: str, runs_dir: Path = RUNS) -> list[compare.Run]:
+    """The committed paper run of the study, its sub-studies' folders, then every finished,
+    non-smoke run of the study under community/ (sorted by folder name)."""
+    main = Path(runs_dir) / paper_run_name(study_id)
+    runs = []
+    if (main / "params.json").is_file():
+        runs.append(compare.Run(main, study_id, None))
+        for sub in load_params(main).sub_studies:
+            if (main.parent / f"{main.name}-{sub}" / "results.csv").is_file():
+                runs.append(compare.Run(main.parent / f"{main.name}-{sub}", study_id, sub))
+    community = Path(runs_dir) / COMMUNITY
+    folders = sorted(community.glob("*/params.json")) if community.is_dir() else []
+    for params in folders:
+        try:
+            run = compare.identify(params.parent)
+        except BadInput:
+            continue  # not a finished study run: nothing to show
+        if run.study == study_id and not is_smoke(run.path):
+            runs.append(run)
+    return runs
+
+
+def run_starts(path: Path) -> pd.Series:
+    """When each of a run's measurements started (results.csv's started_at, one per row)."""
+    return pd.read_csv(path / "results.csv", usecols=["started_at"])["started_at"]
+
+
+def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run:
+    main = Path(runs_dir) / paper_run_name(run.study)
+    path = main.parent / f"{main.name}-{run.sub_study}" if run.sub_study else main
+    return compare.Run(path, run.study, run.sub_study)
+
+
+def _machine(run: compare.Run) -> dict:
+    env = load_environment(run.path)
+    started = pd.to_datetime(run_starts(run.path)).min()
+    params = load_params(run.path)
+    return {
+        "machine": f"{env.get('cpu_cores_logical', '?')}-core {env.get('cpu_model', '?')}",
+        "OS": env.get("os", "(not recorded)"),
+        "client and server": params.topology,
+        "commit": env.get("git_commit") or "(not recorded)",
+        "measured": f"{started:%Y-%m-%d}",
+    }
+
+
+def _answer(run: compare.Run, runs_dir: Path) -> tuple[str, pd.DataFrame]:
+    """The run's verdicts, in words, and its ratios. A contributed run is compared with the
+    committed run of its study (or sub-study); a committed sub-study with the paper run,
+    where they share ratios (another topology: do the ratios carry over?)."""
+    own = compare.compare([run, run])  # its ratios, as the comparison names them
+    reference = _reference_run(run, runs_dir)
+    if reference.path.resolve() == run.path.resolve():
+        if not run.sub_study:
+            return "the committed paper run: the reference", own
+        reference = compare.Run(Path(runs_dir) / paper_run_name(run.study), run.study, None)
+        prefix = f"committed {run.sub_study} sub-study; against the paper run: "
+    else:
+        prefix = ""
+    if not (reference.path / "params.json").is_file():
+        return f"{prefix}no committed run to compare with", own
+    try:
+        table = compare.compare([reference, run])
+    except BadInput:
+        return f"{prefix}no ratio in common", own
+    counts = table["verdict"].value_counts()
+    words = ", ".join(
+        f"{counts[v]} {v}"
+        for v in (compare.REPRODUCED, compare.DIFFERS, compare.UNDECIDED)
+        if counts.get(v)
+    )
+    return f"{prefix}{words} (of {len(table)})", own
+
+
+def article_lines(study_id: str, root: str = "../..") -> list[str]:
+    """The article's relative claims (its numbers in % of another setup), one line each;
+    `root`: the checkout, relative to the page."""
+    ref = load_reference(study_id)
+    relative = ref[(ref["unit"] == "%") & ref["relative_to"].fillna("").astype(bool)]
+    study = get_study(study_id)
+    lines = [f"The article: {study.citation}.", ""]
+    if relative.empty:
+        lines.append(
+            "It states absolute numbers only (its machine's); the study's report sets them "
+            "beside ours. Every number, with its quote: "
+            f"[reference/published.csv]({root}/studies/{study_id}/reference/published.csv)."
+        )
+        return lines
+    lines.append("Its numbers relative to another setup, each as it says it:")
+    lines.append("")
+    for r in relative.itertuples(index=False):
+        scenario = f", {r.scenario}" if isinstance(r.scenario, str) and r.scenario else ""
+        lines.append(
+            f"- {r.setup} against {r.relative_to}{scenario}: {r.metric} {_value(r)} "
+            f"({r.qualifier}; {r.where})"
+        )
+    lines += ["", f"All of them, with their quotes: [reference/published.csv]"
+                  f"({root}/studies/{study_id}/reference/published.csv)."]  # fmt: skip
+    return lines
+
+
+def _value(r) -> str:
+    """A published number with its unit: 70%, or a range 10-20%."""
+    if pd.notna(r.value):
+        return f"{r.value:g}{r.unit}"
+    return f"{r.value_low:g}-{r.value_high:g}{r.unit}"
+
+
+def page(study_id: str, runs_dir: Path = RUNS) -> str:
+    """The study's gallery page, as Markdown."""
+    study = get_study(study_id)
+    runs = runs_of(study_id, runs_dir)
+    lines = [
+        f"# Re-runs of {study_id}: {study.title}",
+        "",
+        "<!-- generated by `python -m hostbench docs` from the run folders; do not edit -->",
+        "",
+        *article_lines(study_id),
+        "",
+        "## The runs, one row per machine",
+        "",
+    ]
+    if not runs:
+        lines.append(
+            f"No run of this study is committed yet. Add yours: "
+            f"[data/runs/{COMMUNITY}/README.md]({LINK_BASE}/{COMMUNITY}/README.md)."
+        )
+        return "\n".join(lines) + "\n"
+    lines += [
+        f"Each run against the committed run of its study (or sub-study), ratio by ratio, with "
+        f"`python -m hostbench compare`: *reproduced* when the ratio of ratios' 95% interval "
+        f"lies within ±{compare.TOLERANCE_PCT:g}%, *differs* when it excludes 100%, "
+        f"*undecided* otherwise ([docs/reproducing.md](../reproducing.md)).",
+        "",
+        "| run | machine | OS | client and server | commit | measured "
+        "| against the committed run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    ratios = {}
+    for run in runs:
+        answer, table = _answer(run, runs_dir)
+        ratios[run.name] = table.set_index("ratio")
+        m = _machine(run)
+        link = f"[{_shown(run, runs_dir)}]({LINK_BASE}/{_shown(run, runs_dir)}/)"
+        lines.append(
+            f"| {link} | {m['machine']} | {m['OS']} | {m['client and server']} | "
+            f"`{m['commit']}` | {m['measured']} | {answer} |"
+        )
+    lines += ["", "## Their ratios", "", _ratio_table(ratios), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _shown(run: compare.Run, runs_dir: Path) -> str:
+    """The run's folder relative to the runs dir."""
+    return run.path.resolve().relative_to(Path(runs_dir).resolve()).as_posix()
+
+
+def _ratio_table(ratios: dict[str, pd.DataFrame]) -> str:
+    """One row per ratio, one column per run: % of the baseline with its 95% interval."""
+    names = list(dict.fromkeys(name for t in ratios.values() for name in t.index))
+    head = "| ratio | " + " | ".join(ratios) + " |"
+    rows = [head, "|---|" + "---:|" * len(ratios)]
+    for name in names:
+        cells = []
+        for table in ratios.values():
+            if name in table.index:
+                r = table.loc[name]
+                r = r.iloc[0] if isinstance(r, pd.DataFrame) else r
+                cells.append(compare.interval_cell(r.run_pct, r.run_ci_low_pct, r.run_ci_high_pct))
+            else:
+                cells.append("")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def pages(runs_dir: Path = RUNS) -> dict[str, str]:
+    """Every study's gallery page: {path relative to the checkout: Markdown}."""
+    return {page_path(sid): page(sid, runs_dir) for sid in STUDIES}

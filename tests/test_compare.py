@@ -1,0 +1,198 @@
+"""`python -m hostbench compare`: two runs' ratios, their ratio with an interval, a verdict.
+
+The runs are copies of committed example runs (their recorded results.csv), one of them with
+a known change: one mode's requests/s multiplied by a factor in every block.
+"""
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hostbench.__main__ import main
+from hostbench.analysis import compare
+from hostbench.analysis.example import paper_run_name
+from hostbench.analysis.intervals import paired_ratios, t_quantile
+from hostbench.errors import BadInput
+from hostbench.paths import RUNS
+from hostbench.studies import STUDIES
+
+FILES = ("params.json", "environment.json", "results.csv", "reproduce.json")
+
+
+def _paper_runs() -> list[Path]:
+    return [RUNS / paper_run_name(s) for s in STUDIES if (RUNS / paper_run_name(s)).is_dir()]
+
+
+def _study_with_modes(n: int) -> str:
+    """A study whose committed paper run has no ratios.csv (its ratios come from results.csv)
+    and a baseline with at least n other modes."""
+    for study in STUDIES:
+        run = RUNS / paper_run_name(study)
+        if (run / "ratios.csv").exists() or not (run / "params.json").exists():
+            continue
+        params = json.loads((run / "params.json").read_text())
+        if params.get("baseline") and len(params["modes"]) > n:
+            return study
+    pytest.skip("no committed paper run computes its ratios from results.csv")
+
+
+def _copy(study: str, dest: Path, scale: dict | None = None, **params) -> Path:
+    """A copy of a study's committed paper run's records; `scale`: {mode: factor} on rps;
+    `params`: params.json entries to change."""
+    src = RUNS / paper_run_name(study)
+    dest.mkdir(parents=True)
+    for name in FILES:
+        shutil.copy(src / name, dest / name)
+    if scale:
+        results = pd.read_csv(dest / "results.csv")
+        for mode, factor in scale.items():
+            results.loc[results["mode"] == mode, "rps"] *= factor
+        results.to_csv(dest / "results.csv", index=False)
+    if params:
+        record = json.loads((dest / "params.json").read_text())
+        record.update(params)
+        (dest / "params.json").write_text(json.dumps(record))
+    return dest
+
+
+def _runs(*paths: Path) -> list[compare.Run]:
+    return [compare.identify(p) for p in paths]
+
+
+def test_a_known_difference_gives_its_ratio_of_ratios_and_verdict(tmp_path):
+    study = _study_with_modes(2)
+    baseline = json.loads((RUNS / paper_run_name(study) / "params.json").read_text())["baseline"]
+    a = _copy(study, tmp_path / "a")
+    mode = next(m for m in json.loads((a / "params.json").read_text())["modes"] if m != baseline)
+    b = _copy(study, tmp_path / "b", scale={mode: 4.0})
+    table = compare.compare(_runs(a, b))
+    changed = table[table["mode"] == mode]
+    assert not changed.empty
+    assert changed["ratio_of_ratios"].to_numpy() == pytest.approx(4.0)
+    for r in changed.itertuples(index=False):
+        # Welch on the log scale: equal n and half-widths, so df = 2 (n - 1)
+        n = r.ref_n
+        se = math.log(r.ref_ci_high_pct / r.ref_ci_low_pct) / 2 / t_quantile(0.975, n - 1)
+        half = t_quantile(0.975, 2 * (n - 1)) * math.sqrt(2) * se
+        assert r.rr_ci_low == pytest.approx(4.0 * math.exp(-half))
+        assert r.rr_ci_high == pytest.approx(4.0 * math.exp(half))
+        assert r.verdict == (compare.DIFFERS if r.rr_ci_low > 1 else compare.UNDECIDED)
+    untouched = table[table["mode"] != mode]
+    assert untouched["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
+    assert (untouched["verdict"] != compare.DIFFERS).all()
+
+
+def test_ratios_far_apart_differ_and_close_ones_with_tight_intervals_are_reproduced():
+    narrow = pd.Series({"ratio": 2.0, "ci_low": 1.98, "ci_high": 2.02, "n": 10})
+    assert compare.verdict(*compare.ratio_of_ratios(narrow, narrow)[1:]) == compare.REPRODUCED
+    far = narrow.copy()
+    far[["ratio", "ci_low", "ci_high"]] *= 1.5
+    value, low, high = compare.ratio_of_ratios(narrow, far)
+    assert value == pytest.approx(1.5)
+    assert compare.verdict(low, high) == compare.DIFFERS
+    wide = pd.Series({"ratio": 2.0, "ci_low": 1.0, "ci_high": 4.0, "n": 3})
+    assert compare.verdict(*compare.ratio_of_ratios(wide, wide)[1:]) == compare.UNDECIDED
+    single = pd.Series({"ratio": 2.0, "ci_low": float("nan"), "ci_high": float("nan"), "n": 1})
+    assert compare.verdict(*compare.ratio_of_ratios(single, narrow)[1:]) == compare.UNDECIDED
+
+
+@pytest.mark.parametrize("run", _paper_runs(), ids=lambda p: p.name)
+def test_a_committed_run_compared_with_itself_is_reproduced(run, tmp_path, capsys):
+    assert main(["compare", str(run), "--out", str(tmp_path)]) == 0
+    table = pd.read_csv(tmp_path / "compare.csv")
+    assert len(table) > 0 and (table["verdict"] == compare.REPRODUCED).all()
+    assert table["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
+    assert (tmp_path / "figures" / "compare.png").stat().st_size > 0
+    assert "reproduced" in capsys.readouterr().out
+
+
+def test_a_copy_of_a_run_is_the_same_run(tmp_path):
+    study = _study_with_modes(1)
+    a, b = _copy(study, tmp_path / "a"), _copy(study, tmp_path / "b")
+    assert (compare.compare(_runs(a, b))["verdict"] == compare.REPRODUCED).all()
+
+
+def test_the_ratios_shown_are_the_runs_published_ones(tmp_path):
+    study = _study_with_modes(1)
+    a = _copy(study, tmp_path / "a")
+    ours = paired_ratios(
+        pd.read_csv(a / "results.csv"), json.loads((a / "params.json").read_text())["baseline"]
+    )
+    table = compare.compare(_runs(a, a))
+    assert sorted(table["ref_pct"]) == pytest.approx(sorted(ours["ratio_pct"].dropna()))
+
+
+def test_runs_of_two_studies_and_smoke_runs_are_refused_in_one_line(tmp_path, capsys):
+    first, second = list(STUDIES)[:2]
+    a = _copy(first, tmp_path / "a")
+    b = _copy(second, tmp_path / "b")
+    with pytest.raises(BadInput, match="different studies"):
+        compare.compare(_runs(a, b))
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert len(error.strip().splitlines()) == 1 and "one study" in error
+    smoke = _copy(first, tmp_path / "smoke", smoke=True)
+    with pytest.raises(BadInput, match="smoke run"):
+        compare.compare(_runs(a, smoke))
+    assert not (tmp_path / "out").exists()
+
+
+def test_what_differed_names_the_machine_and_the_params(tmp_path):
+    study = _study_with_modes(1)
+    a = _copy(study, tmp_path / "a")
+    b = _copy(study, tmp_path / "b", repetitions=7)
+    env = json.loads((b / "environment.json").read_text())
+    env["cpu_cores_logical"] = 64
+    env["git_commit"] = "0000000"
+    (b / "environment.json").write_text(json.dumps(env))
+    table = compare.differences(_runs(a, b)).set_index("what")
+    assert set(table.index) == {"cpu_cores_logical", "git_commit", "params.repetitions"}
+    assert table.loc["cpu_cores_logical", "b"] == "64"
+
+
+def test_a_sub_studys_run_is_compared_with_the_committed_sub_study():
+    subs = [p for p in RUNS.glob("example-*") if not (p / "reproduce.json").exists()]
+    if not subs:
+        pytest.skip("no committed sub-study run")
+    for path in subs:
+        run = compare.identify(path)
+        assert run.sub_study and path.name.endswith(run.sub_study)
+        assert compare.committed_example(run) == path.resolve()
+
+
+def test_a_folder_that_is_no_run_is_refused(tmp_path):
+    with pytest.raises(BadInput, match="no run folder"):
+        compare.find_run(tmp_path / "nothing")
+
+
+def test_the_reproducing_page_states_the_declared_tolerance():
+    from hostbench.paths import ROOT
+
+    text = (ROOT / "docs" / "reproducing.md").read_text()
+    assert f"±{compare.TOLERANCE_PCT:g}%" in text
+    assert "TOLERANCE_PCT" in text
+
+
+def test_each_measure_of_a_ratios_table_is_compared_with_its_own(tmp_path):
+    """ratios.csv may hold several measures (a `measure` column): a ratio is compared only
+    with the same measure's, and a table without the column is throughput."""
+    study = _study_with_modes(1)
+    a = _copy(study, tmp_path / "a")
+    rps = compare.run_ratios(a, study)
+    assert set(rps["measure"]) == {compare.THROUGHPUT}
+    cpu = rps.assign(measure="cpu_us_per_request", ratio=rps["ratio"] / 2,
+                     ci_low=rps["ci_low"] / 2, ci_high=rps["ci_high"] / 2)  # fmt: skip
+    pd.concat([rps, cpu]).to_csv(a / "ratios.csv", index=False)
+    b = _copy(study, tmp_path / "b")
+    quarter = {c: rps[c] / 4 for c in ("ratio", "ci_low", "ci_high")}
+    pd.concat([rps, cpu.assign(**quarter)]).to_csv(b / "ratios.csv", index=False)
+    table = compare.compare(_runs(a, b))
+    assert len(table) == 2 * len(rps)
+    by_measure = table.groupby("measure")["ratio_of_ratios"]
+    assert by_measure.min()[compare.THROUGHPUT] == pytest.approx(1.0)
+    assert by_measure.max()["cpu_us_per_request"] == pytest.approx(0.5)
+    assert table["ratio"].str.startswith("CPU time per request: ").sum() == len(rps)

@@ -1,0 +1,106 @@
+"""The gallery of re-runs (hostbench.gallery) and the artifact appendix (hostbench.artifact):
+generated from the committed runs, fresh, and listing what they should."""
+
+import re
+import shutil
+
+import pytest
+
+from hostbench import artifact, docs, gallery
+from hostbench.analysis import compare
+from hostbench.analysis.example import paper_run_name
+from hostbench.paths import ROOT, RUNS
+from hostbench.studies import STUDIES
+
+COPIED = ("params.json", "environment.json", "results.csv", "reproduce.json", "ratios.csv")
+
+
+def _committed(study: str) -> list[compare.Run]:
+    return [r for r in gallery.runs_of(study) if gallery.COMMUNITY not in r.path.parts]
+
+
+def _copy_run(src, dest, scale: float | None = None):
+    dest.mkdir(parents=True)
+    for name in COPIED:
+        if (src / name).exists():
+            shutil.copy(src / name, dest / name)
+
+
+@pytest.mark.parametrize("study", list(STUDIES))
+def test_the_gallery_page_shows_every_committed_run_of_its_study(study):
+    text = (ROOT / gallery.page_path(study)).read_text()
+    runs = _committed(study)
+    for run in runs:
+        assert f"[{run.name}](../../data/runs/{run.name}/)" in text
+    # and no other study's committed runs
+    for other in STUDIES:
+        if other != study and paper_run_name(other) not in paper_run_name(study):
+            assert f"[{paper_run_name(other)}]" not in text
+
+
+def test_the_gallery_page_lists_every_run_in_the_community_folder(tmp_path):
+    study = next(s for s in STUDIES if (RUNS / paper_run_name(s) / "reproduce.json").exists())
+    main = RUNS / paper_run_name(study)
+    _copy_run(main, tmp_path / main.name)
+    for name in ("alice-laptop", "bob-server"):
+        _copy_run(main, tmp_path / gallery.COMMUNITY / f"{study}-{name}")
+    other = next(s for s in STUDIES if s != study and (RUNS / paper_run_name(s)).is_dir())
+    _copy_run(RUNS / paper_run_name(other), tmp_path / gallery.COMMUNITY / f"{other}-carol")
+    (tmp_path / gallery.COMMUNITY / "half-copied").mkdir()  # no params.json: not a run
+    text = gallery.page(study, tmp_path)
+    for name in (main.name, f"{gallery.COMMUNITY}/{study}-alice-laptop",
+                 f"{gallery.COMMUNITY}/{study}-bob-server"):  # fmt: skip
+        assert f"[{name}](../../data/runs/{name}/)" in text
+    assert "carol" not in text and "half-copied" not in text
+    # a copy of the committed run is reproduced in every ratio it shares
+    row = next(line for line in text.splitlines() if "alice-laptop](" in line)
+    assert re.search(rf"\| (\d+) {compare.REPRODUCED} \(of \1\) \|$", row), row
+
+
+def test_a_study_without_runs_says_how_to_add_one(tmp_path):
+    study = next(iter(STUDIES))
+    assert "No run of this study is committed yet" in gallery.page(study, tmp_path)
+
+
+def test_generated_pages_are_fresh():
+    stale = [n for n in docs.stale() if n.startswith(("docs/gallery/", artifact.PAGE))]
+    assert stale == [], f"{', '.join(stale)}: run `python -m hostbench docs` and commit them"
+
+
+def _artifact_ranges(text: str) -> dict[str, list[tuple[str, str, str, str]]]:
+    """{run folder: [(claim, committed, range, blocks)]} from the appendix's tables."""
+    out, run = {}, None
+    for line in text.splitlines():
+        heading = re.match(r"Expected ranges, .*\(\[([^\]]+)\]", line)
+        if heading:
+            run = heading.group(1)
+            out[run] = []
+        elif run and line.startswith("| ") and not line.startswith("| claim"):
+            out[run].append(tuple(c.strip() for c in line.strip("|").split(" | ")))
+    return out
+
+
+def test_the_artifact_ranges_equal_the_committed_intervals():
+    ranges = _artifact_ranges((ROOT / artifact.PAGE).read_text())
+    expected_runs = [r for s in STUDIES for r in _committed(s)]
+    assert sorted(ranges) == sorted(r.name for r in expected_runs)
+    for run in expected_runs:
+        ratios = compare.run_ratios(run.path, run.study)
+        assert len(ranges[run.name]) == len(ratios.dropna(subset=["ratio"]))
+        shown = {claim: (value, interval, n) for claim, value, interval, n in ranges[run.name]}
+        for _, r in ratios.iterrows():
+            value, interval, n = shown[compare.ratio_name(r)]
+            cell = compare.interval_cell(100 * r["ratio"], 100 * r["ci_low"], 100 * r["ci_high"])
+            assert cell == f"{value} ({interval})" if "-" in interval else f"{value} (no interval)"
+            assert int(n) == int(r["n"])
+
+
+def test_the_artifact_names_each_studys_command_time_and_hardware():
+    text = (ROOT / artifact.PAGE).read_text()
+    for study in STUDIES:
+        if _committed(study):
+            section = text.split(f"## {study}:", 1)[1].split("\n## ", 1)[0]
+            assert f"make reproduce STUDY={study}" in section
+            assert "make compare RUN=" in section
+            assert re.search(r"Time here: \d+ min for \d+ runs", section)
+            assert "Measured on: " in section
