@@ -85,6 +85,9 @@ def test_alt_text_is_the_figures_title_and_note():
     assert figures.alt_text(panels) == "Kestrel; Kestrel + nginx (TCP)"
     image = figures.FigureImage(fig)
     data, metadata = image._repr_mimebundle_()
-    assert metadata == {"image/png": {"alt": alt}} and data["text/plain"] == alt
+    assert metadata == {"image/png": {"alt": alt, "caption": alt + "."}}
+    assert data["text/plain"] == alt
     assert len(data["image/png"]) > 1000
     assert figures.FigureImage(fig, "my words").alt == "my words"
+    shown = figures.FigureImage(fig, caption="Kestrel is fastest in every scenario.")
+    assert shown._repr_mimebundle_()[1]["image/png"]["caption"].startswith("Kestrel is fastest")

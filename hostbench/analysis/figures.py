@@ -402,12 +402,21 @@ def alt_text(fig: Figure) -> str:
     return ". ".join(" ".join(part.split()) for part in (title, note) if part) or "a figure"
 
 
-class FigureImage:
-    """A figure as the page shows it: a PNG with its alt text (the output's metadata, which
-    the report template writes into the img tag); plain text: the alt text."""
+def caption_text(fig: Figure) -> str:
+    """A caption from what the figure draws: its title and note as sentences (alt_text)."""
+    text = alt_text(fig)
+    return text if text.endswith((".", "?", "!")) else text + "."
 
-    def __init__(self, fig: Figure, alt: str | None = None):
+
+class FigureImage:
+    """A figure as the page shows it: a PNG with its alt text and its caption (the output's
+    metadata, which the report template writes into the img tag and a <figcaption> under it);
+    plain text: the alt text. caption: what the figure shows, its first sentence computed from
+    the data by the study; by default the figure's title and note (caption_text)."""
+
+    def __init__(self, fig: Figure, alt: str | None = None, caption: str | None = None):
         self.fig, self.alt = fig, alt or alt_text(fig)
+        self.caption = caption or caption_text(fig)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         import base64
@@ -417,7 +426,8 @@ class FigureImage:
         # As the inline backend draws it: the figure's own dpi, cropped to what is drawn.
         self.fig.savefig(buffer, format="png", bbox_inches="tight")
         png = base64.b64encode(buffer.getvalue()).decode("ascii")
-        return {"image/png": png, "text/plain": self.alt}, {"image/png": {"alt": self.alt}}
+        metadata = {"alt": self.alt, "caption": self.caption}
+        return {"image/png": png, "text/plain": self.alt}, {"image/png": metadata}
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
