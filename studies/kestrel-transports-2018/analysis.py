@@ -132,7 +132,7 @@ def sweep_note(params) -> str:
         return "This profile states its variants one by one: no sweep over the core count."
     cores = (
         f", from this run's {sweep['cores']} core{'s' * (sweep['cores'] > 1)} "
-        f"(params key variant_sweep, n: {_words(sweep['n'])})"
+        f"(params key `variant_sweep`, n: {_words(sweep['n'])})"
         if sweep["cores"]
         else ""
     )

@@ -1,0 +1,82 @@
+"""The findings box a report opens with (hostbench.analysis.findings): the claims table of
+the section below it, verbatim, with the machine in one line; a smoke run's banner instead of
+verdicts. And every committed report passes the page check (hostbench.pagecheck)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from bs4 import BeautifulSoup
+
+from hostbench.analysis import findings, intervals, prose
+from hostbench.pagecheck import page_defects
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED_PAGES = sorted(ROOT.glob("data/runs/*/report.html")) + sorted(
+    ROOT.glob("data/runs/*/index.html")
+)
+
+CLAIMS = pd.DataFrame(
+    {
+        "the article's claim": [
+            "Kestrel alone is the fastest",
+            "IIS in-process beats out-of-process",
+        ],
+        "our evidence": [
+            intervals.describe(1.55, 1.41, 1.70) + ", n = 5",
+            intervals.describe(1.22, 1.0077, 1.49) + ", n = 5",
+        ],
+        "verdict": [intervals.SUPPORTED, intervals.SUPPORTED],
+    }
+)
+RUNS = pd.DataFrame(
+    {
+        "valid": [True, True, False],
+        "cpu_steal_pct": [0.0, 1.2, 16.9],
+        "load_avg_1m": [0.4, 0.9, 1.5],
+    }
+)
+ENV = {"cpu_model": "AMD EPYC", "cpu_cores_logical": 2, "os": "Debian GNU/Linux 12 (bookworm)"}
+
+
+def _page(box) -> str:
+    return f"<html><body><main>{box._repr_html_()}</main></body></html>"
+
+
+def test_the_findings_box_is_the_claims_table_below_it_with_the_machine_in_one_line():
+    box = findings.findings_box(CLAIMS, RUNS, ENV)
+    page = _page(box)
+    # The very table the section shows, cell for cell.
+    cells = [td.get_text() for td in BeautifulSoup(page, "html.parser").find_all("td")]
+    section = BeautifulSoup(prose.table(CLAIMS).to_html(), "html.parser").find_all("td")
+    assert cells == [td.get_text() for td in section] == list(CLAIMS.to_numpy().ravel())
+    assert "Machine: AMD EPYC, 2 cores, Debian GNU/Linux 12 (bookworm)." in page
+    assert "2 of 3 runs kept; load average 0.4-1.5; steal at most 16.9%" in page
+    assert "100.7-149%" in page and findings.SMOKE_BANNER not in page
+    assert page_defects(page) == []
+
+
+def test_a_smoke_run_gets_the_banner_and_no_verdicts():
+    page = _page(findings.findings_box(CLAIMS, RUNS, ENV, smoke=True))
+    assert findings.SMOKE_BANNER in page and "checks the pipeline, not evidence" in page
+    assert intervals.SUPPORTED not in page and "<table" not in page
+
+
+def test_a_study_without_a_claims_table_shows_its_headline():
+    box = findings.findings_box(None, RUNS, {}, headline="Kestrel 264% of the baseline")
+    page = _page(box)
+    assert "<strong>Kestrel 264% of the baseline</strong>" in page
+    assert "Machine: not recorded." in page and "<table" not in page
+
+
+@pytest.mark.parametrize("page", COMMITTED_PAGES, ids=lambda p: p.parent.name)
+def test_every_committed_report_passes_the_page_check(page):
+    assert page_defects(page.read_text()) == []
+
+
+def test_every_committed_report_opens_with_its_findings_box():
+    for page in COMMITTED_PAGES:
+        text = page.read_text()
+        assert 'class="findings"' in text, page.parent.name
+        # Before the first section heading the notebook writes ("## 1. ...").
+        assert text.index('class="findings"') < text.index("<h2", text.index("<h1")), page
