@@ -11,14 +11,17 @@ import pandas as pd
 
 from . import prose
 
-SMOKE_BANNER = f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
+SMOKE_BANNER = (
+    f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
+)
 
 
 class FindingsBox:
     """The findings box as the page shows it (HTML), and as text."""
 
-    def __init__(self, claims: pd.DataFrame | None, machine: str, smoke: bool, headline: str = ""):
+    def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None):
         self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
+        self.formats = formats
 
     def _repr_html_(self) -> str:
         parts = ['<section class="findings"><h2>Findings</h2>']
@@ -27,7 +30,7 @@ class FindingsBox:
         if self.headline:
             parts.append(f"<p><strong>{html.escape(self.headline)}</strong></p>")
         if self.claims is not None and not self.smoke:
-            parts.append(prose.table(self.claims).to_html())
+            parts.append(prose.table(self.claims, self.formats).to_html())
         parts.append(f"<p>{html.escape(self.machine)}</p></section>")
         return "\n".join(parts)
 
@@ -45,12 +48,14 @@ def findings_box(
     *,
     smoke: bool = False,
     headline: str = "",
+    formats: dict | None = None,
 ) -> FindingsBox:
     """The report's first screen: `claims` (the study's claims table: the article's claim, our
     evidence with its interval and n, the verdict; None for a study without one), the
     `headline` when there is one, and the machine line from every run (`results`, invalid
-    runs too) and environment.json (`env`). smoke: the banner instead of verdicts."""
-    return FindingsBox(claims, machine_line(results, env), smoke, headline)
+    runs too) and environment.json (`env`). smoke: the banner instead of verdicts. formats:
+    the claims table's cell formats, as its section passes them to prose.table."""
+    return FindingsBox(claims, machine_line(results, env), smoke, headline, formats)
 
 
 def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
