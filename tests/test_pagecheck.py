@@ -138,7 +138,7 @@ def test_an_exported_report_carries_one_small_stylesheet_and_alt_text(tmp_path):
     page = export_html(_notebook(tmp_path), tmp_path / "report.html").read_text()
     assert page_defects(page) == []
     assert 'alt="Throughput per mode. k6, concurrency 8, 3 blocks"' in page
-    assert "<figcaption>Throughput per mode. k6, concurrency 8, 3 blocks.</figcaption>" in page
+    assert "<figcaption>Throughput per mode: k6, concurrency 8, 3 blocks.</figcaption>" in page
     assert "<title>A study's report</title>" in page
     # One stylesheet, the package's, instead of JupyterLab's ~265 KB; nothing loaded from
     # elsewhere (no require.js, MathJax or fonts from a CDN).

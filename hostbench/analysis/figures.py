@@ -174,7 +174,24 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
             f"red = below {threshold_pct:.0f}%, not saturated)",
             fontsize=13,
         )
-    return fig
+    return set_finding(fig, _busy_finding(means["cpu_total_pct"], threshold_pct))
+
+
+def _busy_finding(busy_pct: pd.Series, threshold_pct: float) -> str:
+    # Judged as printed (whole percents), as the labels are.
+    printed = busy_pct.dropna().round()
+    if printed.empty:
+        return "No run recorded how busy the machine was"
+    below = int((printed < threshold_pct).sum())
+    busy = f"The machine was {tables_span(printed)}% busy (mean over blocks per mode and scenario)"
+    if below == 0:
+        return f"{busy}: at or above {threshold_pct:.0f}% everywhere, the CPU was the limit"
+    return f"{busy}: below {threshold_pct:.0f}% in {below} of {len(printed)}, not saturated there"
+
+
+def tables_span(values: pd.Series) -> str:
+    low, high = f"{values.min():.0f}", f"{values.max():.0f}"
+    return low if low == high else f"{low}-{high}"
 
 
 def bar_panels(
@@ -322,7 +339,32 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
         fig.suptitle(title)
         footnote(fig, note)
-    return fig
+    return set_finding(fig, _ratio_finding(rows))
+
+
+def _ratio_finding(rows: pd.DataFrame) -> str:
+    """How many of the rows' intervals lie above, below or across 100%, and how many of the
+    article's values our intervals hold, by the printed (outward-rounded) ends."""
+    ours = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
+    with_ci = ours.dropna(subset=["ci_low_pct", "ci_high_pct"])
+    if with_ci.empty:
+        return "No row has an interval"
+    above = int((with_ci["ci_low_pct"] > 100).sum())
+    below = int((with_ci["ci_high_pct"] < 100).sum())
+    text = (
+        f"Of {len(with_ci)} intervals, {above} lie above 100%, {below} below, and "
+        f"{len(with_ci) - above - below} include it"
+    )
+    both = with_ci.dropna(subset=["article_pct"])
+    if len(both):
+        inside = int(
+            (
+                (both["ci_low_pct"] <= both["article_pct"])
+                & (both["article_pct"] <= both["ci_high_pct"])
+            ).sum()
+        )
+        text += f"; the article's value lies inside ours in {inside} of {len(both)}"
+    return text
 
 
 def log_ticks(low: float, high: float) -> list[float]:
@@ -402,10 +444,20 @@ def alt_text(fig: Figure) -> str:
     return ". ".join(" ".join(part.split()) for part in (title, note) if part) or "a figure"
 
 
+def set_finding(fig: Figure, sentence: str) -> Figure:
+    """Give a figure the sentence its caption opens with: what it shows, computed from the
+    data it draws (the figure functions here set one; a study's own figures may too)."""
+    fig._hostbench_finding = sentence  # read by caption_text
+    return fig
+
+
 def caption_text(fig: Figure) -> str:
-    """A caption from what the figure draws: its title and note as sentences (alt_text)."""
-    text = alt_text(fig)
-    return text if text.endswith((".", "?", "!")) else text + "."
+    """A caption: what the figure shows (set_finding), then what it draws: its title, and
+    its note after a colon."""
+    finding = " ".join(getattr(fig, "_hostbench_finding", "").split()).rstrip(".")
+    drawn = alt_text(fig).replace(". ", ": ", 1) if fig.get_supxlabel().strip() else alt_text(fig)
+    drawn = drawn.rstrip(".")
+    return " ".join(f"{part}." for part in (finding, drawn) if part and part != "a figure")
 
 
 class FigureImage:
