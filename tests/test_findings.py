@@ -83,3 +83,22 @@ def test_every_committed_report_opens_with_its_findings_box():
         # come before it.
         first_section = re.search(r"<h2[^>]*>1\. ", text)
         assert first_section and text.index('class="findings"') < first_section.start(), page
+
+
+def test_a_claim_over_several_rows_is_shown_once_with_its_verdicts_counted():
+    rows = pd.DataFrame(
+        {
+            "claim": ["fastest", "fastest", "fastest", "slowest"],
+            "against": ["nginx", "caddy", "yarp", "nginx"],
+            "verdict": [intervals.SUPPORTED, intervals.UNDECIDED, intervals.SUPPORTED,
+                        intervals.NOT_SUPPORTED],
+        }
+    )  # fmt: skip
+    counted = findings.verdict_counts(rows, "claim", "verdict")
+    assert counted.to_dict("records") == [
+        {"claim": "fastest", "rows": 3,
+         "verdicts over its rows": "2 supported, 1 undecided at this precision"},
+        {"claim": "slowest", "rows": 1, "verdicts over its rows": "1 not supported"},
+    ]  # fmt: skip
+    page = _page(findings.findings_box(rows, RUNS, ENV, per_claim=("claim", "verdict")))
+    assert "2 supported, 1 undecided at this precision" in page and "caddy" not in page

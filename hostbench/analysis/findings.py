@@ -9,7 +9,7 @@ import html
 
 import pandas as pd
 
-from . import prose
+from . import intervals, prose
 
 SMOKE_BANNER = (
     f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
@@ -49,13 +49,33 @@ def findings_box(
     smoke: bool = False,
     headline: str = "",
     formats: dict | None = None,
+    per_claim: tuple[str, str] | None = None,
 ) -> FindingsBox:
     """The report's first screen: `claims` (the study's claims table: the article's claim, our
     evidence with its interval and n, the verdict; None for a study without one), the
     `headline` when there is one, and the machine line from every run (`results`, invalid
     runs too) and environment.json (`env`). smoke: the banner instead of verdicts. formats:
-    the claims table's cell formats, as its section passes them to prose.table."""
+    the claims table's cell formats, as its section passes them to prose.table.
+    per_claim=(claim column, verdict column): a table with several rows per claim (one per
+    scenario or baseline) is shown one row per claim, its verdicts counted (verdict_counts)."""
+    if claims is not None and per_claim is not None:
+        claims, formats = verdict_counts(claims, *per_claim), None
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats)
+
+
+def verdict_counts(claims: pd.DataFrame, claim: str, verdict: str) -> pd.DataFrame:
+    """One row per claim (in the table's order): how many of its rows got each verdict, in
+    the order of intervals.VERDICTS ("2 supported, 3 undecided at this precision"). The rule
+    is stated, not a new verdict: the claim's own rows, one per scenario or baseline, decide."""
+    rows = []
+    for name, group in claims.groupby(claim, sort=False):
+        counts = group[verdict].value_counts()
+        known = [v for v in intervals.VERDICTS if v in counts] + sorted(
+            set(counts.index) - set(intervals.VERDICTS)
+        )
+        text = ", ".join(f"{counts[v]} {v}" for v in known)
+        rows.append({claim: name, "rows": len(group), "verdicts over its rows": text})
+    return pd.DataFrame(rows)
 
 
 def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
