@@ -2,6 +2,7 @@
 the section below it, verbatim, with the machine in one line; a smoke run's banner instead of
 verdicts. And every committed report passes the page check (hostbench.pagecheck)."""
 
+import json
 import re
 from pathlib import Path
 
@@ -102,3 +103,20 @@ def test_a_claim_over_several_rows_is_shown_once_with_its_verdicts_counted():
     ]  # fmt: skip
     page = _page(findings.findings_box(rows, RUNS, ENV, per_claim=("claim", "verdict")))
     assert "2 supported, 1 undecided at this precision" in page and "caddy" not in page
+
+
+def test_the_batch_index_opens_with_its_findings_and_a_smoke_runs_banner(tmp_path):
+    from hostbench.params import StudyParams
+    from hostbench.reproduce import DONE_FILE, write_index
+    from hostbench.studies import available
+
+    study = available()[0]
+    folder = tmp_path / "b1" / study.id
+    folder.mkdir(parents=True)
+    quick = StudyParams.from_file(study.params_path("quick"))
+    assert quick.smoke
+    (folder / "params.json").write_text(json.dumps({**quick.to_dict(), "seed": 1}))
+    (folder / DONE_FILE).write_text(json.dumps({"study": study.id, "wall_s": 60}))
+    page = write_index(tmp_path / "b1", "quick").read_text()
+    assert page.index('class="smoke-banner"') < page.index('class="findings"')
+    assert "check the pipeline, not evidence" in page and page_defects(page) == []
