@@ -436,12 +436,15 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
 def alt_text(fig: Figure) -> str:
     """A figure in words for its image's alt text: its title (else its panels' titles) and
     the note under it, as drawn."""
+    return ". ".join(part for part in _title_and_note(fig) if part) or "a figure"
+
+
+def _title_and_note(fig: Figure) -> tuple[str, str]:
     title = fig.get_suptitle().strip()
     if not title:
         panels = [ax.get_title() or ax.get_title(loc="left") for ax in fig.axes]
         title = "; ".join(" ".join(t.split()) for t in panels if t.strip())
-    note = fig.get_supxlabel().strip()
-    return ". ".join(" ".join(part.split()) for part in (title, note) if part) or "a figure"
+    return " ".join(title.split()), " ".join(fig.get_supxlabel().split())
 
 
 def set_finding(fig: Figure, sentence: str) -> Figure:
@@ -455,9 +458,9 @@ def caption_text(fig: Figure) -> str:
     """A caption: what the figure shows (set_finding), then what it draws: its title, and
     its note after a colon."""
     finding = " ".join(getattr(fig, "_hostbench_finding", "").split()).rstrip(".")
-    drawn = alt_text(fig).replace(". ", ": ", 1) if fig.get_supxlabel().strip() else alt_text(fig)
-    drawn = drawn.rstrip(".")
-    return " ".join(f"{part}." for part in (finding, drawn) if part and part != "a figure")
+    title, note = (part.rstrip(".") for part in _title_and_note(fig))
+    drawn = f"{title}: {note}" if title and note else title or note
+    return " ".join(f"{part}." for part in (finding, drawn) if part)
 
 
 class FigureImage:
