@@ -164,3 +164,23 @@ def test_a_table_wider_than_the_page_at_1280_px_is_found(tmp_path):
         "</main>", f"<table><thead><tr>{cells}</tr></thead></table></main>"))  # fmt: skip
     found = check_report(wide)
     assert [line for line in found if line.startswith("a table") and "column 0" in line], found
+
+
+def test_the_check_report_command_fails_on_a_page_with_each_new_defect_kind(tmp_path, capsys):
+    from hostbench.__main__ import main
+
+    defects = {
+        "<p>JSON: faster: 122% of the baseline (95% CI 100-149%)</p>": "contradicts",
+        '<img src="data:image/png;base64,AAAA" alt="Throughput per mode">': "without a caption",
+        "<p>the plaintext_pipelining test</p>": "a raw identifier in prose",
+        "<p>the CPU clock read 2,596-2,596 MHz</p>": "a range of one value",
+    }
+    clean, bad = tmp_path / "clean.html", tmp_path / "bad.html"
+    clean.write_text(CLEAN)
+    bad.write_text(_with("".join(defects)))
+    assert main(["check-report", "--no-browser", str(clean)]) == 0
+    assert main(["check-report", "--no-browser", str(bad)]) == 1
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"{clean}: reads cleanly") and f"{bad}: 4 defect(s)" in printed
+    for what in defects.values():
+        assert what in printed, printed
