@@ -352,8 +352,8 @@ def _ratio_finding(rows: pd.DataFrame) -> str:
     above = int((with_ci["ci_low_pct"] > 100).sum())
     below = int((with_ci["ci_high_pct"] < 100).sum())
     text = (
-        f"Of {len(with_ci)} intervals, {above} lie above 100%, {below} below, and "
-        f"{len(with_ci) - above - below} include it"
+        f"Of {len(with_ci)} intervals, {above} {'lies' if above == 1 else 'lie'} above 100%, "
+        f"{below} below, and {len(with_ci) - above - below} include it"
     )
     both = with_ci.dropna(subset=["article_pct"])
     if len(both):
