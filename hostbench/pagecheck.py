@@ -11,8 +11,17 @@ batch's index.html) and exits 1 if there is any. The classes, one line each:
 - a pandas index column (row numbers or labels in header cells down the left);
 - a raw column name in a table header (snake_case such as rps_mean);
 - a figure without alt text, or with a placeholder;
-- an interval printed with decimals ("CI 63.83-375%") or a retired verdict word, where every
+- an interval printed with decimals ("CI 63.83-375%") except at an end beside 100% or 1.00x
+  (intervals.ci_text keeps such an end on its side), or a retired verdict word, where every
   page prints intervals.ci_text and the verdicts of intervals.VERDICTS;
+- a verdict its printed interval contradicts: a direction ("faster", "less memory") beside an
+  interval whose printed ends include 100% (1.00x), or "indistinguishable" beside one that
+  excludes it;
+- a figure without a caption: every image sits in a <figure> with a <figcaption> saying what
+  it shows (StudyRun.show);
+- a raw identifier in prose: a snake_case name in a paragraph, list, heading or caption outside
+  <code> (a column or params key where the reader needs words);
+- a range of one value ("2,596-2,596 MHz"), which says nothing a single number would not;
 - raw text: a Figure's repr, a version control keyword ($Revision$), "1 blocks";
 - with a browser (Chromium, headless): a table wider than the space it is given, or a page
   that scrolls sideways, at 1280 px.
@@ -41,13 +50,25 @@ RAW_MISSING = {"nan", "NaN", "None", "<NA>", "NaT", "null"}
 RAW_MISSING_IN_TEXT = re.compile(r"\bNaN\b|<NA>")
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 PLACEHOLDER_ALT = re.compile(r"no description|^image$|^figure$|^png$|^<Figure", re.I)
-# Intervals are printed in whole percents (intervals.ci_text); verdicts in four phrases.
-DECIMAL_INTERVAL = re.compile(r"\bCI \d+\.\d+\s*-\s*\d+(?:\.\d+)?%|\bCI \d+\s*-\s*\d+\.\d+%")
+# Verdicts are printed in the phrases of intervals.VERDICTS.
 RETIRED_WORDS = re.compile(
     r"not settled at this precision|cannot be tested here|\bundecided\b(?! at this precision)"
     r"|\bnot testable\b(?! here)",
     re.I,
 )
+# An interval as pages print it: "CI 141-171%", "(95% CI 0.95-0.999x)", "(100-149%)".
+CI_NUMBERS = re.compile(r"\bCI (\d[\d,]*(?:\.\d+)?)\s*[-–]\s*(\d[\d,]*(?:\.\d+)?)\s*(%|x)")
+BRACKETED_INTERVAL = re.compile(
+    r"\((?:\d+(?:\.\d+)?% )?(?:CI )?(\d[\d,]*(?:\.\d+)?)\s*[-–]\s*(\d[\d,]*(?:\.\d+)?)\s*(%|x)\)"
+)
+# The words a page compares with, in the clause before an interval.
+DIRECTION_WORDS = re.compile(
+    r"\b(faster|slower|more|less|higher|lower|fewer|larger|smaller|indistinguishable)\b", re.I
+)
+CLAUSE_END = re.compile(r"[.;|\n]\s|\)")
+SNAKE_CASE_IN_TEXT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+ONE_VALUE_RANGE = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)\s*[-–]\s*\1(?![\w.,]*\d)")
+PROSE_TAGS = ["p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "figcaption", "caption"]
 RAW_TEXT = re.compile(r"<Figure size|<matplotlib\.|\$Revision|Styler object|\b1 (?:blocks|runs)\b")
 PAGE_WIDTH_PX = 1280
 
@@ -94,11 +115,76 @@ def page_defects(html_text: str, forbidden: list[str] = ()) -> list[str]:
         if text and text in html_text:
             found.append(f"forbidden text on the page: {text!r}")
     for pattern, what in ((RAW_MISSING_IN_TEXT, "a missing value shown raw"),
-                          (DECIMAL_INTERVAL, "an interval not in whole percents"),
                           (RETIRED_WORDS, "a verdict not in the pages' words"),
+                          (ONE_VALUE_RANGE, "a range of one value"),
                           (RAW_TEXT, "raw text")):  # fmt: skip
         for match in pattern.finditer(visible):
             found.append(f"{what}: {_context(visible, match)!r}")
+    found += _interval_defects(visible)
+    found += _figures_without_caption(soup)
+    found += _raw_identifiers(soup)
+    return found
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _interval_defects(visible: str) -> list[str]:
+    """Decimals where whole percents belong, and words an interval's printed ends contradict."""
+    found = []
+    for match in CI_NUMBERS.finditer(visible):
+        one, digits = (100.0, 0) if match.group(3) == "%" else (1.0, 2)
+        for end in match.group(1, 2):
+            decimals = len(end.partition(".")[2])
+            if decimals > digits and not abs(_number(end) - one) < one / 100:
+                found.append(f"an interval not in whole percents: {_context(visible, match)!r}")
+                break
+    for match in BRACKETED_INTERVAL.finditer(visible):
+        low, high = _number(match.group(1)), _number(match.group(2))
+        one = 100.0 if match.group(3) == "%" else 1.0
+        before = visible[max(0, match.start() - 120) : match.start()]
+        clause = CLAUSE_END.split(before)[-1]
+        words = DIRECTION_WORDS.findall(clause)
+        if not words:
+            continue
+        includes_one = low <= one <= high
+        if words[-1].lower() == "indistinguishable":
+            if not includes_one:
+                found.append(
+                    f"a verdict its interval contradicts (it excludes {one:g}{match.group(3)}): "
+                    f"{_context(visible, match, 60)!r}"
+                )
+        elif includes_one:
+            found.append(
+                f"a verdict its interval contradicts (it includes {one:g}{match.group(3)}): "
+                f"{_context(visible, match, 60)!r}"
+            )
+    return found
+
+
+def _figures_without_caption(soup) -> list[str]:
+    found = []
+    for img in soup.find_all("img"):
+        figure = img.find_parent("figure")
+        caption = figure.find("figcaption") if figure else None
+        if caption is None or not caption.get_text(strip=True):
+            found.append(f"a figure without a caption ({_where(img)})")
+    return found
+
+
+def _raw_identifiers(soup) -> list[str]:
+    found = []
+    for tag in soup.find_all(PROSE_TAGS):
+        if tag.find_parent(PROSE_TAGS):
+            continue  # counted with the outer one
+        words = " ".join(
+            str(piece)
+            for piece in tag.find_all(string=True)
+            if not piece.find_parent(["code", "pre", "kbd"])
+        )
+        for name in sorted(set(SNAKE_CASE_IN_TEXT.findall(words))):
+            found.append(f"a raw identifier in prose: {name!r} ({_where(tag)})")
     return found
 
 

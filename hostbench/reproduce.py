@@ -275,18 +275,27 @@ def write_index(batch: Path, profile: str) -> Path:
             rows.append((html.escape(study.title), reason, ""))
     body = "\n".join(f"<tr><td>{a}</td><td>{b}</td><td>{c}</td></tr>" for a, b, c in rows)
     smoke = any(b == SMOKE_HEADLINE for _, b, _ in rows)
-    smoke = " Smoke runs check the pipeline; their numbers are not evidence." if smoke else ""
+    # The first screen says it before anything else: as each report's findings box does.
+    smoke = (
+        '<p class="smoke-banner" style="border-left:.4em solid #c33;background:#fbeaea;'
+        'padding:.5em 1em;font-weight:bold">Smoke runs: they check the pipeline, not evidence; '
+        "no headline below is a finding.</p>"
+        if smoke
+        else ""
+    )
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>hostbench: {html.escape(batch.name)}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}
 td,th{{padding:.4em .8em;border-bottom:1px solid #ddd;text-align:left}}</style></head>
 <body><h1>hostbench batch {html.escape(batch.name)}</h1>
-<p>Profile <code>{html.escape(profile)}</code>. Each study's report is its executed
-notebook.{smoke}</p>
+{smoke}
+<section class="findings"><h2>Findings</h2>
+<p>Each study's headline, from its report; the report opens with the article's claims, ours
+and the verdicts. Profile <code>{html.escape(profile)}</code>.</p>
 <table><thead><tr><th>study</th><th>headline</th><th>wall time</th></tr></thead>
 <tbody>
 {body}
-</tbody></table></body></html>
+</tbody></table></section></body></html>
 """
     path = batch / "index.html"
     tmp = path.with_suffix(".html.tmp")

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the benchmark needs: the reverse proxies,
 # wrk and ab, a Go toolchain new enough (>= 1.22) to build bombardier and the Go
-# servers, and Chromium (the tests render each report headless, as a reader sees it; it
-# prints report.pdf, whose text and pages the tests read with poppler-utils).
+# servers, Chromium (the tests render each report headless, as a reader sees it; it
+# prints report.pdf, whose text and pages the tests read with poppler-utils) and
+# fonts-noto-cjk (a source article is Chinese: its title on a report page needs the glyphs).
 # Idempotent. As root it installs; otherwise it prints what to install.
 set -euo pipefail
 
-pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium poppler-utils openssh-client openssh-server ansible-core)
+pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium poppler-utils fonts-noto-cjk
+      openssh-client openssh-server ansible-core)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")

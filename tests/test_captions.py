@@ -85,6 +85,27 @@ def test_alt_text_is_the_figures_title_and_note():
     assert figures.alt_text(panels) == "Kestrel; Kestrel + nginx (TCP)"
     image = figures.FigureImage(fig)
     data, metadata = image._repr_mimebundle_()
-    assert metadata == {"image/png": {"alt": alt}} and data["text/plain"] == alt
+    caption = alt.replace(". ", ": ", 1) + "."
+    assert metadata == {"image/png": {"alt": alt, "caption": caption}}
+    assert data["text/plain"] == alt
     assert len(data["image/png"]) > 1000
     assert figures.FigureImage(fig, "my words").alt == "my words"
+    figures.set_finding(fig, "Kestrel is fastest in every scenario")
+    assert figures.caption_text(fig) == "Kestrel is fastest in every scenario. " + caption
+    shown = figures.FigureImage(fig, caption="Kestrel is fastest in every scenario.")
+    assert shown._repr_mimebundle_()[1]["image/png"]["caption"].startswith("Kestrel is fastest")
+
+
+def test_a_caption_opens_with_what_the_figure_shows_computed_from_the_data():
+    df = runs()
+    df.loc[df["mode"] == "caddy", "cpu_total_pct"] = 89.4  # prints "89%": below 90%
+    caption = figures.caption_text(figures.cpu_chart(df))
+    assert caption.startswith("The machine was ") and "below 90% in " in caption, caption
+    rows = pd.DataFrame({"label": ["a", "b", "c"], "ratio_pct": [150.0, 60.0, 101.0],
+                         "ci_low_pct": [120.0, 50.0, 90.0], "ci_high_pct": [180.0, 70.0, 110.0],
+                         "article_pct": [170.0, 200.0, float("nan")]})  # fmt: skip
+    caption = figures.caption_text(figures.ratio_chart(rows, "Ratios", "% of the baseline"))
+    assert caption.startswith(
+        "Of 3 intervals, 1 lies above 100%, 1 below, and 1 include it; the article's value lies "
+        "inside ours in 1 of 2. Ratios."
+    ), caption

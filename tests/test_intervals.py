@@ -15,6 +15,7 @@ import pytest
 from hostbench.analysis import intervals
 from hostbench.analysis.intervals import describe, drift, paired_ratios, t_quantile
 from hostbench.errors import BadInput
+from hostbench.pagecheck import page_defects
 
 NAN = float("nan")
 
@@ -522,3 +523,22 @@ def test_a_claim_over_several_comparisons_rests_on_all_of_them():
     assert intervals.combined_verdict([S, N, U]) == N
     assert intervals.combined_verdict([S, E]) == E
     assert intervals.combined_verdict([]) == E
+
+
+@pytest.mark.parametrize(
+    "low, high, unit, printed",
+    [
+        (1.0077, 1.49, "%", "95% CI 100.7-149%"),  # floored to 100 it would include 100%
+        (0.51, 0.9961, "%", "95% CI 51-99.7%"),
+        (1.00001, 1.2, "%", "95% CI 100.001-120%"),
+        (0.95, 0.9987, "x", "95% CI 0.95-0.999x"),  # ceiled to 1.00x it would include 1
+        (1.0041, 1.31, "x", "95% CI 1.004-1.31x"),
+        (1.4199, 1.7001, "%", "95% CI 141-171%"),  # away from 100%: whole percents
+        (0.9, 1.0, "%", "95% CI 90-100%"),  # an end on 100% stays there
+    ],
+)  # fmt: skip
+def test_an_end_beside_100_percent_keeps_its_side_of_100(low, high, unit, printed):
+    assert intervals.ci_text(low, high, unit=unit) == printed
+    # The printed words and the printed numbers agree: the page check finds nothing.
+    words = intervals.describe(1.2 if low > 1 else 0.8, low, high, unit=unit)
+    assert page_defects(f"<html><body><p>{words}</p></body></html>") == []

@@ -139,3 +139,14 @@ def test_a_long_text_is_folded_under_its_summary():
     assert html == (
         "<details><summary>The k6 script</summary><pre>const x = 1 &lt; 2;</pre></details>"
     )
+
+
+def test_a_range_of_one_value_prints_as_one_number():
+    assert prose.span([2596.0, 2596.2], ",.0f") == "2,596"
+    assert prose.span([2596.0, 2610.0], ",.0f") == "2,596-2,610"
+    runs = pd.DataFrame({"load_avg_1m": [0.5, 0.9], "cpu_steal_pct": [0.0, 1.5],
+                         "cpu_freq_mhz": [2596.0, 2596.0],
+                         "foreign_cores": [0.0, 0.001]})  # fmt: skip
+    text = prose.machine_state(runs)
+    assert "clock read 2,596 MHz" in text and "0.00 " not in text and "no CPU worth" in text
+    assert page_defects(f"<html><body><p>{text}</p></body></html>") == []

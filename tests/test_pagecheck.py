@@ -20,8 +20,12 @@ CLEAN = """<html><body><main><h2>Results</h2>
 <table><thead><tr><th>hosting mode</th><th>requests/s</th></tr></thead>
 <tbody><tr><td>Kestrel</td><td>1,000</td></tr><tr><td><code>nginx</code></td><td>–</td></tr>
 </tbody></table>
-<img src="data:image/png;base64,AAAA" alt="Throughput per mode. k6, 3 blocks">
+<figure><img src="data:image/png;base64,AAAA" alt="Throughput per mode. k6, 3 blocks">
+<figcaption>Kestrel serves the most requests in every scenario.</figcaption></figure>
 <p>Kestrel: 155% of the baseline (95% CI 141-170%): supported.</p>
+<p>JSON: faster: 122% of the baseline (95% CI 100.7-149%); memory: less: 0.98x
+(95% CI 0.95-0.999x); XML: indistinguishable at this precision: 98% (95% CI 89-108%).</p>
+<p>The params key <code>quiet_max_steal_pct</code>; the clock read 2,596-2,610 MHz, 1-2 cores.</p>
 </main></body></html>"""
 
 
@@ -57,6 +61,24 @@ def test_a_clean_page_has_no_defect():
         ('<img src="x.png" alt="No description has been provided for this image">',
          "figure without alt text"),
         ("<p>Kestrel 155% (95% CI 63.83-375%)</p>", "an interval not in whole percents"),
+        ("<p>Kestrel 155% (95% CI 63-375.5%)</p>", "an interval not in whole percents"),
+        ("<p>memory 1.50x (95% CI 1.415-1.60x)</p>", "an interval not in whole percents"),
+        # The words a printed interval contradicts (the issue's cases, as the pages printed them).
+        ("<p>JSON: faster: 122% of the baseline (95% CI 100-149%)</p>",
+         "a verdict its interval contradicts (it includes 100%)"),
+        ("<p>less memory: 0.98x Iris MVC's (95% CI 0.95-1.00x)</p>",
+         "a verdict its interval contradicts (it includes 1x)"),
+        ("<p>YARP JSON faster, 122% (100-149%)</p>", "a verdict its interval contradicts"),
+        ("<p>indistinguishable at this precision: 130% (95% CI 104-160%)</p>",
+         "a verdict its interval contradicts (it excludes 100%)"),
+        ('<img src="data:image/png;base64,AAAA" alt="Throughput per mode">',
+         "a figure without a caption"),
+        ('<figure><img src="data:image/png;base64,AAAA" alt="Throughput per mode">'
+         "<figcaption> </figcaption></figure>", "a figure without a caption"),
+        ("<p>steal above <code>x</code> quiet_max_steal_pct left out</p>",
+         "a raw identifier in prose: 'quiet_max_steal_pct'"),
+        ("<ul><li>the plaintext_pipelining test</li></ul>", "a raw identifier in prose"),
+        ("<p>the CPU clock read 2,596-2,596 MHz</p>", "a range of one value: "),
         ("<p>Caddy: not settled at this precision</p>", "a verdict not in the pages' words"),
         ("<table><tr><td>undecided</td></tr></table>", "a verdict not in the pages' words"),
         ("<p>not testable</p>", "a verdict not in the pages' words"),
@@ -116,6 +138,7 @@ def test_an_exported_report_carries_one_small_stylesheet_and_alt_text(tmp_path):
     page = export_html(_notebook(tmp_path), tmp_path / "report.html").read_text()
     assert page_defects(page) == []
     assert 'alt="Throughput per mode. k6, concurrency 8, 3 blocks"' in page
+    assert "<figcaption>Throughput per mode: k6, concurrency 8, 3 blocks.</figcaption>" in page
     assert "<title>A study's report</title>" in page
     # One stylesheet, the package's, instead of JupyterLab's ~265 KB; nothing loaded from
     # elsewhere (no require.js, MathJax or fonts from a CDN).
@@ -141,3 +164,23 @@ def test_a_table_wider_than_the_page_at_1280_px_is_found(tmp_path):
         "</main>", f"<table><thead><tr>{cells}</tr></thead></table></main>"))  # fmt: skip
     found = check_report(wide)
     assert [line for line in found if line.startswith("a table") and "column 0" in line], found
+
+
+def test_the_check_report_command_fails_on_a_page_with_each_new_defect_kind(tmp_path, capsys):
+    from hostbench.__main__ import main
+
+    defects = {
+        "<p>JSON: faster: 122% of the baseline (95% CI 100-149%)</p>": "contradicts",
+        '<img src="data:image/png;base64,AAAA" alt="Throughput per mode">': "without a caption",
+        "<p>the plaintext_pipelining test</p>": "a raw identifier in prose",
+        "<p>the CPU clock read 2,596-2,596 MHz</p>": "a range of one value",
+    }
+    clean, bad = tmp_path / "clean.html", tmp_path / "bad.html"
+    clean.write_text(CLEAN)
+    bad.write_text(_with("".join(defects)))
+    assert main(["check-report", "--no-browser", str(clean)]) == 0
+    assert main(["check-report", "--no-browser", str(bad)]) == 1
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"{clean}: reads cleanly") and f"{bad}: 4 defect(s)" in printed
+    for what in defects.values():
+        assert what in printed, printed

@@ -174,7 +174,24 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
             f"red = below {threshold_pct:.0f}%, not saturated)",
             fontsize=13,
         )
-    return fig
+    return set_finding(fig, _busy_finding(means["cpu_total_pct"], threshold_pct))
+
+
+def _busy_finding(busy_pct: pd.Series, threshold_pct: float) -> str:
+    # Judged as printed (whole percents), as the labels are.
+    printed = busy_pct.dropna().round()
+    if printed.empty:
+        return "No run recorded how busy the machine was"
+    below = int((printed < threshold_pct).sum())
+    busy = f"The machine was {tables_span(printed)}% busy (mean over blocks per mode and scenario)"
+    if below == 0:
+        return f"{busy}: at or above {threshold_pct:.0f}% everywhere, the CPU was the limit"
+    return f"{busy}: below {threshold_pct:.0f}% in {below} of {len(printed)}, not saturated there"
+
+
+def tables_span(values: pd.Series) -> str:
+    low, high = f"{values.min():.0f}", f"{values.max():.0f}"
+    return low if low == high else f"{low}-{high}"
 
 
 def bar_panels(
@@ -322,7 +339,32 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
         fig.suptitle(title)
         footnote(fig, note)
-    return fig
+    return set_finding(fig, _ratio_finding(rows))
+
+
+def _ratio_finding(rows: pd.DataFrame) -> str:
+    """How many of the rows' intervals lie above, below or across 100%, and how many of the
+    article's values our intervals hold, by the printed (outward-rounded) ends."""
+    ours = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
+    with_ci = ours.dropna(subset=["ci_low_pct", "ci_high_pct"])
+    if with_ci.empty:
+        return "No row has an interval"
+    above = int((with_ci["ci_low_pct"] > 100).sum())
+    below = int((with_ci["ci_high_pct"] < 100).sum())
+    text = (
+        f"Of {len(with_ci)} intervals, {above} {'lies' if above == 1 else 'lie'} above 100%, "
+        f"{below} below, and {len(with_ci) - above - below} include it"
+    )
+    both = with_ci.dropna(subset=["article_pct"])
+    if len(both):
+        inside = int(
+            (
+                (both["ci_low_pct"] <= both["article_pct"])
+                & (both["article_pct"] <= both["ci_high_pct"])
+            ).sum()
+        )
+        text += f"; the article's value lies inside ours in {inside} of {len(both)}"
+    return text
 
 
 def log_ticks(low: float, high: float) -> list[float]:
@@ -394,20 +436,42 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
 def alt_text(fig: Figure) -> str:
     """A figure in words for its image's alt text: its title (else its panels' titles) and
     the note under it, as drawn."""
+    return ". ".join(part for part in _title_and_note(fig) if part) or "a figure"
+
+
+def _title_and_note(fig: Figure) -> tuple[str, str]:
     title = fig.get_suptitle().strip()
     if not title:
         panels = [ax.get_title() or ax.get_title(loc="left") for ax in fig.axes]
         title = "; ".join(" ".join(t.split()) for t in panels if t.strip())
-    note = fig.get_supxlabel().strip()
-    return ". ".join(" ".join(part.split()) for part in (title, note) if part) or "a figure"
+    return " ".join(title.split()), " ".join(fig.get_supxlabel().split())
+
+
+def set_finding(fig: Figure, sentence: str) -> Figure:
+    """Give a figure the sentence its caption opens with: what it shows, computed from the
+    data it draws (the figure functions here set one; a study's own figures may too)."""
+    fig._hostbench_finding = sentence  # read by caption_text
+    return fig
+
+
+def caption_text(fig: Figure) -> str:
+    """A caption: what the figure shows (set_finding), then what it draws: its title, and
+    its note after a colon."""
+    finding = " ".join(getattr(fig, "_hostbench_finding", "").split()).rstrip(".")
+    title, note = (part.rstrip(".") for part in _title_and_note(fig))
+    drawn = f"{title}: {note}" if title and note else title or note
+    return " ".join(f"{part}." for part in (finding, drawn) if part)
 
 
 class FigureImage:
-    """A figure as the page shows it: a PNG with its alt text (the output's metadata, which
-    the report template writes into the img tag); plain text: the alt text."""
+    """A figure as the page shows it: a PNG with its alt text and its caption (the output's
+    metadata, which the report template writes into the img tag and a <figcaption> under it);
+    plain text: the alt text. caption: what the figure shows, its first sentence computed from
+    the data by the study; by default the figure's title and note (caption_text)."""
 
-    def __init__(self, fig: Figure, alt: str | None = None):
+    def __init__(self, fig: Figure, alt: str | None = None, caption: str | None = None):
         self.fig, self.alt = fig, alt or alt_text(fig)
+        self.caption = caption or caption_text(fig)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         import base64
@@ -417,7 +481,8 @@ class FigureImage:
         # As the inline backend draws it: the figure's own dpi, cropped to what is drawn.
         self.fig.savefig(buffer, format="png", bbox_inches="tight")
         png = base64.b64encode(buffer.getvalue()).decode("ascii")
-        return {"image/png": png, "text/plain": self.alt}, {"image/png": {"alt": self.alt}}
+        metadata = {"alt": self.alt, "caption": self.caption}
+        return {"image/png": png, "text/plain": self.alt}, {"image/png": metadata}
 
 
 def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:

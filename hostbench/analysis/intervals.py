@@ -371,8 +371,10 @@ def difference_words(ci_low: float, ci_high: float, *, more: str, less: str) -> 
 # --- printing an interval ------------------------------------------------------------------
 # One rounding rule for every page: whole percents of the baseline; the ratio rounded to the
 # nearest, the interval's low end floored and its high end ceiled, so a printed interval is never
-# narrower than the computed one (one that includes 100% is never shown as excluding it). Tables,
-# sentences and headlines all print through pct_text / ci_text / ratio_text.
+# narrower than the computed one (one that includes 100% is never shown as excluding it). An end
+# that lies beside 100% (100.77%, 99.6%) gets as many decimals as keep it on its side of 100%:
+# floored to "100%" it would print an interval that includes 100% beside a verdict that says it
+# excludes it. Tables, sentences and headlines all print through pct_text / ci_text / ratio_text.
 
 
 def pct_text(ratio: float) -> str:
@@ -380,8 +382,9 @@ def pct_text(ratio: float) -> str:
     return "n/a" if _missing(ratio) else f"{100.0 * ratio:.0f}%"
 
 
-def ci_bounds(ci_low: float, ci_high: float) -> tuple[int, int] | None:
-    """The interval's ends in whole percents, rounded outwards; None without an interval."""
+def ci_bounds(ci_low: float, ci_high: float) -> tuple[float, float] | None:
+    """The interval's ends in percents, rounded outwards: whole percents (ints), or decimals
+    for an end beside 100% (100.77% -> 100.7, not 100); None without an interval."""
     if _missing(ci_low) or _missing(ci_high):
         return None
     return _pct_bound(ci_low, up=False), _pct_bound(ci_high, up=True)
@@ -405,8 +408,8 @@ def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95, unit: str =
     if bounds is None:
         return "one block only, no interval"
     if unit == "x":
-        low, high = math.floor(100 * ci_low + 1e-9) / 100, math.ceil(100 * ci_high - 1e-9) / 100
-        return f"{_confidence_label(confidence)} CI {low:.2f}-{high:.2f}x"
+        low, high = _outward(ci_low, 2, up=False), _outward(ci_high, 2, up=True)
+        return f"{_confidence_label(confidence)} CI {low}-{high}x"
     return f"{_confidence_label(confidence)} CI {bounds[0]}-{bounds[1]}%"
 
 
@@ -508,11 +511,25 @@ def _missing(value) -> bool:
     return value is None or bool(pd.isna(value))  # None, NaN, pd.NA, NaT
 
 
-def _pct_bound(fraction: float, *, up: bool) -> int:
-    shifted = 100.0 * fraction
-    # The tolerance stops binary fractions from moving a whole step outwards: 100 * 2.62 is
-    # 262.00000000000006 in floating point, whose ceiling would print 263%.
-    return math.ceil(shifted - 1e-9) if up else math.floor(shifted + 1e-9)
+def _pct_bound(fraction: float, *, up: bool) -> float:
+    text = _outward(100.0 * fraction, 0, up=up, one=100.0)
+    return int(text) if "." not in text else float(text)
+
+
+def _outward(value: float, digits: int, *, up: bool, one: float = 1.0) -> str:
+    """value rounded outwards (up: ceiled, else floored) to `digits` decimals, or to more where
+    that would move it onto or across `one` (100% or 1.00x), up to 4 more: the printed end
+    stays on the side of `one` the computed end is on."""
+    for places in range(digits, digits + 5):
+        scale = 10.0**places
+        # The tolerance stops binary fractions from moving a whole step outwards: 100 * 2.62 is
+        # 262.00000000000006 in floating point, whose ceiling would print 263%.
+        rounded = math.ceil(value * scale - 1e-9) if up else math.floor(value * scale + 1e-9)
+        rounded /= scale
+        crossed = (value < one <= rounded) if up else (rounded <= one < value)
+        if not crossed:
+            break
+    return f"{rounded:.{places}f}"
 
 
 def _confidence_label(confidence: float) -> str:

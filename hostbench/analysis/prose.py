@@ -278,20 +278,31 @@ def calibration_note(findings: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def span(values, spec: str) -> str:
+    """Values' range as "low-high" in the format spec, or one number where both print the
+    same (a range of one value says nothing more)."""
+    values = pd.to_numeric(pd.Series(values), errors="coerce").dropna()
+    low, high = format(values.min(), spec), format(values.max(), spec)
+    return low if low == high else f"{low}-{high}"
+
+
 def machine_state(results: pd.DataFrame, env: dict | None = None) -> str:
     """How quiet the machine was while the runs ran, from each row's readings, and which code
     measured them (environment.json: a tree with uncommitted changes is named) (Markdown)."""
     load = results["load_avg_1m"]
     steal = pd.to_numeric(results["cpu_steal_pct"], errors="coerce")
     freq = pd.to_numeric(results["cpu_freq_mhz"], errors="coerce").dropna()
-    clock = f"; the CPU clock read {freq.min():,.0f}-{freq.max():,.0f} MHz" if len(freq) else ""
+    clock = f"; the CPU clock read {span(freq, ',.0f')} MHz" if len(freq) else ""
     text = (
         f"During the runs, the 1-minute load average at each run's start was "
-        f"{load.min():.1f}-{load.max():.1f} and the hypervisor stole up to "
+        f"{span(load, '.1f')} and the hypervisor stole up to "
         f"{steal.max():.1f}% of the CPU time{clock}."
     )
     foreign = pd.to_numeric(results.get("foreign_cores", pd.Series(dtype=float)), errors="coerce")
-    if foreign.notna().any():
+    if foreign.notna().any() and f"{foreign.max():.2f}" == "0.00":
+        text += " Processes the harness did not start used no CPU worth counting (under 0.005 "
+        text += "cores) during any run."
+    elif foreign.notna().any():
         cores = results.get("machine_cores", pd.Series(dtype=float)).max()
         of = f" of {cores:.0f}" if pd.notna(cores) else ""
         text += (

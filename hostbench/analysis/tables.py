@@ -233,7 +233,10 @@ def load_commands(run_dir: str | Path) -> pd.DataFrame:
         path = folder / "command.txt"
         command = ""
         if path.is_file():  # the tool by its name, not the folder it was run from
-            argv = shlex.split(path.read_text().replace(f"{folder}/", ""))
+            # The run's own files by name, wherever the folder was when it ran (a committed
+            # run was measured in another checkout than the one reading it).
+            text = re.sub(rf"\S*/{re.escape(r.run_key)}/load/", "", path.read_text())
+            argv = shlex.split(text)
             command = shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
         described = load.describe() if load else "(not recorded)"
         rows.append((r.tool, r.concurrency, described, command or "(not recorded)"))

@@ -78,14 +78,15 @@ class StudyRun:
         """The study's own analysis module (its folder's analysis.py)."""
         return get_study(self.study).analysis
 
-    def show(self, fig, name: str, alt: str | None = None):
+    def show(self, fig, name: str, alt: str | None = None, caption: str | None = None):
         """Save a figure as figures/<name>.png and .svg in the run folder; return it as the
         page shows it, where it is made: an image whose alt text is `alt`, by default the
-        figure's own title and note (figures.alt_text)."""
+        figure's own title and note (figures.alt_text), above its caption, `caption` (what
+        the figure shows, computed from the data), by default that title and note."""
         from ..analysis.figures import FigureImage, save_figure
 
         save_figure(fig, self.out_dir / "figures", name)
-        return FigureImage(fig, alt)
+        return FigureImage(fig, alt, caption)
 
     def sub_run(self, name: str) -> "StudyRun":
         """A sub-study of this one (params key sub_studies), in its own run folder."""

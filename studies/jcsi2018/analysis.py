@@ -6,7 +6,7 @@ environment.json) or from reference/; the words follow the intervals.
 
 import pandas as pd
 
-from hostbench.analysis import intervals, tables
+from hostbench.analysis import intervals, prose, tables
 from hostbench.analysis.intervals import (
     NOT_TESTABLE,
     SUPPORTED,
@@ -296,7 +296,7 @@ def threats(
             "noise and drift of a shared VM",
             (
                 f"run-to-run CV {cv.median() * 100:.0f}% (median over cells); block means "
-                f"{drift['relative'].min():.2f}-{drift['relative'].max():.2f} of the cell means; "
+                f"{prose.span(drift['relative'], '.2f')} of the cell means; "
                 f"steal time up to {steal.max():.1f}%"
                 if drift is not None
                 else f"one block: no drift measurable; steal time up to {steal.max():.1f}%"

@@ -219,4 +219,18 @@ def relative_chart(
             else "one block: no interval"
         )
         figures.footnote(fig, ci)
-    return fig
+    return figures.set_finding(fig, _above_baseline(ratios, ours, scenarios, baseline))
+
+
+def _above_baseline(ratios: pd.DataFrame, modes: list[str], scenarios: list[str], baseline) -> str:
+    """What Fig. 9 shows, in one sentence: per mode, in how many scenarios its whole interval
+    lies above the baseline (the words the pages use: "faster" only then)."""
+    parts = []
+    for mode in modes:
+        rows = ratios[ratios["mode"] == mode]
+        above = int((rows["ci_low"] > 1).sum())
+        parts.append(f"{mode_label(mode)} in {above} of {len(scenarios)}")
+    return (
+        f"Scenarios where the whole 95% interval lies above {mode_label(baseline)} (faster): "
+        + ", ".join(parts)
+    )

@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 from conftest import BASE_RPS, FACTORS, bar_containers, bars, overlapping, runs, texts  # noqa: E402
 from hostbench.analysis import intervals  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
+from hostbench.analysis.figures import caption_text  # noqa: E402
 from hostbench.errors import BadInput  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
@@ -94,6 +95,18 @@ def test_relative_chart_bars_with_intervals_and_the_baseline_line():
     assert all(c.errorbar is not None for c in bar_containers(ax))  # 95% intervals
     assert any(list(line.get_ydata()) == [100, 100] for line in ax.lines)
     assert "Fig. 9" in ax.figure.get_suptitle()
+
+
+def test_relative_charts_caption_says_where_each_mode_is_faster_than_the_baseline():
+    caption = caption_text(figures.relative_chart(ratios(), None, "nginx"))
+    first = caption.split(". ")[0]
+    expected = {  # from the synthetic factors: above 100% with the whole interval or not
+        m: sum(r.ci_low > 1 for r in ratios().itertuples() if r.mode == m) for m in FACTORS
+    }
+    for mode, above in expected.items():
+        if mode != "nginx":
+            assert f"{figures.mode_label(mode)} in {above} of {len(BASE_RPS)}" in first, first
+    assert first.startswith("Scenarios where the whole 95% interval lies above Kestrel + nginx")
 
 
 def test_relative_chart_draws_the_papers_values_as_what_they_are():

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import figures
+from hostbench.analysis import figures, prose
 from hostbench.analysis.intervals import describe, mean_interval, paired_ratios, ratio_text
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import scenario_label
@@ -132,7 +132,7 @@ def sweep_note(params) -> str:
         return "This profile states its variants one by one: no sweep over the core count."
     cores = (
         f", from this run's {sweep['cores']} core{'s' * (sweep['cores'] > 1)} "
-        f"(params key variant_sweep, n: {_words(sweep['n'])})"
+        f"(params key `variant_sweep`, n: {_words(sweep['n'])})"
         if sweep["cores"]
         else ""
     )
@@ -332,7 +332,7 @@ def constraint_sentences(results: pd.DataFrame, g: pd.DataFrame) -> str:
         busy = rows["cpu_total_pct"]
         text = (
             f"- **{scenario_label(scenario)}**: across the variants the machine was "
-            f"{busy.min():.0f}-{busy.max():.0f}% busy; of its {cores} cores the app used "
+            f"{prose.span(busy, '.0f')}% busy; of its {cores} cores the app used "
             f"{rows['app_cores'].mean():.2f}, wrk {rows['wrk_cores'].mean():.2f} and the rest "
             f"(other processes, the kernel) {rows['other_cores'].mean():.2f} on average."
         )

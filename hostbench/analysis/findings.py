@@ -1,0 +1,100 @@
+"""The box a report opens with: what the article claimed, what this re-run found and the
+verdict, per claim, with the machine and its quietness in one line.
+
+Built from the very table the report's claims section shows (each study's claims table), so
+the box and the section cannot differ; a smoke run gets a banner instead of verdicts.
+"""
+
+import html
+
+import pandas as pd
+
+from . import intervals, prose
+
+SMOKE_BANNER = (
+    f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
+)
+
+
+class FindingsBox:
+    """The findings box as the page shows it (HTML), and as text."""
+
+    def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None):
+        self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
+        self.formats = formats
+
+    def _repr_html_(self) -> str:
+        parts = ['<section class="findings"><h2>Findings</h2>']
+        if self.smoke:
+            parts.append(f'<p class="smoke-banner">{html.escape(SMOKE_BANNER)}</p>')
+        if self.headline:
+            parts.append(f"<p><strong>{html.escape(self.headline)}</strong></p>")
+        if self.claims is not None and not self.smoke:
+            parts.append(prose.table(self.claims, self.formats).to_html())
+        parts.append(f"<p>{html.escape(self.machine)}</p></section>")
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        lines = ["Findings", *([SMOKE_BANNER] if self.smoke else []), self.headline]
+        if self.claims is not None and not self.smoke:
+            lines.append(self.claims.to_string(index=False))
+        return "\n".join([line for line in lines if line] + [self.machine])
+
+
+def findings_box(
+    claims: pd.DataFrame | None,
+    results: pd.DataFrame,
+    env: dict | None = None,
+    *,
+    smoke: bool = False,
+    headline: str = "",
+    formats: dict | None = None,
+    per_claim: tuple[str, str] | None = None,
+) -> FindingsBox:
+    """The report's first screen: `claims` (the study's claims table: the article's claim, our
+    evidence with its interval and n, the verdict; None for a study without one), the
+    `headline` when there is one, and the machine line from every run (`results`, invalid
+    runs too) and environment.json (`env`). smoke: the banner instead of verdicts. formats:
+    the claims table's cell formats, as its section passes them to prose.table.
+    per_claim=(claim column, verdict column): a table with several rows per claim (one per
+    scenario or baseline) is shown one row per claim, its verdicts counted (verdict_counts)."""
+    if claims is not None and per_claim is not None:
+        claims, formats = verdict_counts(claims, *per_claim), None
+    return FindingsBox(claims, machine_line(results, env), smoke, headline, formats)
+
+
+def verdict_counts(claims: pd.DataFrame, claim: str, verdict: str) -> pd.DataFrame:
+    """One row per claim (in the table's order): how many of its rows got each verdict, in
+    the order of intervals.VERDICTS ("2 supported, 3 undecided at this precision"). The rule
+    is stated, not a new verdict: the claim's own rows, one per scenario or baseline, decide."""
+    rows = []
+    for name, group in claims.groupby(claim, sort=False):
+        counts = group[verdict].value_counts()
+        known = [v for v in intervals.VERDICTS if v in counts] + sorted(
+            set(counts.index) - set(intervals.VERDICTS)
+        )
+        text = ", ".join(f"{counts[v]} {v}" for v in known)
+        rows.append({claim: name, "rows": len(group), "verdicts over its rows": text})
+    return pd.DataFrame(rows)
+
+
+def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
+    """The machine and how quiet it was, in one sentence."""
+    env = env or {}
+    cores = env.get("cpu_cores_logical")
+    machine = ", ".join(
+        str(part)
+        for part in (env.get("cpu_model"), f"{cores} cores" if cores else None, env.get("os"))
+        if part
+    )
+    steal = pd.to_numeric(results.get("cpu_steal_pct"), errors="coerce")
+    load = pd.to_numeric(results.get("load_avg_1m"), errors="coerce")
+    valid = results["valid"].astype(bool) if "valid" in results.columns else None
+    kept = f"{int(valid.sum())} of {len(results)} runs kept" if valid is not None else ""
+    quiet = [
+        kept,
+        f"load average {prose.span(load, '.1f')}" if load.notna().any() else "",
+        f"steal at most {steal.max():.1f}%" if steal.notna().any() else "",
+    ]
+    quietness = "; ".join(q for q in quiet if q)
+    return f"Machine: {machine or 'not recorded'}. Quietness: {quietness or 'not recorded'}."

@@ -1,0 +1,122 @@
+"""The findings box a report opens with (hostbench.analysis.findings): the claims table of
+the section below it, verbatim, with the machine in one line; a smoke run's banner instead of
+verdicts. And every committed report passes the page check (hostbench.pagecheck)."""
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from bs4 import BeautifulSoup
+
+from hostbench.analysis import findings, intervals, prose
+from hostbench.pagecheck import page_defects
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED_PAGES = sorted(ROOT.glob("data/runs/*/report.html")) + sorted(
+    ROOT.glob("data/runs/*/index.html")
+)
+
+CLAIMS = pd.DataFrame(
+    {
+        "the article's claim": [
+            "Kestrel alone is the fastest",
+            "IIS in-process beats out-of-process",
+        ],
+        "our evidence": [
+            intervals.describe(1.55, 1.41, 1.70) + ", n = 5",
+            intervals.describe(1.22, 1.0077, 1.49) + ", n = 5",
+        ],
+        "verdict": [intervals.SUPPORTED, intervals.SUPPORTED],
+    }
+)
+RUNS = pd.DataFrame(
+    {
+        "valid": [True, True, False],
+        "cpu_steal_pct": [0.0, 1.2, 16.9],
+        "load_avg_1m": [0.4, 0.9, 1.5],
+    }
+)
+ENV = {"cpu_model": "AMD EPYC", "cpu_cores_logical": 2, "os": "Debian GNU/Linux 12 (bookworm)"}
+
+
+def _page(box) -> str:
+    return f"<html><body><main>{box._repr_html_()}</main></body></html>"
+
+
+def test_the_findings_box_is_the_claims_table_below_it_with_the_machine_in_one_line():
+    box = findings.findings_box(CLAIMS, RUNS, ENV)
+    page = _page(box)
+    # The very table the section shows, cell for cell.
+    cells = [td.get_text() for td in BeautifulSoup(page, "html.parser").find_all("td")]
+    section = BeautifulSoup(prose.table(CLAIMS).to_html(), "html.parser").find_all("td")
+    assert cells == [td.get_text() for td in section] == list(CLAIMS.to_numpy().ravel())
+    assert "Machine: AMD EPYC, 2 cores, Debian GNU/Linux 12 (bookworm)." in page
+    assert "2 of 3 runs kept; load average 0.4-1.5; steal at most 16.9%" in page
+    assert "100.7-149%" in page and findings.SMOKE_BANNER not in page
+    assert page_defects(page) == []
+
+
+def test_a_smoke_run_gets_the_banner_and_no_verdicts():
+    page = _page(findings.findings_box(CLAIMS, RUNS, ENV, smoke=True))
+    assert findings.SMOKE_BANNER in page and "checks the pipeline, not evidence" in page
+    assert intervals.SUPPORTED not in page and "<table" not in page
+
+
+def test_a_study_without_a_claims_table_shows_its_headline():
+    box = findings.findings_box(None, RUNS, {}, headline="Kestrel 264% of the baseline")
+    page = _page(box)
+    assert "<strong>Kestrel 264% of the baseline</strong>" in page
+    assert "Machine: not recorded." in page and "<table" not in page
+
+
+@pytest.mark.parametrize("page", COMMITTED_PAGES, ids=lambda p: p.parent.name)
+def test_every_committed_report_passes_the_page_check(page):
+    assert page_defects(page.read_text()) == []
+
+
+def test_every_committed_report_opens_with_its_findings_box():
+    for page in COMMITTED_PAGES:
+        text = page.read_text()
+        assert 'class="findings"' in text, page.parent.name
+        # Above the first numbered section: only the introduction and the measurement cell
+        # come before it.
+        first_section = re.search(r"<h2[^>]*>1\. ", text)
+        assert first_section and text.index('class="findings"') < first_section.start(), page
+
+
+def test_a_claim_over_several_rows_is_shown_once_with_its_verdicts_counted():
+    rows = pd.DataFrame(
+        {
+            "claim": ["fastest", "fastest", "fastest", "slowest"],
+            "against": ["nginx", "caddy", "yarp", "nginx"],
+            "verdict": [intervals.SUPPORTED, intervals.UNDECIDED, intervals.SUPPORTED,
+                        intervals.NOT_SUPPORTED],
+        }
+    )  # fmt: skip
+    counted = findings.verdict_counts(rows, "claim", "verdict")
+    assert counted.to_dict("records") == [
+        {"claim": "fastest", "rows": 3,
+         "verdicts over its rows": "2 supported, 1 undecided at this precision"},
+        {"claim": "slowest", "rows": 1, "verdicts over its rows": "1 not supported"},
+    ]  # fmt: skip
+    page = _page(findings.findings_box(rows, RUNS, ENV, per_claim=("claim", "verdict")))
+    assert "2 supported, 1 undecided at this precision" in page and "caddy" not in page
+
+
+def test_the_batch_index_opens_with_its_findings_and_a_smoke_runs_banner(tmp_path):
+    from hostbench.params import StudyParams
+    from hostbench.reproduce import DONE_FILE, write_index
+    from hostbench.studies import available
+
+    study = available()[0]
+    folder = tmp_path / "b1" / study.id
+    folder.mkdir(parents=True)
+    quick = StudyParams.from_file(study.params_path("quick"))
+    assert quick.smoke
+    (folder / "params.json").write_text(json.dumps({**quick.to_dict(), "seed": 1}))
+    (folder / DONE_FILE).write_text(json.dumps({"study": study.id, "wall_s": 60}))
+    page = write_index(tmp_path / "b1", "quick").read_text()
+    assert page.index('class="smoke-banner"') < page.index('class="findings"')
+    assert "check the pipeline, not evidence" in page and page_defects(page) == []
