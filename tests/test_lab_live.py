@@ -75,7 +75,7 @@ def test_a_what_if_from_the_command_line_reaches_nginx(tmp_path, capsys):
     assert main(argv) == 0
     out = tmp_path / "lab-what-if"
     assert json.loads((out / "params.json").read_text())["nginx_workers"] == 1
-    confs = list(out.glob("nginx__*/nginx.conf"))
+    confs = list(out.glob("launch__r*/nginx/nginx.conf"))
     assert confs and all("worker_processes 1;" in c.read_text() for c in confs)
     page = (out / "report.html").read_text()
     assert "<strong>1</strong> worker," in page  # the settings line names the what-if

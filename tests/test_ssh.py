@@ -146,7 +146,8 @@ def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp
             if r["mode"] != "kestrel":  # the proxy's CPU, read on the server host
                 assert float(r["cpu_proxy_cores"]) > 0
                 config = "nginx.conf" if r["mode"] == "nginx" else "Caddyfile"
-                assert "/tmp/hostbench." in (tmp_path / "ssh" / r["run_key"] / config).read_text()
+                launch = tmp_path / "ssh" / f"launch__r{r['block']}" / r["mode"]
+                assert "/tmp/hostbench." in (launch / config).read_text()
             load = tmp_path / "ssh" / r["run_key"] / "load"
             assert f"http://{netns.SERVER_ADDRESS}:" in (load / "command.txt").read_text()
             assert (load / "stdout.txt").read_text().strip()  # fetched from the loadgen host

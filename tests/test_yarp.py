@@ -175,7 +175,7 @@ def test_ctrl_c_during_a_run_leaves_nothing_running(tmp_path):
     assert cli.returncode == 130, err
     time.sleep(0.5)
     assert _alive([c.pid for c in children]) == []
-    (config,) = runs.glob("s/*/yarp.json")  # the run's own folder keeps what the proxy ran from
+    (config,) = runs.glob("s/launch__r1/*/yarp.json")  # the launch keeps what the proxy ran from
     assert _settings(config)["ReverseProxy"]["Routes"]
 
 

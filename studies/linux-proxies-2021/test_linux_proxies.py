@@ -79,7 +79,8 @@ def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
     assert argv[argv.index("-c") + 1] == str(c) and argv[argv.index("-d") + 1] == "1000ms"
     assert "-n" not in argv and argv[-1].endswith("/api/test")
     # The app ran with the template's logging: Information lines in its log.
-    assert "info: Microsoft.Hosting.Lifetime" in (run_dir / key / "app.log").read_text()
+    launch = run_dir / "launch__r1" / "kestrel"  # the block's launch of the mode
+    assert "info: Microsoft.Hosting.Lifetime" in (launch / "app.log").read_text()
     setup = lp.setup_table(run_dir).set_index("")
     assert setup.loc["reverse proxies", "the article"].endswith("configuration not stated)")
     assert "fresh launch" in setup.loc["rounds", "this run"]

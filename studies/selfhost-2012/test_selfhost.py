@@ -39,7 +39,7 @@ def test_paper_profile_states_the_articles_settings():
 @pytest.mark.live
 def test_selfhost_rows_carry_the_articles_settings(tmp_path):
     c = int(stated(sh.ARTICLE, "ab_concurrency"))
-    params = profile_params(STUDY.id, "quick", modes=["kestrel"], baseline=None,
+    params = profile_params(STUDY.id, "quick", modes=["kestrel"], baseline=None, focus=[],
                             requests=3 * c, warmup_s=0, repetitions=1)  # fmt: skip
     run_dir = run_study(params, "sh", tmp_path, progress=False).parent
     rows = pd.read_csv(run_dir / "results.csv")
