@@ -274,3 +274,27 @@ def test_two_studies_started_at_once_never_measure_at_the_same_time(tmp_path):
         assert a == b or start >= end - 0.05, spans  # a window never overlaps the other's
     logs = "".join((tmp_path / r / "progress.log").read_text() for r in ("one", "two"))
     assert "waiting for the machine: run " in logs
+
+
+@pytest.mark.live
+def test_a_target_adds_blocks_of_the_focus_once_and_a_resume_keeps_them(tmp_path):
+    params = {**BASE, "modes": ["nginx", "kestrel", "caddy"], "scenarios": ["text"],
+              "repetitions": 2, "focus": ["kestrel"], "target_halfwidth_pct": 0.01,
+              "max_repetitions": 3, **SHORT_RUNS}  # fmt: skip
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    args = ("run", str(path), "--run-id", "t", "--runs-dir", str(tmp_path), "--no-progress")
+    cli = _cli(*args)
+    _, err = cli.communicate(timeout=300)
+    assert cli.returncode == 0, err
+    design = yaml.safe_load((tmp_path / "t" / "design.json").read_text())
+    assert design["blocks"] == 3 and "capped at 3 by max_repetitions 3" in design["decision"]
+    rows = read_results(tmp_path / "t")
+    third = rows[rows["block"] == 3]
+    assert sorted(third["mode"]) == ["kestrel", "nginx"]  # the added block: the focus alone
+    assert set(rows.loc[rows["block"] < 3, "mode"]) == {"nginx", "kestrel", "caddy"}
+    assert "target half-width 0.01%" in (tmp_path / "t" / "progress.log").read_text()
+    again = _cli(*args)  # resumed: nothing measured twice, the decision kept
+    _, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert read_results(tmp_path / "t")["run_key"].tolist() == rows["run_key"].tolist()

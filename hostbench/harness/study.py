@@ -304,7 +304,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 t0 = time.monotonic()
                 _run_block(pending, study_dir, params, say, where, bar, rows)
                 block_minutes.append((time.monotonic() - t0) / 60)
-            if block == params.repetitions and design["blocks"] == params.repetitions:
+            if block == params.repetitions and not design["decision"]:  # decided once
                 pace = sum(block_minutes) / len(block_minutes) if block_minutes else 0.0
                 design = _size_design(study_dir, params, list(rows.values()), pace)
                 if design["blocks"] > block:
