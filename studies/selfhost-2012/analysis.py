@@ -144,10 +144,23 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
          ", ".join(str(c) for c in params.concurrency)),
         ("keep-alive", "no (no -k in the command)", keepalive),
         ("rounds", article_setting("rounds"),
-         f"{params.repetitions} blocks (each after a warm-up of at most "
-         f"{params.warmup_s:g} s); best and mean"),
+         f"{_blocks_run(run_dir)} blocks, each one launch of every mode (warmed up for at most "
+         f"{params.warmup_s:g} s) with {_windows_per_block(params)}; best and mean"),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "the article", "this run"])
+
+
+def _blocks_run(run_dir: Path) -> int:
+    """The blocks the study measured (a target half-width may have added to repetitions)."""
+    return int(tables.load_results(run_dir, valid_only=False)["block"].nunique())
+
+
+def _windows_per_block(params) -> str:
+    if params.windows == 1:
+        return "one window each"
+    focus = " and ".join([*params.focus, params.baseline_mode]) if params.focus else "each mode"
+    rest = ", one of each other mode" if params.focus else ""
+    return f"{params.windows} windows of {focus}{rest}"
 
 
 def _best(results: pd.DataFrame) -> pd.DataFrame:
