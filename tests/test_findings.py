@@ -53,7 +53,7 @@ def test_the_findings_box_is_the_claims_table_below_it_with_the_machine_in_one_l
     section = BeautifulSoup(prose.table(CLAIMS).to_html(), "html.parser").find_all("td")
     assert cells == [td.get_text() for td in section] == list(CLAIMS.to_numpy().ravel())
     assert "Machine: AMD EPYC, 2 cores, Debian GNU/Linux 12 (bookworm)." in page
-    assert "2 of 3 runs kept; load average 0.4-1.5; steal at most 16.9%" in page
+    assert "2 of 3 windows kept; load average 0.4-1.5; steal at most 16.9%" in page
     assert "100.7-149%" in page and findings.SMOKE_BANNER not in page
     assert page_defects(page) == []
 

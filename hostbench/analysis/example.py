@@ -43,7 +43,7 @@ def line(run_dir: Path, page: str = PAGE) -> str:
         ci = f" ({bounds[0]}-{bounds[1]}%)" if bounds else ""
         cells.append(f"{scenario_label(r.scenario)} {intervals.pct_text(r.ratio)}{ci}")
     wall = _wall(run_dir)
-    took = f"; {wall[1]} runs in {wall[0] / 60:.0f} min" if wall else ""
+    took = f"; {wall[1]} windows in {wall[0] / 60:.0f} min" if wall else ""
     done = run_dir / "reproduce.json"
     what = json.loads(done.read_text()) if done.exists() else {}
     profile = f"`{what['study']}` {what['profile']} profile, " if what else ""
@@ -69,7 +69,8 @@ def _wall(run_dir: Path) -> tuple[float, int] | None:
         return None
     wall = json.loads(done.read_text())["wall_s"]
     folders = [run_dir, *run_dir.parent.glob(f"{run_dir.name}-*")]
-    n = sum(len(tables.load_results(f, valid_only=False)) for f in folders
+    # Windows measured (a launch's valid windows are one row of load_results, `windows` many).
+    n = sum(int(tables.load_results(f, valid_only=False)["windows"].sum()) for f in folders
             if (f / "results.csv").exists())  # fmt: skip
     return wall, n
 
@@ -249,7 +250,7 @@ def batch_section(root: Path) -> str:
         started = pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"])
         measured.append(wall)
         lines.append(
-            f"- `{sid}`: [report](data/runs/{name}/report.html), {n} runs in "
+            f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
             f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}"
         )
     total = f"{sum(measured) / 60:.0f} min"

@@ -90,7 +90,13 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
     steal = pd.to_numeric(results.get("cpu_steal_pct"), errors="coerce")
     load = pd.to_numeric(results.get("load_avg_1m"), errors="coerce")
     valid = results["valid"].astype(bool) if "valid" in results.columns else None
-    kept = f"{int(valid.sum())} of {len(results)} runs kept" if valid is not None else ""
+    kept = ""
+    if valid is not None:  # a launch's valid windows are one row (results.per_launch)
+        windows = (
+            results["windows"] if "windows" in results.columns else pd.Series(1, results.index)
+        )
+        counted = int(windows[valid].sum()) + int((~valid).sum())
+        kept = f"{int(windows[valid].sum())} of {counted} windows kept"
     quiet = [
         kept,
         f"load average {prose.span(load, '.1f')}" if load.notna().any() else "",

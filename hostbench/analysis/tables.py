@@ -301,6 +301,16 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     return path
 
 
+def measured_text(results_path: str | Path) -> str:
+    """What a study measured, in a line: its windows, the launches and blocks they ran in,
+    and where the results are."""
+    path = Path(results_path)
+    rows = schema.read_results(path)
+    blocks = rows["block"].nunique() if "block" in rows.columns else 0
+    return (f"{len(rows)} windows in {blocks} block{'s' if blocks != 1 else ''}; results in "
+            f"{path.parent.name}/{path.name}")  # fmt: skip
+
+
 def read_ratios(path: str | Path, measure: str = "rps") -> pd.DataFrame:
     """One measure's rows of a ratios.csv (write_ratios), without the measure column."""
     ratios = pd.read_csv(path)

@@ -64,7 +64,8 @@ def blocks_needed(rows: list[dict], params: StudyParams, minutes_per_block: floa
         t = t_quantile(0.975, n0 - 1)
         widest = max(spreads, key=spreads.get)
         wanted = max(n0, math.ceil((t * spreads[widest] / target) ** 2))
-        why = (f"the widest focus ratio ({' / '.join(map(str, widest[:3]))}) spreads "
+        named = " / ".join(str(part) for part in widest[:3] if part)  # mode, variant, scenario
+        why = (f"the widest focus ratio ({named}) spreads "
                f"{100 * spreads[widest]:.1f}% between blocks")  # fmt: skip
     by_time = math.inf
     if params.max_minutes is not None and minutes_per_block > 0:
@@ -83,7 +84,9 @@ def blocks_needed(rows: list[dict], params: StudyParams, minutes_per_block: floa
         "wanted_blocks": wanted,
         "target_halfwidth_pct": params.target_halfwidth_pct,
         "minutes_per_block": round(minutes_per_block, 2),
-        "spread_pct": {" / ".join(map(str, c)): round(100 * s, 2) for c, s in spreads.items()},
+        "spread_pct": {
+            " / ".join(str(p) for p in c if p != ""): round(100 * s, 2) for c, s in spreads.items()
+        },  # fmt: skip
         "rule": RULE,
         "decision": decision,
     }
