@@ -187,8 +187,13 @@ def _cmd_compare(args) -> int:
 def _cmd_pdf(args) -> int:
     from .printable import write_pdf
 
-    for folder in args.run_dirs:
-        print(f"wrote {write_pdf(Path(folder))}")
+    folders = [Path(f) for f in args.run_dirs]
+    # Given several (data/runs/example-*/), a sub-study's folder without a report is skipped.
+    for folder in folders:
+        if len(folders) > 1 and not (folder / "report.html").is_file():
+            print(f"skipped {folder}: no report.html")
+            continue
+        print(f"wrote {write_pdf(folder)}")
     return 0
 
 
