@@ -472,11 +472,11 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
             agg[name] = "mean"
         else:
             agg[name] = "first"
-    launches = kept.groupby(key, observed=True, sort=False, dropna=False).agg(agg)
-    launches["windows"] = kept.groupby(key, observed=True, sort=False, dropna=False).size()
+    grouped = kept.groupby(key, observed=True, sort=False, dropna=False)
+    launches = grouped.agg(agg).assign(windows=grouped.size())
     launches = launches.reset_index()[[*kept.columns, "windows"]]
     for name in kept.columns:  # the combined values keep their columns' types
-        if launches[name].dtype != kept[name].dtype and name not in ("rps",):
+        if launches[name].dtype != kept[name].dtype:
             try:
                 launches[name] = launches[name].astype(kept[name].dtype)
             except (TypeError, ValueError):

@@ -288,7 +288,7 @@ class CpuMonitor:
         """The machine between start and stop: busy % of all cores, stolen %, and the cores
         used by processes other than the harness and what it started (foreign_processes)."""
         shares = machine_shares(self._machine0, self._machine1, self.cores)
-        foreign = sum(cores for _, _, cores in self.foreign_processes()) * self.elapsed_s
+        foreign = foreign_seconds(self._processes0, self._processes1, harness_pids())
         return {
             "busy_pct": shares["busy_pct"],
             "steal_pct": shares["steal_pct"],
