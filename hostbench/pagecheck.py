@@ -116,10 +116,13 @@ def page_defects(html_text: str, forbidden: list[str] = ()) -> list[str]:
             found.append(f"forbidden text on the page: {text!r}")
     for pattern, what in ((RAW_MISSING_IN_TEXT, "a missing value shown raw"),
                           (RETIRED_WORDS, "a verdict not in the pages' words"),
-                          (ONE_VALUE_RANGE, "a range of one value"),
                           (RAW_TEXT, "raw text")):  # fmt: skip
         for match in pattern.finditer(visible):
             found.append(f"{what}: {_context(visible, match)!r}")
+    # A range is printed within one piece of text: a table's "2" beside its "-2%" is not one.
+    for text in soup.find_all(string=True):
+        for match in ONE_VALUE_RANGE.finditer(str(text)):
+            found.append(f"a range of one value: {_context(str(text), match)!r}")
     found += _interval_defects(visible)
     found += _figures_without_caption(soup)
     found += _raw_identifiers(soup)
