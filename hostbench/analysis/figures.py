@@ -268,10 +268,8 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
     are the same distance from 100%); a dashed line marks 100% (equal).
     """
     rows = rows.reset_index(drop=True)
-    values = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
-    values = values.to_numpy(dtype=float)
-    values = values[np.isfinite(values) & (values > 0)]
-    low_end, high_end = min(values.min(initial=100.0), 100.0), max(values.max(initial=100.0), 100.0)
+    low_end, high_end = _ratio_span(rows)
+    clipped = False
     with style():
         fig = Figure(figsize=(9.5, 0.5 * len(rows) + 1.9), layout="constrained")
         ax = fig.subplots()
@@ -282,14 +280,20 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
             color = row.get("color") or "0.2"
             if not pd.isna(ours):
                 interval = not (pd.isna(low) or pd.isna(high))
-                if interval:
-                    ax.plot([low, high], [yi, yi], color=color, linewidth=2.5, zorder=2)
+                if interval:  # an end beyond the axis stops at its edge, with an arrowhead
+                    shown = (max(low, low_end / 1.5), min(high, high_end))
+                    ax.plot(shown, [yi, yi], color=color, linewidth=2.5, zorder=2)
+                    for end, limit, head in ((low, shown[0], "<"), (high, shown[1], ">")):
+                        if end != limit:
+                            ax.plot(limit, yi, head, color=color, markersize=9, zorder=3)
+                            clipped = True
                 ax.plot(ours, yi, "o", color=color, markersize=8, zorder=3)
-                end = max(high if interval else ours, article if not pd.isna(article) else 0)
+                drawn_high = min(high, high_end) if interval else ours
+                end = max(drawn_high, article if not pd.isna(article) else 0)
                 # The interval by the pages' rounding rule (intervals.ci_bounds).
                 bounds = intervals.ci_bounds(low / 100, high / 100)
                 text = intervals.pct_text(ours / 100)
-                text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""
+                text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""  # the true ends
                 ax.annotate(text, (end, yi), xytext=(8, 0), textcoords="offset points", va="center")
             if not pd.isna(article):
                 ax.plot(
@@ -336,10 +340,34 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
             ),
             Line2D([], [], color="0.2", linestyle="--", label="100%: equal"),
         ]
-        fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+        if clipped:
+            handles.append(Line2D([], [], color="0.2", marker=">", linestyle="none",
+                                  label="interval runs on past the axis"))  # fmt: skip
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
         fig.suptitle(title)
         footnote(fig, note)
     return set_finding(fig, _ratio_finding(rows))
+
+
+# How far beyond the outermost point (ours or the article's) an interval may widen the axis: a
+# 2-block interval of 12-1,000% would otherwise squeeze every other row into a sliver.
+INTERVAL_ROOM = 3.0
+
+
+def _ratio_span(rows: pd.DataFrame) -> tuple[float, float]:
+    """The ratio axis's span in %: every point and 100%, and the intervals up to INTERVAL_ROOM
+    times beyond the outermost points."""
+
+    def finite(columns: list[str]) -> np.ndarray:
+        values = rows.reindex(columns=columns).to_numpy(dtype=float)
+        return values[np.isfinite(values) & (values > 0)]
+
+    points = finite(["ratio_pct", "article_pct"])
+    ends = finite(["ci_low_pct", "ci_high_pct"])
+    low = min(points.min(initial=100.0), 100.0)
+    high = max(points.max(initial=100.0), 100.0)
+    return (max(min(ends.min(initial=low), low), low / INTERVAL_ROOM),
+            min(max(ends.max(initial=high), high), high * INTERVAL_ROOM))  # fmt: skip
 
 
 def _ratio_finding(rows: pd.DataFrame) -> str:
