@@ -87,6 +87,17 @@ def test_calibration_chart_has_interval_bars_and_says_how_many_blocks():
     assert "3 blocks per level" in " ".join(t.get_text() for t in fig.texts)
     one = figures.calibration_chart(sweep[sweep["repetition"] == 0])
     assert "no interval" in " ".join(t.get_text() for t in one.texts)
+    # One block far off at one level: its interval would flatten the curves; the axis stops
+    # above the means and an arrowhead marks the cut.
+    wild = sweep.copy()
+    far = (wild["concurrency"] == 4) & (wild["repetition"] == 0)
+    wild.loc[far, "rps"] *= 20
+    table = analysis.calibration(wild)
+    fig = figures.calibration_chart(wild)
+    rps_ax = fig.axes[0]
+    assert rps_ax.get_ylim()[1] < table["rps_ci_high"].max()
+    assert [line for line in rps_ax.get_lines() if line.get_marker() == "^"]
+    assert "interval runs on past the axis" in [t.get_text() for t in rps_ax.get_legend().get_texts()]
 
 
 def test_a_very_wide_interval_stops_at_the_axis_with_an_arrowhead_and_keeps_its_true_ends():

@@ -443,7 +443,17 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
             ax.set_xlabel("concurrency (virtual users / connections)")
         rps_ax.set_ylabel("throughput [requests/s]")
         rps_ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        rps_ax.set_ylim(0, None)
+        # An interval from few blocks can reach far above every mean and flatten the curves:
+        # the axis stops at INTERVAL_ROOM / 2 times the highest mean, an arrowhead marks the cut.
+        top = table["rps_mean"].max() * INTERVAL_ROOM / 2
+        cut = table[table["rps_ci_high"] > top]
+        rps_ax.set_ylim(0, top if len(cut) else None)
+        for mode in present(cut["mode"]) if len(cut) else []:
+            above = cut[cut["mode"] == mode]
+            rps_ax.plot(above["concurrency"], [top] * len(above), "^", ms=9, clip_on=False,
+                        color=mode_color(mode))  # fmt: skip
+        if len(cut):
+            rps_ax.plot([], [], "^", ms=9, color="0.2", label="interval runs on past the axis")
         rps_ax.plot([], [], "o", ms=12, mfc="none", mec="0.1",
                     label="knee: no higher level's mean above its 95% interval")  # fmt: skip
         cpu_ax.set_ylabel("machine busy [%] (mean over blocks)")
@@ -451,14 +461,21 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         cpu_ax.axhline(100, color="0.4", ls="--", lw=1)  # the paper's target
         rps_ax.legend(frameon=False, fontsize=9)
         fig.suptitle("Choosing the load: throughput and CPU against concurrency")
-        blocks = int(table["blocks"].min())
+        blocks = table["blocks"].astype(int)
         footnote(
             fig,
-            f"{blocks} blocks per level; error bars: 95% interval of the mean"
-            if blocks > 1
+            f"{span_text(blocks)} blocks per level; error bars: 95% interval of the mean"
+            + ("; a level with one block has none" if blocks.min() == 1 else "")
+            if blocks.max() > 1
             else "one block per level: no interval, no knee; dashed line: 100% busy",
         )
     return fig
+
+
+def span_text(values: pd.Series) -> str:
+    """Whole numbers' range as "low-high", or one number where they are all the same."""
+    low, high = int(values.min()), int(values.max())
+    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def alt_text(fig: Figure) -> str:
