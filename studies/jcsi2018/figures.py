@@ -145,7 +145,9 @@ def relative_chart(
         paper = paper[paper["mode"] != models.PAPER_BASELINE]
         paper = paper[paper["scenario"].isin(scenarios)]
         theirs = [m for m in models.PAPER_MODELS if m in set(paper["mode"])]
-    slots = ours + theirs
+    # The paper's value for a model that runs here sits on our bar of it; the models that
+    # cannot run here (HTTP.sys, IIS in-process) get slots of their own after ours.
+    slots = ours + [m for m in theirs if m not in ours]
     width = 0.8 / len(slots)
     with figures.style():
         fig = Figure(
@@ -169,8 +171,8 @@ def relative_chart(
                 capsize=3 if has_ci else 0,
                 error_kw={"elinewidth": 1.1, "ecolor": "0.15"},
             )
-        for j, mode in enumerate(theirs):
-            x0 = np.arange(len(scenarios)) - 0.4 + width * (len(ours) + j + 0.5)
+        for mode in theirs:
+            x0 = np.arange(len(scenarios)) - 0.4 + width * (slots.index(mode) + 0.5)
             rows = paper[paper["mode"] == mode].set_index("scenario").reindex(scenarios)
             color = figures.mode_color(mode)
             runs_here = mode in ours or any(models.paper_model(m) == mode for m in ours)

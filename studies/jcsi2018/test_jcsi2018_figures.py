@@ -14,6 +14,7 @@ from conftest import BASE_RPS, FACTORS, bar_containers, bars, overlapping, runs,
 from hostbench.analysis import intervals  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
 from hostbench.analysis.figures import caption_text  # noqa: E402
+from hostbench.catalog import mode_color  # noqa: E402
 from hostbench.errors import BadInput  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
@@ -129,6 +130,20 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     assert sorted((round(b.get_y()), round(b.get_y() + b.get_height())) for b in boxes) == sorted(
         (round(r.ratio_low_pct), round(r.ratio_high_pct)) for r in derived.itertuples()
     )
+
+
+def test_relative_chart_puts_the_papers_kestrel_on_our_kestrel_bar():
+    """The paper's value for a model that runs here sits on our bar of it, not in a slot of
+    its own beside the group; the models that cannot run here keep slots after ours."""
+    (ax,) = figures.relative_chart(ratios(), paper_ratios(), "nginx").axes
+    ours = next(c for c in ax.containers if c.get_label() == "Kestrel (ours)")
+    centres = {round(p.get_x() + p.get_width() / 2, 6) for p in ours.patches}
+    kestrel = matplotlib.colors.to_hex(mode_color("kestrel"))
+    marks = [line for line in ax.lines if len(line.get_xdata()) == 1
+             and matplotlib.colors.to_hex(line.get_color()) == kestrel]  # fmt: skip
+    assert marks and {round(float(line.get_xdata()[0]), 6) for line in marks} <= centres
+    others = [line for line in ax.lines if len(line.get_xdata()) == 1 and line not in marks]
+    assert others and not {round(float(line.get_xdata()[0]), 6) for line in others} & centres
 
 
 def test_relative_chart_legend_shows_the_marks_the_chart_draws():
