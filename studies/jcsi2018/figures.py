@@ -150,8 +150,11 @@ def relative_chart(
     slots = ours + [m for m in theirs if m not in ours]
     width = 0.8 / len(slots)
     with figures.style():
+        # At most as wide as the page's column (about 1,090 px at 100 dpi), so it is shown at
+        # full size and its text stays readable; the legend goes below, not beside it.
         fig = Figure(
-            figsize=(max(8.0, 1.5 + 0.45 * len(slots) * len(scenarios)), 5.4), layout="constrained"
+            figsize=(min(10.8, max(8.0, 1.5 + 0.4 * len(slots) * len(scenarios))), 6.4),
+            layout="constrained",
         )
         ax = fig.subplots()
         for i, mode in enumerate(ours):
@@ -212,8 +215,8 @@ def relative_chart(
         fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
         # Ours first, then the baseline, then the paper's marks (matplotlib lists lines first).
         entries = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=_legend_order)
-        ax.legend(*zip(*entries, strict=True), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False, fontsize=9)  # fmt: skip
+        ax.legend(*zip(*entries, strict=True), loc="upper center", bbox_to_anchor=(0.5, -0.12),
+                  ncols=3, frameon=False, fontsize=9)  # fmt: skip
         n = ratios["n"].min()
         ci = (
             "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"
