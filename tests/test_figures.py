@@ -122,3 +122,15 @@ def test_a_very_wide_interval_stops_at_the_axis_with_an_arrowhead_and_keeps_its_
     assert "interval runs on past the axis" not in [
         t.get_text() for t in narrow.legends[0].get_texts()
     ]
+
+
+def test_the_latency_and_cpu_per_request_captions_open_with_what_the_data_show():
+    summary = analysis.summarize(runs())
+    caption = figures.caption_text(figures.latency_chart(runs()))
+    low = summary["latency_p50_ms_mean"].min()
+    assert caption.startswith(f"Median latency ranged from {low:,.2f} ms ("), caption
+    per = analysis.cpu_per_request(runs())
+    columns = ["server_us_per_request", "proxy_us_per_request", "loadgen_us_per_request"]
+    cheapest = per[columns].fillna(0.0).sum(axis=1).min()
+    caption = figures.caption_text(figures.cpu_per_request_chart(runs()))
+    assert caption.startswith(f"A request cost from {cheapest:,.0f} µs of CPU ("), caption

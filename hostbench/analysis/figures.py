@@ -59,7 +59,26 @@ def latency_chart(df: pd.DataFrame) -> Figure:
         fig.suptitle("Latency under the load (mean over blocks)")
         legend(ax, "hosting model")
         footnote(fig, setup_note(summary, "bars: p50, lines up to p99, each a mean over blocks"))
-    return fig
+    return set_finding(fig, _latency_finding(summary))
+
+
+def _extremes(rows: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    ordered = rows.dropna(subset=[column]).sort_values(column)
+    return ordered.iloc[0], ordered.iloc[-1]
+
+
+def _where(row) -> str:
+    return f"{mode_label(str(row['mode']))}, {scenario_label(str(row['scenario']))}"
+
+
+def _latency_finding(summary: pd.DataFrame) -> str:
+    """What the latency chart shows, from its numbers: the range of medians and of p99s
+    (means over blocks, with no interval: a range, not a ranking)."""
+    low, high = _extremes(summary, "latency_p50_ms_mean")
+    top = _extremes(summary, "latency_p99_ms_mean")[1]
+    return (f"Median latency ranged from {low['latency_p50_ms_mean']:,.2f} ms ({_where(low)}) "
+            f"to {high['latency_p50_ms_mean']:,.2f} ms ({_where(high)}); the highest p99 was "
+            f"{top['latency_p99_ms_mean']:,.2f} ms ({_where(top)})")  # fmt: skip
 
 
 def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None) -> Figure:
@@ -108,7 +127,19 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
         fig.legend(unique.values(), unique.keys(), loc="outside lower center",
                    ncols=len(unique), frameon=False)  # fmt: skip
         fig.suptitle("Where a request's CPU goes: microseconds per request, by process")
-    return fig
+    return set_finding(fig, _cpu_per_request_finding(per, [c for c, _, _ in layers]))
+
+
+def _cpu_per_request_finding(per: pd.DataFrame, columns: list[str]) -> str:
+    """What the CPU-per-request chart shows: the cheapest and the dearest request in all
+    processes, and the server's share (means over blocks: a range, not a ranking)."""
+    total = per[columns].fillna(0.0).sum(axis=1)
+    rows = per.assign(_total=total)
+    low, high = _extremes(rows, "_total")
+    share = 100 * per["server_us_per_request"].sum() / total.sum()
+    return (f"A request cost from {low['_total']:,.0f} µs of CPU ({_where(low)}) to "
+            f"{high['_total']:,.0f} µs ({_where(high)}) in all processes; the test app took "
+            f"{share:.0f}% of it")  # fmt: skip
 
 
 def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
