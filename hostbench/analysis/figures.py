@@ -71,6 +71,14 @@ def _where(row) -> str:
     return f"{mode_label(str(row['mode']))}, {scenario_label(str(row['scenario']))}"
 
 
+def throughput_finding(summary: pd.DataFrame) -> str:
+    """What a chart of summarize() rows' requests/s shows: the range of the means (over
+    blocks; the whiskers are sds, not intervals, so a range and not a ranking)."""
+    low, high = _extremes(summary, "rps_mean")
+    return (f"Mean throughput ranged from {low['rps_mean']:,.0f} requests/s ({_where(low)}) "
+            f"to {high['rps_mean']:,.0f} ({_where(high)})")  # fmt: skip
+
+
 def _latency_finding(summary: pd.DataFrame) -> str:
     """What the latency chart shows, from its numbers: the range of medians and of p99s
     (means over blocks, with no interval: a range, not a ranking)."""

@@ -70,7 +70,7 @@ def paper_models_chart(df: pd.DataFrame, modes: list[str], baseline: str) -> Fig
             ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         fig.suptitle("The paper's Fig. 4-7: one panel per hosting model, ours in each")
         figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
-    return fig
+    return figures.set_finding(fig, figures.throughput_finding(summary))
 
 
 def _role(mode: str, baseline: str) -> str:
@@ -89,7 +89,9 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
     summary = tables.summarize(df)
     modes = figures.present(summary["mode"])
     with figures.style():
-        fig = Figure(figsize=(max(8.0, 1.1 + 0.55 * len(modes) * 4), 5.2), layout="constrained")
+        # At most a page column wide (about 1,090 px at 100 dpi): shown at full size.
+        fig = Figure(figsize=(min(10.8, max(8.0, 1.1 + 0.5 * len(modes) * 4)), 6.2),
+                     layout="constrained")  # fmt: skip
         ax = fig.subplots()
         # Many narrow bars: upright labels would collide, so they stand vertically.
         figures.bars(ax, df, modes, rotation=90 if len(modes) > 2 else 0)
@@ -97,9 +99,10 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel("scenario")
         fig.suptitle("All hosting models and scenarios (paper's Fig. 8)")
-        figures.legend(ax, "hosting model")
+        ax.legend(title="hosting model", loc="upper center", bbox_to_anchor=(0.5, -0.12),
+                  ncols=3, frameon=False)  # fmt: skip
         figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
-    return fig
+    return figures.set_finding(fig, figures.throughput_finding(summary))
 
 
 # How the paper states each of its values, drawn as what it is (paper.paper_ratios): a point

@@ -23,8 +23,12 @@ figures = STUDY.analysis.figures
 paper_ratios = STUDY.analysis.paper_ratios
 
 
+def _panels_figure(df=None, modes=("kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy")):
+    return figures.paper_models_chart(runs() if df is None else df, list(modes), "nginx")
+
+
 def _panels(df, modes=("kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy")):
-    fig = figures.paper_models_chart(df, list(modes), "nginx")
+    fig = _panels_figure(df, modes)
     return dict(zip(("out-of-process", "kestrel", "httpsys", "in-process"), fig.axes, strict=True))
 
 
@@ -164,3 +168,12 @@ def test_relative_chart_legend_shows_the_marks_the_chart_draws():
 def test_relative_chart_without_ratios():
     with pytest.raises(BadInput, match="no ratios to the baseline"):
         figures.relative_chart(ratios().iloc[0:0], None, "nginx")
+
+
+def test_fig_4_to_8_captions_open_with_the_range_of_the_means():
+    summary = analysis.summarize(runs())
+    low, high = summary["rps_mean"].min(), summary["rps_mean"].max()
+    for fig in (_panels_figure(), figures.all_models_chart(runs())):
+        caption = caption_text(fig)
+        assert caption.startswith(f"Mean throughput ranged from {low:,.0f} requests/s ("), caption
+        assert f"to {high:,.0f} (" in caption
