@@ -168,7 +168,7 @@ MODES: dict[str, Mode] = {
              ("HTTP",), _COLORBLIND[9]),
         Mode("kestrel-mvccore", "Kestrel, AddMvcCore",
              "Kestrel with MVC registered by AddMvcCore (the 2017 article's .NET app)", "app",
-             (CLIENT, Node("TestApp", "Kestrel + AddMvcCore")), (LOOPBACK,), "#1b9e77",
+             (CLIENT, Node("TestApp", "Kestrel + AddMvcCore")), (LOOPBACK,), "#17becf",
              server_args=("--mvc", "core"), added=True),
         Mode("iris-mvc", "Iris (MVC controllers)", "Iris with controllers bound as in iris/mvc",
              "app", (CLIENT, Node("goserver", "Iris + controllers")), (LOOPBACK,), "#66a61e",

@@ -332,7 +332,7 @@ def export_html(notebook: Path, html_path: Path) -> Path:
                             extra_template_basedirs=[str(REPORT_TEMPLATE.parent)],
                             exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)  # fmt: skip
-    nb = nbformat.read(notebook, as_version=4)
+    nb = first_screen(nbformat.read(notebook, as_version=4))
     resources = {
         "metadata": {"name": page_title(nb, notebook.stem)},
         "report_css": (REPORT_TEMPLATE / "report.css").read_text(),
@@ -342,6 +342,41 @@ def export_html(notebook: Path, html_path: Path) -> Path:
     tmp.write_text(body)
     os.replace(tmp, html_path)
     return html_path
+
+
+FINDINGS_MARK = '<section class="findings">'
+
+
+def first_screen(nb):
+    """The notebook in the order a reader of the page needs: its title, then the findings box
+    (analysis/findings.py), then the introduction and the rest.
+
+    The notebook computes the box after the measurement, below the introduction; the page
+    moves the box's output up beside the title, so the first screen answers. The executed
+    notebook keeps its own order. A notebook without a box is returned as it is."""
+    import copy
+
+    import nbformat
+
+    def has_box(cell) -> bool:
+        return any(FINDINGS_MARK in "".join(out.get("data", {}).get("text/html", ""))
+                   for out in cell.get("outputs", []))  # fmt: skip
+
+    box = next((i for i, cell in enumerate(nb.cells) if has_box(cell)), None)
+    title = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "markdown"), None)
+    if box is None or title is None or box < title:
+        return nb
+    heading, _, intro = nb.cells[title].source.partition("\n")
+    if not heading.startswith("# "):
+        return nb
+    nb = copy.deepcopy(nb)
+    cells = list(nb.cells)
+    moved = cells.pop(box)
+    first = [nbformat.v4.new_markdown_cell(heading), moved]
+    if intro.strip():
+        first.append(nbformat.v4.new_markdown_cell(intro.strip()))
+    nb.cells = cells[:title] + first + cells[title + 1 :]
+    return nb
 
 
 def page_title(nb, default: str) -> str:

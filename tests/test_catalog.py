@@ -1,6 +1,8 @@
 """The catalog against what really runs: the test app's routes, and the layers' boundaries."""
 
 import ast
+import itertools
+import math
 import subprocess
 import sys
 
@@ -44,6 +46,20 @@ def test_every_mode_has_its_display_facts():
         assert len(mode.hops) == len(mode.nodes) - 1
         assert mode.launch in ("app", "proxy", "external")
     assert len({m.color for m in MODES.values()}) == len(MODES)  # one colour per mode
+
+
+def test_no_two_modes_look_alike_on_a_figure():
+    """Unique is not enough: two teals 25 apart in RGB read as one mode on a chart."""
+
+    def rgb(color: str) -> list[int]:
+        return [int(color[i : i + 2], 16) for i in (1, 3, 5)]
+
+    close = [
+        (a.id, b.id)
+        for a, b in itertools.combinations(MODES.values(), 2)
+        if math.dist(rgb(a.color), rgb(b.color)) < 45
+    ]
+    assert close == []
 
 
 def _imports(path):

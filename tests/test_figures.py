@@ -87,3 +87,50 @@ def test_calibration_chart_has_interval_bars_and_says_how_many_blocks():
     assert "3 blocks per level" in " ".join(t.get_text() for t in fig.texts)
     one = figures.calibration_chart(sweep[sweep["repetition"] == 0])
     assert "no interval" in " ".join(t.get_text() for t in one.texts)
+    # One block far off at one level: its interval would flatten the curves; the axis stops
+    # above the means and an arrowhead marks the cut.
+    wild = sweep.copy()
+    far = (wild["concurrency"] == 4) & (wild["repetition"] == 0)
+    wild.loc[far, "rps"] *= 20
+    table = analysis.calibration(wild)
+    fig = figures.calibration_chart(wild)
+    rps_ax = fig.axes[0]
+    assert rps_ax.get_ylim()[1] < table["rps_ci_high"].max()
+    assert [line for line in rps_ax.get_lines() if line.get_marker() == "^"]
+    assert "interval runs on past the axis" in [t.get_text() for t in rps_ax.get_legend().get_texts()]
+
+
+def test_a_very_wide_interval_stops_at_the_axis_with_an_arrowhead_and_keeps_its_true_ends():
+    """A 2-block interval of 12-1,000% would squeeze the other rows into a sliver: it is drawn
+    to the axis's edge, marked there, and its label still prints its true ends."""
+    rows = pd.DataFrame({
+        "label": ["HTML", "XML"],
+        "ratio_pct": [150.0, 110.0],
+        "ci_low_pct": [140.0, 12.0],
+        "ci_high_pct": [160.0, 1000.0],
+    })  # fmt: skip
+    fig = figures.ratio_chart(rows, "Ratios", "% of the baseline")
+    (ax,) = fig.axes
+    low, high = ax.get_xlim()
+    assert 12.0 < low and high < 1000.0 * 3
+    lines = [line for line in ax.get_lines() if line.get_marker() in ("<", ">")]
+    assert sorted(line.get_marker() for line in lines) == ["<", ">"]
+    assert any("(12-1,000%)" in t or "(12-1000%)" in t for t in texts(ax)), texts(ax)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "interval runs on past the axis" in legend
+    narrow = figures.ratio_chart(rows.iloc[:1], "Ratios", "% of the baseline")
+    assert "interval runs on past the axis" not in [
+        t.get_text() for t in narrow.legends[0].get_texts()
+    ]
+
+
+def test_the_latency_and_cpu_per_request_captions_open_with_what_the_data_show():
+    summary = analysis.summarize(runs())
+    caption = figures.caption_text(figures.latency_chart(runs()))
+    low = summary["latency_p50_ms_mean"].min()
+    assert caption.startswith(f"Median latency ranged from {low:,.2f} ms ("), caption
+    per = analysis.cpu_per_request(runs())
+    columns = ["server_us_per_request", "proxy_us_per_request", "loadgen_us_per_request"]
+    cheapest = per[columns].fillna(0.0).sum(axis=1).min()
+    caption = figures.caption_text(figures.cpu_per_request_chart(runs()))
+    assert caption.startswith(f"A request cost from {cheapest:,.0f} µs of CPU ("), caption

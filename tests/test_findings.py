@@ -120,3 +120,29 @@ def test_the_batch_index_opens_with_its_findings_and_a_smoke_runs_banner(tmp_pat
     page = write_index(tmp_path / "b1", "quick").read_text()
     assert page.index('class="smoke-banner"') < page.index('class="findings"')
     assert "check the pipeline, not evidence" in page and page_defects(page) == []
+
+
+def _committed_with_design():
+    for design in sorted(ROOT.glob("data/runs/example-*/design.json")):
+        return design.parent
+    pytest.skip("no committed run was designed to a target")
+
+
+def test_the_precision_line_sets_the_reached_half_widths_beside_the_target():
+    from hostbench.analysis import tables
+
+    run_dir = _committed_with_design()
+    design = json.loads((run_dir / "design.json").read_text())
+    params = tables.load_params(run_dir)
+    results = tables.load_results(run_dir, valid_only=False)
+    line = findings.precision_line(run_dir, results)
+    assert line.startswith(f"Precision: targeted ±{params.target_halfwidth_pct:g}%; "), line
+    assert f"asked for {design['wanted_blocks']} blocks" in line
+    ratios = intervals.paired_ratios(results, params.baseline_mode)
+    focus = ratios[ratios["mode"].astype(str).isin(params.focus)]
+    half = 100 * (focus["ci_high"] / focus["ratio"] - 1)
+    assert f"95% half-widths of {prose.span(half, '.0f')}% over" in line
+    box = findings.findings_box(None, results, {}, run_dir=run_dir)
+    assert line in box._repr_html_().replace("&#x27;", "'")
+    smoke = findings.findings_box(None, results, {}, smoke=True, run_dir=run_dir)
+    assert "Precision" not in smoke._repr_html_()

@@ -154,6 +154,23 @@ def test_an_exported_report_carries_one_small_stylesheet_and_alt_text(tmp_path):
     assert "&lt;h1&gt;HTML scenario&lt;/h1&gt;" in page
 
 
+def test_the_page_opens_with_its_title_then_the_findings_box(tmp_path):
+    """The notebook computes the box below its introduction; the page shows it first."""
+    import nbformat
+
+    path = _notebook(tmp_path)
+    nb = nbformat.read(path, as_version=4)
+    box = '<section class="findings"><h2>Findings</h2><p>Kestrel: 155%</p></section>'
+    nb.cells.append(nbformat.v4.new_code_cell("findings.findings_box(...)", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/html": box})]))  # fmt: skip
+    nbformat.write(nb, path)
+    page = export_html(path, tmp_path / "report.html").read_text()
+    title, findings, intro = (page.index(text) for text in ("<h1", "Kestrel: 155%", "Some prose."))
+    assert title < findings < intro, (title, findings, intro)
+    assert page.count("Kestrel: 155%") == 1 and page.count("Some prose.") == 1
+    assert nbformat.read(path, as_version=4).cells[-1].outputs, "the notebook keeps its order"
+
+
 @pytest.mark.live
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium (make setup)")
 def test_a_table_wider_than_the_page_at_1280_px_is_found(tmp_path):

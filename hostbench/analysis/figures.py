@@ -59,7 +59,34 @@ def latency_chart(df: pd.DataFrame) -> Figure:
         fig.suptitle("Latency under the load (mean over blocks)")
         legend(ax, "hosting model")
         footnote(fig, setup_note(summary, "bars: p50, lines up to p99, each a mean over blocks"))
-    return fig
+    return set_finding(fig, _latency_finding(summary))
+
+
+def _extremes(rows: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    ordered = rows.dropna(subset=[column]).sort_values(column)
+    return ordered.iloc[0], ordered.iloc[-1]
+
+
+def _where(row) -> str:
+    return f"{mode_label(str(row['mode']))}, {scenario_label(str(row['scenario']))}"
+
+
+def throughput_finding(summary: pd.DataFrame) -> str:
+    """What a chart of summarize() rows' requests/s shows: the range of the means (over
+    blocks; the whiskers are sds, not intervals, so a range and not a ranking)."""
+    low, high = _extremes(summary, "rps_mean")
+    return (f"Mean throughput ranged from {low['rps_mean']:,.0f} requests/s ({_where(low)}) "
+            f"to {high['rps_mean']:,.0f} ({_where(high)})")  # fmt: skip
+
+
+def _latency_finding(summary: pd.DataFrame) -> str:
+    """What the latency chart shows, from its numbers: the range of medians and of p99s
+    (means over blocks, with no interval: a range, not a ranking)."""
+    low, high = _extremes(summary, "latency_p50_ms_mean")
+    top = _extremes(summary, "latency_p99_ms_mean")[1]
+    return (f"Median latency ranged from {low['latency_p50_ms_mean']:,.2f} ms ({_where(low)}) "
+            f"to {high['latency_p50_ms_mean']:,.2f} ms ({_where(high)}); the highest p99 was "
+            f"{top['latency_p99_ms_mean']:,.2f} ms ({_where(top)})")  # fmt: skip
 
 
 def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None) -> Figure:
@@ -108,7 +135,19 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
         fig.legend(unique.values(), unique.keys(), loc="outside lower center",
                    ncols=len(unique), frameon=False)  # fmt: skip
         fig.suptitle("Where a request's CPU goes: microseconds per request, by process")
-    return fig
+    return set_finding(fig, _cpu_per_request_finding(per, [c for c, _, _ in layers]))
+
+
+def _cpu_per_request_finding(per: pd.DataFrame, columns: list[str]) -> str:
+    """What the CPU-per-request chart shows: the cheapest and the dearest request in all
+    processes, and the server's share (means over blocks: a range, not a ranking)."""
+    total = per[columns].fillna(0.0).sum(axis=1)
+    rows = per.assign(_total=total)
+    low, high = _extremes(rows, "_total")
+    share = 100 * per["server_us_per_request"].sum() / total.sum()
+    return (f"A request cost from {low['_total']:,.0f} µs of CPU ({_where(low)}) to "
+            f"{high['_total']:,.0f} µs ({_where(high)}) in all processes; the test app took "
+            f"{share:.0f}% of it")  # fmt: skip
 
 
 def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
@@ -268,10 +307,8 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
     are the same distance from 100%); a dashed line marks 100% (equal).
     """
     rows = rows.reset_index(drop=True)
-    values = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
-    values = values.to_numpy(dtype=float)
-    values = values[np.isfinite(values) & (values > 0)]
-    low_end, high_end = min(values.min(initial=100.0), 100.0), max(values.max(initial=100.0), 100.0)
+    low_end, high_end = _ratio_span(rows)
+    clipped = False
     with style():
         fig = Figure(figsize=(9.5, 0.5 * len(rows) + 1.9), layout="constrained")
         ax = fig.subplots()
@@ -282,14 +319,20 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
             color = row.get("color") or "0.2"
             if not pd.isna(ours):
                 interval = not (pd.isna(low) or pd.isna(high))
-                if interval:
-                    ax.plot([low, high], [yi, yi], color=color, linewidth=2.5, zorder=2)
+                if interval:  # an end beyond the axis stops at its edge, with an arrowhead
+                    shown = (max(low, low_end / 1.5), min(high, high_end))
+                    ax.plot(shown, [yi, yi], color=color, linewidth=2.5, zorder=2)
+                    for end, limit, head in ((low, shown[0], "<"), (high, shown[1], ">")):
+                        if end != limit:
+                            ax.plot(limit, yi, head, color=color, markersize=9, zorder=3)
+                            clipped = True
                 ax.plot(ours, yi, "o", color=color, markersize=8, zorder=3)
-                end = max(high if interval else ours, article if not pd.isna(article) else 0)
+                drawn_high = min(high, high_end) if interval else ours
+                end = max(drawn_high, article if not pd.isna(article) else 0)
                 # The interval by the pages' rounding rule (intervals.ci_bounds).
                 bounds = intervals.ci_bounds(low / 100, high / 100)
                 text = intervals.pct_text(ours / 100)
-                text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""
+                text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""  # the true ends
                 ax.annotate(text, (end, yi), xytext=(8, 0), textcoords="offset points", va="center")
             if not pd.isna(article):
                 ax.plot(
@@ -336,10 +379,34 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
             ),
             Line2D([], [], color="0.2", linestyle="--", label="100%: equal"),
         ]
-        fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+        if clipped:
+            handles.append(Line2D([], [], color="0.2", marker=">", linestyle="none",
+                                  label="interval runs on past the axis"))  # fmt: skip
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
         fig.suptitle(title)
         footnote(fig, note)
     return set_finding(fig, _ratio_finding(rows))
+
+
+# How far beyond the outermost point (ours or the article's) an interval may widen the axis: a
+# 2-block interval of 12-1,000% would otherwise squeeze every other row into a sliver.
+INTERVAL_ROOM = 3.0
+
+
+def _ratio_span(rows: pd.DataFrame) -> tuple[float, float]:
+    """The ratio axis's span in %: every point and 100%, and the intervals up to INTERVAL_ROOM
+    times beyond the outermost points."""
+
+    def finite(columns: list[str]) -> np.ndarray:
+        values = rows.reindex(columns=columns).to_numpy(dtype=float)
+        return values[np.isfinite(values) & (values > 0)]
+
+    points = finite(["ratio_pct", "article_pct"])
+    ends = finite(["ci_low_pct", "ci_high_pct"])
+    low = min(points.min(initial=100.0), 100.0)
+    high = max(points.max(initial=100.0), 100.0)
+    return (max(min(ends.min(initial=low), low), low / INTERVAL_ROOM),
+            min(max(ends.max(initial=high), high), high * INTERVAL_ROOM))  # fmt: skip
 
 
 def _ratio_finding(rows: pd.DataFrame) -> str:
@@ -415,7 +482,17 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
             ax.set_xlabel("concurrency (virtual users / connections)")
         rps_ax.set_ylabel("throughput [requests/s]")
         rps_ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        rps_ax.set_ylim(0, None)
+        # An interval from few blocks can reach far above every mean and flatten the curves:
+        # the axis stops at INTERVAL_ROOM / 2 times the highest mean, an arrowhead marks the cut.
+        top = table["rps_mean"].max() * INTERVAL_ROOM / 2
+        cut = table[table["rps_ci_high"] > top]
+        rps_ax.set_ylim(0, top if len(cut) else None)
+        for mode in present(cut["mode"]) if len(cut) else []:
+            above = cut[cut["mode"] == mode]
+            rps_ax.plot(above["concurrency"], [top] * len(above), "^", ms=9, clip_on=False,
+                        color=mode_color(mode))  # fmt: skip
+        if len(cut):
+            rps_ax.plot([], [], "^", ms=9, color="0.2", label="interval runs on past the axis")
         rps_ax.plot([], [], "o", ms=12, mfc="none", mec="0.1",
                     label="knee: no higher level's mean above its 95% interval")  # fmt: skip
         cpu_ax.set_ylabel("machine busy [%] (mean over blocks)")
@@ -423,14 +500,21 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         cpu_ax.axhline(100, color="0.4", ls="--", lw=1)  # the paper's target
         rps_ax.legend(frameon=False, fontsize=9)
         fig.suptitle("Choosing the load: throughput and CPU against concurrency")
-        blocks = int(table["blocks"].min())
+        blocks = table["blocks"].astype(int)
         footnote(
             fig,
-            f"{blocks} blocks per level; error bars: 95% interval of the mean"
-            if blocks > 1
+            f"{span_text(blocks)} blocks per level; error bars: 95% interval of the mean"
+            + ("; a level with one block has none" if blocks.min() == 1 else "")
+            if blocks.max() > 1
             else "one block per level: no interval, no knee; dashed line: 100% busy",
         )
     return fig
+
+
+def span_text(values: pd.Series) -> str:
+    """Whole numbers' range as "low-high", or one number where they are all the same."""
+    low, high = int(values.min()), int(values.max())
+    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def alt_text(fig: Figure) -> str:

@@ -6,10 +6,15 @@ the box and the section cannot differ; a smoke run gets a banner instead of verd
 """
 
 import html
+import json
+import math
+from pathlib import Path
 
 import pandas as pd
 
-from . import intervals, prose
+from ..catalog import mode_label
+from ..errors import BadInput
+from . import intervals, prose, tables
 
 SMOKE_BANNER = (
     f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
@@ -19,9 +24,10 @@ SMOKE_BANNER = (
 class FindingsBox:
     """The findings box as the page shows it (HTML), and as text."""
 
-    def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None):
+    def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None,
+                 precision: str = ""):  # fmt: skip
         self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
-        self.formats = formats
+        self.formats, self.precision = formats, precision
 
     def _repr_html_(self) -> str:
         parts = ['<section class="findings"><h2>Findings</h2>']
@@ -31,6 +37,8 @@ class FindingsBox:
             parts.append(f"<p><strong>{html.escape(self.headline)}</strong></p>")
         if self.claims is not None and not self.smoke:
             parts.append(prose.table(self.claims, self.formats).to_html())
+        if self.precision and not self.smoke:
+            parts.append(f"<p>{html.escape(self.precision)}</p>")
         parts.append(f"<p>{html.escape(self.machine)}</p></section>")
         return "\n".join(parts)
 
@@ -38,7 +46,8 @@ class FindingsBox:
         lines = ["Findings", *([SMOKE_BANNER] if self.smoke else []), self.headline]
         if self.claims is not None and not self.smoke:
             lines.append(self.claims.to_string(index=False))
-        return "\n".join([line for line in lines if line] + [self.machine])
+        precision = [] if self.smoke else [self.precision]
+        return "\n".join([line for line in [*lines, *precision] if line] + [self.machine])
 
 
 def findings_box(
@@ -50,6 +59,7 @@ def findings_box(
     headline: str = "",
     formats: dict | None = None,
     per_claim: tuple[str, str] | None = None,
+    run_dir: str | Path | None = None,
 ) -> FindingsBox:
     """The report's first screen: `claims` (the study's claims table: the article's claim, our
     evidence with its interval and n, the verdict; None for a study without one), the
@@ -57,10 +67,44 @@ def findings_box(
     runs too) and environment.json (`env`). smoke: the banner instead of verdicts. formats:
     the claims table's cell formats, as its section passes them to prose.table.
     per_claim=(claim column, verdict column): a table with several rows per claim (one per
-    scenario or baseline) is shown one row per claim, its verdicts counted (verdict_counts)."""
+    scenario or baseline) is shown one row per claim, its verdicts counted (verdict_counts).
+    run_dir: the run folder, for the precision line (precision_line)."""
     if claims is not None and per_claim is not None:
         claims, formats = verdict_counts(claims, *per_claim), None
-    return FindingsBox(claims, machine_line(results, env), smoke, headline, formats)
+    precision = "" if run_dir is None or smoke else precision_line(run_dir, results)
+    return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
+
+
+def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
+    """How precise the comparison came out, in one sentence: the 95% half-widths of the
+    compared modes' ratios to the baseline (the focus modes where the profile names them),
+    beside the target and the number of blocks it set (design.json), where the profile set
+    one. Empty for a study without a baseline to compare with."""
+    params = tables.load_params(run_dir)
+    baseline = params.baseline_mode
+    compared = params.focus or [m for m in params.modes if m != baseline]
+    try:
+        ratios = intervals.paired_ratios(results, baseline)
+    except BadInput:
+        return ""
+    rows = ratios[ratios["mode"].astype(str).isin(compared) & (ratios["n"] >= 2)]
+    rows = rows[[math.isfinite(h) for h in rows["ci_high"]]]
+    if rows.empty:
+        return ""
+    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)  # the log scale's symmetric half-width
+    names = " and ".join(mode_label(m) for m in compared)
+    reached = (f"{names} against {mode_label(baseline)}: 95% half-widths of "
+               f"{prose.span(half, '.0f')}% over {prose.span(rows['n'], '.0f')} blocks")  # fmt: skip
+    target = params.target_halfwidth_pct
+    design_path = Path(run_dir) / "design.json"
+    if target is None or not design_path.is_file():
+        return f"Precision: {reached}."
+    design = json.loads(design_path.read_text())
+    capped = (f", capped at {design['blocks']} by the profile's time or block limit"
+              if design["blocks"] < design["wanted_blocks"] else "")  # fmt: skip
+    return (f"Precision: targeted ±{target:g}%; the first {design['first_blocks']} blocks' "
+            f"spread asked for {design['wanted_blocks']} blocks{capped}; reached {reached}.")
+
 
 
 def verdict_counts(claims: pd.DataFrame, claim: str, verdict: str) -> pd.DataFrame:

@@ -70,7 +70,7 @@ def paper_models_chart(df: pd.DataFrame, modes: list[str], baseline: str) -> Fig
             ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         fig.suptitle("The paper's Fig. 4-7: one panel per hosting model, ours in each")
         figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
-    return fig
+    return figures.set_finding(fig, figures.throughput_finding(summary))
 
 
 def _role(mode: str, baseline: str) -> str:
@@ -89,7 +89,9 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
     summary = tables.summarize(df)
     modes = figures.present(summary["mode"])
     with figures.style():
-        fig = Figure(figsize=(max(8.0, 1.1 + 0.55 * len(modes) * 4), 5.2), layout="constrained")
+        # At most a page column wide (about 1,090 px at 100 dpi): shown at full size.
+        fig = Figure(figsize=(min(10.8, max(8.0, 1.1 + 0.5 * len(modes) * 4)), 6.2),
+                     layout="constrained")  # fmt: skip
         ax = fig.subplots()
         # Many narrow bars: upright labels would collide, so they stand vertically.
         figures.bars(ax, df, modes, rotation=90 if len(modes) > 2 else 0)
@@ -97,9 +99,10 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel("scenario")
         fig.suptitle("All hosting models and scenarios (paper's Fig. 8)")
-        figures.legend(ax, "hosting model")
+        ax.legend(title="hosting model", loc="upper center", bbox_to_anchor=(0.5, -0.12),
+                  ncols=3, frameon=False)  # fmt: skip
         figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
-    return fig
+    return figures.set_finding(fig, figures.throughput_finding(summary))
 
 
 # How the paper states each of its values, drawn as what it is (paper.paper_ratios): a point
@@ -145,11 +148,16 @@ def relative_chart(
         paper = paper[paper["mode"] != models.PAPER_BASELINE]
         paper = paper[paper["scenario"].isin(scenarios)]
         theirs = [m for m in models.PAPER_MODELS if m in set(paper["mode"])]
-    slots = ours + theirs
+    # The paper's value for a model that runs here sits on our bar of it; the models that
+    # cannot run here (HTTP.sys, IIS in-process) get slots of their own after ours.
+    slots = ours + [m for m in theirs if m not in ours]
     width = 0.8 / len(slots)
     with figures.style():
+        # At most as wide as the page's column (about 1,090 px at 100 dpi), so it is shown at
+        # full size and its text stays readable; the legend goes below, not beside it.
         fig = Figure(
-            figsize=(max(8.0, 1.5 + 0.45 * len(slots) * len(scenarios)), 5.4), layout="constrained"
+            figsize=(min(10.8, max(8.0, 1.5 + 0.4 * len(slots) * len(scenarios))), 6.4),
+            layout="constrained",
         )
         ax = fig.subplots()
         for i, mode in enumerate(ours):
@@ -169,8 +177,8 @@ def relative_chart(
                 capsize=3 if has_ci else 0,
                 error_kw={"elinewidth": 1.1, "ecolor": "0.15"},
             )
-        for j, mode in enumerate(theirs):
-            x0 = np.arange(len(scenarios)) - 0.4 + width * (len(ours) + j + 0.5)
+        for mode in theirs:
+            x0 = np.arange(len(scenarios)) - 0.4 + width * (slots.index(mode) + 0.5)
             rows = paper[paper["mode"] == mode].set_index("scenario").reindex(scenarios)
             color = figures.mode_color(mode)
             runs_here = mode in ours or any(models.paper_model(m) == mode for m in ours)
@@ -210,8 +218,8 @@ def relative_chart(
         fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
         # Ours first, then the baseline, then the paper's marks (matplotlib lists lines first).
         entries = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=_legend_order)
-        ax.legend(*zip(*entries, strict=True), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False, fontsize=9)  # fmt: skip
+        ax.legend(*zip(*entries, strict=True), loc="upper center", bbox_to_anchor=(0.5, -0.12),
+                  ncols=3, frameon=False, fontsize=9)  # fmt: skip
         n = ratios["n"].min()
         ci = (
             "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"

@@ -14,6 +14,7 @@ from conftest import BASE_RPS, FACTORS, bar_containers, bars, overlapping, runs,
 from hostbench.analysis import intervals  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
 from hostbench.analysis.figures import caption_text  # noqa: E402
+from hostbench.catalog import mode_color  # noqa: E402
 from hostbench.errors import BadInput  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
@@ -22,8 +23,12 @@ figures = STUDY.analysis.figures
 paper_ratios = STUDY.analysis.paper_ratios
 
 
+def _panels_figure(df=None, modes=("kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy")):
+    return figures.paper_models_chart(runs() if df is None else df, list(modes), "nginx")
+
+
 def _panels(df, modes=("kestrel", "nginx", "nginx-keepalive", "nginx-uds", "caddy")):
-    fig = figures.paper_models_chart(df, list(modes), "nginx")
+    fig = _panels_figure(df, modes)
     return dict(zip(("out-of-process", "kestrel", "httpsys", "in-process"), fig.axes, strict=True))
 
 
@@ -131,6 +136,20 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     )
 
 
+def test_relative_chart_puts_the_papers_kestrel_on_our_kestrel_bar():
+    """The paper's value for a model that runs here sits on our bar of it, not in a slot of
+    its own beside the group; the models that cannot run here keep slots after ours."""
+    (ax,) = figures.relative_chart(ratios(), paper_ratios(), "nginx").axes
+    ours = next(c for c in ax.containers if c.get_label() == "Kestrel (ours)")
+    centres = {round(p.get_x() + p.get_width() / 2, 6) for p in ours.patches}
+    kestrel = matplotlib.colors.to_hex(mode_color("kestrel"))
+    marks = [line for line in ax.lines if len(line.get_xdata()) == 1
+             and matplotlib.colors.to_hex(line.get_color()) == kestrel]  # fmt: skip
+    assert marks and {round(float(line.get_xdata()[0]), 6) for line in marks} <= centres
+    others = [line for line in ax.lines if len(line.get_xdata()) == 1 and line not in marks]
+    assert others and not {round(float(line.get_xdata()[0]), 6) for line in others} & centres
+
+
 def test_relative_chart_legend_shows_the_marks_the_chart_draws():
     (ax,) = figures.relative_chart(ratios(), paper_ratios(), "nginx").axes
 
@@ -149,3 +168,12 @@ def test_relative_chart_legend_shows_the_marks_the_chart_draws():
 def test_relative_chart_without_ratios():
     with pytest.raises(BadInput, match="no ratios to the baseline"):
         figures.relative_chart(ratios().iloc[0:0], None, "nginx")
+
+
+def test_fig_4_to_8_captions_open_with_the_range_of_the_means():
+    summary = analysis.summarize(runs())
+    low, high = summary["rps_mean"].min(), summary["rps_mean"].max()
+    for fig in (_panels_figure(), figures.all_models_chart(runs())):
+        caption = caption_text(fig)
+        assert caption.startswith(f"Mean throughput ranged from {low:,.0f} requests/s ("), caption
+        assert f"to {high:,.0f} (" in caption

@@ -170,6 +170,19 @@ def origin(inline_scheduling, wait_for_data) -> str:
     return ARTICLES
 
 
+def setting_name(variant: str, io_queues: int, inline: bool | None, wait: bool | None) -> str:
+    """A variant as a reader names it, from what Kestrel reported it ran with (the params'
+    variant ids, such as ioq2-inline-nowait, stay in params and results.csv)."""
+    if variant == DEFAULT:
+        return f"the runtime's defaults (IOQueueCount {io_queues})"
+    words = [f"IOQueueCount {io_queues}"]
+    if inline:
+        words.append("inline scheduling")
+    if wait is False:
+        words.append("no wait for data")
+    return ", ".join(words)
+
+
 def settings(results: pd.DataFrame) -> pd.DataFrame:
     """Each variant's settings as Kestrel reported them (GET /__transport, in every row).
 
@@ -183,6 +196,9 @@ def settings(results: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "variant": variant,
+                "setting": setting_name(variant, int(first["transport_io_queue_count"]),
+                                        _flag(first["transport_inline_scheduling"]),
+                                        _flag(first["transport_wait_for_data"])),  # fmt: skip
                 "IOQueueCount": int(first["transport_io_queue_count"]),
                 "inline scheduling": _flag(first["transport_inline_scheduling"]),
                 "inline completions": _flag(first["transport_inline_completions"]),
@@ -215,6 +231,7 @@ def sweep(results: pd.DataFrame) -> pd.DataFrame:
             {
                 "scenario": scenario,
                 "variant": variant,
+                "setting": s["setting"],
                 "IOQueueCount": s["IOQueueCount"],
                 "inline": s["inline scheduling"],
                 "wait for data": s["wait for data"],
@@ -268,6 +285,7 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     out = paired_ratios(pairs, baseline)
     known = settings(results).set_index("variant")
     out["variant"] = out["mode"]
+    out["setting"] = [known.loc[v, "setting"] for v in out["variant"]]
     out["changes"] = [_changes(known.loc[v], known.loc[baseline]) for v in out["variant"]]
     out["origin"] = [known.loc[v, "origin"] for v in out["variant"]]
     out["gain_pct"] = 100 * (out["ratio"] - 1)
@@ -283,7 +301,7 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     out["_s"] = out["scenario"].map({s: i for i, s in enumerate(SCENARIOS)})
     out["_v"] = out["variant"].map(order)
     out = out.sort_values(["_s", "_v"]).drop(columns=["_s", "_v"])
-    columns = ["scenario", "variant", "changes", "origin", "n", "ratio", "ci_low", "ci_high",
+    columns = ["scenario", "variant", "setting", "changes", "origin", "n", "ratio", "ci_low", "ci_high",
                "ratio_pct", "ci_low_pct", "ci_high_pct", "gain_pct", "in words",
                "left_out_invalid"]  # fmt: skip
     return out[columns].reset_index(drop=True)
@@ -303,7 +321,7 @@ def gain_sentences(g: pd.DataFrame) -> str:
         if rows.empty:
             continue
         parts = [
-            f"{r.variant} ({r.changes}{', ours' if r.origin == OURS else ''}): {r['in words']}"
+            f"{r.setting}{' (ours)' if r.origin == OURS else ''}: {r['in words']}"
             for _, r in rows.iterrows()
         ]
         lines.append(f"- **{scenario_label(scenario)}**: " + "; ".join(parts) + ".")
@@ -373,7 +391,7 @@ def headline(g: pd.DataFrame) -> str:
         rows = g[(g["scenario"] == scenario) & (g["ci_low"] > 1) | (g["scenario"] == scenario)
                  & (g["ci_high"] < 1)]  # fmt: skip
         found = [
-            f"{r.variant} {ratio_text(r.ratio, r.ci_low, r.ci_high)}"
+            f"{r.setting} {ratio_text(r.ratio, r.ci_low, r.ci_high)}"
             for r in rows.itertuples(index=False)
         ]
         parts.append(

@@ -178,7 +178,9 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
     assert origin["ioq2-inline"] == origin["ioq2-nowait"] == transports.OURS
     assert origin["ioq1"] == origin["ioq4"] == transports.ARTICLES
     assert settings.loc["default", "origin"] == "the runtime's defaults"
-    assert "ioq2-inline (inline scheduling on, ours)" in transports.gain_sentences(gains_here)
+    sentences = transports.gain_sentences(gains_here)
+    assert "IOQueueCount 2, inline scheduling (ours): " in sentences
+    assert "ioq" not in sentences and "ioq" not in transports.headline(gains_here)
     legend = [t.get_text() for t in transports.sweep_figure(results).legends[0].get_texts()]
     assert sum("(ours)" in t for t in legend) == 3 and "the article's sweep" in legend[0]
     assert (

@@ -1,0 +1,84 @@
+"""The "differences from the article" table: the article's side from its quoted settings,
+ours read from the run folder (committed examples, measured for real)."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from hostbench import results as schema
+from hostbench.analysis import differences
+from hostbench.analysis.reference import load_setup
+from hostbench.errors import BadInput
+from hostbench.paths import ROOT
+from hostbench.studies import Study, available
+
+EXAMPLES = ROOT / "data" / "runs"
+
+
+def _example(study: Study):
+    """The study's committed paper run, if it has one (its reproduce.json names the study)."""
+    for folder in sorted(EXAMPLES.glob("example-*")):
+        record = folder / "reproduce.json"
+        if record.is_file() and json.loads(record.read_text()).get("study") == study.id:
+            return folder
+    return None
+
+
+@pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
+def test_every_study_states_each_aspect_the_article_names_from_its_quoted_settings(study):
+    stated = differences.article_side(study)
+    assert set(stated) <= set(differences.ASPECTS)
+    assert stated, "every article states something a reviewer checks"
+    values = {f"{r.value} {r.unit}".strip() for r in load_setup(study).itertuples()}
+    named = pd.read_csv(study.reference_dir / differences.DIFFERENCES_CSV, dtype=str)
+    for row in named.itertuples():
+        if differences.ITEM.search(row.article):  # each {item} became its quoted value
+            assert "{" not in stated[row.aspect]
+            assert any(v in stated[row.aspect] for v in values), stated[row.aspect]
+
+
+@pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
+def test_this_runs_side_is_read_from_its_run_folder(study):
+    run_dir = _example(study)
+    if run_dir is None:
+        pytest.skip(f"{study.id} has no committed paper run")
+    table = differences.table(study.id, run_dir)
+    assert list(table["aspect"]) == list(differences.ASPECTS)
+    by = table.set_index("aspect")
+    kept = schema.valid_rows(schema.read_results(run_dir))
+    busy = kept["cpu_total_pct"].astype(float).mean()
+    assert f"{busy:.0f}% busy" in by.loc["CPU reached", "this run"]
+    scenario = str(kept["scenario"].iloc[0])
+    rows = kept[kept["scenario"].astype(str) == scenario]
+    size = rows["bytes_read"].astype(float).sum() / rows["requests"].astype(float).sum()
+    assert f"{scenario} {size:,.0f}" in by.loc["bytes per response", "this run"]
+    for tool in kept["tool"].astype(str).unique():
+        assert tool in by.loc["load tool", "this run"].lower()
+    stated = differences.article_side(study)
+    for aspect in differences.ASPECTS:
+        expected = stated.get(aspect, differences.NOT_STATED)
+        assert by.loc[aspect, "the article"] == expected
+
+
+def _study_with(tmp_path, rows: str) -> Study:
+    source = available()[0]
+    folder = tmp_path / source.id
+    shutil.copytree(source.reference_dir, folder / "reference")
+    (folder / "reference" / differences.DIFFERENCES_CSV).write_text("aspect,article\n" + rows)
+    return Study(id=source.id, folder=folder, title="t", article="a", citation="c", notebook="n")
+
+
+@pytest.mark.parametrize(
+    "rows, expected",
+    [
+        ("speed of light,fast\n", "unknown aspect 'speed of light'; allowed: system, runtime"),
+        ("load tool,k6 {no_such_item}\n", "setup.csv has no item 'no_such_item'; items: "),
+    ],
+)
+def test_a_bad_row_is_refused_in_one_line(tmp_path, rows, expected):
+    with pytest.raises(BadInput) as caught:
+        differences.article_side(_study_with(tmp_path, rows))
+    message = str(caught.value)
+    assert expected in message and "\n" not in message and "row 2" in message
