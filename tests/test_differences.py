@@ -10,6 +10,7 @@ import pytest
 from hostbench import results as schema
 from hostbench.analysis import differences
 from hostbench.analysis.reference import load_setup
+from hostbench.analysis.tables import load_environment
 from hostbench.errors import BadInput
 from hostbench.paths import ROOT
 from hostbench.studies import Study, available
@@ -54,8 +55,9 @@ def test_this_runs_side_is_read_from_its_run_folder(study):
     rows = kept[kept["scenario"].astype(str) == scenario]
     size = rows["bytes_read"].astype(float).sum() / rows["requests"].astype(float).sum()
     assert f"{scenario} {size:,.0f}" in by.loc["bytes per response", "this run"]
+    versions = load_environment(run_dir)["tools"]
     for tool in kept["tool"].astype(str).unique():
-        assert tool in by.loc["load tool", "this run"].lower()
+        assert versions[tool] in by.loc["load tool", "this run"]
     stated = differences.article_side(study)
     for aspect in differences.ASPECTS:
         expected = stated.get(aspect, differences.NOT_STATED)

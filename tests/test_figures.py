@@ -97,7 +97,8 @@ def test_calibration_chart_has_interval_bars_and_says_how_many_blocks():
     rps_ax = fig.axes[0]
     assert rps_ax.get_ylim()[1] < table["rps_ci_high"].max()
     assert [line for line in rps_ax.get_lines() if line.get_marker() == "^"]
-    assert "interval runs on past the axis" in [t.get_text() for t in rps_ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in rps_ax.get_legend().get_texts()]
+    assert "interval runs on past the axis" in legend
 
 
 def test_a_very_wide_interval_stops_at_the_axis_with_an_arrowhead_and_keeps_its_true_ends():

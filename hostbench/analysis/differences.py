@@ -159,5 +159,6 @@ def readme_block(study_id: str, run_dir: str | Path | None) -> str:
                              for a in ASPECTS], columns=COLUMNS)  # fmt: skip
         source = "no paper run of this study is committed yet"
     cells = [[str(v).replace("|", "\\|") for v in row] for row in rows.itertuples(index=False)]
-    lines = [f"| {' | '.join(COLUMNS)} |", "|---|---|---|", *(f"| {' | '.join(c)} |" for c in cells)]
+    lines = [f"| {' | '.join(COLUMNS)} |", "|---|---|---|"]
+    lines += [f"| {' | '.join(c)} |" for c in cells]
     return "\n".join([START, f"The article's words beside {source}:", "", *lines, END])

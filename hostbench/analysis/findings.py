@@ -93,8 +93,9 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
         return ""
     half = 100 * (rows["ci_high"] / rows["ratio"] - 1)  # the log scale's symmetric half-width
     names = " and ".join(mode_label(m) for m in compared)
+    blocks = prose.span(rows["n"], ".0f")
     reached = (f"{names} against {mode_label(baseline)}: 95% half-widths of "
-               f"{prose.span(half, '.0f')}% over {prose.span(rows['n'], '.0f')} blocks")  # fmt: skip
+               f"{prose.span(half, '.0f')}% over {blocks} blocks")  # fmt: skip
     target = params.target_halfwidth_pct
     design_path = Path(run_dir) / "design.json"
     if target is None or not design_path.is_file():
@@ -102,9 +103,10 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
     design = json.loads(design_path.read_text())
     capped = (f", capped at {design['blocks']} by the profile's time or block limit"
               if design["blocks"] < design["wanted_blocks"] else "")  # fmt: skip
-    return (f"Precision: targeted ±{target:g}%; the first {design['first_blocks']} blocks' "
-            f"spread asked for {design['wanted_blocks']} blocks{capped}; reached {reached}.")
-
+    return (
+        f"Precision: targeted ±{target:g}%; the first {design['first_blocks']} blocks' "
+        f"spread asked for {design['wanted_blocks']} blocks{capped}; reached {reached}."
+    )
 
 
 def verdict_counts(claims: pd.DataFrame, claim: str, verdict: str) -> pd.DataFrame:

@@ -218,8 +218,9 @@ def relative_chart(
         fig.suptitle(f"Throughput relative to {mode_label(baseline)} (paper's Fig. 9)")
         # Ours first, then the baseline, then the paper's marks (matplotlib lists lines first).
         entries = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=_legend_order)
-        ax.legend(*zip(*entries, strict=True), loc="upper center", bbox_to_anchor=(0.5, -0.12),
-                  ncols=3, frameon=False, fontsize=9)  # fmt: skip
+        # Below the whole figure (constrained layout makes room), so the axes keep its width.
+        fig.legend(*zip(*entries, strict=True), loc="outside lower center", ncols=3,
+                   frameon=False, fontsize=9)  # fmt: skip
         n = ratios["n"].min()
         ci = (
             "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"

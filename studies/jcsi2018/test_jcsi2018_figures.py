@@ -117,7 +117,7 @@ def test_relative_charts_caption_says_where_each_mode_is_faster_than_the_baselin
 def test_relative_chart_draws_the_papers_values_as_what_they_are():
     fig = figures.relative_chart(ratios(), paper_ratios(), "nginx")
     (ax,) = fig.axes
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in ax.figure.legends[0].get_texts()]
     assert "Kestrel (paper: about)" in legend and "Kestrel (paper: up to)" in legend
     assert any("HTTP.sys (paper" in t and "paper only: not runnable here" in t for t in legend)
     assert any("IIS (in-process) (paper: range derived" in t for t in legend)
@@ -157,7 +157,7 @@ def test_relative_chart_legend_shows_the_marks_the_chart_draws():
         return line.get_marker(), matplotlib.colors.to_hex(line.get_color())
 
     drawn = {look(line) for line in ax.lines if len(line.get_xdata()) == 1}
-    handles = ax.get_legend().legend_handles
+    handles = ax.figure.legends[0].legend_handles
     shown = {look(h) for h in handles if isinstance(h, matplotlib.lines.Line2D)
              if h.get_marker() not in ("None", "", None)}  # fmt: skip
     assert drawn and shown == drawn  # no legend marker the chart lacks, and none left out

@@ -196,9 +196,12 @@ def settings(results: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "variant": variant,
-                "setting": setting_name(variant, int(first["transport_io_queue_count"]),
-                                        _flag(first["transport_inline_scheduling"]),
-                                        _flag(first["transport_wait_for_data"])),  # fmt: skip
+                "setting": setting_name(
+                    variant,
+                    int(first["transport_io_queue_count"]),
+                    _flag(first["transport_inline_scheduling"]),
+                    _flag(first["transport_wait_for_data"]),
+                ),  # fmt: skip
                 "IOQueueCount": int(first["transport_io_queue_count"]),
                 "inline scheduling": _flag(first["transport_inline_scheduling"]),
                 "inline completions": _flag(first["transport_inline_completions"]),
@@ -301,8 +304,8 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     out["_s"] = out["scenario"].map({s: i for i, s in enumerate(SCENARIOS)})
     out["_v"] = out["variant"].map(order)
     out = out.sort_values(["_s", "_v"]).drop(columns=["_s", "_v"])
-    columns = ["scenario", "variant", "setting", "changes", "origin", "n", "ratio", "ci_low", "ci_high",
-               "ratio_pct", "ci_low_pct", "ci_high_pct", "gain_pct", "in words",
+    columns = ["scenario", "variant", "setting", "changes", "origin", "n", "ratio", "ci_low",
+               "ci_high", "ratio_pct", "ci_low_pct", "ci_high_pct", "gain_pct", "in words",
                "left_out_invalid"]  # fmt: skip
     return out[columns].reset_index(drop=True)
 
