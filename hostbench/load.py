@@ -7,6 +7,9 @@ it and reads the tool's output against it; the run folder keeps it as load.json
 beside command.txt, so the analysis reads it back typed (it never imports the
 harness). The machine's own limits (CPU ids that exist here, connections it can
 open) are the params' checks: a recorded load is read back on any machine.
+
+The load tools and what each can do are declared here once (TOOLS); every list of tools
+(the params', topology ssh's, the harness's generators) derives from it.
 """
 
 import json
