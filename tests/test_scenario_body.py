@@ -13,6 +13,8 @@ from hostbench.harness import checks
 
 def test_a_scenarios_body_check_is_declared_with_its_path():
     assert {s.body.rule for s in SCENARIOS.values()} <= set(checks.BODY_RULES)
+    # An exact body is stated for `equals` and only there.
+    assert all((s.body.rule == "equals") == bool(s.body.expected) for s in SCENARIOS.values())
     values = get_scenario("values")
     assert values.body == Body("equals", "value")
     checks.check_body(values, b"value")
