@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .errors import BadInput, HostbenchError
+from .load import TOOLS
 from .paths import RUNS
 
 
@@ -231,7 +232,7 @@ def parser() -> argparse.ArgumentParser:
     cal = sub.add_parser("calibrate", help="sweep concurrency: where throughput stops growing")
     cal.add_argument("--mode", action="append", required=True, help="repeat for several")
     cal.add_argument("--scenario", action="append", help="repeat for several; default: text")
-    cal.add_argument("--tool", default="k6", help="k6, bombardier, wrk or ab")
+    cal.add_argument("--tool", default="k6", help=", ".join(TOOLS))
     cal.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     cal.add_argument("--duration", type=float, default=5, help="seconds per level")
     cal.add_argument("--warmup", type=float, default=10, help="longest warm-up per level")

@@ -1,17 +1,31 @@
 """The facts every layer reads about hosting modes and scenarios: data only.
 
 One place for ids, display names, how a request travels (topology), colours, and
-what each scenario requests. The harness launches and checks from these facts; the
-analysis orders, labels and colours by them. Adding a mode or a scenario starts
-here; what a mode means to one article lives in that study's folder.
+what each scenario requests and what a good response to it carries. The harness launches
+and checks from these facts; the analysis orders, labels and colours by them. Adding a mode
+or a scenario starts here; what a mode means to one article lives in that study's folder.
 """
 
 import platform
+import string
 from dataclasses import dataclass
 
 from .errors import BadInput
 
 # ------------------------------------------------------------------ scenarios
+
+
+# The body of the `text` scenario: the Latin letters and the digits.
+LETTERS_AND_DIGITS = string.ascii_lowercase + string.ascii_uppercase + string.digits
+
+
+@dataclass(frozen=True)
+class Body:
+    """What a good response body of a scenario is: a rule (harness/checks.py BODY_RULES applies
+    it before every run) and, for `equals`, the exact body."""
+
+    rule: str  # equals, nonempty, form, simple-class-json, simple-class-xml, page, test-and-time
+    expected: str = ""
 
 
 @dataclass(frozen=True)
@@ -22,34 +36,37 @@ class Scenario:
     stats_key: str  # the path the test app counts this endpoint under in /__stats
     label: str  # on figures and tables
     description: str
+    body: Body  # what a good response carries
 
 
 SCENARIOS: dict[str, Scenario] = {
     s.id: s
     for s in (
         Scenario("html", "/html", "text/html", "/html", "HTML",
-                 "Razor view: 100 buttons, 10 selects of 10 options"),
+                 "Razor view: 100 buttons, 10 selects of 10 options", Body("form")),
         Scenario("text", "/text", "text/plain", "/text", "text",
-                 "plain text: the Latin letters and digits"),
+                 "plain text: the Latin letters and digits", Body("equals", LETTERS_AND_DIGITS)),
         Scenario("json", "/json", "application/json", "/json", "JSON",
-                 "SimpleClass as JSON (Listing 2)"),
+                 "SimpleClass as JSON (Listing 2)", Body("simple-class-json")),
         Scenario("xml", "/xml", "application/xml", "/xml", "XML",
-                 "SimpleClass through XmlSerializer (Listing 3)"),
+                 "SimpleClass through XmlSerializer (Listing 3)", Body("simple-class-xml")),
         Scenario("values", "/api/values/5", "text/plain", "/api/values", "api/values",
-                 "Go vs .NET 2017: GET /api/values/{id}"),
+                 "Go vs .NET 2017: GET /api/values/{id}", Body("equals", "value")),
         Scenario("api-test", "/api/test", "text/plain", "/api/test", "api/test",
-                 "Linux proxies 2021: 'Test {UTC now}'"),
+                 "Linux proxies 2021: 'Test {UTC now}'", Body("test-and-time")),
         Scenario("testapi", "/api/testapi", "application/json", "/api/testapi", "api/testapi",
-                 "Web API self-host 2012: three Foo objects"),
+                 "Web API self-host 2012: three Foo objects", Body("nonempty")),
         Scenario("plaintext", "/plaintext", "text/plain", "/plaintext", "plaintext",
-                 "TechEmpower plaintext (middleware, no MVC)"),
+                 "TechEmpower plaintext (middleware, no MVC)", Body("equals", "Hello, World!")),
         Scenario("hello-json", "/hello-json", "application/json", "/hello-json", "JSON (TE)",
-                 "TechEmpower JSON (middleware, no MVC)"),
+                 "TechEmpower JSON (middleware, no MVC)", Body("nonempty")),
         Scenario("values-minimal", "/api/values-minimal/5", "text/plain", "/api/values-minimal",
                  "api/values (minimal API)",
-                 "Go vs .NET 2017: the same endpoint as a minimal API, no MVC"),
+                 "Go vs .NET 2017: the same endpoint as a minimal API, no MVC",
+                 Body("equals", "value")),
         Scenario("templates", "/templates", "text/html", "/templates", "templates",
-                 "Go vs .NET 2017: a page rendered from a layout and a view, same data both sides"),
+                 "Go vs .NET 2017: a page rendered from a layout and a view, same data both sides",
+                 Body("page")),
     )
 }  # fmt: skip
 

@@ -7,6 +7,9 @@ it and reads the tool's output against it; the run folder keeps it as load.json
 beside command.txt, so the analysis reads it back typed (it never imports the
 harness). The machine's own limits (CPU ids that exist here, connections it can
 open) are the params' checks: a recorded load is read back on any machine.
+
+The load tools and what each can do are declared here once (TOOLS); every list of tools
+(the params', topology ssh's, the harness's generators) derives from it.
 """
 
 import json
@@ -21,20 +24,38 @@ LOAD_FILE = "load.json"  # beside command.txt in each load folder (warmup/, load
 
 @dataclass(frozen=True)
 class ToolTraits:
-    """What a load tool can be asked for, beyond connections and a duration."""
+    """What a load tool can be asked for, beyond connections and a duration. Its command line
+    and output parser are the harness's LoadGenerator of the same name (harness/loadgen.py)."""
 
     whole_seconds: bool = False  # durations in whole seconds only
     counts_requests: bool = False  # can stop after a fixed number of requests (-n)
     pipelines: bool = False  # can send several requests per write
     can_close: bool = False  # can open a new connection per request (no keep-alive)
+    # Topology ssh can run it on the load host: its command names no file of the run folder.
+    remote: bool = False
+    # Raises its open-file soft limit to the hard limit at start (the Go runtime does, since
+    # Go 1.19); C tools keep the soft limit they inherit.
+    raises_nofile: bool = False
 
 
-TOOLS = {
-    "k6": ToolTraits(),
-    "bombardier": ToolTraits(counts_requests=True),
-    "wrk": ToolTraits(whole_seconds=True, pipelines=True),
+# The load tools, each declared once, in name order: every list of tools derives from here
+# (the params' allowed tools, topology ssh's, the harness's generators, the docs).
+TOOLS: dict[str, ToolTraits] = {
     "ab": ToolTraits(whole_seconds=True, counts_requests=True, can_close=True),
+    "bombardier": ToolTraits(counts_requests=True, remote=True, raises_nofile=True),
+    "k6": ToolTraits(raises_nofile=True),
+    "wrk": ToolTraits(whole_seconds=True, pipelines=True),
 }
+
+
+def tools_with(trait: str) -> tuple[str, ...]:
+    """The tools that have `trait` (a ToolTraits field), in name order."""
+    return tuple(name for name, traits in sorted(TOOLS.items()) if getattr(traits, trait))
+
+
+def tools_in_words(trait: str) -> str:
+    """The tools with `trait` in a sentence: "wrk", "ab and bombardier"."""
+    return " and ".join(tools_with(trait))
 
 
 def _is_int(value) -> bool:
@@ -55,8 +76,8 @@ class Load:
     duration_s: float  # how long; with `requests`, the longest it may take
     requests: int | None = None  # a fixed request count instead of a duration (ab/bombardier -n)
     warmup_s: float = 0.0  # the longest warm-up before it (0: none)
-    keepalive: bool = True  # reuse connections; only ab can turn it off (its own default)
-    pipeline: int = 1  # requests per write (wrk only)
+    keepalive: bool = True  # reuse connections; only a tool that can_close can turn it off
+    pipeline: int = 1  # requests per write (only a tool that pipelines)
     cpus: tuple[int, ...] | None = None  # CPU ids the tool is pinned to; None: any
     path: str = "/"  # what it requests: the scenario's path
     base_url: str | None = None  # the target, known once it is up: http://127.0.0.1:PORT
@@ -94,7 +115,7 @@ class Load:
             if not _is_int(self.requests) or self.requests < 1:
                 raise BadInput(f"requests must be an integer >= 1 or null, got {self.requests!r}")
             if not traits.counts_requests:
-                counting = " and ".join(sorted(t for t, tr in TOOLS.items() if tr.counts_requests))
+                counting = tools_in_words("counts_requests")
                 raise BadInput(f"{self.tool} cannot stop after a request count; {counting} can")
             if self.requests < self.concurrency:
                 raise BadInput(
@@ -104,12 +125,16 @@ class Load:
             raise BadInput(f"pipeline must be an integer >= 1, got {self.pipeline!r}")
         if self.pipeline > 1 and not traits.pipelines:
             raise BadInput(
-                f"pipeline {self.pipeline} not supported by {self.tool}; only wrk pipelines"
+                f"pipeline {self.pipeline} not supported by {self.tool}; "
+                f"only {tools_in_words('pipelines')} pipelines"
             )
         if not isinstance(self.keepalive, bool):
             raise BadInput(f"keepalive must be true or false, got {self.keepalive!r}")
         if not self.keepalive and not traits.can_close:
-            raise BadInput(f"{self.tool} always keeps connections alive; only ab can close them")
+            closing = tools_in_words("can_close")
+            raise BadInput(
+                f"{self.tool} always keeps connections alive; only {closing} can close them"
+            )
         if self.cpus is not None and (
             not isinstance(self.cpus, tuple)
             or not self.cpus

@@ -26,16 +26,13 @@ import yaml
 from . import __version__
 from .catalog import MODES, SCENARIOS, check_serves, get_mode, get_scenario
 from .errors import BadInput
-from .load import Load
+from .load import TOOLS, Load, tools_in_words, tools_with
 
 PARAMS_FILE = "params.json"  # a run folder's params, as the harness recorded them
-# The load tools the harness can run (harness/loadgen.py GENERATORS; a test keeps both equal).
-TOOLS = ("ab", "bombardier", "k6", "wrk")
 TOPOLOGIES = ("local", "netns", "ssh")
 # What topology ssh runs so far: the test app alone (kestrel) or behind nginx or caddy over
-# TCP, the load from bombardier (whose command names no file of the run folder).
+# TCP, the load from the tools that can run remotely (load.py TOOLS).
 SSH_MODES = ("kestrel", "nginx", "nginx-keepalive", "caddy")
-SSH_TOOLS = ("bombardier",)
 REQUIRED_KEY = object()  # the default of a key a params file must state
 AS_DEFAULT = object()  # a key missing from an older params.json means its default
 
@@ -73,10 +70,10 @@ KEYS: tuple[Key, ...] = (
        "Connections (virtual users) the load keeps open; each level a cell of its own.", ">= 1"),
     _k("duration_s", "float", _R, "s",
        "How long each measured run fires its load (with `requests`: the longest it may take).",
-       ">= 1 and >= min_duration_s; whole seconds for ab and wrk"),
+       f">= 1 and >= min_duration_s; whole seconds for {tools_in_words('whole_seconds')}"),
     _k("warmup_s", "float", _R, "s",
        "The longest warm-up before each run; it ends earlier once throughput is steady.",
-       ">= 0 (0: none); whole seconds for ab and wrk"),
+       f">= 0 (0: none); whole seconds for {tools_in_words('whole_seconds')}"),
     _k("repetitions", "int", _R, "blocks",
        "Blocks: each runs every cell once, in a seeded Williams order.", ">= 1"),
     _k("windows", "int", 1, "windows",
@@ -115,10 +112,10 @@ KEYS: tuple[Key, ...] = (
        "settled).", ">= 0.1"),
     _k("requests", "int, {scenario: int} or null", None, "requests",
        "A fixed request count per run (ab/bombardier -n), one or per scenario; scenarios not "
-       "named run for duration_s.", ">= 1; ab and bombardier only"),
+       "named run for duration_s.", f">= 1; {tools_in_words('counts_requests')} only"),
     _k("pipeline", "int or {scenario: int}", 1, "requests per write",
        "Requests per write (TechEmpower's pipeline.lua), one or per scenario (others: 1).",
-       ">= 1; above 1 wrk only"),
+       f">= 1; above 1 {tools_in_words('pipelines')} only"),
     _k("keepalive", "bool", True, "",
        "Whether the load reuses connections (false: a new one per request, ab without -k)."),
     _k("loadgen_cpus", "list of int or null", None, "CPU ids",
@@ -810,7 +807,8 @@ def _inventory(p: dict, modes: list[str], tools: list[str]) -> str | None:
     if not isinstance(value, str) or not value:
         raise BadInput("topology ssh needs params key 'inventory': the path of an Ansible "
                        "inventory with groups server and loadgen (docs/hosts.md)")  # fmt: skip
-    for key, names, allowed in (("modes", modes, SSH_MODES), ("tools", tools, SSH_TOOLS)):
+    ssh_tools = tools_with("remote")
+    for key, names, allowed in (("modes", modes, SSH_MODES), ("tools", tools, ssh_tools)):
         if other := [n for n in names if n not in allowed]:
             raise BadInput(f"topology ssh runs {key} {', '.join(allowed)} only (not built yet "
                            f"for {', '.join(other)})")  # fmt: skip

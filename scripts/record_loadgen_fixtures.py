@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hostbench.errors import HostbenchError  # noqa: E402
 from hostbench.harness import httpclient  # noqa: E402
-from hostbench.harness.loadgen import GENERATORS, get_generator  # noqa: E402
+from hostbench.harness.loadgen import get_generator  # noqa: E402
 from hostbench.harness.processes import ManagedProcess  # noqa: E402
 from hostbench.harness.tools import find_tool  # noqa: E402
-from hostbench.load import Load  # noqa: E402
+from hostbench.load import TOOLS, Load  # noqa: E402
 from hostbench.paths import ROOT  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "loadgen"
@@ -104,9 +104,9 @@ def main(tools: list[str]):
             record(tool, "ok", base, base + "/text", "/text")
             record(tool, "non2xx", base, base + "/no-such-page", "/no-such-page")
             record(tool, "refused", base, refused, "/text")
-            if tool == "wrk":
+            if TOOLS[tool].pipelines:
                 record(tool, "pipeline", base, base + "/text", "/text", pipeline=4)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(GENERATORS))
+    main(sys.argv[1:] or list(TOOLS))

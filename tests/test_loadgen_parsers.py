@@ -16,7 +16,6 @@ import pytest
 from hostbench.errors import BadInput, HostbenchError, ToolMissing
 from hostbench.harness import loadgen
 from hostbench.harness.loadgen import (
-    GENERATORS,
     LoadGenerator,
     LoadResult,
     get_generator,
@@ -25,7 +24,7 @@ from hostbench.harness.loadgen import (
     parse_k6,
     parse_wrk,
 )
-from hostbench.load import Load
+from hostbench.load import TOOLS, Load
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen"
 
@@ -170,8 +169,8 @@ def test_unparseable_output_raises_value_error():
 
 
 def test_registry_names():
-    assert sorted(GENERATORS) == ["ab", "bombardier", "k6", "wrk"]
-    for name in GENERATORS:
+    assert list(TOOLS) == ["ab", "bombardier", "k6", "wrk"]
+    for name in TOOLS:
         assert get_generator(name).name == name
 
 

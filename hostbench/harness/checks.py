@@ -1,11 +1,11 @@
-"""How to tell a good response of each scenario (the scenarios are in hostbench.catalog).
+"""How to tell a good response of each scenario: the rules its catalog entry names.
 
-`validate` checks one response before load starts, so a misconfigured proxy
-can't produce a fast but wrong benchmark.
+Each scenario in hostbench.catalog declares its body (`Body`: a rule and, for `equals`, the
+exact body); this module applies the rule. `validate` checks one response before load starts,
+so a misconfigured proxy can't produce a fast but wrong benchmark.
 """
 
 import json
-import string
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from datetime import datetime
@@ -32,10 +32,20 @@ def validate(scenario: Scenario, response: Response) -> None:
             f"{scenario.id}: content type {response.content_type!r}, "
             f"expected {scenario.content_type}"
         )
+    check_body(scenario, response.body)
+
+
+def check_body(scenario: Scenario, body: bytes) -> None:
+    """Raise InvalidResponse (one line) unless `body` is what the scenario's catalog entry
+    declares."""
     try:
-        BODY_CHECKS[scenario.id](response)
+        BODY_RULES[scenario.body.rule](body, scenario.body.expected)
     except (ValueError, KeyError, TypeError, ET.ParseError, AssertionError) as e:
         raise InvalidResponse(f"{scenario.id}: unexpected body ({e})") from None
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", errors="replace")
 
 
 def _check(condition: bool, what: str):
@@ -58,9 +68,10 @@ class _FormCounter(HTMLParser):
             self.options_per_select[-1] += 1
 
 
-def _check_html(r: Response):
+def _form(body: bytes, expected: str):
+    # The paper's Razor view: 100 buttons and 10 select lists of 10 options each.
     counter = _FormCounter()
-    counter.feed(r.text)
+    counter.feed(_text(body))
     _check(counter.buttons == 100, f"{counter.buttons} buttons, expected 100")
     _check(
         counter.options_per_select == [10] * 10,
@@ -68,15 +79,9 @@ def _check_html(r: Response):
     )
 
 
-TEXT_BODY = string.ascii_lowercase + string.ascii_uppercase + string.digits
-
-
-def _check_text(r: Response):
-    _check(r.text == TEXT_BODY, f"body {r.text[:40]!r}..., expected the Latin letters and digits")
-
-
-def _check_json(r: Response):
-    doc = json.loads(r.body)
+def _simple_class_json(body: bytes, expected: str):
+    # The paper's Listing 2.
+    doc = json.loads(body)
     _check(list(doc) == ["id", "stringValue", "intValue", "listOfInts"], f"keys {list(doc)}")
     _check(doc["stringValue"] == doc["id"][:8], "stringValue is not the id's first 8 characters")
     _check(isinstance(doc["intValue"], int), "intValue is not an int")
@@ -84,29 +89,32 @@ def _check_json(r: Response):
     _check(len(ints) == 10 and all(isinstance(i, int) for i in ints), "listOfInts not 10 ints")
 
 
-def _check_xml(r: Response):
-    root = ET.fromstring(r.body)
+def _simple_class_xml(body: bytes, expected: str):
+    # The paper's Listing 3, through XmlSerializer.
+    root = ET.fromstring(body)
     _check(root.tag == "SimpleClass", f"root <{root.tag}>, expected <SimpleClass>")
     children = [c.tag for c in root]
     _check(children == ["Id", "StringValue", "IntValue", "ListOfInts"], f"elements {children}")
     _check(len(root.find("ListOfInts")) == 10, "ListOfInts does not hold 10 <int>")
-    _check(f'xmlns:xsi="{XSI}"' in r.text and f'xmlns:xsd="{XSD}"' in r.text, "xsi/xsd missing")
+    text = _text(body)
+    _check(f'xmlns:xsi="{XSI}"' in text and f'xmlns:xsd="{XSD}"' in text, "xsi/xsd missing")
 
 
-def _check_templates(r: Response):
+def _page(body: bytes, expected: str):
     # The 2017 article's second test: a layout around a list of items (the same page from
     # Razor and from Go's templates; tests/test_goservers.py compares them byte for byte).
-    _check("<li" in r.text and "</html>" in r.text.lower(), "no list items in a full page")
+    text = _text(body)
+    _check("<li" in text and "</html>" in text.lower(), "no list items in a full page")
 
 
-def _check_nonempty(r: Response):
-    _check(len(r.body) > 0, "empty body")
+def _nonempty(body: bytes, expected: str):
+    _check(len(body) > 0, "empty body")
 
 
-def _check_api_test(r: Response):
+def _test_and_time(body: bytes, expected: str):
     # The 2021 article's `$"Test {DateTime.UtcNow}"`: .NET's default DateTime text, which the
     # test app's invariant culture writes as "MM/dd/yyyy HH:mm:ss".
-    text = r.text
+    text = _text(body)
     try:
         datetime.strptime(text.removeprefix("Test "), DOTNET_DEFAULT_DATETIME)
     except ValueError:
@@ -118,24 +126,18 @@ def _check_api_test(r: Response):
 DOTNET_DEFAULT_DATETIME = "%m/%d/%Y %H:%M:%S"
 
 
-def _check_equals(expected: str) -> Callable[[Response], None]:
-    def check(r: Response):
-        _check(r.text == expected, f"body {r.text[:40]!r}, expected {expected!r}")
-
-    return check
+def _equals(body: bytes, expected: str):
+    text = _text(body)
+    _check(text == expected, f"body {text[:40]!r}, expected {expected[:40]!r}")
 
 
-# How each catalog scenario's body is checked.
-BODY_CHECKS: dict[str, Callable[[Response], None]] = {
-    "html": _check_html,
-    "text": _check_text,
-    "json": _check_json,
-    "xml": _check_xml,
-    "values": _check_equals("value"),
-    "api-test": _check_api_test,
-    "testapi": _check_nonempty,
-    "plaintext": _check_equals("Hello, World!"),
-    "hello-json": _check_nonempty,
-    "values-minimal": _check_equals("value"),
-    "templates": _check_templates,
+# Each rule a catalog scenario's Body names, applied to its body (and the Body's `expected`).
+BODY_RULES: dict[str, Callable[[bytes, str], None]] = {
+    "equals": _equals,
+    "nonempty": _nonempty,
+    "form": _form,
+    "simple-class-json": _simple_class_json,
+    "simple-class-xml": _simple_class_xml,
+    "page": _page,
+    "test-and-time": _test_and_time,
 }

