@@ -85,8 +85,11 @@ def test_alt_text_is_the_figures_title_and_note():
     assert figures.alt_text(panels) == "Kestrel; Kestrel + nginx (TCP)"
     image = figures.FigureImage(fig)
     data, metadata = image._repr_mimebundle_()
-    caption = alt.replace(". ", ": ", 1) + "."
-    assert metadata == {"image/png": {"alt": alt, "caption": caption}}
+    # The caption: what the data show (the chart's finding), then its title and note.
+    drawn = alt.replace(". ", ": ", 1) + "."
+    assert metadata["image/png"]["alt"] == alt
+    caption = metadata["image/png"]["caption"]
+    assert caption.startswith("Median latency ranged from ") and caption.endswith(" " + drawn)
     assert data["text/plain"] == alt
     assert len(data["image/png"]) > 1000
     assert figures.FigureImage(fig, "my words").alt == "my words"
