@@ -94,7 +94,7 @@ def test_alt_text_is_the_figures_title_and_note():
     assert len(data["image/png"]) > 1000
     assert figures.FigureImage(fig, "my words").alt == "my words"
     figures.set_finding(fig, "Kestrel is fastest in every scenario")
-    assert figures.caption_text(fig) == "Kestrel is fastest in every scenario. " + caption
+    assert figures.caption_text(fig) == "Kestrel is fastest in every scenario. " + drawn
     shown = figures.FigureImage(fig, caption="Kestrel is fastest in every scenario.")
     assert shown._repr_mimebundle_()[1]["image/png"]["caption"].startswith("Kestrel is fastest")
 
