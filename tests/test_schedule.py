@@ -255,6 +255,27 @@ def test_a_busy_window_is_measured_again_at_once_beside_its_pair(tmp_path, orpha
 
 
 @pytest.mark.live
+def test_a_window_whose_warm_up_never_settled_is_warmed_up_and_measured_again(tmp_path):
+    """A warm-up of 2 s is shorter than the 3 steady seconds it needs: it always runs out
+    unsteady, so each window is warmed up again in its launch and re-done at once, then kept
+    invalid when the re-dos run out."""
+    params = {**BASE, "modes": ["kestrel"], "scenarios": ["text"], "repetitions": 1,
+              "warmup_s": 2, "busy_reruns": 1}  # fmt: skip
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    cli = _cli("run", str(path), "--run-id", "unsteady", "--runs-dir", str(tmp_path),
+               "--no-progress")  # fmt: skip
+    _, err = cli.communicate(timeout=300)
+    assert cli.returncode == 0, err
+    rows = read_results(tmp_path / "unsteady").sort_values("started_at")
+    keys = rows["run_key"].tolist()
+    assert len(keys) == 2 and keys[1] == keys[0] + "__a2", keys
+    assert rows["invalid_reason"].str.startswith("warm-up not steady").all()
+    warmups = sorted(p.name for p in (tmp_path / "unsteady").glob("launch__r1/kestrel/warmup__*"))
+    assert len(warmups) == 2 and warmups[1].endswith("__a2"), warmups
+
+
+@pytest.mark.live
 def test_two_studies_started_at_once_never_measure_at_the_same_time(tmp_path):
     params = {**BASE, "modes": ["kestrel"], "scenarios": ["text"], "duration_s": 2,
               "repetitions": 2, **SHORT_RUNS}  # fmt: skip

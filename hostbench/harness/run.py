@@ -138,6 +138,7 @@ def count_diff_pct(client: int, server: int | None) -> float:
 
 
 BUSY = "machine busy"  # how an invalid reason starts when the machine was not quiet
+UNSTEADY = "warm-up not steady"  # ...and when the warm-up ran out before the rate settled
 
 
 def busy_reason(row: dict, params: StudyParams) -> str:
@@ -167,7 +168,7 @@ def measure_reasons(row: dict, params: StudyParams, watched: set[str]) -> list[s
             f"{fix}"
         )
     if params.require_steady and params.warmup_s > 0 and not row.get("warmup_steady"):
-        reasons.append(f"warm-up not steady after {row['warmup_s']:.0f} s")
+        reasons.append(f"{UNSTEADY} after {row['warmup_s']:.0f} s")
     for group in sorted(watched):
         value = row.get(f"cpu_{group}_cores")
         if value is None or not math.isfinite(value):

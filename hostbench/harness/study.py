@@ -5,7 +5,8 @@ block measures: each sub-block (every mode of one scenario, tool and concurrency
 warmed up, then its windows run back to back, seconds apart, in a Williams design's order
 across rounds and blocks, so neither drift nor the window before favours a mode; the
 sub-blocks' order is random (from a seed recorded in params.json). A window the machine was
-too busy for is measured again at once, beside its pair (busy_reruns times at most). The
+too busy for, or whose launch's warm-up ran out before the rate settled (then warmed up
+again first), is measured again at once, beside its pair (busy_reruns times at most). The
 launch is the unit of every interval (docs/method.md); with target_halfwidth_pct the first
 blocks' spread sets the number of blocks once (design.py). A block holds the machine-wide
 measuring lock, so two studies on one machine take turns. Each window's artifacts go to
@@ -42,6 +43,7 @@ from .params import NOT_MEASURED, OPTIONAL, StudyParams, check_run_id, fingerpri
 from .quiet import measuring_alone
 from .run import (
     BUSY,
+    UNSTEADY,
     RunSpec,
     Where,
     completed_row,
@@ -330,14 +332,17 @@ def _block_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
                 pending.append(spec)
                 break
             kept[spec.key] = row
-            if not _busy(row) or spec.attempt > params.busy_reruns:
+            if not _redo(row) or spec.attempt > params.busy_reruns:
                 break
             spec = replace(spec, attempt=spec.attempt + 1)
     return kept, pending
 
 
-def _busy(row: dict) -> bool:
-    return BUSY in (row.get("invalid_reason") or "")
+def _redo(row: dict) -> bool:
+    """A window measured again at once: the machine was busy, or the warm-up never settled
+    (its number says nothing about the mode, and the launch is still up beside its pair)."""
+    reason = row.get("invalid_reason") or ""
+    return BUSY in reason or UNSTEADY in reason
 
 
 def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dict) -> None:
@@ -370,9 +375,14 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
                 rows[spec.key] = row
                 write_results(study_dir, list(rows.values()))
                 _report(row, bar, say)
-                if not _busy(row) or spec.attempt > params.busy_reruns:
+                if not _redo(row) or spec.attempt > params.busy_reruns:
                     break
                 spec = replace(spec, attempt=spec.attempt + 1)  # at once, beside its pair
+                if UNSTEADY in (row.get("invalid_reason") or ""):  # warm this one up again
+                    warmup = launch_dir / spec.member / f"warmup__{spec.cell_key}__a{spec.attempt}"
+                    ready[spec.member, spec.cell_key] = prepare(
+                        spec, targets[spec.member], warmup, params, where
+                    )
                 bar.grow(1)
 
 
