@@ -343,6 +343,7 @@ def test_the_loopback_threat_is_sized_by_the_two_hosts_run(run3):
 
 
 @pytest.mark.live
+@pytest.mark.timeout(3600)  # the session's batch of every study's quick profile
 def test_the_paper_reports_figures_results_and_executed_notebook(batch):
     """The quick batch's report of this study: the paper's figures, every row, the C# tour."""
     from hostbench.harness.tour import NOTEBOOK
