@@ -1,8 +1,8 @@
 """docs/results.md and docs/params.md, generated from the two schemas (hostbench.results,
 hostbench.params) so the reference never drifts from the code, and each study README's line
 about its committed paper run, the README's list of them and the blocks a study writes from
-its own runs (hostbench.readmes), the gallery of re-runs (docs/gallery/, hostbench.gallery) and the artifact appendix
-(docs/artifact.md, hostbench.artifact): `python -m hostbench docs`."""
+its own runs (hostbench.readmes), the gallery of re-runs (docs/gallery/, hostbench.gallery)
+and the artifact appendix (docs/artifact.md, hostbench.artifact): `python -m hostbench docs`."""
 
 from pathlib import Path
 
