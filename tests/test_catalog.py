@@ -1,7 +1,6 @@
 """The catalog against what really runs: the test app's routes. (The layers' boundaries:
 tests/test_import_rule.py.)"""
 
-
 import pytest
 
 from hostbench.catalog import MODES, SCENARIOS, check_serves, get_scenario
@@ -41,5 +40,3 @@ def test_every_mode_has_its_display_facts():
         assert len(mode.hops) == len(mode.nodes) - 1
         assert mode.launch in ("app", "proxy", "external")
     assert len({m.color for m in MODES.values()}) == len(MODES)  # one colour per mode
-
-

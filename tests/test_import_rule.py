@@ -103,9 +103,7 @@ def _own_imports(path: Path) -> set[str]:
 def _cycles(folder: Path) -> list[list[str]]:
     """Every chain of imports among the folder's modules (tests aside) that comes back to
     where it started."""
-    graph = {
-        p.stem: _own_imports(p) for p in folder.glob("*.py") if not p.name.startswith("test_")
-    }
+    graph = {p.stem: _own_imports(p) for p in folder.glob("*.py") if not p.name.startswith("test_")}
     found = []
 
     def walk(module: str, chain: list[str]) -> None:

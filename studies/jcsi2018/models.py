@@ -65,6 +65,4 @@ def is_analog(mode: str) -> bool:
     catalog says so, or it is a reverse proxy in front of Kestrel over a TCP hop (our
     nginx-keepalive addition too; not nginx over a Unix socket, the cheaper-hop analog)."""
     m = MODES[mode]
-    return paper_model(mode) == PAPER_BASELINE or (
-        m.launch == "proxy" and not m.unix_socket
-    )
+    return paper_model(mode) == PAPER_BASELINE or (m.launch == "proxy" and not m.unix_socket)
