@@ -5,7 +5,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STUDY ?= jcsi2018
+# STUDY empty: the default study (the one whose study.yaml says `default: true`).
+STUDY ?=
 PROFILE ?= paper
 RUN_ID ?=
 BATCH_ID ?=
@@ -83,7 +84,7 @@ check: $(VENV)/.installed lint
 	$(PY) -m pytest -q -m "not live"
 
 reproduce: setup
-	$(PY) -m hostbench reproduce --study $(STUDY) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
+	$(PY) -m hostbench reproduce $(if $(STUDY),--study $(STUDY)) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
 
 reproduce-all: setup
 	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID))

@@ -207,6 +207,8 @@ def _cmd_docs(args) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from .studies import DEFAULT_STUDY
+
     p = argparse.ArgumentParser(prog="python -m hostbench", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("studies", help="list the studies, their profiles and notebooks").set_defaults(
@@ -266,7 +268,7 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("env", help="print this machine's environment").set_defaults(func=_cmd_env)
     sub.add_parser("modes", help="list the hosting modes").set_defaults(func=_cmd_modes)
     rep = sub.add_parser("reproduce", help="run a study's notebook with papermill")
-    rep.add_argument("--study", default="jcsi2018", help="a study id (see `studies`)")
+    rep.add_argument("--study", default=DEFAULT_STUDY, help="a study id (see `studies`)")
     rep.add_argument("--profile", default="paper", help="studies/<study>/params/<profile>.yaml")
     rep.add_argument("--run-id", help="default: <study>-<profile>-<UTC timestamp>")
     rep.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")

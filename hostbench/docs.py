@@ -1,8 +1,8 @@
 """docs/results.md and docs/params.md, generated from the two schemas (hostbench.results,
 hostbench.params) so the reference never drifts from the code, and each study README's line
-about its committed paper run and the README's list of them (analysis.example.readme_sections),
-the gallery of re-runs (docs/gallery/, hostbench.gallery) and the artifact appendix
-(docs/artifact.md, hostbench.artifact): `python -m hostbench docs`."""
+about its committed paper run, the README's list of them and the blocks a study writes from
+its own runs (hostbench.readmes), the gallery of re-runs (docs/gallery/, hostbench.gallery)
+and the artifact appendix (docs/artifact.md, hostbench.artifact): `python -m hostbench docs`."""
 
 from pathlib import Path
 
@@ -41,14 +41,14 @@ GENERATED = {
 def _sections(root: Path) -> list[tuple[Path, str, str]]:
     """(file, its text now, its text with the generated sections fresh) for the READMEs that
     exist under `root`."""
-    from .analysis import example
+    from . import readmes
 
     texts: dict[Path, str] = {}
-    for name, block, start, end in example.readme_sections(root):
+    for name, block, start, end in readmes.readme_sections(root):
         path = Path(root) / name
         if path.is_file():
             text = texts.get(path, path.read_text())
-            texts[path] = example.replace_in(text, block, start, end)
+            texts[path] = readmes.replace_in(text, block, start, end)
     return [(path, path.read_text(), fresh) for path, fresh in texts.items()]
 
 

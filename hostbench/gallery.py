@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 
 from .analysis import compare
-from .analysis.example import paper_run_name
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params
 from .docs import GALLERY
@@ -32,7 +31,7 @@ def page_path(study_id: str) -> str:
 def runs_of(study_id: str, runs_dir: Path = RUNS) -> list[compare.Run]:
     """The committed paper run of the study, its sub-studies' folders, then every finished,
     non-smoke run of the study under community/ (sorted by folder name)."""
-    main = Path(runs_dir) / paper_run_name(study_id)
+    main = Path(runs_dir) / get_study(study_id).paper_run
     runs = []
     if (main / "params.json").is_file():
         runs.append(compare.Run(main, study_id, None))
@@ -57,7 +56,7 @@ def run_starts(path: Path) -> pd.Series:
 
 
 def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run:
-    main = Path(runs_dir) / paper_run_name(run.study)
+    main = Path(runs_dir) / get_study(run.study).paper_run
     path = main.parent / f"{main.name}-{run.sub_study}" if run.sub_study else main
     return compare.Run(path, run.study, run.sub_study)
 
@@ -84,7 +83,7 @@ def _answer(run: compare.Run, runs_dir: Path) -> tuple[str, pd.DataFrame]:
     if reference.path.resolve() == run.path.resolve():
         if not run.sub_study:
             return "the committed paper run: the reference", own
-        reference = compare.Run(Path(runs_dir) / paper_run_name(run.study), run.study, None)
+        reference = compare.Run(Path(runs_dir) / get_study(run.study).paper_run, run.study, None)
         prefix = f"committed {run.sub_study} sub-study; against the paper run: "
     else:
         prefix = ""

@@ -1,4 +1,4 @@
-"""The hosting lab: a class on what each hop costs a request (notebooks/06-hosting-lab.ipynb).
+"""The hosting lab: a class on what each hop costs a request (notebooks/hosting-lab.ipynb).
 
 Its params are profiles beside the notebook (notebooks/lab/<profile>.yaml: `quick`, a few
 minutes, and `class`, tighter intervals), plus the what-ifs a student sets in the notebook's
@@ -25,7 +25,7 @@ from .harness.notebook import StudyRun
 from .harness.params import StudyParams, check_run_id, fingerprint, load_yaml
 from .paths import NOTEBOOKS, RUNS
 
-NOTEBOOK = NOTEBOOKS / "06-hosting-lab.ipynb"
+NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
 PARAMS_DIR = NOTEBOOKS / "lab"
 LOG_LEVELS = ("Trace", "Debug", "Information", "Warning", "Error", "Critical", "None")
 # Per run, besides its load and warm-up: launching the app and proxy, the response check,

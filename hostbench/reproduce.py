@@ -24,7 +24,7 @@ from .harness.params import StudyParams, check_run_id
 from .harness.study import PROGRESS_FILE
 from .params import PARAMS_FILE
 from .paths import RUNS
-from .studies import STUDIES, available, get_study
+from .studies import DEFAULT_STUDY, STUDIES, available, get_study
 
 HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
 DONE_FILE = "reproduce.json"  # written when a study's notebook and report are complete
@@ -137,7 +137,7 @@ def _run_tour(out: Path) -> None:
 
 
 def reproduce(
-    study_id: str = "jcsi2018",
+    study_id: str = DEFAULT_STUDY,
     profile: str = "paper",
     run_id: str | None = None,
     runs_dir: Path = RUNS,

@@ -4,7 +4,8 @@ Everything that is one study's alone lives in its folder (docs/adding-a-study.md
 study.yaml (its definition, below), params/<profile>.yaml (at least `paper` and
 `quick`), its notebook, analysis.py (loaded by `Study.analysis`), reference/
 (its article's published numbers and settings, with quotes), fixtures/, README.md
-and its tests. Nothing else names a study: adding one is copying a folder.
+and its tests. Nothing else names a study, not even the default one (its study.yaml
+says `default: true`): adding one is copying a folder.
 """
 
 import importlib
@@ -21,10 +22,9 @@ from .errors import BadInput
 from .paths import STUDIES_DIR
 
 DEFINITION = "study.yaml"
-DEFAULT_STUDY = "jcsi2018"
 # The keys of study.yaml: each one's meaning is the field's comment in Study.
 _REQUIRED = ("title", "article", "citation", "notebook")
-_OPTIONAL = ("runs_tour", "figures")
+_OPTIONAL = ("runs_tour", "figures", "default", "paper_run")
 # A study's modules are imported under this name: one package per study folder.
 _PACKAGE = "hostbench_studies"
 
@@ -39,6 +39,13 @@ class Study:
     notebook: str  # the notebook's file name in the folder
     runs_tour: bool = False  # run the C# tour first: its app_work.csv splits the server's CPU
     figures: tuple[str, ...] = field(default=())  # figures/<name>.png its report must show
+    default: bool = False  # the study `make reproduce` runs when none is named (one study)
+    # Its committed paper run's folder under data/runs (default: example-<id>-paper).
+    paper_run: str = ""
+
+    def __post_init__(self):
+        if not self.paper_run:
+            object.__setattr__(self, "paper_run", f"example-{self.id}-paper")
 
     @property
     def params_dir(self) -> Path:
@@ -110,6 +117,8 @@ class Study:
             notebook=str(data["notebook"]),
             runs_tour=bool(data.get("runs_tour", False)),
             figures=tuple(str(f) for f in data.get("figures") or ()),
+            default=bool(data.get("default", False)),
+            paper_run=str(data.get("paper_run") or ""),
         )
 
 
@@ -117,11 +126,17 @@ def discover(root: Path = STUDIES_DIR) -> dict[str, Study]:
     """Every folder under `root` with a study.yaml, ordered by notebook name (they are
     numbered), the default study first."""
     found = [Study.from_folder(d) for d in sorted(root.iterdir()) if (d / DEFINITION).is_file()]
-    found.sort(key=lambda s: (s.id != DEFAULT_STUDY, s.notebook, s.id))
+    defaults = [s.id for s in found if s.default]
+    if len(defaults) > 1:
+        raise BadInput(f"{root}: only one study may say `default: true`; found {defaults}")
+    found.sort(key=lambda s: (not s.default, s.notebook, s.id))
     return {s.id: s for s in found}
 
 
 STUDIES: dict[str, Study] = discover()
+# The study `make reproduce` and `python -m hostbench reproduce` run when none is named: the
+# one whose study.yaml says `default: true` (else the first by notebook number).
+DEFAULT_STUDY: str = next(iter(STUDIES), "")
 
 
 def get_study(study_id: str) -> Study:

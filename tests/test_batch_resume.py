@@ -12,9 +12,20 @@ import time
 import psutil
 import pytest
 
+from hostbench.params import StudyParams
 from hostbench.reproduce import BATCH_FILE, DONE_FILE, reproduce_all
+from hostbench.studies import available
 
-STUDY = "selfhost-2012"  # the smallest quick profile: 8 runs
+
+def _quick_size(study) -> tuple[bool, int]:
+    """(whether it has sub-studies, its runs) of a study's quick profile."""
+    quick = StudyParams.from_file(study.params_path("quick"))
+    return bool(quick.sub_studies), len(quick.cells()) * quick.repetitions
+
+
+# The study with the smallest quick profile (no sub-studies, the fewest runs): a short batch.
+SMALLEST = min(available(), key=_quick_size)
+STUDY, RUNS = SMALLEST.id, _quick_size(SMALLEST)[1]
 pytestmark = pytest.mark.timeout(1800)
 
 
@@ -54,7 +65,7 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path, group_gone):
     assert left == [], f"left running: {[p.name() for p in left]}"
     assert not (folder / DONE_FILE).exists() and not (runs / "b1" / "index.html").exists()
     kept = {r["run_key"]: r for r in _rows(folder)}
-    assert set(first) <= set(kept) and len(kept) < 8  # stopped midway
+    assert set(first) <= set(kept) and len(kept) < RUNS  # stopped midway
 
     # Another profile cannot resume it: one line, before anything runs.
     other = subprocess.run(
@@ -74,7 +85,7 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path, group_gone):
     assert "resuming batch b1" in out
     rows = _rows(folder)
     keys = [r["run_key"] for r in rows]
-    assert len(keys) == len(set(keys)) == 8  # every run once: none redone, none twice
+    assert len(keys) == len(set(keys)) == RUNS  # every run once: none redone, none twice
     for key, row in kept.items():  # the runs finished before the interruption, untouched
         assert next(r for r in rows if r["run_key"] == key) == row
     assert json.loads((runs / "b1" / BATCH_FILE).read_text()) == {"profile": "quick"}

@@ -1,10 +1,8 @@
-"""The catalog against what really runs: the test app's routes, and the layers' boundaries."""
+"""The catalog against what really runs: the test app's routes. (The layers' boundaries:
+tests/test_import_rule.py.)"""
 
-import ast
 import itertools
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -12,7 +10,6 @@ from hostbench.catalog import MODES, SCENARIOS, check_serves, get_scenario
 from hostbench.errors import BadInput
 from hostbench.harness import httpclient
 from hostbench.harness.modes import LaunchOptions, launch
-from hostbench.paths import ROOT
 
 
 @pytest.mark.live
@@ -60,28 +57,3 @@ def test_no_two_modes_look_alike_on_a_figure():
         if math.dist(rgb(a.color), rgb(b.color)) < 45
     ]
     assert close == []
-
-
-def _imports(path):
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            yield ("." * node.level) + (node.module or "")
-        elif isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
-
-
-@pytest.mark.live
-def test_the_analysis_never_imports_the_harness():
-    for path in sorted((ROOT / "hostbench" / "analysis").glob("*.py")):
-        for name in _imports(path):
-            assert "harness" not in name, f"{path.name} imports {name}"
-    # And not indirectly either: importing every analysis module loads no harness module.
-    modules = sorted(p.stem for p in (ROOT / "hostbench" / "analysis").glob("[a-z]*.py"))
-    code = (
-        "import importlib, sys\n"
-        f"for name in {modules!r}: importlib.import_module('hostbench.analysis.' + name)\n"
-        "print([m for m in sys.modules if m.startswith('hostbench.harness')])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

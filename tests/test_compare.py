@@ -14,7 +14,6 @@ import pytest
 
 from hostbench.__main__ import main
 from hostbench.analysis import compare
-from hostbench.analysis.example import paper_run_name
 from hostbench.analysis.intervals import paired_ratios, t_quantile
 from hostbench.errors import BadInput
 from hostbench.paths import RUNS
@@ -24,14 +23,14 @@ FILES = ("params.json", "environment.json", "results.csv", "reproduce.json")
 
 
 def _paper_runs() -> list[Path]:
-    return [RUNS / paper_run_name(s) for s in STUDIES if (RUNS / paper_run_name(s)).is_dir()]
+    return [RUNS / s.paper_run for s in STUDIES.values() if (RUNS / s.paper_run).is_dir()]
 
 
 def _study_with_modes(n: int) -> str:
     """A study whose committed paper run has no ratios.csv (its ratios come from results.csv)
     and a baseline with at least n other modes."""
     for study in STUDIES:
-        run = RUNS / paper_run_name(study)
+        run = RUNS / STUDIES[study].paper_run
         if (run / "ratios.csv").exists() or not (run / "params.json").exists():
             continue
         params = json.loads((run / "params.json").read_text())
@@ -43,7 +42,7 @@ def _study_with_modes(n: int) -> str:
 def _copy(study: str, dest: Path, scale: dict | None = None, **params) -> Path:
     """A copy of a study's committed paper run's records; `scale`: {mode: factor} on rps;
     `params`: params.json entries to change."""
-    src = RUNS / paper_run_name(study)
+    src = RUNS / STUDIES[study].paper_run
     dest.mkdir(parents=True)
     for name in FILES:
         shutil.copy(src / name, dest / name)
@@ -65,7 +64,7 @@ def _runs(*paths: Path) -> list[compare.Run]:
 
 def test_a_known_difference_gives_its_ratio_of_ratios_and_verdict(tmp_path):
     study = _study_with_modes(2)
-    baseline = json.loads((RUNS / paper_run_name(study) / "params.json").read_text())["baseline"]
+    baseline = json.loads((RUNS / STUDIES[study].paper_run / "params.json").read_text())["baseline"]
     a = _copy(study, tmp_path / "a")
     mode = next(m for m in json.loads((a / "params.json").read_text())["modes"] if m != baseline)
     b = _copy(study, tmp_path / "b", scale={mode: 4.0})

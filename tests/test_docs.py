@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hostbench.paths import ROOT
+from hostbench.studies import available
 
 README = ROOT / "README.md"
 README_MAX_LINES = 200
@@ -64,86 +65,75 @@ def test_every_relative_link_points_to_a_file_that_exists(page):
     assert not missing, f"{page.relative_to(ROOT)} links to missing files: {missing}"
 
 
+def _committed_paper_runs() -> dict[str, Path]:
+    """Each available study's committed paper run, for those that have one (its files stand in
+    for any study's run where a test needs a real one)."""
+    runs = {s.id: ROOT / "data" / "runs" / s.paper_run for s in available()}
+    return {sid: run for sid, run in runs.items() if (run / "reproduce.json").is_file()}
+
+
 def test_each_study_readme_states_its_committed_paper_run_fresh():
     from hostbench import docs
-    from hostbench.analysis import example
 
     stale = [name for name in docs.stale() if name.startswith("studies/")]
     assert stale == [], f"{', '.join(stale)}: run `python -m hostbench docs` and commit the result"
-    jcsi = (ROOT / "studies" / "jcsi2018" / "README.md").read_text()
-    run = ROOT / "data" / "runs" / "example-paper"
-    wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
-    assert f"took {wall:,} s" in jcsi and (run / "headline.txt").read_text().strip() in jcsi
-    for study in ("linux-proxies-2021", "selfhost-2012"):
-        if not (ROOT / "data" / "runs" / example.paper_run_name(study)).exists():
-            readme = (ROOT / "studies" / study / "README.md").read_text()
-            assert "no paper run of this study is committed yet" in readme
+    committed = _committed_paper_runs()
+    for study in available():
+        readme = (study.folder / "README.md").read_text()
+        if study.id not in committed:
+            assert "no paper run of this study is committed yet" in readme, study.id
+            continue
+        run = committed[study.id]
+        wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
+        assert f"took {wall:,} s" in readme, study.id
+        assert (run / "headline.txt").read_text().strip() in readme, study.id
 
 
 def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
-    """When data/runs/example-<study>-paper/ appears, `docs` writes it into the README."""
+    """When a study's paper run (data/runs/<its paper_run>/) appears, `docs` writes it into
+    its README."""
     from hostbench import docs
-    from hostbench.analysis import example
 
-    study = "linux-proxies-2021"
-    readme = tmp_path / "studies" / study / "README.md"
+    source = next(iter(_committed_paper_runs().values()))  # a real run's files stand in
+    study = available()[-1]
+    readme = tmp_path / "studies" / study.id / "README.md"
     readme.parent.mkdir(parents=True)
-    readme.write_text((ROOT / "studies" / study / "README.md").read_text())
+    readme.write_text((study.folder / "README.md").read_text())
     docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
     assert docs.stale(tmp_path) == []  # nothing committed: "not yet" is fresh
-    # A real run's files stand in for the study's own paper run (what the line reads).
-    run = tmp_path / "data" / "runs" / example.paper_run_name(study)
-    shutil.copytree(ROOT / "data" / "runs" / "example-paper", run)
-    assert docs.stale(tmp_path) == [f"studies/{study}/README.md"]
+    run = tmp_path / "data" / "runs" / study.paper_run
+    shutil.copytree(source, run)
+    assert docs.stale(tmp_path) == [f"studies/{study.id}/README.md"]
     docs.write(tmp_path)
     assert docs.stale(tmp_path) == []
     text = readme.read_text()
     wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
-    assert f"[data/runs/example-{study}-paper/](../../data/runs/example-{study}-paper/)" in text
-    assert f"took {wall:,} s" in text and "2-core" in text
+    cores = json.loads((run / "environment.json").read_text())["cpu_cores_logical"]
+    link = f"data/runs/{study.paper_run}/"
+    assert f"[{link}](../../{link})" in text
+    assert f"took {wall:,} s" in text and f"{cores}-core" in text
 
 
 def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_path):
     """The README's list is fresh, and it says the batch takes longer while a study is missing;
     once every study has its run, the batch's time is their sum."""
     from hostbench import docs
-    from hostbench.analysis import example
     from hostbench.studies import STUDIES
 
     assert "README.md" not in docs.stale(), "run `python -m hostbench docs` and commit README.md"
     shutil.copy(README, tmp_path / "README.md")
     docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
     assert "not measured yet" in (tmp_path / "README.md").read_text()  # no run in tmp_path
+    source = next(iter(_committed_paper_runs().values()))
     walls = []
-    for study in STUDIES:  # one real run's files stand in for every study's paper run
-        run = tmp_path / "data" / "runs" / example.paper_run_name(study)
-        shutil.copytree(ROOT / "data" / "runs" / "example-linux-proxies-2021-paper", run)
+    for study in STUDIES.values():  # one real run's files stand in for every study's paper run
+        run = tmp_path / "data" / "runs" / study.paper_run
+        shutil.copytree(source, run)
         walls.append(json.loads((run / "reproduce.json").read_text())["wall_s"])
     assert docs.stale(tmp_path) == ["README.md"]
     docs.write(tmp_path)
     text = (tmp_path / "README.md").read_text()
     assert "not measured yet" not in text
     assert f"takes about {sum(walls) / 60:.0f} min here" in text
-    for study in STUDIES:
-        assert f"data/runs/{example.paper_run_name(study)}/report.html" in text
-
-
-def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_settings():
-    """docs/hosts.md's params file for the 2021 article under ssh validates, and it is the
-    linux-proxies-2021 paper profile with only the topology changed and the additions out."""
-    import yaml
-
-    from hostbench.harness.params import StudyParams
-    from hostbench.studies import get_study
-
-    text = (ROOT / "docs" / "hosts.md").read_text()
-    blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.M | re.S)
-    example = next(yaml.safe_load(b) for b in blocks if "inventory:" in b and "modes:" in b)
-    params = StudyParams.from_dict(example)  # raises (one line) on a key ssh does not run
-    assert params.topology == "ssh" and params.inventory == "hosts.ini"
-    paper = StudyParams.from_file(get_study("linux-proxies-2021").params_path("paper"))
-    assert set(params.modes) < set(paper.modes)
-    for key in ("scenarios", "tools", "concurrency", "duration_s", "warmup_s", "repetitions"):
-        assert getattr(params, key) == getattr(paper, key), key
-    assert params.to_dict()["app_args"] == paper.to_dict()["app_args"]
-    assert params.baseline_mode == paper.baseline_mode
+    for study in STUDIES.values():
+        assert f"data/runs/{study.paper_run}/report.html" in text

@@ -8,7 +8,6 @@ import pytest
 
 from hostbench import artifact, docs, gallery
 from hostbench.analysis import compare
-from hostbench.analysis.example import paper_run_name
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import STUDIES
 
@@ -34,18 +33,18 @@ def test_the_gallery_page_shows_every_committed_run_of_its_study(study):
         assert f"[{run.name}](../../data/runs/{run.name}/)" in text
     # and no other study's committed runs
     for other in STUDIES:
-        if other != study and paper_run_name(other) not in paper_run_name(study):
-            assert f"[{paper_run_name(other)}]" not in text
+        if other != study and STUDIES[other].paper_run not in STUDIES[study].paper_run:
+            assert f"[{STUDIES[other].paper_run}]" not in text
 
 
 def test_the_gallery_page_lists_every_run_in_the_community_folder(tmp_path):
-    study = next(s for s in STUDIES if (RUNS / paper_run_name(s) / "reproduce.json").exists())
-    main = RUNS / paper_run_name(study)
+    study = next(s for s in STUDIES if (RUNS / STUDIES[s].paper_run / "reproduce.json").exists())
+    main = RUNS / STUDIES[study].paper_run
     _copy_run(main, tmp_path / main.name)
     for name in ("alice-laptop", "bob-server"):
         _copy_run(main, tmp_path / gallery.COMMUNITY / f"{study}-{name}")
-    other = next(s for s in STUDIES if s != study and (RUNS / paper_run_name(s)).is_dir())
-    _copy_run(RUNS / paper_run_name(other), tmp_path / gallery.COMMUNITY / f"{other}-carol")
+    other = next(s for s in STUDIES if s != study and (RUNS / STUDIES[s].paper_run).is_dir())
+    _copy_run(RUNS / STUDIES[other].paper_run, tmp_path / gallery.COMMUNITY / f"{other}-carol")
     (tmp_path / gallery.COMMUNITY / "half-copied").mkdir()  # no params.json: not a run
     text = gallery.page(study, tmp_path)
     for name in (main.name, f"{gallery.COMMUNITY}/{study}-alice-laptop",

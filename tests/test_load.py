@@ -15,12 +15,9 @@ from hostbench.harness.loadgen import ab_request_limit, get_generator
 from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_order
 from hostbench.load import LOAD_FILE, Load, read_load
-from hostbench.studies import get_study
+from hostbench.studies import available
 
 LOADGEN = Path(__file__).parent / "fixtures" / "loadgen"
-# ab's consumer in the analysis: the 2012 self-host study reads its ab options back.
-SELFHOST = get_study("selfhost-2012")
-selfhost = SELFHOST.analysis
 
 
 # ------------------------------------------------------------------ made once, checked once
@@ -206,35 +203,8 @@ def test_wrk_reads_the_pipeline_depth_its_script_was_made_with(tmp_path):
 def _study_folder(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
     study = tmp_path / "study"
     study.mkdir()
-    shutil.copy(SELFHOST.fixtures_dir / "quick-results.csv", study / "results.csv")
+    shutil.copy(available()[0].fixtures_dir / "quick-results.csv", study / "results.csv")
     return study, tables.load_results(study, valid_only=False)
-
-
-def test_load_commands_describe_the_recorded_load_and_show_command_txt_as_written(tmp_path):
-    study, results = _study_folder(tmp_path)
-    first = results.iloc[0]
-    load = Load("ab", int(first["concurrency"]), 300, requests=100000, warmup_s=10,
-                keepalive=False, path="/api/testapi", base_url="http://127.0.0.1:4")  # fmt: skip
-    folder = study / first["run_key"] / "load"
-    folder.mkdir(parents=True)
-    load.write(folder)
-    command = f"/usr/bin/ab -n 100000 -c 100 -e {folder}/percentiles.csv {load.url}"
-    (folder / "command.txt").write_text(command + "\n")
-    row = tables.load_commands(study).iloc[0]
-    assert (
-        row["load"]
-        == load.describe()
-        == (
-            "100 connections, 100,000 requests (at most 300 s), a new connection per request, "
-            "warm-up up to 10 s"
-        )
-    )
-    # The tool and the run's files by their names: a page never shows this machine's folders.
-    assert row["command"] == f"ab -n 100000 -c 100 -e percentiles.csv {load.url}"
-    assert selfhost.ab_options(tables.run_load(study, first["run_key"])) == "ab -n 100,000 -c 100"
-    figure = selfhost.results_figure(results, study)
-    assert figure.get_suptitle() == "GET /api/testapi, ab -n 100,000 -c 100"
-    assert selfhost.results_figure(results).get_suptitle() == "GET /api/testapi"  # no folder
 
 
 def test_a_run_without_load_json_is_shown_as_not_recorded(tmp_path):
@@ -246,9 +216,3 @@ def test_a_run_without_load_json_is_shown_as_not_recorded(tmp_path):
     assert row["load"] == "(not recorded)"
     assert row["command"] == "ab -n 100000 -c 100 http://127.0.0.1:1/x"  # the tool by its name
     assert tables.run_load(study, results.iloc[0]["run_key"]) is None
-
-
-def test_the_selfhost_papers_load_is_the_articles_ab_command():
-    p = StudyParams.from_file(SELFHOST.params_path("paper"))
-    load = p.load("testapi", "ab", 100)
-    assert selfhost.ab_options(load) == "ab -n 100,000 -c 100"  # the article's, no -k

@@ -13,13 +13,11 @@ import matplotlib.image as mpimg
 import pytest
 
 from hostbench.analysis.prose import SMOKE_HEADLINE
-from hostbench.harness.tour import NOTEBOOK
 from hostbench.pagecheck import check_report
 from hostbench.paths import NOTEBOOKS
 from hostbench.reproduce import reproduce
 from hostbench.studies import STUDIES, available
 
-PAPER_NOTEBOOK = STUDIES["jcsi2018"].notebook
 # The batch of every study's quick profile takes minutes, more than the suite's default.
 pytestmark = pytest.mark.timeout(3600)
 
@@ -46,34 +44,6 @@ def test_the_batch_index_links_a_report_for_each_study(batch):
         assert str(batch.parent) not in page and "pytest-of" not in page
         # Quick runs are smoke runs: no finding in the headline or the index.
         assert headline == SMOKE_HEADLINE
-
-
-@pytest.mark.live
-def test_the_paper_reports_figures_results_and_executed_notebook(batch):
-    out = batch / "jcsi2018"
-    executed = json.loads((out / PAPER_NOTEBOOK).read_text())
-    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
-    assert [o for o in outputs if o["output_type"] == "error"] == []
-    assert [o for o in outputs if o.get("name") == "stderr"] == []  # no progress dump on the page
-    page = (out / "report.html").read_text()
-    assert "Fig. 9" in page and "<Figure size" not in page
-    modes = json.loads((out / "params.json").read_text())["modes"]
-    expected = ["topology", "models", "all-models", "relative", "cpu", "cpu-per-request",
-                "latency"]  # fmt: skip
-    for name in expected:
-        for ext in ("png", "svg"):
-            path = out / "figures" / f"{name}.{ext}"
-            assert path.stat().st_size > 1000, path
-    assert page.count("data:image/png;base64") >= len(expected)  # each one inline, too
-    results = (out / "results.csv").read_text().splitlines()
-    assert len(results) == 1 + len(modes) * 4  # header + every mode x the paper's 4 scenarios
-    # The C# tour ran first, on the .net-csharp kernel (tests/test_tour.py checks its contents).
-    assert (out / "app_work.csv").exists()
-    assert "The C# tour did not run" not in page
-    tour = json.loads((out / NOTEBOOK.name).read_text())
-    assert not [
-        o for c in tour["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
-    ]
 
 
 @pytest.mark.live
@@ -125,10 +95,13 @@ def test_every_report_and_the_index_read_cleanly(batch):
 def test_unknown_profile_or_study_is_refused(tmp_path):
     from hostbench.errors import BadInput
 
-    with pytest.raises(BadInput, match="study 'jcsi2018' has no profile 'fast'; allowed: paper"):
-        reproduce("jcsi2018", "fast", runs_dir=tmp_path)
-    with pytest.raises(BadInput, match="unknown study 'jcsi'; allowed: jcsi2018, linux-prox"):
-        reproduce("jcsi", "quick", runs_dir=tmp_path)
+    study = available()[0]
+    no_profile = f"study '{study.id}' has no profile 'fast'; allowed: {', '.join(study.profiles())}"
+    with pytest.raises(BadInput, match=f"^{re.escape(no_profile)}$"):
+        reproduce(study.id, "fast", runs_dir=tmp_path)
+    unknown = f"unknown study 'no-such-study'; allowed: {', '.join(STUDIES)}"
+    with pytest.raises(BadInput, match=f"^{re.escape(unknown)}$"):
+        reproduce("no-such-study", "quick", runs_dir=tmp_path)
 
 
 @pytest.mark.live
@@ -138,6 +111,6 @@ def test_the_studies_command_lists_every_study():
     out = subprocess.run(
         [sys.executable, "-m", "hostbench", "studies"], capture_output=True, text=True, check=True
     ).stdout
-    for study in STUDIES.values():
-        assert study.id in out
-    assert "01-jcsi2018-hosting-models.ipynb" in out and "paper, quick" in out
+    for study in available():
+        line = next(line for line in out.splitlines() if line.split()[0] == study.id)
+        assert study.notebook in line and ", ".join(study.profiles()) in line

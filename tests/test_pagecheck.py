@@ -46,7 +46,7 @@ def test_a_clean_page_has_no_defect():
          "markup in a table cell (<div>, <h1>)"),
         ("<table><tr><td><SimpleClass><Id>1</Id></SimpleClass></td></tr></table>",
          "markup in a table cell"),
-        ("<p>results in /tmp/pytest-of-root/pytest-1/runs0/ci-quick/jcsi2018</p>",
+        ("<p>results in /tmp/pytest-of-root/pytest-1/runs0/ci-quick/some-study</p>",
          "a machine's path: '/tmp/pytest-of-root"),
         ("<p>written to /home/me/hostbench/data/runs/x</p>", "a machine's path: '/home/me"),
         ('<a href="/work/main/data/runs/x/results.csv">results</a>', "a machine's path"),

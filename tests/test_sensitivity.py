@@ -11,13 +11,19 @@ import pytest
 
 from hostbench.analysis import sensitivity, tables
 from hostbench.catalog import mode_label
-from hostbench.studies import get_study
+from hostbench.studies import available, get_study
 
-CASES = [("jcsi2018", "nginx"), ("linux-proxies-2021", "kestrel")]
+RECORDED = "two-hosts"  # a study's fixtures/two-hosts/: loopback/ and two-hosts/
+# (study, the baseline its recordings ran with) for every study that recorded both.
+CASES = [
+    (s.id, tables.load_params(s.fixtures_dir / RECORDED / "loopback").baseline_mode)
+    for s in available()
+    if (s.fixtures_dir / RECORDED).is_dir()
+]
 
 
 def _recorded(study: str):
-    folder = get_study(study).fixtures_dir / "two-hosts"
+    folder = get_study(study).fixtures_dir / RECORDED
     return (tables.load_results(folder / "loopback", valid_only=False),
             tables.load_results(folder / "two-hosts", valid_only=False))  # fmt: skip
 
@@ -39,6 +45,11 @@ def _by_hand_cpu_us(runs: pd.DataFrame, baseline: str) -> float:
     per_setup = cores.fillna(0).groupby(mine["concurrency"]).mean().sum(axis=1)
     rps = mine.groupby("concurrency")["rps"].mean()
     return float((1e6 * per_setup / rps).mean())
+
+
+def test_the_recordings_cover_a_study_with_several_concurrencies_and_one_without():
+    several = [_recorded(study)[0]["concurrency"].nunique() > 1 for study, _ in CASES]
+    assert True in several and False in several  # both of the table's forms are tested
 
 
 @pytest.mark.parametrize(("study", "baseline"), CASES)
@@ -69,13 +80,14 @@ def test_the_words_are_compared_ratio_by_ratio(study, baseline):
     else:  # fewer than 3 blocks on a side: no words compared (intervals.MIN_UNITS)
         assert "so their words are not compared" in text
         assert (table[["n (main)", "n (two hosts)"]].min(axis=1) < intervals.MIN_UNITS).all()
-    # linux-proxies ran two concurrencies: each is its own row, named in its own column.
+    # A recording of several concurrencies: each is its own row, named in its own column.
     several = loopback["concurrency"].nunique() > 1
     assert ("concurrency" in table.columns) == several
     assert len(table) == len(_by_hand_ratios(loopback, baseline))
 
 
 def test_without_a_two_hosts_run_it_says_so():
-    loopback, _ = _recorded("jcsi2018")
-    assert sensitivity.localhost_cost(loopback, None, "nginx") == sensitivity.NOT_MEASURED
+    study, baseline = CASES[0]
+    loopback, _ = _recorded(study)
+    assert sensitivity.localhost_cost(loopback, None, baseline) == sensitivity.NOT_MEASURED
     assert "not measured" in sensitivity.NOT_MEASURED

@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from hostbench import readmes
 from hostbench.analysis import tables
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.params import StudyParams, load_yaml
 from hostbench.paths import ROOT
-from hostbench.studies import STUDIES, Study, discover
+from hostbench.studies import DEFAULT_STUDY, STUDIES, Study, available, discover
 
 every_study = pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.id)
 
@@ -34,6 +35,41 @@ def test_the_folder_has_everything_a_study_needs(study):
     assert (study.folder / "README.md").is_file() and (study.folder / "analysis.py").is_file()
     assert study.analysis.__name__.endswith(".analysis")
     assert list(study.folder.glob("test_*.py")), "its own tests, beside its code"
+    for name in ("reference/published.csv", "reference/setup.csv", "fixtures/quick-results.csv",
+                 "fixtures/README.md"):  # fmt: skip
+        assert (study.folder / name).is_file(), name
+    readme = (study.folder / "README.md").read_text()
+    assert readmes.PAPER_START in readme and readmes.PAPER_END in readme  # its paper-run line
+    # Its notebook's number is its own: no other study's, not the C# tour's 00.
+    number = study.notebook.split("-")[0]
+    assert number.isdigit() and number != "00", study.notebook
+    others = [s.notebook.split("-")[0] for s in STUDIES.values() if s.id != study.id]
+    assert number not in others, f"{study.notebook}: another study has number {number}"
+
+
+def test_one_study_is_the_default_and_comes_first():
+    assert [s.id for s in STUDIES.values() if s.default] == [DEFAULT_STUDY]
+    assert next(iter(STUDIES)) == DEFAULT_STUDY
+
+
+def test_two_default_studies_are_refused_in_one_line(tmp_path):
+    for sid in ("a-2026", "b-2026"):
+        (tmp_path / sid).mkdir()
+        (tmp_path / sid / "study.yaml").write_text(
+            "default: true\ntitle: T\narticle: a.txt\ncitation: C\nnotebook: n.ipynb\n"
+        )
+    with pytest.raises(Exception, match=r"only one study may say `default: true`; found "):
+        discover(tmp_path)
+
+
+def test_a_studys_paper_run_is_its_own_folder_unless_it_names_one(tmp_path):
+    (tmp_path / "study.yaml").write_text("title: T\narticle: a.txt\ncitation: C\nnotebook: n\n")
+    assert Study.from_folder(tmp_path).paper_run == f"example-{tmp_path.name}-paper"
+    (tmp_path / "study.yaml").write_text(
+        "title: T\narticle: a.txt\ncitation: C\nnotebook: n\npaper_run: example-mine\n"
+    )
+    assert Study.from_folder(tmp_path).paper_run == "example-mine"
+    assert len({s.paper_run for s in STUDIES.values()}) == len(STUDIES)  # none shared
 
 
 @every_study
@@ -108,7 +144,7 @@ def test_a_copied_folder_is_a_new_study_with_no_other_file_changed(tmp_path):
         src = ROOT / name
         copy = shutil.copytree if src.is_dir() else shutil.copy2
         copy(src, tree / name, **({"ignore": skip} if src.is_dir() else {}))
-    template = STUDIES["linux-proxies-2021"]
+    template = next(s for s in available() if not s.default)  # one default study only
     new = tree / "studies" / "my-proxies-2026"
     shutil.copytree(template.folder, new, ignore=skip)
     definition = new / "study.yaml"

@@ -5,20 +5,23 @@ import json
 
 from hostbench.reproduce import DONE_FILE, _recorded_wall_s
 
+# Two study ids: what is compared is the record's, whatever the study.
+ONE, OTHER = "one-study", "other-study"
+
 
 def _record(folder, **record):
     (folder / DONE_FILE).write_text(json.dumps(record))
 
 
 def test_an_earlier_record_of_the_same_study_and_profile_counts(tmp_path):
-    _record(tmp_path, study="linux-proxies-2021", profile="paper", wall_s=807)
-    assert _recorded_wall_s(tmp_path, "linux-proxies-2021", "paper") == 807
+    _record(tmp_path, study=ONE, profile="paper", wall_s=807)
+    assert _recorded_wall_s(tmp_path, ONE, "paper") == 807
 
 
 def test_another_profile_or_study_or_no_record_counts_nothing(tmp_path):
-    assert _recorded_wall_s(tmp_path, "jcsi2018", "paper") == 0  # none
-    _record(tmp_path, study="jcsi2018", profile="quick", wall_s=600)
-    assert _recorded_wall_s(tmp_path, "jcsi2018", "paper") == 0
-    assert _recorded_wall_s(tmp_path, "selfhost-2012", "quick") == 0
+    assert _recorded_wall_s(tmp_path, OTHER, "paper") == 0  # none
+    _record(tmp_path, study=OTHER, profile="quick", wall_s=600)
+    assert _recorded_wall_s(tmp_path, OTHER, "paper") == 0
+    assert _recorded_wall_s(tmp_path, ONE, "quick") == 0
     (tmp_path / DONE_FILE).write_text("{not json")
-    assert _recorded_wall_s(tmp_path, "jcsi2018", "quick") == 0
+    assert _recorded_wall_s(tmp_path, OTHER, "quick") == 0

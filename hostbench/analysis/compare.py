@@ -98,9 +98,7 @@ def identify(path: Path) -> Run:
 
 def committed_example(run: Run, runs_dir: Path = RUNS) -> Path:
     """The committed paper run of a run's study (and of its sub-study, for a sub-study's run)."""
-    from .example import paper_run_name
-
-    name = paper_run_name(run.study)
+    name = get_study(run.study).paper_run
     if run.sub_study:
         name = f"{name}-{run.sub_study}"
     path = Path(runs_dir) / name

@@ -1,6 +1,6 @@
 """One factor at a time: the same ratios in a study and in a sub-study that changed one factor.
 
-Shared by the studies that run such sub-studies (jcsi2018, linux-proxies-2021): what a
+Shared by the studies that run such sub-studies (their params' `sub_studies`): what a
 sub-study changed (from the two params.json), how far each ratio moved and whether its words
 stayed, and what the localhost shortcut costs (a `two-hosts` sub-study, topology netns,
 against the main study over loopback).

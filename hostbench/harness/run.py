@@ -29,6 +29,7 @@ from .. import results
 from ..catalog import Mode, Scenario, get_mode, get_scenario
 from ..errors import HostbenchError
 from ..load import Load
+from ..warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
 from . import httpclient
 from .checks import validate
 from .cpumonitor import CpuMonitor
@@ -43,12 +44,6 @@ from .quiet import wait_until_quiet
 from .remote import RemoteCpu, SshHosts
 
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
-WINDOW_S = 1.0  # warm-up throughput is read from the app's counter once per window
-STEADY_WINDOWS = 3  # steady: this many consecutive windows agree within the tolerance
-# ...and in each of them the .NET JIT compiled at most this many methods. While tiered
-# compilation recompiles the hot methods (the first 5-10 s under load here, 400-1300 methods
-# a second), the rate can hold still for 3 s and then double; once done, a few dozen a second.
-JIT_SETTLED_METHODS = 50
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
 SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
 

@@ -21,10 +21,11 @@ from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads t
     sensitivity,
 )
 from hostbench.catalog import MODES, mode_label, scenario_label
-from hostbench.harness.run import JIT_SETTLED_METHODS
 from hostbench.params import StudyParams
+from hostbench.warmup import JIT_SETTLED_METHODS
 
 from . import figures, models  # noqa: F401 (figures: the notebook reads jcsi2018.figures)
+from .models import is_analog
 from .paper import PAPER, paper_ratios, paper_setup
 
 
@@ -135,16 +136,6 @@ def paper_words(paper_row) -> str:
     if paper_row.qualifier == "stated":
         return f"{gain:+.0f}%"
     return f"{paper_row.qualifier} {gain:+.0f}%"
-
-
-def is_analog(mode: str) -> bool:
-    """Whether a mode stands for the paper's baseline, Kestrel behind IIS out-of-process: the
-    catalog says so, or it is a reverse proxy in front of Kestrel over a TCP hop (our
-    nginx-keepalive addition too; not nginx over a Unix socket, the cheaper-hop analog)."""
-    m = MODES[mode]
-    return models.paper_model(mode) == models.PAPER_BASELINE or (
-        m.launch == "proxy" and not m.unix_socket
-    )
 
 
 def analogs(results: pd.DataFrame, baseline: str) -> list[str]:

@@ -12,14 +12,14 @@ from hostbench.catalog import mode_label, scenario_label
 from hostbench.errors import BadInput
 
 from . import models
+from .models import is_analog
+from .paper import absolute_note
 
 
 def stand_ins(modes: list[str], baseline: str) -> dict[str, list[str]]:
     """Our modes under each of the paper's models, in its order (models.PAPER_MODELS): each
     mode under the model it is or stands for; a reverse proxy we add (nginx-keepalive) under
     the paper's baseline, which it resembles; an empty list where nothing runs here."""
-    from .analysis import is_analog
-
     out = {model: [] for model in models.PAPER_MODELS}
     for mode in modes:
         model = models.paper_model(mode)
@@ -37,8 +37,6 @@ def paper_models_chart(df: pd.DataFrame, modes: list[str], baseline: str) -> Fig
     """Fig. 4-7 of the paper in one figure: a panel per paper model, in its figures' order,
     with the modes that stand for it here (stand_ins) on one shared scale, and the models
     with no run here (HTTP.sys) said so in their panel. Bars: mean rps, whiskers: 1 sd."""
-    from .paper import absolute_note
-
     df = figures.one_setup(df)
     summary = tables.summarize(df)
     present = set(summary["mode"].astype(str))
@@ -83,8 +81,6 @@ def _role(mode: str, baseline: str) -> str:
 
 def all_models_chart(df: pd.DataFrame) -> Figure:
     """Fig. 8 of the paper: every model in every scenario, grouped by scenario."""
-    from .paper import absolute_note
-
     df = figures.one_setup(df)
     summary = tables.summarize(df)
     modes = figures.present(summary["mode"])

@@ -8,6 +8,8 @@ to the paper's ("same", "analog", "cheaper-hop analog").
 
 from dataclasses import dataclass
 
+from hostbench.catalog import MODES
+
 
 @dataclass(frozen=True)
 class PaperModel:
@@ -56,3 +58,11 @@ def paper_model(mode: str) -> str | None:
 
 def role(mode: str) -> str:
     return STANDS_FOR.get(mode, (None, ""))[1]
+
+
+def is_analog(mode: str) -> bool:
+    """Whether a mode stands for the paper's baseline, Kestrel behind IIS out-of-process: the
+    catalog says so, or it is a reverse proxy in front of Kestrel over a TCP hop (our
+    nginx-keepalive addition too; not nginx over a Unix socket, the cheaper-hop analog)."""
+    m = MODES[mode]
+    return paper_model(mode) == PAPER_BASELINE or (m.launch == "proxy" and not m.unix_socket)

@@ -66,3 +66,20 @@ def test_paper_setup():
     assert s["aspnetcore"] == "2.1.0-preview1"
     assert s["iis"] == "10.0.17134.1"
     assert s["os"] == "Windows 10 x64"
+
+
+def test_the_reference_has_only_the_stated_ratios():
+    from hostbench.analysis.reference import load_reference
+
+    df = load_reference(STUDY.id)
+    # the figures' bars are images: no absolute rps from the paper
+    assert set(df["metric"]) == {"rps_gain_pct", "rps_loss_pct"}
+    assert len(df) == 10
+
+
+def test_the_paper_profile_is_the_papers_k6_run():
+    from conftest import profile_params
+
+    paper = profile_params(STUDY.id, "paper")
+    assert (paper.tools, paper.concurrency, paper.duration_s) == (["k6"], [8], 15.0)
+    assert paper.scenarios == ["html", "text", "json", "xml"]

@@ -1,5 +1,7 @@
 """The JCSI 2018 notebook's tables and computed prose, on results recorded from real runs."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -198,39 +200,40 @@ def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tm
 
 
 def test_the_example_numbers_in_the_readme_and_docs_are_the_example_runs():
-    from hostbench.analysis import example
-
-    run_dir = ROOT / "data" / "runs" / "example-paper"
-    stale = "stale: python -m hostbench.analysis.example --write data/runs/example-paper"
-    for path, new, start, end in (
-        (ROOT / example.README, example.line(run_dir), example.LINE_START, example.LINE_END),
-        (ROOT / example.PAGE, example.block(run_dir), example.START, example.END),
-    ):
-        text = path.read_text()
+    generated = STUDY.module("generated")
+    run_dir = ROOT / "data" / "runs" / STUDY.paper_run
+    fresh = generated.sections(ROOT)
+    assert [name for name, *_ in fresh] == ["README.md", generated.PAGE], "its run is committed"
+    for name, new, start, end in fresh:
+        text = (ROOT / name).read_text()
         written = text[text.index(start) : text.index(end) + len(end)]
-        assert written == new, f"{path.name}'s example numbers are {stale}"
+        assert written == new, f"{name}'s example numbers are stale: python -m hostbench docs"
     # The example has a two-hosts sub-study: the README's line carries what loopback cost.
-    assert (run_dir.parent / "example-paper-two-hosts" / "results.csv").exists()
-    assert "(two hosts / loopback)" in example.line(run_dir)
+    assert (run_dir.parent / f"{run_dir.name}-two-hosts" / "results.csv").exists()
+    assert "(two hosts / loopback)" in generated.line(run_dir)
 
 
-def test_example_write_rewrites_only_what_is_between_the_markers(tmp_path):
-    from hostbench.analysis import example
-    from hostbench.paths import ROOT
+def test_the_example_blocks_replace_only_what_is_between_their_markers(tmp_path):
+    from hostbench.readmes import replace_in
 
+    generated = STUDY.module("generated")
     (tmp_path / "docs").mkdir()
-    readme = f"# x\n\n{example.LINE_START}\nold\n{example.LINE_END}\n\nrest\n"
-    page = f"# y\n{example.START}\nold\n{example.END}\ntail\n"
-    (tmp_path / example.README).write_text(readme)
-    (tmp_path / example.PAGE).write_text(page)
-    example.write(ROOT / "data" / "runs" / "example-paper", tmp_path)
-    text = (tmp_path / example.README).read_text()
+    runs = tmp_path / "data" / "runs"
+    runs.mkdir(parents=True)
+    (runs / STUDY.paper_run).symlink_to(ROOT / "data" / "runs" / STUDY.paper_run)
+    readme = f"# x\n\n{generated.LINE_START}\nold\n{generated.LINE_END}\n\nrest\n"
+    page = f"# y\n{generated.START}\nold\n{generated.END}\ntail\n"
+    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / generated.PAGE).write_text(page)
+    for name, block, start, end in generated.sections(tmp_path):  # as `hostbench docs` does
+        (tmp_path / name).write_text(replace_in((tmp_path / name).read_text(), block, start, end))
+    text = (tmp_path / "README.md").read_text()
     assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "old" not in text
     assert "Details: [docs/example.md](docs/example.md)." in text
-    text = (tmp_path / example.PAGE).read_text()
+    text = (tmp_path / generated.PAGE).read_text()
     assert text.startswith("# y\n") and text.endswith("\ntail\n") and "| Kestrel | HTML |" in text
     with pytest.raises(ValueError, match="markers not found"):
-        example.replace_in("no markers", "x")
+        replace_in("no markers", "x", generated.START, generated.END)
 
 
 def test_machine_state_reads_each_runs_readings(run3):
@@ -337,3 +340,35 @@ def test_the_loopback_threat_is_sized_by_the_two_hosts_run(run3):
     assert "moved by x" in sized.loc[row, "size in this run"]
     unsized = jcsi2018.threats(loopback, run3["env"], ratios).set_index("threat")
     assert unsized.loc[row, "size in this run"].startswith("not measured")
+
+
+@pytest.mark.live
+@pytest.mark.timeout(3600)  # the session's batch of every study's quick profile
+def test_the_paper_reports_figures_results_and_executed_notebook(batch):
+    """The quick batch's report of this study: the paper's figures, every row, the C# tour."""
+    from hostbench.harness.tour import NOTEBOOK
+
+    out = batch / STUDY.id
+    executed = json.loads((out / STUDY.notebook).read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert [o for o in outputs if o["output_type"] == "error"] == []
+    assert [o for o in outputs if o.get("name") == "stderr"] == []  # no progress dump on the page
+    page = (out / "report.html").read_text()
+    assert "Fig. 9" in page and "<Figure size" not in page
+    modes = json.loads((out / "params.json").read_text())["modes"]
+    expected = ["topology", "models", "all-models", "relative", "cpu", "cpu-per-request",
+                "latency"]  # fmt: skip
+    for name in expected:
+        for ext in ("png", "svg"):
+            path = out / "figures" / f"{name}.{ext}"
+            assert path.stat().st_size > 1000, path
+    assert page.count("data:image/png;base64") >= len(expected)  # each one inline, too
+    results = (out / "results.csv").read_text().splitlines()
+    assert len(results) == 1 + len(modes) * 4  # header + every mode x the paper's 4 scenarios
+    # The C# tour ran first, on the .net-csharp kernel (tests/test_tour.py checks its contents).
+    assert (out / "app_work.csv").exists()
+    assert "The C# tour did not run" not in page
+    tour = json.loads((out / NOTEBOOK.name).read_text())
+    assert not [
+        o for c in tour["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
+    ]

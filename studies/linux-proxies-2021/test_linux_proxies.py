@@ -194,3 +194,30 @@ def test_linux_proxies_figures(lp_results):
         lp.connections_figure(lp_results),
     ):
         assert isinstance(fig, Figure) and fig.axes
+
+
+def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_settings():
+    """docs/hosts.md's params file for this article under ssh validates, and it is the paper
+    profile with only the topology changed and the additions out."""
+    import yaml
+
+    from hostbench.harness.params import StudyParams
+    from hostbench.paths import ROOT
+
+    text = (ROOT / "docs" / "hosts.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.M | re.S)
+    example = next(yaml.safe_load(b) for b in blocks if "inventory:" in b and "modes:" in b)
+    params = StudyParams.from_dict(example)  # raises (one line) on a key ssh does not run
+    assert params.topology == "ssh" and params.inventory == "hosts.ini"
+    paper = profile_params(STUDY.id, "paper")
+    assert set(params.modes) < set(paper.modes)
+    for key in ("scenarios", "tools", "concurrency", "duration_s", "warmup_s", "repetitions"):
+        assert getattr(params, key) == getattr(paper, key), key
+    assert params.to_dict()["app_args"] == paper.to_dict()["app_args"]
+    assert params.baseline_mode == paper.baseline_mode
+
+
+def test_the_reference_holds_the_articles_numbers_by_setup():
+    by_setup = load_reference(STUDY.id).set_index("setup")["value"]
+    assert by_setup["Linux + Nginx"] == 3509
+    assert by_setup["Windows + IIS Out of Process"] == 2820

@@ -4,6 +4,8 @@ runs end to end in tests/test_studies.py (the quick batch).
 """
 
 import json
+import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables
 from hostbench.analysis.reference import load_reference
 from hostbench.harness.study import run_study
+from hostbench.load import Load
 from hostbench.studies import study_of
 
 STUDY = study_of(__file__)
@@ -132,3 +135,47 @@ def test_selfhost_claims_and_figures(sh_results):
     )
     for fig in (sh.results_figure(sh_results), sh.advantage_figure(sh_results)):
         assert isinstance(fig, Figure) and fig.axes
+
+
+# ab's consumer in the analysis: this study reads its ab options back (hostbench.load).
+
+
+def _recorded_folder(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    """A run folder holding this study's recorded results (fixtures/quick-results.csv)."""
+    study = tmp_path / "study"
+    study.mkdir()
+    shutil.copy(SH_RESULTS, study / "results.csv")
+    return study, tables.load_results(study, valid_only=False)
+
+
+def test_load_commands_describe_the_recorded_load_and_show_command_txt_as_written(tmp_path):
+    study, results = _recorded_folder(tmp_path)
+    first = results.iloc[0]
+    load = Load("ab", int(first["concurrency"]), 300, requests=100000, warmup_s=10,
+                keepalive=False, path="/api/testapi", base_url="http://127.0.0.1:4")  # fmt: skip
+    folder = study / first["run_key"] / "load"
+    folder.mkdir(parents=True)
+    load.write(folder)
+    command = f"/usr/bin/ab -n 100000 -c 100 -e {folder}/percentiles.csv {load.url}"
+    (folder / "command.txt").write_text(command + "\n")
+    row = tables.load_commands(study).iloc[0]
+    assert (
+        row["load"]
+        == load.describe()
+        == (
+            "100 connections, 100,000 requests (at most 300 s), a new connection per request, "
+            "warm-up up to 10 s"
+        )
+    )
+    # The tool and the run's files by their names: a page never shows this machine's folders.
+    assert row["command"] == f"ab -n 100000 -c 100 -e percentiles.csv {load.url}"
+    assert sh.ab_options(tables.run_load(study, first["run_key"])) == "ab -n 100,000 -c 100"
+    figure = sh.results_figure(results, study)
+    assert figure.get_suptitle() == "GET /api/testapi, ab -n 100,000 -c 100"
+    assert sh.results_figure(results).get_suptitle() == "GET /api/testapi"  # no folder
+
+
+def test_the_selfhost_papers_load_is_the_articles_ab_command():
+    p = profile_params(STUDY.id, "paper")
+    load = p.load("testapi", "ab", 100)
+    assert sh.ab_options(load) == "ab -n 100,000 -c 100"  # the article's, no -k

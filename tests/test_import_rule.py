@@ -1,0 +1,134 @@
+"""The analysis never reaches the harness, and a package's modules import each other one way.
+
+The analysis reads results and starts no process (hostbench/analysis/__init__.py); the harness
+starts processes. So every module of hostbench/analysis/, the docs generator beside it and
+every module of every study's folder (its tests aside) must import with `hostbench.harness`
+made unimportable. Nothing here names a study: a new folder is checked the moment it exists.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hostbench.paths import ROOT
+from hostbench.studies import STUDIES
+
+ANALYSIS = ROOT / "hostbench" / "analysis"
+
+# Run in a fresh interpreter (this one has imported the harness already): a finder first on
+# sys.meta_path refuses every hostbench.harness module, then everything is imported.
+PROBE = """
+import importlib
+import importlib.abc
+import pkgutil
+import sys
+
+
+class NoHarness(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "hostbench.harness" or name.startswith("hostbench.harness."):
+            raise ImportError(f"{name} imported: the analysis must not reach the harness")
+        return None
+
+
+sys.meta_path.insert(0, NoHarness())
+import hostbench.analysis
+from hostbench.studies import STUDIES
+
+for module in pkgutil.iter_modules(hostbench.analysis.__path__):
+    importlib.import_module(f"hostbench.analysis.{module.name}")
+importlib.import_module("hostbench.readmes")
+for study in STUDIES.values():
+    for path in sorted(study.folder.glob("*.py")):
+        if not path.name.startswith("test_"):
+            study.module(path.stem)
+    print(study.id)
+try:
+    import hostbench.harness.run  # the finder is in force: this must fail
+except ImportError:
+    print("harness refused")
+"""
+
+
+def _kept_apart() -> list[Path]:
+    """The modules that must not import the harness: the analysis, the docs generator beside
+    it and every study's own code (its tests may: they start what they test)."""
+    studies = [p for s in STUDIES.values() for p in sorted(s.folder.glob("*.py"))]
+    return [*sorted(ANALYSIS.glob("*.py")), ROOT / "hostbench" / "readmes.py",
+            *(p for p in studies if not p.name.startswith("test_"))]  # fmt: skip
+
+
+def _imported(path: Path) -> list[str]:
+    """Every module an import statement of `path` names, at its top or inside a function."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names.append("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+    return names
+
+
+@pytest.mark.parametrize("path", _kept_apart(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_import_statement_names_the_harness(path):
+    # A function's import runs only when it is called: read every statement, not just a load.
+    assert [n for n in _imported(path) if "harness" in n.split(".")] == []
+
+
+@pytest.mark.live  # a fresh interpreter is a process
+def test_the_analysis_and_every_study_import_without_the_harness():
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1:]
+    printed = done.stdout.split()
+    assert printed == [*STUDIES, "harness", "refused"]
+
+
+def _own_imports(path: Path) -> set[str]:
+    """The modules of `path`'s own folder that it imports relatively (`from . import x`,
+    `from .x import y`), at its top or inside a function."""
+    siblings = {p.stem for p in path.parent.glob("*.py")}
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+            found.update(names)
+    return found & siblings
+
+
+def _cycles(folder: Path) -> list[list[str]]:
+    """Every chain of imports among the folder's modules (tests aside) that comes back to
+    where it started."""
+    graph = {p.stem: _own_imports(p) for p in folder.glob("*.py") if not p.name.startswith("test_")}
+    found = []
+
+    def walk(module: str, chain: list[str]) -> None:
+        if module in chain:
+            found.append(chain[chain.index(module) :] + [module])
+            return
+        for other in sorted(graph.get(module, ())):
+            walk(other, [*chain, module])
+
+    for module in sorted(graph):
+        walk(module, [])
+    return found
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [ANALYSIS, *(s.folder for s in STUDIES.values())],
+    ids=lambda f: str(f.relative_to(ROOT)),
+)
+def test_a_folders_modules_import_each_other_one_way(folder):
+    assert _cycles(folder) == []
+
+
+def test_a_cycle_is_found(tmp_path):
+    (tmp_path / "analysis.py").write_text("from . import figures\n")
+    (tmp_path / "figures.py").write_text("def f():\n    from .analysis import is_analog\n")
+    (tmp_path / "models.py").write_text("")
+    assert ["analysis", "figures", "analysis"] in _cycles(tmp_path)
