@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import tables
+from .analysis import differences, tables
 from .studies import STUDIES, get_study
 
 README = "README.md"
@@ -101,10 +101,14 @@ def study_sections(root: Path) -> list[tuple[str, str]]:
 
 def readme_sections(root: Path) -> list[tuple[str, str, str, str]]:
     """(file relative to `root`, its fresh block, start marker, end marker) for every block
-    `python -m hostbench docs` keeps fresh: each study README's paper-run line, the README's
+    `python -m hostbench docs` keeps fresh: each study README's paper-run line and its
+    differences from the article (analysis/differences.py), the README's
     list of paper runs, and what a study's own `generated.py` writes from its committed runs
     (its `sections(root)`, same tuples; e.g. the README's line about the example run)."""
     studies = [(f, block, PAPER_START, PAPER_END) for f, block in study_sections(root)]
+    studies += [(f"studies/{sid}/README.md",
+                 differences.readme_block(sid, Path(root) / "data" / "runs" / study.paper_run),
+                 differences.START, differences.END) for sid, study in STUDIES.items()]  # fmt: skip
     own = [s for study in STUDIES.values() if (study.folder / GENERATED).is_file()
            for s in study.module(GENERATED.removesuffix(".py")).sections(Path(root))]  # fmt: skip
     return [*studies, (README, batch_section(root), BATCH_START, BATCH_END), *own]

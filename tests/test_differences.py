@@ -1,7 +1,6 @@
 """The "differences from the article" table: the article's side from its quoted settings,
 ours read from the run folder (committed examples, measured for real)."""
 
-import json
 import shutil
 
 import pandas as pd
@@ -19,12 +18,9 @@ EXAMPLES = ROOT / "data" / "runs"
 
 
 def _example(study: Study):
-    """The study's committed paper run, if it has one (its reproduce.json names the study)."""
-    for folder in sorted(EXAMPLES.glob("example-*")):
-        record = folder / "reproduce.json"
-        if record.is_file() and json.loads(record.read_text()).get("study") == study.id:
-            return folder
-    return None
+    """The study's committed paper run, if it has one (study.yaml's paper_run)."""
+    folder = EXAMPLES / study.paper_run
+    return folder if (folder / "results.csv").is_file() else None
 
 
 @pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
@@ -84,3 +80,13 @@ def test_a_bad_row_is_refused_in_one_line(tmp_path, rows, expected):
         differences.article_side(_study_with(tmp_path, rows))
     message = str(caught.value)
     assert expected in message and "\n" not in message and "row 2" in message
+
+
+@pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
+def test_each_study_readme_carries_the_table_its_committed_run_gives(study):
+    """`python -m hostbench docs` writes it; the README holds it as written (a stale table or a
+    README without the markers fails)."""
+    text = (study.folder / "README.md").read_text()
+    assert differences.START in text and differences.END in text
+    block = differences.readme_block(study.id, EXAMPLES / study.paper_run)
+    assert block in text

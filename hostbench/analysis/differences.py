@@ -152,13 +152,14 @@ def readme_block(study_id: str, run_dir: str | Path | None) -> str:
     markers `python -m hostbench docs` keeps fresh."""
     if run_dir is not None and (Path(run_dir) / "results.csv").is_file():
         rows = table(study_id, run_dir)
-        source = f"this run: the committed paper run, `data/runs/{Path(run_dir).name}/`"
+        folder = f"data/runs/{Path(run_dir).name}/"
+        lead = f"The article's words beside the committed paper run, `{folder}`:"
     else:
         stated = article_side(get_study(study_id))
         rows = pd.DataFrame([(a, stated.get(a, NOT_STATED), "no paper run committed yet")
                              for a in ASPECTS], columns=COLUMNS)  # fmt: skip
-        source = "no paper run of this study is committed yet"
+        lead = "The article's words (no paper run of this study is committed yet):"
     cells = [[str(v).replace("|", "\\|") for v in row] for row in rows.itertuples(index=False)]
     lines = [f"| {' | '.join(COLUMNS)} |", "|---|---|---|"]
     lines += [f"| {' | '.join(c)} |" for c in cells]
-    return "\n".join([START, f"The article's words beside {source}:", "", *lines, END])
+    return "\n".join([START, lead, "", *lines, END])
