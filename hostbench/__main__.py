@@ -22,7 +22,7 @@ def _cmd_studies(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .harness.params import StudyParams, check_run_id
+    from .harness.params import StudyParams, check_run_id, check_runnable
     from .harness.study import run_study
     from .studies import get_study
 
@@ -33,7 +33,7 @@ def _cmd_run(args) -> int:
     path = Path(args.params)
     if not path.suffix and "/" not in args.params:  # a study id: its profile
         path = get_study(args.params).params_path(args.profile)
-    params = StudyParams.from_file(path, overrides)
+    params = check_runnable(StudyParams.from_file(path, overrides))
     results = run_study(
         params,
         args.run_id,
@@ -48,11 +48,10 @@ def _cmd_run(args) -> int:
 def _cmd_calibrate(args) -> int:
     from .analysis.prose import calibration_note
     from .analysis.tables import calibration, calibration_findings, load_results
-    from .harness.params import StudyParams, check_run_id
+    from .harness.params import StudyParams, check_run_id, check_runnable
     from .harness.study import run_study
 
-    params = StudyParams.from_dict(
-        {
+    raw = {
             "modes": args.mode,
             "scenarios": args.scenario or ["text"],
             "tools": [args.tool],
@@ -62,8 +61,8 @@ def _cmd_calibrate(args) -> int:
             "repetitions": args.blocks,
             "min_duration_s": min(args.duration, 5.0),  # each level as long as asked
             "quiet_max_cores": args.quiet_max_cores,
-        }
-    )
+    }
+    params = check_runnable(StudyParams.from_dict(raw))
     run_id = check_run_id(args.run_id)
     results = load_results(run_study(params, run_id, Path(args.runs_dir), progress=True))
     table = calibration(results)

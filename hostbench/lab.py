@@ -22,7 +22,7 @@ import yaml
 from .catalog import MODES
 from .errors import BadInput
 from .harness.notebook import StudyRun
-from .harness.params import StudyParams, check_run_id, fingerprint, load_yaml
+from .harness.params import StudyParams, check_run_id, check_runnable, fingerprint, load_yaml
 from .paths import NOTEBOOKS, RUNS
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
@@ -83,7 +83,7 @@ def lab_params(
         if log_level not in LOG_LEVELS:
             raise BadInput(f"log_level {log_level!r}: allowed: {', '.join(LOG_LEVELS)}")
         raw["app_args"] = [*raw.get("app_args", []), "--log-level", log_level]
-    params = StudyParams.from_dict(raw)
+    params = check_runnable(StudyParams.from_dict(raw))
     if len(params.scenarios) * len(params.tools) * len(params.concurrency) != 1:
         raise BadInput(
             f"the lab compares modes under one load: profile {profile!r} must name one "

@@ -12,9 +12,10 @@ The load tools and what each can do are declared here once (TOOLS); every list o
 (the params', topology ssh's, the harness's generators) derives from it.
 """
 
+import copy
 import json
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from .errors import BadInput, HostbenchError
@@ -64,6 +65,12 @@ def _is_int(value) -> bool:
 
 def _is_number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_base_url(base_url) -> str:
+    if not (isinstance(base_url, str) and base_url.startswith("http://")):
+        raise BadInput(f"base_url must be an http:// URL or null, got {base_url!r}")
+    return base_url
 
 
 @dataclass(frozen=True)
@@ -147,10 +154,16 @@ class Load:
             )
         if not isinstance(self.path, str) or not self.path.startswith("/"):
             raise BadInput(f"path must start with '/', got {self.path!r}")
-        if self.base_url is not None and not (
-            isinstance(self.base_url, str) and self.base_url.startswith("http://")
-        ):
-            raise BadInput(f"base_url must be an http:// URL or null, got {self.base_url!r}")
+        if self.base_url is not None:
+            _check_base_url(self.base_url)
+
+    def _but(self, **changes) -> "Load":
+        """This load with `changes` that keep it valid (a target, or its own warm-up): made
+        from a load checked once, so it is not checked again."""
+        new = copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(new, name, value)
+        return new
 
     @property
     def url(self) -> str:
@@ -163,13 +176,13 @@ class Load:
 
     def aimed_at(self, base_url: str) -> "Load":
         """This load at a target that is up (its base URL, e.g. http://127.0.0.1:5000)."""
-        return replace(self, base_url=base_url)
+        return self._but(base_url=_check_base_url(base_url))
 
     def warmup(self) -> "Load":
         """The warm-up before this load: the same connections for warmup_s (> 0), timed."""
         if self.warmup_s <= 0:
             raise HostbenchError(f"load of {self.tool} has no warm-up (warmup_s 0)")
-        return replace(self, duration_s=self.warmup_s, requests=None, warmup_s=0.0)
+        return self._but(duration_s=self.warmup_s, requests=None, warmup_s=0.0)
 
     def describe(self) -> str:
         """The load in words, for a report: "8 connections, 5,000,000 requests (at most 60 s)"."""

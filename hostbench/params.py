@@ -5,10 +5,14 @@ repeated in blocks, plus the settings that shape every run. A profile file may s
 `extends: paper` and state only what differs. Every key has an effect or is refused, and
 each problem is one line naming what was wrong and what is allowed.
 
-This module is the core: the harness adds what only a launch can check (harness/params.py:
-the tools' own limits, this machine's CPUs and connections, Windows-only modes), and the
-analysis reads a run's params.json back as StudyParams (StudyParams.from_run). Nothing here
-imports the harness. `docs/params.md` is generated from KEYS (`python -m hostbench docs`).
+Each key's declaration in KEYS states what its values may be (a Rule: type, range or
+choices; its form: one value, a list, or one per scenario); validation is one loop over the
+declarations, then the rules between keys (_check_together), and docs/params.md is written
+from the same declarations (`python -m hostbench docs`). A cell's Load is built (and checked)
+once, when the params are, and kept. This module is the core: the harness adds what only a
+launch can check (harness/params.py check_runnable: the tools' own limits, this machine's
+CPUs and connections, Windows-only modes), and the analysis reads a run's params.json back
+as StudyParams (StudyParams.from_run). Nothing here imports the harness.
 """
 
 import copy
@@ -18,7 +22,8 @@ import json
 import math
 import os
 import re
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import yaml
@@ -35,155 +40,110 @@ TOPOLOGIES = ("local", "netns", "ssh")
 SSH_MODES = ("kestrel", "nginx", "nginx-keepalive", "caddy")
 REQUIRED_KEY = object()  # the default of a key a params file must state
 AS_DEFAULT = object()  # a key missing from an older params.json means its default
+# A key's form: one value, a list of values (each once; one value alone is a list of one), or
+# one value for every scenario or a mapping {scenario: value} for some of them.
+ONE, LIST, PER_SCENARIO = "one", "list", "per scenario"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What each value of a key may be: its type and its range or choices. Stated once: the
+    validation checks it and docs/params.md writes it."""
+
+    type: str  # int, float, bool or str
+    minimum: float | None = None  # int and float: the least value allowed
+    choices: tuple = ()  # str: the values allowed (none: any string)
+    noun: str = ""  # what a choice is called in an error ("unknown tool 'x'"), or what a str is
+
+    @property
+    def text(self) -> str:
+        """The values allowed, in words (">= 1", "local, netns, ssh")."""
+        if self.minimum is not None:
+            return f">= {self.minimum}"
+        return ", ".join(self.choices)
+
+    def check(self, key: str, value):
+        """The value, as the params hold it; BadInput (one line) when the rule refuses it."""
+        if self.type == "bool":
+            if not isinstance(value, bool):
+                raise BadInput(f"params key {key!r} must be true or false, got {value!r}")
+            return value
+        if self.type == "str":
+            if self.choices and value not in self.choices:
+                raise BadInput(f"unknown {self.noun} {value!r}; allowed: {self.text}")
+            if not isinstance(value, str):
+                what = self.noun or "a string"
+                raise BadInput(f"params key {key!r} must be {what}, got {value!r}")
+            return value
+        integer = self.type == "int"
+        ok = isinstance(value, int) if integer else isinstance(value, int | float)
+        if isinstance(value, bool) or not ok or not math.isfinite(value) or value < self.minimum:
+            kind = "an integer" if integer else "a number"
+            raise BadInput(f"params key {key!r} must be {kind} >= {self.minimum}, got {value!r}")
+        return value if integer else float(value)
 
 
 @dataclass(frozen=True)
 class Key:
-    """One params key: its type, default, unit, meaning and allowed values, declared once."""
+    """One params key, declared once: its default, unit and meaning, and what its values may
+    be (a Rule in a form, or a check of its own for a key shaped like no other). Validation
+    and docs/params.md both read it from here."""
 
     name: str
-    type: str  # as a params file writes it
     default: object
     unit: str
     meaning: str  # one sentence
-    allowed: str = ""
+    rule: Rule | None = None  # what each value may be; None: `check` decides
+    form: str = ONE  # ONE, LIST or PER_SCENARIO
+    null: str | None = None  # what null means where it is allowed ("": nothing to add)
+    also: str = ""  # in words: the rules it obeys together with other keys (_check_together)
+    check: Callable | None = None  # a key of its own shape: (key, value, read so far) -> value
+    shape: str = ""  # the type of a key with a check of its own, as a params file writes it
     # What a params.json recorded before this key existed means: what the harness then did.
     before: object = AS_DEFAULT
+    smoke: object = AS_DEFAULT  # what `smoke: true` makes it, unless the params state it
 
     @property
     def required(self) -> bool:
         return self.default is REQUIRED_KEY
 
+    @property
+    def type(self) -> str:
+        """The type as a params file writes it ("list of int", "int, {scenario: int} or null")."""
+        if self.rule is None:
+            return self.shape
+        t = self.rule.type
+        parts = {ONE: [t], LIST: [f"list of {t}"], PER_SCENARIO: [t, f"{{scenario: {t}}}"]}
+        kinds = parts[self.form] + (["null"] if self.null is not None else [])
+        return " or ".join(kinds) if len(kinds) < 3 else f"{', '.join(kinds[:-1])} or {kinds[-1]}"
 
-_k = Key  # the declarations below, one per line where they fit
+    @property
+    def allowed(self) -> str:
+        """The values allowed, in words: the rule's, the rules with other keys, what null is."""
+        if self.rule is None:
+            return self.also
+        null = f"null: {self.null}" if self.null else ""
+        return "; ".join(t for t in (self.rule.text, self.also, null) if t)
+
+    def read(self, value, read: dict):
+        """The value checked against this declaration, as the params hold it; `read`: the keys
+        declared before it, as read (a per-scenario key needs the scenarios)."""
+        if self.rule is None:
+            return self.check(self.name, value, read)
+        if value is None and self.null is not None:
+            return None
+        if self.form == PER_SCENARIO:
+            return _per_scenario(self.name, value, read["scenarios"], self.rule.check)
+        if self.form == LIST:
+            items = [] if value is None else value if isinstance(value, list) else [value]
+            if not items and self.default != []:  # an empty list where none is the default
+                raise BadInput(
+                    f"params key {self.name!r} is an empty list; give at least one value"
+                )
+            return _unique(self.name, [self.rule.check(self.name, v) for v in items])
+        return self.rule.check(self.name, value)
 
 
-_R = REQUIRED_KEY
-# In the order params.json states them.
-KEYS: tuple[Key, ...] = (
-    _k("modes", "list of str", _R, "", "The hosting modes to compare.", ", ".join(MODES)),
-    _k("scenarios", "list of str", _R, "", "The endpoints the load requests.",
-       ", ".join(SCENARIOS)),
-    _k("tools", "list of str", _R, "", "The load generators; each a cell of its own.",
-       ", ".join(TOOLS)),
-    _k("concurrency", "list of int", _R, "connections",
-       "Connections (virtual users) the load keeps open; each level a cell of its own.", ">= 1"),
-    _k("duration_s", "float", _R, "s",
-       "How long each measured run fires its load (with `requests`: the longest it may take).",
-       f">= 1 and >= min_duration_s; whole seconds for {tools_in_words('whole_seconds')}"),
-    _k("warmup_s", "float", _R, "s",
-       "The longest warm-up before each run; it ends earlier once throughput is steady.",
-       f">= 0 (0: none); whole seconds for {tools_in_words('whole_seconds')}"),
-    _k("repetitions", "int", _R, "blocks",
-       "Blocks: each runs every cell once, in a seeded Williams order.", ">= 1"),
-    _k("windows", "int", 1, "windows",
-       "Measured windows of each cell per block: a block launches each mode once, warms it up "
-       "per scenario, and runs the compared modes' windows back to back in a balanced order "
-       "(A B, B A, ...). The launch is the independent unit of every interval.", ">= 1"),
-    _k("focus", "list of str", [], "",
-       "The modes whose comparison with the baseline the headline rests on: they and the "
-       "baseline get `windows` windows per block, the other modes one (and none in blocks "
-       "target_halfwidth_pct adds); empty: every mode.",
-       "some of modes, not the baseline"),
-    _k("target_halfwidth_pct", "float or null", None, "%",
-       "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "
-       "`repetitions` blocks, the blocks are raised once to what their spread calls for "
-       "(Stein's two-stage rule), up to max_repetitions and max_minutes; null: `repetitions` "
-       "blocks.", "> 0; null: off"),
-    _k("max_repetitions", "int", 12, "blocks",
-       "The most blocks target_halfwidth_pct may call for.", ">= repetitions"),
-    _k("max_minutes", "float or null", None, "min",
-       "The time the blocks target_halfwidth_pct calls for may take in all (the first blocks "
-       "included), estimated from the first blocks; null: no limit.", "> 0; null: no limit"),
-    _k("description", "str", "", "", "What this study is, in a line (reports quote it)."),
-    _k("baseline", "str or null", None, "",
-       "The mode ratios are taken to (analysis only); null: nginx if run, else the first mode.",
-       "one of modes"),
-    _k("seed", "int or null", None, "",
-       "Seed of the run order; null: a new one, recorded in params.json.", ">= 0"),
-    _k("sample_interval_s", "float", 0.5, "s", "The CPU monitor's sampling period.", ">= 0.05"),
-    _k("progress_interval_s", "float or null", None, "s",
-       "While each measured load runs, read the server's own request counter (one GET /__stats "
-       "from the harness, not counted, off the measured path) and its RSS without file-mapped "
-       "pages this often, into the run's progress.csv: how the rate and memory converge.",
-       ">= 0.5; null: off"),
-    _k("steady_tolerance_pct", "float", 5.0, "%",
-       "Warm-up ends when three one-second windows agree within this (and the JIT has "
-       "settled).", ">= 0.1"),
-    _k("requests", "int, {scenario: int} or null", None, "requests",
-       "A fixed request count per run (ab/bombardier -n), one or per scenario; scenarios not "
-       "named run for duration_s.", f">= 1; {tools_in_words('counts_requests')} only"),
-    _k("pipeline", "int or {scenario: int}", 1, "requests per write",
-       "Requests per write (TechEmpower's pipeline.lua), one or per scenario (others: 1).",
-       f">= 1; above 1 {tools_in_words('pipelines')} only"),
-    _k("keepalive", "bool", True, "",
-       "Whether the load reuses connections (false: a new one per request, ab without -k)."),
-    _k("loadgen_cpus", "list of int or null", None, "CPU ids",
-       "The CPUs the load generator is pinned to; the app and proxy get the others; null: "
-       "every process may run anywhere.", "some, not all, of this machine's CPU ids"),
-    _k("variants", "{name: {app_args, app_env}}", {}, "",
-       "Named settings of the test app, each a cell of its own (in the run key and "
-       "results.csv), added to app_args and app_env.",
-       "names of letters, digits and '-'; TestApp modes only"),
-    _k("variant_sweep", "{n, variants} or null", None, "",
-       "Variants made from templates: each `{n}` in a template's name, app_args and app_env "
-       "values becomes each value of n, added after `variants` (params.json records the values "
-       "and this machine's cores).",
-       "n: cores (1 .. cores), cores-x2 (1 .. 2 x cores), or a list of integers >= 1 and "
-       "these words (each its number); cores = the CPUs this process may run on"),
-    _k("scenario_modes", "{scenario: list of str}", {}, "",
-       "Scenarios that run under some modes only; scenarios not named run under every mode.",
-       "this study's scenarios and modes"),
-    _k("sub_studies", "{name: params overrides}", {}, "",
-       "Smaller studies the notebook runs beside this one, each as overrides of these params.",
-       "names of letters, digits and '-'; no sub-studies of their own"),
-    _k("smoke", "bool", False, "",
-       "A smoke run (the quick profiles): it checks the pipeline, so its report writes no "
-       "verdicts and no headline findings."),
-    _k("min_duration_s", "float", 5.0, "s",
-       "A run shorter than this is invalid: too short to measure.", ">= 0", before=0.0),
-    _k("quiet_max_cores", "float or null", 0.1, "cores",
-       "Before each run, wait until processes the harness did not start use less; a run during "
-       "which they used more is invalid and re-run.", ">= 0.01; null: recorded, not enforced",
-       before=None),
-    _k("quiet_max_steal_pct", "float", 5.0, "%",
-       "Likewise for CPU time the hypervisor steals.", ">= 0"),
-    _k("quiet_wait_s", "float", 120.0, "s",
-       "How long to wait for a quiet machine before measuring anyway.", ">= 0", before=0.0),
-    _k("busy_reruns", "int", 2, "runs",
-       "How often a window the machine was too busy for is measured again, at once.", ">= 0",
-       before=0),
-    _k("require_steady", "bool", True, "",
-       "Whether a run whose warm-up never got steady is invalid."),
-    _k("topology", "str", "local", "",
-       "Where the load generator and the server run (docs/hosts.md): this machine's loopback, "
-       "two network namespaces joined by a veth pair, or two hosts over ssh.",
-       ", ".join(TOPOLOGIES)),
-    _k("inventory", "str or null", None, "",
-       "topology ssh: the Ansible inventory naming the `server` and `loadgen` hosts.",
-       "a path; with topology ssh only"),
-    _k("app_args", "list of str", [], "",
-       "Extra options for the test app, e.g. [--log-level, Information]."),
-    _k("access_log", "bool", False, "", "Whether the proxies write access logs."),
-    _k("url", "str or null", None, "", "The URL of your server (external and IIS modes).",
-       "an http:// URL; loopback unless allow_remote"),
-    _k("watch", "list of str", [], "",
-       "External modes: process names whose CPU is sampled as the server's."),
-    _k("allow_remote", "bool", False, "", "External modes: permit a non-loopback URL."),
-    _k("app_env", "{str: str}", {}, "",
-       "Environment variables for the test app, names to strings: {DOTNET_X: '1'}.",
-       "environment variable names; values quoted"),
-    _k("nginx_keepalive_pool", "int or null", None, "connections",
-       "nginx's upstream keep-alive pool in the modes that have one (nginx-keepalive): idle "
-       "connections kept per worker; null: the catalog's NGINX_KEEPALIVE.",
-       ">= 1; with an nginx mode that has a pool"),
-    _k("nginx_workers", "int or null", None, "processes",
-       "nginx's worker processes; null: one per core nginx may run on.",
-       ">= 1; with an nginx mode"),
-)  # fmt: skip
-KEY = {k.name: k for k in KEYS}
-REQUIRED = tuple(k.name for k in KEYS if k.required)
-OPTIONAL = {k.name: k.default for k in KEYS if not k.required}
 # Keys added after runs were recorded: part of a run's settings only when set, so the
 # fingerprints of runs measured before them stay as they were.
 SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
@@ -210,14 +170,6 @@ def machine_cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _default(name: str):
-    """A dataclass field with KEYS' default (a fresh copy of a list or mapping)."""
-    value = KEY[name].default
-    if isinstance(value, list | dict):
-        return field(default_factory=lambda: copy.deepcopy(value))
-    return field(default=value)
-
-
 def _as_list(key: str, value) -> list:
     items = value if isinstance(value, list) else [value]
     if not items:
@@ -232,7 +184,7 @@ def _unique(key: str, items: list) -> list:
     return items
 
 
-def _strings(key: str, value) -> list[str]:
+def _strings(key: str, value, read=None) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -240,21 +192,11 @@ def _strings(key: str, value) -> list[str]:
     return value
 
 
-def _bool(key: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise BadInput(f"params key {key!r} must be true or false, got {value!r}")
-    return value
+def _text(key: str, value, read=None) -> str:
+    return str(value or "")
 
 
-def _number(key: str, value, *, minimum: float, integer: bool = False):
-    kind = "an integer" if integer else "a number"
-    ok = isinstance(value, int) if integer else isinstance(value, int | float)
-    if isinstance(value, bool) or not ok or not math.isfinite(value) or value < minimum:
-        raise BadInput(f"params key {key!r} must be {kind} >= {minimum}, got {value!r}")
-    return value
-
-
-def _env(key: str, value) -> dict[str, str]:
+def _env(key: str, value, read=None) -> dict[str, str]:
     """A mapping of environment variable names to string values."""
     if value is None:
         return {}
@@ -285,11 +227,7 @@ def _per_scenario(key: str, value, scenarios: list[str], check) -> int | dict[st
     return {sc: check(f"{key}.{sc}", v) for sc, v in value.items()}
 
 
-def _count(key: str, value) -> int:
-    return _number(key, value, minimum=1, integer=True)
-
-
-def _variants(value) -> dict[str, dict]:
+def _variants(key: str, value, read=None) -> dict[str, dict]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -324,7 +262,10 @@ def _refuse_unknown(what: str, given: dict, allowed) -> None:
         )
 
 
-def _sweep(value) -> dict | None:
+_COUNT = Rule("int", minimum=1)  # the sweep's n and cores
+
+
+def _sweep(key: str, value, read=None) -> dict | None:
     """variant_sweep resolved on this machine: its n in words becomes `values`, with the
     `cores` they were read from; values already recorded (a params.json) stay as recorded."""
     if value is None:
@@ -340,14 +281,14 @@ def _sweep(value) -> dict | None:
     words = [v for v in items if v in SWEEP_WORDS]
     cores = value.get("cores") or (machine_cores() if words else None)
     if cores is not None:
-        cores = _number("variant_sweep.cores", cores, minimum=1, integer=True)
+        cores = _COUNT.check("variant_sweep.cores", cores)
     if "values" in value:  # as a run recorded them, on the machine it ran on
         values = value["values"]
     elif isinstance(n, list):  # the values named, a word standing for its number
         values = [SWEEP_WORDS[v](cores) if v in SWEEP_WORDS else v for v in n]
     else:  # a word alone: 1 up to its number
         values = list(range(1, SWEEP_WORDS[n](cores) + 1))
-    values = _unique("variant_sweep.n", [_number("variant_sweep.n", v, minimum=1, integer=True)
+    values = _unique("variant_sweep.n", [_COUNT.check("variant_sweep.n", v)
                                          for v in _as_list("variant_sweep.n", values)])  # fmt: skip
     templates = value["variants"]
     if not isinstance(templates, dict) or not templates:
@@ -376,9 +317,11 @@ def expand_sweep(sweep: dict | None) -> dict[str, dict]:
             for name, body in sweep["variants"].items()}  # fmt: skip
 
 
-def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, list[str]]:
+def _scenario_modes(key: str, value, read: dict) -> dict[str, list[str]]:
+    """{scenario: modes}: this study's scenarios, each with some of its modes."""
     if value is None:
         return {}
+    modes, scenarios = read["modes"], read["scenarios"]
     if not isinstance(value, dict):
         raise BadInput(
             f"params key 'scenario_modes' must map scenarios to lists of modes, got {value!r}"
@@ -402,29 +345,255 @@ def _scenario_modes(value, modes: list[str], scenarios: list[str]) -> dict[str, 
     return out
 
 
-def _optional_number(key: str, p: dict, *, minimum: float) -> float | None:
-    return None if p[key] is None else float(_number(key, p[key], minimum=minimum))
+def _cpus(key: str, value, read=None) -> list[int] | None:
+    """CPU ids as a sorted list; whether this machine has them is the harness's check."""
+    if value is None:
+        return None
+    items = _as_list(key, value)
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in items):
+        raise BadInput(f"params key {key!r} must be a list of CPU ids, got {value!r}")
+    return sorted(set(items))
 
 
-def _focus(value, modes: list[str], baseline: str | None) -> list[str]:
-    focus = _unique("focus", _strings("focus", value))
-    for m in focus:
+def _sub_studies(key: str, value, read=None) -> dict[str, dict]:
+    sub_studies = value or {}
+    if not isinstance(sub_studies, dict) or not all(
+        isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
+        for k, v in sub_studies.items()
+    ):
+        raise BadInput(
+            f"params key {key!r} must map names (letters, digits, '-') to params "
+            f"overrides, got {sub_studies!r}"
+        )
+    for name, overrides in sub_studies.items():
+        if "sub_studies" in overrides:
+            raise BadInput(f"sub-study {name!r}: a sub-study cannot have sub-studies")
+    return sub_studies
+
+
+_k = Key  # the declarations below, one per line where they fit
+_R = REQUIRED_KEY
+INT_1, INT_0 = Rule("int", minimum=1), Rule("int", minimum=0)
+SECONDS_0 = Rule("float", minimum=0)
+BOOL, STR = Rule("bool"), Rule("str")
+# In the order params.json states them.
+KEYS: tuple[Key, ...] = (
+    _k("modes", _R, "", "The hosting modes to compare.",
+       Rule("str", choices=tuple(MODES), noun="mode"), LIST),
+    _k("scenarios", _R, "", "The endpoints the load requests.",
+       Rule("str", choices=tuple(SCENARIOS), noun="scenario"), LIST),
+    _k("tools", _R, "", "The load generators; each a cell of its own.",
+       Rule("str", choices=tuple(TOOLS), noun="tool"), LIST),
+    _k("concurrency", _R, "connections",
+       "Connections (virtual users) the load keeps open; each level a cell of its own.",
+       INT_1, LIST),
+    _k("duration_s", _R, "s",
+       "How long each measured run fires its load (with `requests`: the longest it may take).",
+       Rule("float", minimum=1),
+       also=f">= min_duration_s; whole seconds for {tools_in_words('whole_seconds')}"),
+    _k("warmup_s", _R, "s",
+       "The longest warm-up before each run (0: none); it ends earlier once throughput is "
+       "steady.", SECONDS_0, also=f"whole seconds for {tools_in_words('whole_seconds')}"),
+    _k("repetitions", _R, "blocks",
+       "Blocks: each runs every cell once, in a seeded Williams order.", INT_1),
+    _k("windows", 1, "windows",
+       "Measured windows of each cell per block: a block launches each mode once, warms it up "
+       "per scenario, and runs the compared modes' windows back to back in a balanced order "
+       "(A B, B A, ...). The launch is the independent unit of every interval.", INT_1),
+    _k("focus", [], "",
+       "The modes whose comparison with the baseline the headline rests on: they and the "
+       "baseline get `windows` windows per block, the other modes one (and none in blocks "
+       "target_halfwidth_pct adds); empty: every mode.",
+       STR, LIST, also="some of modes, not the baseline"),
+    _k("target_halfwidth_pct", None, "%",
+       "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "
+       "`repetitions` blocks, the blocks are raised once to what their spread calls for "
+       "(Stein's two-stage rule), up to max_repetitions and max_minutes; null: `repetitions` "
+       "blocks.", Rule("float", minimum=0.01), null="off"),
+    _k("max_repetitions", 12, "blocks",
+       "The most blocks target_halfwidth_pct may call for.", INT_1, also=">= repetitions"),
+    _k("max_minutes", None, "min",
+       "The time the blocks target_halfwidth_pct calls for may take in all (the first blocks "
+       "included), estimated from the first blocks; null: no limit.",
+       Rule("float", minimum=0.01), null="no limit"),
+    _k("description", "", "", "What this study is, in a line (reports quote it).",
+       check=_text, shape="str"),
+    _k("baseline", None, "",
+       "The mode ratios are taken to (analysis only); null: nginx if run, else the first mode.",
+       STR, null="", also="one of modes"),
+    _k("seed", None, "",
+       "Seed of the run order; null: a new one, recorded in params.json.", INT_0, null=""),
+    _k("sample_interval_s", 0.5, "s", "The CPU monitor's sampling period.",
+       Rule("float", minimum=0.05)),
+    _k("progress_interval_s", None, "s",
+       "While each measured load runs, read the server's own request counter (one GET /__stats "
+       "from the harness, not counted, off the measured path) and its RSS without file-mapped "
+       "pages this often, into the run's progress.csv: how the rate and memory converge.",
+       Rule("float", minimum=0.5), null="off"),
+    _k("steady_tolerance_pct", 5.0, "%",
+       "Warm-up ends when three one-second windows agree within this (and the JIT has "
+       "settled).", Rule("float", minimum=0.1)),
+    _k("requests", None, "requests",
+       "A fixed request count per run (ab/bombardier -n), one or per scenario; scenarios not "
+       "named run for duration_s.", INT_1, PER_SCENARIO, null="",
+       also=f"{tools_in_words('counts_requests')} only"),
+    _k("pipeline", 1, "requests per write",
+       "Requests per write (TechEmpower's pipeline.lua), one or per scenario (others: 1).",
+       INT_1, PER_SCENARIO, also=f"above 1 {tools_in_words('pipelines')} only"),
+    _k("keepalive", True, "",
+       "Whether the load reuses connections (false: a new one per request, ab without -k).",
+       BOOL),
+    _k("loadgen_cpus", None, "CPU ids",
+       "The CPUs the load generator is pinned to; the app and proxy get the others; null: "
+       "every process may run anywhere.", check=_cpus, shape="list of int or null",
+       also="some, not all, of this machine's CPU ids"),
+    _k("variants", {}, "",
+       "Named settings of the test app, each a cell of its own (in the run key and "
+       "results.csv), added to app_args and app_env.", check=_variants,
+       shape="{name: {app_args, app_env}}",
+       also="names of letters, digits and '-'; TestApp modes only"),
+    _k("variant_sweep", None, "",
+       "Variants made from templates: each `{n}` in a template's name, app_args and app_env "
+       "values becomes each value of n, added after `variants` (params.json records the values "
+       "and this machine's cores).", check=_sweep, shape="{n, variants} or null",
+       also="n: cores (1 .. cores), cores-x2 (1 .. 2 x cores), or a list of integers >= 1 and "
+       "these words (each its number); cores = the CPUs this process may run on"),
+    _k("scenario_modes", {}, "",
+       "Scenarios that run under some modes only; scenarios not named run under every mode.",
+       check=_scenario_modes, shape="{scenario: list of str}",
+       also="this study's scenarios and modes"),
+    _k("sub_studies", {}, "",
+       "Smaller studies the notebook runs beside this one, each as overrides of these params.",
+       check=_sub_studies, shape="{name: params overrides}",
+       also="names of letters, digits and '-'; no sub-studies of their own"),
+    _k("smoke", False, "",
+       "A smoke run (the quick profiles): it checks the pipeline, so its report writes no "
+       "verdicts and no headline findings; the keys whose default names a smoke value get it "
+       "unless the params state them.", BOOL),
+    _k("min_duration_s", 5.0, "s",
+       "A run shorter than this is invalid: too short to measure.", SECONDS_0, before=0.0),
+    _k("quiet_max_cores", 0.1, "cores",
+       "Before each run, wait until processes the harness did not start use less; a run during "
+       "which they used more is invalid and re-run.", Rule("float", minimum=0.01),
+       null="recorded, not enforced", before=None, smoke=None),
+    _k("quiet_max_steal_pct", 5.0, "%",
+       "Likewise for CPU time the hypervisor steals.", SECONDS_0),
+    _k("quiet_wait_s", 120.0, "s",
+       "How long to wait for a quiet machine before measuring anyway.", SECONDS_0, before=0.0),
+    _k("busy_reruns", 2, "runs",
+       "How often a window the machine was too busy for is measured again, at once.", INT_0,
+       before=0),
+    _k("require_steady", True, "",
+       "Whether a run whose warm-up never got steady is invalid.", BOOL, smoke=False),
+    _k("topology", "local", "",
+       "Where the load generator and the server run (docs/hosts.md): this machine's loopback, "
+       "two network namespaces joined by a veth pair, or two hosts over ssh.",
+       Rule("str", choices=TOPOLOGIES, noun="topology")),
+    _k("inventory", None, "",
+       "topology ssh: the Ansible inventory naming the `server` and `loadgen` hosts.",
+       STR, null="", also="a path; with topology ssh only"),
+    _k("app_args", [], "",
+       "Extra options for the test app, e.g. [--log-level, Information].",
+       check=_strings, shape="list of str"),
+    _k("access_log", False, "", "Whether the proxies write access logs.", BOOL),
+    _k("url", None, "", "The URL of your server (external and IIS modes).",
+       Rule("str", noun="a URL like http://127.0.0.1:5000/"), null="",
+       also="an http:// URL; loopback unless allow_remote"),
+    _k("watch", [], "",
+       "External modes: process names whose CPU is sampled as the server's.",
+       check=_strings, shape="list of str"),
+    _k("allow_remote", False, "", "External modes: permit a non-loopback URL.", BOOL),
+    _k("app_env", {}, "",
+       "Environment variables for the test app, names to strings: {DOTNET_X: '1'}.",
+       check=_env, shape="{str: str}", also="environment variable names; values quoted"),
+    _k("nginx_keepalive_pool", None, "connections",
+       "nginx's upstream keep-alive pool in the modes that have one (nginx-keepalive): idle "
+       "connections kept per worker; null: the catalog's NGINX_KEEPALIVE.",
+       INT_1, null="", also="with an nginx mode that has a pool"),
+    _k("nginx_workers", None, "processes",
+       "nginx's worker processes; null: one per core nginx may run on.",
+       INT_1, null="", also="with an nginx mode"),
+)  # fmt: skip
+KEY = {k.name: k for k in KEYS}
+REQUIRED = tuple(k.name for k in KEYS if k.required)
+OPTIONAL = {k.name: k.default for k in KEYS if not k.required}
+
+
+def _default(name: str):
+    """A dataclass field with KEYS' default (a fresh copy of a list or mapping)."""
+    value = KEY[name].default
+    if isinstance(value, list | dict):
+        return field(default_factory=lambda: copy.deepcopy(value))
+    return field(default=value)
+
+
+def _read(raw) -> dict:
+    """Every key of a params mapping checked against its declaration, in KEYS' order (a key
+    missing: its default; with `smoke: true`, its smoke value)."""
+    if not isinstance(raw, dict):
+        raise BadInput("params must be a mapping of keys to values")
+    missing = [k for k in REQUIRED if k not in raw]
+    if missing:
+        raise BadInput(f"params missing key(s): {', '.join(missing)}")
+    unknown = sorted(set(raw) - set(KEY))
+    if unknown:
+        allowed = ", ".join(KEY)
+        raise BadInput(f"unknown params key(s): {', '.join(unknown)}; allowed: {allowed}")
+    smoke = {k.name: k.smoke for k in KEYS if k.smoke is not AS_DEFAULT}
+    given = {**OPTIONAL, **(smoke if raw.get("smoke") is True else {}), **raw}
+    read: dict = {}
+    for k in KEYS:
+        read[k.name] = k.read(given[k.name], read)
+    return read
+
+
+def _check_together(p: dict) -> None:
+    """The rules between keys (each key's own rule is in its declaration); BadInput names the
+    first one broken. The Loads each tool fires are checked when they are made (StudyParams)."""
+    modes, scenarios = p["modes"], p["scenarios"]
+    if p["duration_s"] < p["min_duration_s"]:
+        raise BadInput(
+            f"params key 'duration_s' is {p['duration_s']:g}, shorter than min_duration_s "
+            f"{p['min_duration_s']:g}: every run would be invalid; raise duration_s"
+        )
+    if p["target_halfwidth_pct"] is not None and p["max_repetitions"] < p["repetitions"]:
+        raise BadInput(
+            f"params key 'max_repetitions' is {p['max_repetitions']}, fewer than repetitions "
+            f"{p['repetitions']}; the first blocks are never cut"
+        )
+    baseline = p["baseline"]
+    if baseline is not None and baseline not in modes:
+        raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
+    for m in p["focus"]:
         if m not in modes:
             raise BadInput(f"params key 'focus' names {m!r}, not one of the modes {modes}")
         if m == (baseline or modes[0]):
             raise BadInput(f"params key 'focus' names the baseline {m!r}; name the modes "
                            "compared with it")  # fmt: skip
-    return focus
-
-
-def _cpus(value) -> list[int] | None:
-    """CPU ids as a sorted list; whether this machine has them is the harness's check."""
-    if value is None:
-        return None
-    items = _as_list("loadgen_cpus", value)
-    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in items):
-        raise BadInput(f"params key 'loadgen_cpus' must be a list of CPU ids, got {value!r}")
-    return sorted(set(items))
+    swept = _variants("variant_sweep", expand_sweep(p["variant_sweep"]))
+    for name in swept:
+        if name in p["variants"]:
+            raise BadInput(f"variant_sweep makes variant {name!r}, already in 'variants'")
+    for m in modes:
+        mode = get_mode(m)
+        if (p["variants"] or swept) and mode.server != "TestApp":
+            raise BadInput(
+                f"params key 'variants' sets test-app options, but mode {m!r} runs "
+                f"{mode.server}; give variants to TestApp modes only"
+            )
+        for sc in scenarios:
+            if m not in p["scenario_modes"].get(sc, modes):
+                continue
+            try:
+                check_serves(mode, get_scenario(sc))
+            except BadInput as e:
+                raise BadInput(
+                    f"{e} (params key scenario_modes can run a scenario under some modes only)"
+                ) from None
+    for key in ("nginx_keepalive_pool", "nginx_workers"):
+        _nginx_setting(key, p[key], modes)
+    _topology(p["topology"], modes)
+    _inventory(p, modes, p["tools"])
 
 
 @dataclass
@@ -484,170 +653,36 @@ class StudyParams:
 
     @classmethod
     def from_dict(cls, raw) -> "StudyParams":
-        """Validate a params mapping; BadInput names the first problem and what is allowed."""
-        if not isinstance(raw, dict):
-            raise BadInput("params must be a mapping of keys to values")
-        missing = [k for k in REQUIRED if k not in raw]
-        if missing:
-            raise BadInput(f"params missing key(s): {', '.join(missing)}")
-        unknown = sorted(set(raw) - set(KEY))
-        if unknown:
-            allowed = ", ".join(KEY)
-            raise BadInput(f"unknown params key(s): {', '.join(unknown)}; allowed: {allowed}")
-        p = {**OPTIONAL, **raw}
-        modes = _unique("modes", [str(m) for m in _as_list("modes", p["modes"])])
-        scenarios = _unique("scenarios", [str(s) for s in _as_list("scenarios", p["scenarios"])])
-        tools = _unique("tools", [str(t) for t in _as_list("tools", p["tools"])])
-        for t in tools:
-            if t not in TOOLS:
-                raise BadInput(f"unknown tool {t!r}; allowed: {', '.join(TOOLS)}")
-        for s in scenarios:
-            get_scenario(s)
-        url = p["url"]
-        if url is not None and not isinstance(url, str):
-            raise BadInput(
-                f"params key 'url' must be a URL like http://127.0.0.1:5000/, got {url!r}"
-            )
-        opts = LaunchOptions(
-            app_args=_strings("app_args", p["app_args"]),
-            access_log=_bool("access_log", p["access_log"]),
-            url=url,
-            watch=_strings("watch", p["watch"]),
-            allow_remote=_bool("allow_remote", p["allow_remote"]),
-            app_env=_env("app_env", p["app_env"]),
-            nginx_keepalive_pool=_nginx_setting("nginx_keepalive_pool", p, modes),
-            nginx_workers=_nginx_setting("nginx_workers", p, modes),
-        )
-        sweep = _sweep(p["variant_sweep"])
-        variants = _variants(p["variants"])
-        for name, body in _variants(expand_sweep(sweep)).items():
-            if name in variants:
-                raise BadInput(f"variant_sweep makes variant {name!r}, already in 'variants'")
-            variants[name] = body
-        scenario_modes = _scenario_modes(p["scenario_modes"], modes, scenarios)
-        for m in modes:
-            mode = get_mode(m)
-            if variants and mode.server != "TestApp":
-                raise BadInput(
-                    f"params key 'variants' sets test-app options, but mode {m!r} runs "
-                    f"{mode.server}; give variants to TestApp modes only"
-                )
-            for sc in scenarios:
-                if m not in scenario_modes.get(sc, modes):
-                    continue
-                try:
-                    check_serves(mode, get_scenario(sc))
-                except BadInput as e:
-                    raise BadInput(
-                        f"{e} (params key scenario_modes can run a scenario under some modes only)"
-                    ) from None
-        baseline = p["baseline"]
-        if baseline is not None and baseline not in modes:
-            raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
-        seed = p["seed"]
-        if seed is not None:
-            seed = _number("seed", seed, minimum=0, integer=True)
-        requests = p["requests"]
-        if requests is not None:
-            requests = _per_scenario("requests", requests, scenarios, _count)
-        concurrency = _unique(
-            "concurrency",
-            [
-                _number("concurrency", c, minimum=1, integer=True)
-                for c in _as_list("concurrency", p["concurrency"])
-            ],
-        )
-        duration_s = float(_number("duration_s", p["duration_s"], minimum=1))
-        min_duration_s = float(_number("min_duration_s", p["min_duration_s"], minimum=0))
-        if duration_s < min_duration_s:
-            raise BadInput(
-                f"params key 'duration_s' is {duration_s:g}, shorter than min_duration_s "
-                f"{min_duration_s:g}: every run would be invalid; raise duration_s"
-            )
-        repetitions = _number("repetitions", p["repetitions"], minimum=1, integer=True)
-        max_repetitions = _number("max_repetitions", p["max_repetitions"], minimum=1, integer=True)
-        if p["target_halfwidth_pct"] is not None and max_repetitions < repetitions:
-            raise BadInput(
-                f"params key 'max_repetitions' is {max_repetitions}, fewer than repetitions "
-                f"{repetitions}; the first blocks are never cut"
-            )
-        sub_studies = p["sub_studies"] or {}
-        if not isinstance(sub_studies, dict) or not all(
-            isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
-            for k, v in sub_studies.items()
-        ):
-            raise BadInput(
-                "params key 'sub_studies' must map names (letters, digits, '-') to params "
-                f"overrides, got {sub_studies!r}"
-            )
-        params = cls(
-            modes=modes,
-            scenarios=scenarios,
-            tools=tools,
-            concurrency=concurrency,
-            duration_s=duration_s,
-            warmup_s=float(_number("warmup_s", p["warmup_s"], minimum=0)),
-            repetitions=repetitions,
-            windows=_number("windows", p["windows"], minimum=1, integer=True),
-            focus=_focus(p["focus"], modes, baseline),
-            target_halfwidth_pct=_optional_number("target_halfwidth_pct", p, minimum=0.01),
-            max_repetitions=max_repetitions,
-            max_minutes=_optional_number("max_minutes", p, minimum=0.01),
-            description=str(p["description"] or ""),
-            baseline=baseline,
-            seed=seed,
-            sample_interval_s=float(
-                _number("sample_interval_s", p["sample_interval_s"], minimum=0.05)
-            ),
-            progress_interval_s=None
-            if p["progress_interval_s"] is None
-            else float(_number("progress_interval_s", p["progress_interval_s"], minimum=0.5)),
-            steady_tolerance_pct=float(
-                _number("steady_tolerance_pct", p["steady_tolerance_pct"], minimum=0.1)
-            ),
-            requests=requests,
-            pipeline=_per_scenario("pipeline", p["pipeline"], scenarios, _count),
-            keepalive=_bool("keepalive", p["keepalive"]),
-            loadgen_cpus=_cpus(p["loadgen_cpus"]),
-            variants=variants,
-            variant_sweep=sweep,
-            scenario_modes=scenario_modes,
-            options=opts,
-            sub_studies=sub_studies,
-            smoke=_bool("smoke", p["smoke"]),
-            min_duration_s=min_duration_s,
-            quiet_max_cores=None
-            if p["quiet_max_cores"] is None
-            else float(_number("quiet_max_cores", p["quiet_max_cores"], minimum=0.01)),
-            quiet_max_steal_pct=float(
-                _number("quiet_max_steal_pct", p["quiet_max_steal_pct"], minimum=0)
-            ),
-            quiet_wait_s=float(_number("quiet_wait_s", p["quiet_wait_s"], minimum=0)),
-            busy_reruns=_number("busy_reruns", p["busy_reruns"], minimum=0, integer=True),
-            require_steady=_bool("require_steady", p["require_steady"]),
-            topology=_topology(p["topology"], modes),
-            inventory=_inventory(p, modes, tools),
-        )
-        # Each tool can fire each scenario's load (a Load checks itself as it is made): a load
-        # no tool can fire is refused here, before anything starts.
-        for sc, t, c in itertools.product(scenarios, tools, concurrency):
+        """Validate a params mapping; BadInput names the first problem and what is allowed.
+
+        Each key against its declaration, the rules between keys, then each cell's Load as it
+        is made (kept: the runs fire it) and each sub-study's params (kept: its runs use them).
+        """
+        values = _read(raw)
+        _check_together(values)
+        params = cls.from_validated(values)
+        # Each tool can fire each scenario's load: a load no tool can fire is refused here,
+        # before anything starts.
+        for sc, t, c in itertools.product(params.scenarios, params.tools, params.concurrency):
             try:
                 params.load(sc, t, c)
             except BadInput as e:
                 raise BadInput(f"{e} (scenario {sc})") from None
-        params.check_runnable()
-        for name, overrides in sub_studies.items():
-            if "sub_studies" in overrides:
-                raise BadInput(f"sub-study {name!r}: a sub-study cannot have sub-studies")
+        for name in params.sub_studies:
             try:
-                cls.from_dict(_overlay(raw, overrides))
+                params.sub_study(name)
             except BadInput as e:
                 raise BadInput(f"sub-study {name!r}: {e}") from None
         return params
 
-    def check_runnable(self) -> None:
-        """What only a launch can check (the tools' limits, this machine): nothing here; the
-        harness's StudyParams adds it."""
+    @classmethod
+    def from_validated(cls, values: dict) -> "StudyParams":
+        """Params from values validated already, as from_dict reads them or to_dict writes them
+        (papermill hands a study notebook to_dict's): built, not checked again."""
+        options = LaunchOptions(**{f.name: values[f.name] for f in fields(LaunchOptions)})
+        swept = _variants("variant_sweep", expand_sweep(values["variant_sweep"]))
+        own = {f.name: values[f.name] for f in fields(cls) if f.name != "options"}
+        return cls(**{**own, "variants": {**values["variants"], **swept}}, options=options)
 
     @classmethod
     def from_file(cls, path: Path, overrides: dict | None = None) -> "StudyParams":
@@ -688,12 +723,19 @@ class StudyParams:
         out["variants"] = {k: v for k, v in out["variants"].items() if k not in swept}
         return out
 
+    def _made(self, what: str) -> dict:
+        """What these params made once and keep (their cells' loads, their sub-studies)."""
+        return self.__dict__.setdefault(f"_{what}", {})
+
     def sub_study(self, name: str) -> "StudyParams":
-        """The params of sub-study `name`: these params with its overrides."""
+        """The params of sub-study `name`: these params with its overrides, validated once."""
         if name not in self.sub_studies:
             allowed = ", ".join(self.sub_studies) or "none"
             raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
-        return type(self).from_dict(_overlay(self.to_dict(), self.sub_studies[name]))
+        made = self._made("sub_studies")
+        if name not in made:
+            made[name] = type(self).from_dict(_overlay(self.to_dict(), self.sub_studies[name]))
+        return made[name]
 
     def requests_for(self, scenario: str) -> int | None:
         """The fixed request count of a scenario's runs; None: they run for duration_s."""
@@ -704,19 +746,24 @@ class StudyParams:
         return _for(self.pipeline, scenario, 1)
 
     def load(self, scenario: str, tool: str, concurrency: int) -> Load:
-        """The load of a cell's runs (checked as it is made; BadInput names the problem)."""
-        cpus = self.loadgen_cpus
-        return Load(
-            tool,
-            concurrency,
-            self.duration_s,
-            requests=self.requests_for(scenario),
-            warmup_s=self.warmup_s,
-            keepalive=self.keepalive,
-            pipeline=self.pipeline_for(scenario),
-            cpus=tuple(cpus) if cpus else None,
-            path=get_scenario(scenario).path,
-        )
+        """The load of a cell's runs, made (and checked: BadInput names the problem) once;
+        every run of the cell fires this one value."""
+        made = self._made("loads")
+        cell = (scenario, tool, concurrency)
+        if cell not in made:
+            cpus = self.loadgen_cpus
+            made[cell] = Load(
+                tool,
+                concurrency,
+                self.duration_s,
+                requests=self.requests_for(scenario),
+                warmup_s=self.warmup_s,
+                keepalive=self.keepalive,
+                pipeline=self.pipeline_for(scenario),
+                cpus=tuple(cpus) if cpus else None,
+                path=get_scenario(scenario).path,
+            )
+        return made[cell]
 
     def options_for(self, variant: str) -> LaunchOptions:
         """The launch options of a variant's runs: the study's, then the variant's added."""
@@ -778,13 +825,11 @@ class StudyParams:
         }
 
 
-def _nginx_setting(key: str, p: dict, modes: list[str]) -> int | None:
+def _nginx_setting(key: str, value: int | None, modes: list[str]) -> None:
     """A count for the nginx modes among `modes` (null: nginx's default here); refused when
     no mode it shapes runs, since it would change nothing."""
-    value = p[key]
     if value is None:
-        return None
-    value = _number(key, value, minimum=1, integer=True)
+        return
     pooled = key == "nginx_keepalive_pool"
     shaped = [
         m
@@ -794,17 +839,16 @@ def _nginx_setting(key: str, p: dict, modes: list[str]) -> int | None:
     if not shaped:
         which = "an nginx mode with an upstream pool (nginx-keepalive)" if pooled else "nginx"
         raise BadInput(f"params key {key!r} shapes {which}, but no such mode is in {modes}")
-    return value
 
 
-def _inventory(p: dict, modes: list[str], tools: list[str]) -> str | None:
+def _inventory(p: dict, modes: list[str], tools: list[str]) -> None:
     """The inventory path: required with topology ssh, refused without it."""
     value = p["inventory"]
     if p["topology"] != "ssh":
         if value is not None:
             raise BadInput("params key 'inventory' is for topology ssh; drop it or set topology")
-        return None
-    if not isinstance(value, str) or not value:
+        return
+    if not value:
         raise BadInput("topology ssh needs params key 'inventory': the path of an Ansible "
                        "inventory with groups server and loadgen (docs/hosts.md)")  # fmt: skip
     ssh_tools = tools_with("remote")
@@ -815,19 +859,15 @@ def _inventory(p: dict, modes: list[str], tools: list[str]) -> str | None:
     if p["loadgen_cpus"] is not None:
         raise BadInput("topology ssh: loadgen_cpus pins on one machine; the load tool has "
                        "its own host: drop loadgen_cpus")  # fmt: skip
-    return value
 
 
-def _topology(value, modes: list[str]) -> str:
-    if value not in TOPOLOGIES:
-        raise BadInput(f"params key 'topology' {value!r}; allowed: {', '.join(TOPOLOGIES)}")
+def _topology(value: str, modes: list[str]) -> None:
     external = [m for m in modes if get_mode(m).launch == "external"]
     if value == "netns" and external:
         raise BadInput(
             f"topology netns runs the servers the harness launches; {', '.join(external)} "
             "runs where you started it: use topology local"
         )
-    return value
 
 
 def _overlay(raw: dict, overrides: dict) -> dict:
@@ -900,6 +940,8 @@ def markdown() -> str:
     ]
     for k in KEYS:
         default = "required" if k.required else f"`{json.dumps(k.default)}`"
+        if k.smoke is not AS_DEFAULT:
+            default += f" (smoke: `{json.dumps(k.smoke)}`)"
         lines.append(
             f"| `{k.name}` | {k.type} | {default} | {k.unit} | {k.meaning} | {k.allowed} |"
         )

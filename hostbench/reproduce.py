@@ -20,7 +20,7 @@ from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
 from .harness import tour
-from .harness.params import StudyParams, check_run_id
+from .harness.params import StudyParams, check_run_id, check_runnable
 from .harness.study import PROGRESS_FILE
 from .params import PARAMS_FILE
 from .paths import RUNS
@@ -147,7 +147,9 @@ def reproduce(
     study = get_study(study_id)
     if not study.notebook_path.is_file():
         raise HostbenchError(f"study {study_id!r} has no notebook yet ({study.notebook_path})")
-    params = StudyParams.from_file(study.params_path(profile))  # validated before anything starts
+    # Validated, and checked runnable here, once, before anything starts; the notebook gets
+    # them whole (to_dict) and does not check them again.
+    params = check_runnable(StudyParams.from_file(study.params_path(profile)))
     run_id = check_run_id(run_id or f"{study_id}-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)

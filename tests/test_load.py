@@ -90,6 +90,21 @@ def test_every_run_of_a_cell_carries_the_cells_load():
     assert all(load is plaintext[0] for load in plaintext)
 
 
+def test_a_cells_load_is_checked_once_from_the_params_to_the_command_line(monkeypatch):
+    checked = []
+    check = Load._check
+    monkeypatch.setattr(Load, "_check", lambda load: checked.append(load) or check(load))
+    p = StudyParams.from_dict({
+        "modes": ["kestrel", "nginx"], "scenarios": ["plaintext", "json"], "tools": ["wrk"],
+        "concurrency": [8], "duration_s": 10, "warmup_s": 3, "repetitions": 2,
+    })  # fmt: skip
+    assert len(checked) == 2  # one Load per (scenario, tool, concurrency), made with the params
+    for run in run_order(p, seed=1):
+        aimed = run.load.aimed_at("http://127.0.0.1:5000")
+        assert aimed.url.startswith("http://127.0.0.1:5000/") and aimed.warmup().duration_s == 3
+    assert len(checked) == 2  # the runs, their targets and warm-ups check nothing again
+
+
 def test_the_warm_up_is_the_same_connections_for_warmup_s():
     load = Load("ab", 100, 300, requests=100000, warmup_s=10, keepalive=False, path="/x")
     warm = load.warmup()

@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from hostbench.errors import BadInput
-from hostbench.harness.params import StudyParams, check_run_id, load_yaml
+from hostbench.harness.params import StudyParams, check_run_id, check_runnable, load_yaml
 from hostbench.harness.study import run_order
 from hostbench.studies import STUDIES
 
@@ -112,8 +112,9 @@ def test_scalars_are_accepted_where_lists_are_expected():
     ],
 )  # fmt: skip
 def test_bad_params_are_refused_with_one_line(change, message):
+    # The core's checks (from_dict), then the preflight of what only a launch can check.
     with pytest.raises(BadInput) as err:
-        StudyParams.from_dict({**GOOD, **change})
+        check_runnable(StudyParams.from_dict({**GOOD, **change}))
     assert message in str(err.value)
     assert "\n" not in str(err.value)
 
@@ -322,3 +323,62 @@ def test_a_swept_name_already_stated_is_refused():
            "variant_sweep": {**SWEEP, "n": [1]}}  # fmt: skip
     with pytest.raises(BadInput, match="makes variant 'ioq1', already in 'variants'"):
         StudyParams.from_dict(raw)
+
+
+def test_a_keys_rule_is_declared_once_and_validation_and_docs_follow(monkeypatch):
+    """Each key's type and range live in its one declaration (KEYS): changed there, the
+    validation and docs/params.md both follow, for a list and for a per-scenario key."""
+    import dataclasses
+
+    import hostbench.params as core
+
+    assert StudyParams.from_dict({**GOOD, "concurrency": [1]}).concurrency == [1]
+    ab = {**GOOD, "tools": ["ab"], "requests": {"html": 500}}
+    assert StudyParams.from_dict(ab).requests_for("html") == 500
+    stricter = {"concurrency": 2, "requests": 1000}
+    keys = tuple(
+        dataclasses.replace(k, rule=dataclasses.replace(k.rule, minimum=stricter[k.name]))
+        if k.name in stricter
+        else k
+        for k in core.KEYS
+    )
+    monkeypatch.setattr(core, "KEYS", keys)
+    with pytest.raises(BadInput) as err:
+        StudyParams.from_dict({**GOOD, "concurrency": [1]})
+    assert str(err.value) == "params key 'concurrency' must be an integer >= 2, got 1"
+    with pytest.raises(BadInput) as err:
+        StudyParams.from_dict(ab)
+    assert str(err.value) == "params key 'requests.html' must be an integer >= 1000, got 500"
+    rows = {line.split(" | ")[0]: line for line in core.markdown().splitlines()}
+    assert rows["| `concurrency`"].startswith("| `concurrency` | list of int | required |")
+    assert rows["| `concurrency`"].endswith("| >= 2 |")
+    assert rows["| `requests`"].endswith("| >= 1000; ab and bombardier only |")
+    assert " int, {scenario: int} or null " in rows["| `requests`"]
+
+
+def test_smoke_implies_the_smoke_settings_unless_the_params_state_them():
+    plain = StudyParams.from_dict(GOOD)
+    assert plain.quiet_max_cores == 0.1 and plain.require_steady is True
+    smoke = StudyParams.from_dict({**GOOD, "smoke": True})
+    assert smoke.quiet_max_cores is None and smoke.require_steady is False
+    assert StudyParams.from_dict(smoke.to_dict()) == smoke  # params.json states them
+    stated = StudyParams.from_dict({**GOOD, "smoke": True, "quiet_max_cores": 0.2})
+    assert stated.quiet_max_cores == 0.2 and stated.require_steady is False
+    for study in STUDIES.values():  # every quick profile says smoke: true, and only that
+        if study.available:
+            quick = StudyParams.from_file(study.params_path("quick"))
+            assert quick.smoke and quick.quiet_max_cores is None and not quick.require_steady
+            stated = load_yaml(study.params_path("quick"))
+            assert "quiet_max_cores" not in stated and "require_steady" not in stated
+
+
+def test_validated_params_are_taken_whole_without_a_second_check():
+    """What reproduce hands a notebook (to_dict of validated params) builds the same params;
+    the cells' loads and the sub-studies are made once and kept."""
+    raw = {**GOOD, "modes": ["kestrel"], "variants": {"default": {}},
+           "variant_sweep": {**SWEEP, "n": [1, 2]},
+           "sub_studies": {"one": {"concurrency": [8], "repetitions": 1}}}  # fmt: skip
+    p = StudyParams.from_dict(raw)
+    assert StudyParams.from_validated(p.to_dict()) == p
+    assert p.load("html", "k6", 8) is p.load("html", "k6", 8)
+    assert p.sub_study("one") is p.sub_study("one") and p.sub_study("one").concurrency == [8]

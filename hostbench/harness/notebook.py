@@ -18,7 +18,7 @@ from ..studies import get_study
 from . import netns
 from .checks import validate
 from .modes import LaunchOptions, launch
-from .params import StudyParams, check_run_id
+from .params import StudyParams, check_run_id, check_runnable
 from .study import run_study
 
 APP_SOURCES = ROOT / "testapp" / "dotnet"
@@ -64,9 +64,12 @@ class StudyRun:
     def from_parameters(
         cls, study: str, profile: str, params: dict | None, run_id: str, runs_dir: str = ""
     ) -> "StudyRun":
-        """params: the validated params from papermill, or None to read the profile's file."""
-        path = get_study(study).params_path(profile)
-        parsed = StudyParams.from_dict(params) if params else StudyParams.from_file(path)
+        """params: the params `reproduce` validated and checked runnable (to_dict's), taken as
+        they are; or None to read, validate and check the profile's file here."""
+        if params:
+            parsed = StudyParams.from_validated(params)
+        else:
+            parsed = check_runnable(StudyParams.from_file(get_study(study).params_path(profile)))
         return cls(study, profile, check_run_id(run_id), Path(runs_dir or RUNS), parsed)
 
     @property

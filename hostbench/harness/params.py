@@ -1,17 +1,15 @@
-"""A study's params as the harness runs them: the core's (hostbench/params.py), plus what only
-a launch can check.
+"""What only a launch can check of a study's params: the preflight before anything starts.
 
 The keys, their defaults, types and validation are data in hostbench.params, which the
 analysis reads too (a cell's Load checks itself as it is made: hostbench/load.py). Here the
 checks that need the harness: this machine can open the connections and has the CPUs
 loadgen_cpus names, and each mode runs here with these options (Windows-only modes, an
-external URL).
+external URL). Whatever launches a study calls check_runnable on its params once.
 """
 
 import itertools
 import os
 
-from .. import params as core
 from ..catalog import get_mode
 from ..errors import BadInput
 from ..params import (  # noqa: F401 - the harness's names for the core's
@@ -19,6 +17,7 @@ from ..params import (  # noqa: F401 - the harness's names for the core's
     OPTIONAL,
     REQUIRED,
     LaunchOptions,
+    StudyParams,
     check_run_id,
     fingerprint,
     load_yaml,
@@ -27,15 +26,24 @@ from .loadgen import check_connections
 from .modes import check
 
 
-class StudyParams(core.StudyParams):
-    """hostbench.params.StudyParams, refused when this machine or its tools cannot run it."""
+def check_runnable(params: StudyParams) -> StudyParams:
+    """`params`, refused (BadInput, one line) when this machine or its tools cannot run them
+    or one of their sub-studies."""
+    _check_here(params)
+    for name in params.sub_studies:
+        try:
+            _check_here(params.sub_study(name))
+        except BadInput as e:
+            raise BadInput(f"sub-study {name!r}: {e}") from None
+    return params
 
-    def check_runnable(self) -> None:
-        for m in self.modes:
-            check(get_mode(m), self.options)
-        for t, c in itertools.product(self.tools, self.concurrency):
-            check_connections(c, t)  # what this machine can open
-        _check_cpus(self.loadgen_cpus)
+
+def _check_here(params: StudyParams) -> None:
+    for m in params.modes:
+        check(get_mode(m), params.options)
+    for t, c in itertools.product(params.tools, params.concurrency):
+        check_connections(c, t)  # what this machine can open
+    _check_cpus(params.loadgen_cpus)
 
 
 def _check_cpus(cpus: list[int] | None) -> None:
