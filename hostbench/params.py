@@ -97,7 +97,7 @@ class Key:
     form: str = ONE  # ONE, LIST or PER_SCENARIO
     null: str | None = None  # what null means where it is allowed ("": nothing to add)
     also: str = ""  # in words: the rules it obeys together with other keys (_check_together)
-    check: Callable | None = None  # a key of its own shape: (key, value, read so far) -> value
+    check: Callable | None = None  # a key of its own shape: (key, value, earlier keys) -> value
     shape: str = ""  # the type of a key with a check of its own, as a params file writes it
     # What a params.json recorded before this key existed means: what the harness then did.
     before: object = AS_DEFAULT
@@ -125,15 +125,15 @@ class Key:
         null = f"null: {self.null}" if self.null else ""
         return "; ".join(t for t in (self.rule.text, self.also, null) if t)
 
-    def read(self, value, read: dict):
-        """The value checked against this declaration, as the params hold it; `read`: the keys
+    def read(self, value, earlier: dict):
+        """The value checked against this declaration, as the params hold it; `earlier`: the keys
         declared before it, as read (a per-scenario key needs the scenarios)."""
         if self.rule is None:
-            return self.check(self.name, value, read)
+            return self.check(self.name, value, earlier)
         if value is None and self.null is not None:
             return None
         if self.form == PER_SCENARIO:
-            return _per_scenario(self.name, value, read["scenarios"], self.rule.check)
+            return _per_scenario(self.name, value, earlier["scenarios"], self.rule.check)
         if self.form == LIST:
             items = [] if value is None else value if isinstance(value, list) else [value]
             if not items and self.default != []:  # an empty list where none is the default
@@ -184,7 +184,7 @@ def _unique(key: str, items: list) -> list:
     return items
 
 
-def _strings(key: str, value, read=None) -> list[str]:
+def _strings(key: str, value, earlier=None) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -192,11 +192,11 @@ def _strings(key: str, value, read=None) -> list[str]:
     return value
 
 
-def _text(key: str, value, read=None) -> str:
+def _text(key: str, value, earlier=None) -> str:
     return str(value or "")
 
 
-def _env(key: str, value, read=None) -> dict[str, str]:
+def _env(key: str, value, earlier=None) -> dict[str, str]:
     """A mapping of environment variable names to string values."""
     if value is None:
         return {}
@@ -227,7 +227,7 @@ def _per_scenario(key: str, value, scenarios: list[str], check) -> int | dict[st
     return {sc: check(f"{key}.{sc}", v) for sc, v in value.items()}
 
 
-def _variants(key: str, value, read=None) -> dict[str, dict]:
+def _variants(key: str, value, earlier=None) -> dict[str, dict]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -265,7 +265,7 @@ def _refuse_unknown(what: str, given: dict, allowed) -> None:
 _COUNT = Rule("int", minimum=1)  # the sweep's n and cores
 
 
-def _sweep(key: str, value, read=None) -> dict | None:
+def _sweep(key: str, value, earlier=None) -> dict | None:
     """variant_sweep resolved on this machine: its n in words becomes `values`, with the
     `cores` they were read from; values already recorded (a params.json) stay as recorded."""
     if value is None:
@@ -317,11 +317,11 @@ def expand_sweep(sweep: dict | None) -> dict[str, dict]:
             for name, body in sweep["variants"].items()}  # fmt: skip
 
 
-def _scenario_modes(key: str, value, read: dict) -> dict[str, list[str]]:
+def _scenario_modes(key: str, value, earlier: dict) -> dict[str, list[str]]:
     """{scenario: modes}: this study's scenarios, each with some of its modes."""
     if value is None:
         return {}
-    modes, scenarios = read["modes"], read["scenarios"]
+    modes, scenarios = earlier["modes"], earlier["scenarios"]
     if not isinstance(value, dict):
         raise BadInput(
             f"params key 'scenario_modes' must map scenarios to lists of modes, got {value!r}"
@@ -345,7 +345,7 @@ def _scenario_modes(key: str, value, read: dict) -> dict[str, list[str]]:
     return out
 
 
-def _cpus(key: str, value, read=None) -> list[int] | None:
+def _cpus(key: str, value, earlier=None) -> list[int] | None:
     """CPU ids as a sorted list; whether this machine has them is the harness's check."""
     if value is None:
         return None
@@ -355,7 +355,7 @@ def _cpus(key: str, value, read=None) -> list[int] | None:
     return sorted(set(items))
 
 
-def _sub_studies(key: str, value, read=None) -> dict[str, dict]:
+def _sub_studies(key: str, value, earlier=None) -> dict[str, dict]:
     sub_studies = value or {}
     if not isinstance(sub_studies, dict) or not all(
         isinstance(k, str) and RUN_ID.match(k) and isinstance(v, dict)
@@ -708,8 +708,10 @@ class StudyParams:
             raise BadInput(f"{path} is damaged ({type(e).__name__})") from None
         if not isinstance(raw, dict):
             raise BadInput(f"{path} must be a mapping of params keys to values")
-        # Keys newer than the record: what the harness did before they existed.
-        older = {k.name: k.before for k in KEYS if k.name not in raw and k.before is not AS_DEFAULT}
+        # Keys newer than the record: what the harness did before they existed (their default
+        # unless `before` says otherwise; never a smoke value, which is for params files).
+        older = {k.name: k.default if k.before is AS_DEFAULT else k.before
+                 for k in KEYS if k.name not in raw and not k.required}  # fmt: skip
         try:
             return cls.from_dict({**older, **{k: v for k, v in raw.items() if k not in RECORDED}})
         except BadInput as e:
