@@ -52,15 +52,15 @@ def _cmd_calibrate(args) -> int:
     from .harness.study import run_study
 
     raw = {
-            "modes": args.mode,
-            "scenarios": args.scenario or ["text"],
-            "tools": [args.tool],
-            "concurrency": args.levels,
-            "duration_s": args.duration,
-            "warmup_s": args.warmup,
-            "repetitions": args.blocks,
-            "min_duration_s": min(args.duration, 5.0),  # each level as long as asked
-            "quiet_max_cores": args.quiet_max_cores,
+        "modes": args.mode,
+        "scenarios": args.scenario or ["text"],
+        "tools": [args.tool],
+        "concurrency": args.levels,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "repetitions": args.blocks,
+        "min_duration_s": min(args.duration, 5.0),  # each level as long as asked
+        "quiet_max_cores": args.quiet_max_cores,
     }
     params = check_runnable(StudyParams.from_dict(raw))
     run_id = check_run_id(args.run_id)
