@@ -22,7 +22,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
@@ -52,7 +52,9 @@ class Rule:
 
     type: str  # int, float, bool or str
     minimum: float | None = None  # int and float: the least value allowed
-    choices: tuple = ()  # str: the values allowed (none: any string)
+    # str: the values allowed, or the registry whose names they are (read when checked, so a
+    # name added to it is allowed); none: any string.
+    choices: Collection[str] = ()
     noun: str = ""  # what a choice is called in an error ("unknown tool 'x'"), or what a str is
 
     @property
@@ -69,7 +71,7 @@ class Rule:
                 raise BadInput(f"params key {key!r} must be true or false, got {value!r}")
             return value
         if self.type == "str":
-            if self.choices and value not in self.choices:
+            if self.choices and (not isinstance(value, str) or value not in self.choices):
                 raise BadInput(f"unknown {self.noun} {value!r}; allowed: {self.text}")
             if not isinstance(value, str):
                 what = self.noun or "a string"
@@ -379,11 +381,11 @@ BOOL, STR = Rule("bool"), Rule("str")
 # In the order params.json states them.
 KEYS: tuple[Key, ...] = (
     _k("modes", _R, "", "The hosting modes to compare.",
-       Rule("str", choices=tuple(MODES), noun="mode"), LIST),
+       Rule("str", choices=MODES, noun="mode"), LIST),
     _k("scenarios", _R, "", "The endpoints the load requests.",
-       Rule("str", choices=tuple(SCENARIOS), noun="scenario"), LIST),
+       Rule("str", choices=SCENARIOS, noun="scenario"), LIST),
     _k("tools", _R, "", "The load generators; each a cell of its own.",
-       Rule("str", choices=tuple(TOOLS), noun="tool"), LIST),
+       Rule("str", choices=TOOLS, noun="tool"), LIST),
     _k("concurrency", _R, "connections",
        "Connections (virtual users) the load keeps open; each level a cell of its own.",
        INT_1, LIST),
