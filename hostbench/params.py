@@ -483,7 +483,8 @@ KEYS: tuple[Key, ...] = (
     _k("quiet_wait_s", 120.0, "s",
        "How long to wait for a quiet machine before measuring anyway.", SECONDS_0, before=0.0),
     _k("busy_reruns", 2, "runs",
-       "How often a window the machine was too busy for is measured again, at once.", INT_0,
+       "How often a window the machine was too busy for, or whose warm-up never got steady "
+       "(warmed up again first), is measured again, at once.", INT_0,
        before=0),
     _k("require_steady", True, "",
        "Whether a run whose warm-up never got steady is invalid.", BOOL, smoke=False),
