@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.harness.httpclient import answers_ok, free_port, get
+from hostbench.harness.web import answers_ok, free_port, get
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.proxies import (
     caddy_config,

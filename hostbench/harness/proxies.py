@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path, PurePath
 
 from ..errors import BadInput
-from .httpclient import answers_ok
+from .web import answers_ok
 from .netns import call_in
 from .processes import ManagedProcess
 from .tools import find_tool

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import BadInput, HostbenchError, LaunchFailed
 from ..paths import BIN, TESTAPP
-from . import httpclient, proxies
+from . import proxies, web
 from .cpumonitor import machine_shares
 from .processes import tail
 
@@ -310,11 +310,11 @@ class Connection:
 
     def request(self, method: str, url: str, unix_socket: str | None = None):
         """One HTTP request made from the host (the harness's own probes: the app's counters,
-        readiness); OSError when nothing answers, as httpclient raises."""
+        readiness); OSError when nothing answers, as web.request raises."""
         answer = self.helper("request", method, url, *([unix_socket] if unix_socket else []))
         if "error" in answer:
             raise ConnectionError(answer["error"])
-        return httpclient.Response(
+        return web.Response(
             answer["status"], answer["headers"], base64.b64decode(answer["body"])
         )
 
