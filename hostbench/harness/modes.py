@@ -273,8 +273,8 @@ def _launch_proxy(
                 workers=opts.nginx_workers,
             )
         else:
-            start = {"caddy": proxies.caddy_process, "yarp": proxies.yarp_process}[mode.proxy]
-            proc = start(
+            proc = proxies.proxy_process(
+                mode.proxy,
                 listen_port=proxy_port,
                 upstream=upstream,
                 run_dir=run_dir,

@@ -58,6 +58,27 @@ def tail(path: Path, lines: int = 15) -> str:
     return " | ".join(line for line in text.splitlines()[-lines:] if line.strip())
 
 
+def wait_until_ready(
+    ready: Callable[[], bool],
+    timeout_s: float,
+    exit_code: Callable[[], int | None],
+    failed: Callable[[str], str],
+    poll_s: float,
+) -> None:
+    """Poll `ready` until it says yes; LaunchFailed, worded by `failed` (given what went
+    wrong), when the process ends first or `timeout_s` passes. Here and on an ssh host."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        code = exit_code()
+        if code is not None:
+            raise LaunchFailed(failed(f"exited with code {code} before it was ready"))
+        if ready():
+            return
+        if time.monotonic() > deadline:
+            raise LaunchFailed(failed(f"not ready after {timeout_s:.0f} s"))
+        time.sleep(poll_s)
+
+
 class ManagedProcess:
     """A child process as a context manager: started, waited on until ready, stopped.
 
@@ -130,24 +151,11 @@ class ManagedProcess:
         return self
 
     def _wait_ready(self):
-        if self.ready is None:
-            return
-        deadline = time.monotonic() + self.ready_timeout_s
-        while True:
-            code = self.exit_code()
-            if code is not None:
-                raise LaunchFailed(
-                    f"{self.name} exited with code {code} before it was ready; "
-                    f"log {self.log_path}: {tail(self.log_path)}"
-                )
-            if self.ready():
-                return
-            if time.monotonic() > deadline:
-                raise LaunchFailed(
-                    f"{self.name} not ready after {self.ready_timeout_s:.0f} s; "
-                    f"log {self.log_path}: {tail(self.log_path)}"
-                )
-            time.sleep(0.1)
+        def failed(what: str) -> str:
+            return f"{self.name} {what}; log {self.log_path}: {tail(self.log_path)}"
+
+        if self.ready is not None:
+            wait_until_ready(self.ready, self.ready_timeout_s, self.exit_code, failed, poll_s=0.1)
 
     def running(self) -> bool:
         return self.popen is not None and self.exit_code() is None

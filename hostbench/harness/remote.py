@@ -28,7 +28,7 @@ from ..errors import BadInput, HostbenchError, LaunchFailed
 from ..paths import BIN, TESTAPP
 from . import proxies, web
 from .cpumonitor import machine_shares
-from .processes import tail
+from .processes import tail, wait_until_ready
 
 ROLES = ("server", "loadgen")
 HELPER = Path(__file__).with_name("remote_helper.py")
@@ -410,23 +410,12 @@ class RemoteProcess:
         return self
 
     def _wait_ready(self):
-        deadline = time.monotonic() + self.ready_timeout_s
-        while self.ready is not None:
-            code = self.exit_code()
-            if code is not None:
-                self._fetch_logs()
-                raise LaunchFailed(
-                    f"{self.name} on {self.conn.host.label()} exited with code "
-                    f"{code} before it was ready: {tail(self.log_path)}"
-                )
-            if self.ready():
-                return
-            if time.monotonic() > deadline:
-                raise LaunchFailed(
-                    f"{self.name} on {self.conn.host.label()} not ready after "
-                    f"{self.ready_timeout_s:.0f} s"
-                )
-            time.sleep(0.2)
+        def failed(what: str) -> str:
+            self._fetch_logs()  # the log is on the host
+            return f"{self.name} on {self.conn.host.label()} {what}: {tail(self.log_path)}"
+
+        if self.ready is not None:
+            wait_until_ready(self.ready, self.ready_timeout_s, self.exit_code, failed, poll_s=0.2)
 
     def exit_code(self) -> int | None:
         if self._ended is None and self.group is not None:
