@@ -19,10 +19,10 @@ import subprocess
 from pathlib import Path, PurePath
 
 from ..errors import BadInput
-from .web import answers_ok
 from .netns import call_in
 from .processes import ManagedProcess
 from .tools import find_tool
+from .web import answers_ok
 
 # Per worker; each proxied request holds two (client side and upstream side).
 # nginx's default of 512 runs out at a few hundred load connections.
