@@ -314,9 +314,7 @@ class Connection:
         answer = self.helper("request", method, url, *([unix_socket] if unix_socket else []))
         if "error" in answer:
             raise ConnectionError(answer["error"])
-        return web.Response(
-            answer["status"], answer["headers"], base64.b64decode(answer["body"])
-        )
+        return web.Response(answer["status"], answer["headers"], base64.b64decode(answer["body"]))
 
     def answers_ok(self, url: str) -> bool:
         try:
