@@ -14,9 +14,12 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection
 from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import NewConnectionError
+from urllib3.util import SKIP_HEADER
 
-# What the load tools ask for too: an uncompressed body, so a check reads what they get.
-HEADERS = {"Accept-Encoding": "identity"}
+# Besides Host, only an uncompressed body is asked for (what the load tools get), no
+# User-Agent, Accept or Connection: the app compiles its handling of each header the first
+# time it sees one, and the warm-up counts what the JIT compiles from the first load on.
+HEADERS = {"Accept-Encoding": "identity", "User-Agent": SKIP_HEADER}
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ def request(
     nothing answers."""
     with requests.Session() as session:
         session.trust_env = False  # loopback probes never go through a proxy from the environment
+        session.headers.clear()  # requests' defaults: HEADERS says what is sent
         if unix_socket:
             session.mount("http://", UnixSocketAdapter(unix_socket))
         r = session.request(
