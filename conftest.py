@@ -16,7 +16,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
 
-from hostbench.harness import httpclient
+from hostbench.harness import web
 from hostbench.harness.processes import ManagedProcess
 from hostbench.params import StudyParams
 from hostbench.paths import ROOT
@@ -151,14 +151,14 @@ def start_server(
         name,
         [built(binary), *args],
         log_dir / f"{name}.log",
-        ready=lambda: httpclient.answers_ok(url + "/health", unix_socket=unix_socket),
+        ready=lambda: web.answers_ok(url + "/health", unix_socket=unix_socket),
         ready_timeout_s=30,
     )
 
 
-def get_ok(url: str, content_type: str) -> httpclient.Response:
+def get_ok(url: str, content_type: str) -> web.Response:
     """GET `url`, which must answer 200 with `content_type`."""
-    resp = httpclient.get(url)
+    resp = web.get(url)
     assert resp.status == 200, (url, resp.status, resp.text[:200])
     assert resp.content_type.split(";")[0].strip() == content_type, (url, resp.content_type)
     return resp

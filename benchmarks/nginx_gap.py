@@ -50,7 +50,7 @@ from pathlib import Path
 
 import psutil
 
-from hostbench.harness import httpclient, proxies
+from hostbench.harness import proxies, web
 from hostbench.harness.modes import LaunchOptions, _app_process, launch
 from hostbench.harness.params import StudyParams
 from hostbench.harness.processes import ManagedProcess
@@ -150,7 +150,7 @@ VARIANTS = {
 
 def _wait_ok(url: str, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
-    while not httpclient.answers_ok(url):
+    while not web.answers_ok(url):
         if time.monotonic() > deadline:
             raise RuntimeError(f"{url} not answering")
         time.sleep(0.05)
@@ -184,7 +184,7 @@ def _plain(argv: list[str], ready_url: str, cwd: Path):
 
 def _start_app(variant: Variant, stack: ExitStack, run_dir: Path) -> tuple[str, int]:
     """The test app on a free loopback port: (upstream "127.0.0.1:port", pid)."""
-    port = httpclient.free_port()
+    port = web.free_port()
     app_url = f"http://127.0.0.1:{port}"
     if variant.app == "plain":
         argv = [find_tool("TestApp"), "--urls", app_url]
@@ -197,7 +197,7 @@ def _start_app(variant: Variant, stack: ExitStack, run_dir: Path) -> tuple[str, 
 def _start_nginx(variant: Variant, stack: ExitStack, run_dir: Path, upstream: str):
     """nginx in front of `upstream` as `variant` says: (its URL, pid)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    proxy_port = httpclient.free_port()
+    proxy_port = web.free_port()
     if variant.config == "hand":
         text = HAND_CONFIG.format(run_dir=run_dir, port=proxy_port, upstream=upstream)
     else:
@@ -220,7 +220,7 @@ def _start_nginx(variant: Variant, stack: ExitStack, run_dir: Path, upstream: st
     else:
         # As proxies.nginx_process starts it (stderr to run_dir/nginx.log).
         argv = [find_tool("nginx"), "-p", run_dir, "-e", "stderr", "-c", conf]
-        ready = lambda: httpclient.answers_ok(url + "/health")  # noqa: E731
+        ready = lambda: web.answers_ok(url + "/health")  # noqa: E731
         nginx = ManagedProcess("nginx", argv, run_dir / "nginx.log", ready=ready, cwd=run_dir)
         stack.enter_context(nginx)
     return url, nginx.pid

@@ -3,8 +3,7 @@
 Its params are profiles beside the notebook (notebooks/lab/<profile>.yaml: `quick`, a few
 minutes, and `class`, tighter intervals), plus the what-ifs a student sets in the notebook's
 parameters cell (the nginx pool size and worker count, the app's log level, the scenario,
-the modes). The profiles list every mode the lab is about; one the catalog does not have
-yet (yarp, until its mode is merged) is left out with one line saying so.
+the modes).
 
 `make lab` / `python -m hostbench lab` runs the notebook with papermill into
 data/runs/lab-<profile>-<time>/ and exports report.html, with the functions `make
@@ -19,7 +18,6 @@ from pathlib import Path
 
 import yaml
 
-from .catalog import MODES
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.params import StudyParams, check_run_id, check_runnable, fingerprint, load_yaml
@@ -53,9 +51,8 @@ def lab_params(
     nginx_workers: int | None = None,
     log_level: str | None = None,
     blocks: int | None = None,
-) -> tuple[StudyParams, list[str]]:
-    """The lab's validated params for a profile with the student's what-ifs, and the modes
-    left out because this checkout's catalog does not have them (yet).
+) -> StudyParams:
+    """The lab's validated params for a profile with the student's what-ifs.
 
     None leaves a setting as the profile has it. modes: a subset to re-run faster (Kestrel
     alone, the baseline, is always kept); scenario: one scenario id instead of the profile's;
@@ -67,10 +64,7 @@ def lab_params(
     baseline = raw.get("baseline") or planned[0]
     if baseline not in listed:
         listed.insert(0, baseline)  # every hop is measured against Kestrel alone
-    # A mode the profile plans for but the catalog lacks is left out; any other unknown
-    # name (a typo in the what-if) is refused by the params' own check below.
-    dropped = [m for m in listed if m not in MODES and m in planned]
-    raw["modes"] = [m for m in listed if m not in dropped]
+    raw["modes"] = listed  # an unknown name (a typo in the what-if) is refused below
     if scenario is not None:
         raw["scenarios"] = [scenario]
     if nginx_keepalive_pool is not None:
@@ -89,17 +83,7 @@ def lab_params(
             f"the lab compares modes under one load: profile {profile!r} must name one "
             "scenario, one tool and one concurrency"
         )
-    return params, dropped
-
-
-def dropped_note(dropped: list[str]) -> str:
-    """One line for the page: which listed modes this checkout cannot run yet ("" if none)."""
-    if not dropped:
-        return ""
-    return (
-        f"Left out: {', '.join(f'`{m}`' for m in dropped)}, listed by the lab's params but not "
-        "in this checkout's catalog yet (`python -m hostbench modes` lists the modes it has)."
-    )
+    return params
 
 
 def settings_run_id(profile: str, params: StudyParams) -> str:
@@ -114,11 +98,11 @@ def open_lab(
     run_id: str = "",
     runs_dir: str | Path = "",
     **what_ifs,
-) -> tuple[StudyRun, list[str]]:
-    """The notebook's run (its params and run folder) and the modes left out."""
-    params, dropped = lab_params(profile, **what_ifs)
+) -> StudyRun:
+    """The notebook's run: its params and run folder."""
+    params = lab_params(profile, **what_ifs)
     run_id = check_run_id(run_id or settings_run_id(profile, params))
-    return StudyRun("lab", profile, run_id, Path(runs_dir or RUNS), params), dropped
+    return StudyRun("lab", profile, run_id, Path(runs_dir or RUNS), params)
 
 
 def estimate_s(params: StudyParams) -> float:
@@ -170,14 +154,12 @@ def reproduce_lab(
     unknown = sorted(set(what_ifs) - set(WHAT_IFS))
     if unknown:
         raise BadInput(f"unknown what-if(s) {', '.join(unknown)}; allowed: {', '.join(WHAT_IFS)}")
-    params, dropped = lab_params(profile, **what_ifs)  # validated before anything starts
+    params = lab_params(profile, **what_ifs)  # validated before anything starts
     run_id = check_run_id(run_id or f"lab-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
     (out / rp.DONE_FILE).unlink(missing_ok=True)
     rp._prepare_environment()
-    if dropped:
-        print(dropped_note(dropped).replace("`", ""), flush=True)
     print(plan_note(params), flush=True)
     t0 = time.monotonic()
     parameters = {"profile": profile, "run_id": run_id, "runs_dir": str(out.parent),

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hostbench.errors import HostbenchError  # noqa: E402
-from hostbench.harness import httpclient  # noqa: E402
+from hostbench.harness import web  # noqa: E402
 from hostbench.harness.loadgen import get_generator  # noqa: E402
 from hostbench.harness.processes import ManagedProcess  # noqa: E402
 from hostbench.harness.tools import find_tool  # noqa: E402
@@ -33,7 +33,7 @@ DURATION_S = 2.0
 
 
 def server_count(base: str, path: str) -> int:
-    return json.loads(httpclient.get(base + "/__stats").body)["endpoints"][path]
+    return json.loads(web.get(base + "/__stats").body)["endpoints"][path]
 
 
 def shorten(path: Path, keep: int = 20):
@@ -50,7 +50,7 @@ def record(tool: str, case: str, base: str, url: str, path: str, pipeline: int =
     gen = get_generator(tool)
     dest = FIXTURES / tool / case
     with tempfile.TemporaryDirectory(prefix=f"loadgen-{tool}-") as tmp:
-        httpclient.request("POST", base + "/__stats/reset")
+        web.request("POST", base + "/__stats/reset")
         error = None
         try:
             target = url.removesuffix(path)  # the app, or a port nothing listens on
@@ -88,16 +88,16 @@ def record(tool: str, case: str, base: str, url: str, path: str, pipeline: int =
 
 def main(tools: list[str]):
     app = find_tool("TestApp")
-    port = httpclient.free_port()
+    port = web.free_port()
     base = f"http://127.0.0.1:{port}"
-    refused = f"http://127.0.0.1:{httpclient.free_port()}/text"
+    refused = f"http://127.0.0.1:{web.free_port()}/text"
     with (
         tempfile.TemporaryDirectory(prefix="loadgen-testapp-") as logs,
         ManagedProcess(
             "TestApp",
             [app, "--urls", base],
             Path(logs) / "testapp.log",
-            ready=lambda: httpclient.answers_ok(base + "/health"),
+            ready=lambda: web.answers_ok(base + "/health"),
         ),
     ):
         for tool in tools:

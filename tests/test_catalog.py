@@ -8,7 +8,7 @@ import pytest
 
 from hostbench.catalog import MODES, SCENARIOS, check_serves, get_scenario
 from hostbench.errors import BadInput
-from hostbench.harness import httpclient
+from hostbench.harness import web
 from hostbench.harness.modes import LaunchOptions, launch
 
 
@@ -29,7 +29,7 @@ def test_the_go_servers_count_the_scenarios_their_modes_serve(tmp_path):
         with launch(mode, tmp_path / mode.id, LaunchOptions()) as target:
             counted = set(target.server_stats()["endpoints"])
             assert counted == {get_scenario(s).stats_key for s in mode.serves}, mode.id
-            assert httpclient.get(target.url + "/html").status == 404  # serves only its own
+            assert web.get(target.url + "/html").status == 404  # serves only its own
 
 
 def test_a_mode_is_refused_a_scenario_its_server_lacks():

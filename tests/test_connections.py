@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.harness import httpclient
+from hostbench.harness import web
 from hostbench.harness.loadgen import TOOL_SPARE_FILES, check_connections, max_connections
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.tools import find_tool
@@ -86,9 +86,9 @@ def test_a_low_open_file_limit_refuses_c_tools_and_not_go_tools():
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    base = f"http://127.0.0.1:{httpclient.free_port()}"
+    base = f"http://127.0.0.1:{web.free_port()}"
     log = tmp_path_factory.mktemp("testapp") / "testapp.log"
-    ready = lambda: httpclient.answers_ok(base + "/health")  # noqa: E731
+    ready = lambda: web.answers_ok(base + "/health")  # noqa: E731
     with ManagedProcess("TestApp", [find_tool("TestApp"), "--urls", base], log, ready=ready):
         yield base
 

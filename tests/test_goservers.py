@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import get_ok, one_line, run_cli, start_server
-from hostbench.harness import httpclient
+from hostbench.harness import web
 from hostbench.paths import BIN, TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes
@@ -50,7 +50,7 @@ MENU = [
 @pytest.fixture(scope="module", params=FRAMEWORKS)
 def server(request, tmp_path_factory):
     """Each framework on a free loopback port; yields its base URL."""
-    url = f"http://127.0.0.1:{httpclient.free_port()}"
+    url = f"http://127.0.0.1:{web.free_port()}"
     tmp = tmp_path_factory.mktemp(request.param)
     args = ["--framework", request.param, "--urls", url]
     with start_server(request.param, GOSERVER, args, tmp, url):
@@ -60,7 +60,7 @@ def server(request, tmp_path_factory):
 @pytest.fixture(scope="module")
 def razor_app(tmp_path_factory):
     """TestApp with its defaults (--mvc full); yields its base URL."""
-    url = f"http://127.0.0.1:{httpclient.free_port()}"
+    url = f"http://127.0.0.1:{web.free_port()}"
     tmp = tmp_path_factory.mktemp("testapp")
     with start_server("testapp", TESTAPP, ["--urls", url], tmp, url):
         yield url
@@ -131,8 +131,8 @@ def test_templates_renders_the_menu_through_the_layout(server):
 
 def test_health_and_unknown_path(server):
     assert get_ok(server + "/health", "text/plain").text == "ok"
-    assert httpclient.get(server + "/nope").status == 404
-    assert httpclient.get(server + "/api/values/1/2").status == 404
+    assert web.get(server + "/nope").status == 404
+    assert web.get(server + "/api/values/1/2").status == 404
 
 
 def stats(base: str) -> dict:
@@ -140,16 +140,16 @@ def stats(base: str) -> dict:
 
 
 def test_stats_count_what_was_sent_and_reset(server):
-    reset = httpclient.request("POST", server + "/__stats/reset")
+    reset = web.request("POST", server + "/__stats/reset")
     assert reset.status == 200
     assert json.loads(reset.body) == {"total": 0, "endpoints": {"/api/values": 0, "/templates": 0}}
     for path in ["/api/values/1", "/api/values/2", "/api/values/3", "/templates", "/templates"]:
-        assert httpclient.get(server + path).status == 200
+        assert web.get(server + path).status == 200
     # Not counted: the harness's own endpoints, and unknown paths.
-    httpclient.get(server + "/health")
-    httpclient.get(server + "/nope")
+    web.get(server + "/health")
+    web.get(server + "/nope")
     assert stats(server) == {"total": 5, "endpoints": {"/api/values": 3, "/templates": 2}}
-    httpclient.request("POST", server + "/__stats/reset")
+    web.request("POST", server + "/__stats/reset")
     assert stats(server) == {"total": 0, "endpoints": {"/api/values": 0, "/templates": 0}}
 
 
@@ -170,13 +170,13 @@ def test_razor_templates_carry_the_same_data_as_go(server, razor_app):
 
 
 def test_testapp_counts_templates(razor_app):
-    httpclient.request("POST", razor_app + "/__stats/reset")
-    assert httpclient.get(razor_app + "/templates").status == 200
+    web.request("POST", razor_app + "/__stats/reset")
+    assert web.get(razor_app + "/templates").status == 200
     assert stats(razor_app)["endpoints"]["/templates"] == 1
 
 
 def test_testapp_mvc_core_and_minimal_api_answer_value(tmp_path):
-    url = f"http://127.0.0.1:{httpclient.free_port()}"
+    url = f"http://127.0.0.1:{web.free_port()}"
     with start_server("testapp-core", TESTAPP, ["--urls", url, "--mvc", "core"], tmp_path, url):
         assert get_ok(url + "/api/values/7", "text/plain").text == "value"
         assert get_ok(url + "/api/values-minimal/7", "text/plain").text == "value"
@@ -229,13 +229,13 @@ def test_bad_command_line_exits_2_with_usage(args, says):
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_sigterm_stops_promptly_with_exit_0_and_logs_nothing(framework, tmp_path):
-    url = f"http://127.0.0.1:{httpclient.free_port()}"
+    url = f"http://127.0.0.1:{web.free_port()}"
     proc = start_server(
         framework, GOSERVER, ["--framework", framework, "--urls", url], tmp_path, url
     )
     with proc:
         for path in ["/api/values/1", "/templates", "/nope"]:
-            httpclient.get(url + path)
+            web.get(url + path)
         t0 = time.monotonic()
         proc.popen.send_signal(signal.SIGTERM)
         code = proc.popen.wait(timeout=5)
@@ -250,6 +250,6 @@ def test_unix_socket(framework, tmp_path):
     sock = str(tmp_path / "go.sock")
     args = ["--framework", framework, "--urls", f"http://unix:{sock}"]
     with start_server(framework, GOSERVER, args, tmp_path, "http://localhost", unix_socket=sock):
-        resp = httpclient.get("http://localhost/api/values/1", unix_socket=sock)
+        resp = web.get("http://localhost/api/values/1", unix_socket=sock)
         assert (resp.status, resp.text) == (200, "value")
     assert not Path(sock).exists()  # removed on a clean shutdown

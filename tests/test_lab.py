@@ -29,18 +29,18 @@ PROXIED = [m for m in RESULTS["mode"].unique() if m != "kestrel"]
 def test_both_profiles_are_valid_and_quick_states_only_what_differs():
     assert lab.profiles() == ["class", "quick"]
     for profile in lab.profiles():
-        params, _ = lab.lab_params(profile)
+        params = lab.lab_params(profile)
         assert params.modes[0] == "kestrel" == params.baseline_mode
         assert len(params.scenarios) == len(params.tools) == len(params.concurrency) == 1
     quick = yaml.safe_load((lab.PARAMS_DIR / "quick.yaml").read_text())
     assert quick.pop("extends") == "class"
     whole = yaml.safe_load((lab.PARAMS_DIR / "class.yaml").read_text())
     assert all(k not in whole or whole[k] != v for k, v in quick.items()), "quick repeats class"
-    assert lab.lab_params("quick")[0].repetitions == 2  # the fewest that give an interval
+    assert lab.lab_params("quick").repetitions == 2  # the fewest that give an interval
 
 
 def test_every_what_if_reaches_the_params():
-    params, _ = lab.lab_params(
+    params = lab.lab_params(
         "class", modes=["nginx-keepalive"], scenario="html", nginx_keepalive_pool=1,
         nginx_workers=1, log_level="Debug", blocks=8,
     )  # fmt: skip
@@ -54,38 +54,21 @@ def test_every_what_if_reaches_the_params():
 
 
 def test_each_set_of_settings_measures_into_its_own_folder():
-    plain = lab.settings_run_id("class", lab.lab_params("class")[0])
-    assert plain == lab.settings_run_id("class", lab.lab_params("class")[0])  # resumes
+    plain = lab.settings_run_id("class", lab.lab_params("class"))
+    assert plain == lab.settings_run_id("class", lab.lab_params("class"))  # resumes
     other = {
-        lab.settings_run_id("class", lab.lab_params("class", **what_if)[0])
+        lab.settings_run_id("class", lab.lab_params("class", **what_if))
         for what_if in ({"nginx_workers": 1}, {"log_level": "Debug"}, {"blocks": 3},
                         {"scenario": "json"}, {"nginx_keepalive_pool": 4})
     }  # fmt: skip
     assert len(other) == 5 and plain not in other
-    run, _ = lab.open_lab("quick", runs_dir="/tmp/somewhere", nginx_workers=1)
+    run = lab.open_lab("quick", runs_dir="/tmp/somewhere", nginx_workers=1)
     assert run.run_id.startswith("lab-quick-") and run.out_dir.parent == Path("/tmp/somewhere")
 
 
-def test_a_mode_the_catalog_lacks_is_left_out_in_one_line(tmp_path, monkeypatch):
-    profile = {**yaml.safe_load((lab.PARAMS_DIR / "class.yaml").read_text())}
-    profile["modes"] = ["kestrel", "nginx", "teleport"]
-    (tmp_path / "class.yaml").write_text(yaml.safe_dump(profile))
-    monkeypatch.setattr(lab, "PARAMS_DIR", tmp_path)
-    params, dropped = lab.lab_params("class")
-    assert params.modes == ["kestrel", "nginx"] and dropped == ["teleport"]
-    note = lab.dropped_note(dropped)
-    assert "`teleport`" in note and "catalog" in note and "\n" not in note
-    assert lab.dropped_note([]) == ""
-    # A name the student typed is not quietly dropped: it is refused.
+def test_a_mode_name_the_student_mistyped_is_refused():
     with pytest.raises(BadInput, match="unknown mode 'ngnix'"):
         lab.lab_params("class", modes=["ngnix"])
-
-
-def test_the_profiles_yarp_is_measured_once_the_catalog_has_it():
-    params, dropped = lab.lab_params("class")
-    assert ("yarp" in params.modes) == ("yarp" in MODES) and ("yarp" in dropped) != (
-        "yarp" in MODES
-    )
 
 
 @pytest.mark.parametrize(
@@ -111,7 +94,7 @@ def test_an_unknown_profile_is_refused_by_the_command_line(capsys):
 
 
 def test_the_plan_counts_the_runs_and_bounds_their_time():
-    params, _ = lab.lab_params("class", modes=["nginx"], blocks=3)
+    params = lab.lab_params("class", modes=["nginx"], blocks=3)
     note = lab.plan_note(params)
     assert note.startswith("6 runs: 2 modes x 3 blocks")
     per_run = params.warmup_s + params.duration_s + lab.OVERHEAD_S
@@ -301,14 +284,13 @@ def test_the_teachers_page_states_the_profiles_as_they_are():
     )
     assert sorted(r[0] for r in rows) == lab.profiles()
     for profile, blocks, load_s, warmup_s, runs, minutes in rows:
-        params, dropped = lab.lab_params(profile)
-        modes = len(params.modes) + len(dropped)  # every mode the profile lists
+        params = lab.lab_params(profile)
         assert (int(blocks), float(load_s), float(warmup_s)) == (
             params.repetitions,
             params.duration_s,
             params.warmup_s,
         )
-        assert int(runs) == modes * params.repetitions
+        assert int(runs) == len(params.modes) * params.repetitions
         per_run = params.warmup_s + params.duration_s + lab.OVERHEAD_S
         assert int(minutes) == round(int(runs) * per_run / 60)
 

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from hostbench.errors import HostbenchError
-from hostbench.harness import httpclient
+from hostbench.harness import web
 from hostbench.harness.loadgen import get_generator
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.tools import find_tool
@@ -28,15 +28,15 @@ DURATION_S = 2.0
 def app(tmp_path_factory):
     # find_tool raises ToolMissing ("TestApp not found: ... `make setup` ...") if unbuilt.
     exe = find_tool("TestApp")
-    base = f"http://127.0.0.1:{httpclient.free_port()}"
+    base = f"http://127.0.0.1:{web.free_port()}"
     log = tmp_path_factory.mktemp("testapp") / "testapp.log"
-    ready = lambda: httpclient.answers_ok(base + "/health")  # noqa: E731
+    ready = lambda: web.answers_ok(base + "/health")  # noqa: E731
     with ManagedProcess("TestApp", [exe, "--urls", base], log, ready=ready):
         yield base
 
 
 def served(base: str, path: str) -> int:
-    return json.loads(httpclient.get(base + "/__stats").body)["endpoints"][path]
+    return json.loads(web.get(base + "/__stats").body)["endpoints"][path]
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def served(base: str, path: str) -> int:
 )
 def test_counts_match_the_server(app, tool, pipeline, tmp_path, group_gone):
     gen = get_generator(tool)
-    httpclient.request("POST", app + "/__stats/reset")
+    web.request("POST", app + "/__stats/reset")
     pids = []
     load = Load(tool, CONCURRENCY, DURATION_S, pipeline=pipeline, path="/text", base_url=app)
     result = gen.run(load, tmp_path, on_start=pids.append)
@@ -73,7 +73,7 @@ def test_404s_are_counted_as_non_2xx(app, tmp_path):
 
 def test_tool_failure_is_one_line_with_raw_output(tmp_path):
     # wrk gives up (exit 1) when its first connection is refused.
-    refused = Load("wrk", 1, 1, path="/text", base_url=f"http://127.0.0.1:{httpclient.free_port()}")
+    refused = Load("wrk", 1, 1, path="/text", base_url=f"http://127.0.0.1:{web.free_port()}")
     with pytest.raises(HostbenchError) as info:
         get_generator("wrk").run(refused, tmp_path)
     message = str(info.value)

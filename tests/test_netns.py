@@ -13,7 +13,7 @@ import pytest
 
 from conftest import SHORT_RUNS
 from hostbench.errors import BadInput
-from hostbench.harness import httpclient, netns
+from hostbench.harness import netns, web
 from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
 
@@ -30,7 +30,7 @@ def _serve(namespace: str) -> subprocess.Popen:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
     )  # fmt: skip
     for _ in range(100):
-        if netns.call_in(namespace, httpclient.answers_ok, "http://127.0.0.1:8080/"):
+        if netns.call_in(namespace, web.answers_ok, "http://127.0.0.1:8080/"):
             return server
         time.sleep(0.1)
     server.kill()
@@ -40,7 +40,7 @@ def _serve(namespace: str) -> subprocess.Popen:
 def _status(namespace: str, url: str) -> str:
     """The HTTP status a GET from inside `namespace` gets, "000" when nothing answers."""
     try:
-        return str(netns.call_in(namespace, httpclient.get, url, timeout=2).status)
+        return str(netns.call_in(namespace, web.get, url, timeout=2).status)
     except OSError:
         return "000"
 
@@ -54,7 +54,7 @@ def test_the_client_reaches_the_server_over_the_veth_and_nothing_else():
             # No default route: an address outside the machine is unreachable from the client,
             # and the harness's own namespace cannot reach the server's address either.
             assert _status(hosts.client, "http://192.0.2.1:8080/") == "000"
-            assert not httpclient.answers_ok(f"http://{hosts.server_address}:8080/")
+            assert not web.answers_ok(f"http://{hosts.server_address}:8080/")
         finally:
             server.terminate()
             server.wait()

@@ -34,6 +34,7 @@ TOP_LEVEL = [
     "pytest-timeout",
     "ruff",
     "pyyaml",
+    "requests",
     "tqdm",
     "nbstripout",
     "k6",

@@ -11,20 +11,19 @@ import psutil
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.harness.httpclient import answers_ok, free_port, get
 from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.proxies import (
     caddy_config,
-    caddy_process,
     caddy_version,
     nginx_config,
     nginx_process,
     nginx_version,
+    proxy_process,
     yarp_config,
-    yarp_process,
     yarp_version,
 )
 from hostbench.harness.tools import find_tool, have_tool
+from hostbench.harness.web import answers_ok, free_port, get
 from hostbench.paths import ROOT
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted
@@ -299,10 +298,8 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
         managed = nginx_process(
             listen_port=port, upstream=upstream, keepalive=keepalive, run_dir=run_dir
         )
-    elif proxy == "caddy":
-        managed = caddy_process(listen_port=port, upstream=upstream, run_dir=run_dir)
     else:
-        managed = yarp_process(listen_port=port, upstream=upstream, run_dir=run_dir)
+        managed = proxy_process(proxy, listen_port=port, upstream=upstream, run_dir=run_dir)
 
     with managed:
         group = _process_group(managed.pid)
@@ -392,7 +389,9 @@ def test_nginx_access_log_on_request(app_tcp, tmp_path):
 def test_caddy_access_log_on_request(app_tcp, tmp_path):
     port = free_port()
     upstream = app_tcp.removeprefix("http://")
-    with caddy_process(listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True):
+    with proxy_process(
+        "caddy", listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True
+    ):
         get(f"http://127.0.0.1:{port}/text")
     assert '"uri":"/text"' in (tmp_path / "caddy-access.log").read_text()
 
@@ -403,7 +402,9 @@ def test_caddy_access_log_on_request(app_tcp, tmp_path):
 def test_yarp_access_log_on_request(app_tcp, tmp_path):
     port = free_port()
     upstream = app_tcp.removeprefix("http://")
-    with yarp_process(listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True):
+    with proxy_process(
+        "yarp", listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True
+    ):
         get(f"http://127.0.0.1:{port}/text")
     log = (tmp_path / "yarp.log").read_text()
     assert f"Request finished HTTP/1.1 GET http://127.0.0.1:{port}/text - 200" in log

@@ -6,7 +6,6 @@ Listing 3's XML), the request counter, forwarded headers, Unix-socket listening,
 and the command line's answers to bad input.
 """
 
-import http.client
 import json
 import re
 import socket
@@ -19,7 +18,7 @@ import pytest
 
 from conftest import get_ok, one_line, run_cli, start_server
 from hostbench.catalog import get_scenario
-from hostbench.harness import checks, httpclient
+from hostbench.harness import checks, web
 from hostbench.paths import TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes
@@ -32,23 +31,11 @@ XSD = "http://www.w3.org/2001/XMLSchema"
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     """One app on a free loopback port for the whole module; yields its base URL."""
-    port = httpclient.free_port()
+    port = web.free_port()
     url = f"http://127.0.0.1:{port}"
     tmp = tmp_path_factory.mktemp("testapp")
     with start_server("testapp", TESTAPP, ["--urls", url], tmp, url):
         yield url
-
-
-def raw_get(host: str, port: int, path: str, headers: dict[str, str]) -> httpclient.Response:
-    """GET with extra request headers (httpclient.request sends only Host)."""
-    conn = http.client.HTTPConnection(host, port, timeout=5)
-    try:
-        conn.request("GET", path, headers=headers)
-        resp = conn.getresponse()
-        body = resp.read()
-        return httpclient.Response(resp.status, {k.lower(): v for k, v in resp.getheaders()}, body)
-    finally:
-        conn.close()
 
 
 # --- the paper's four scenarios -------------------------------------------------------------
@@ -128,7 +115,7 @@ def test_random_values_differ_between_requests(app):
     first, second = (json.loads(get_ok(app + "/json", "application/json").body) for _ in "12")
     assert first["id"] != second["id"]
     assert (first["intValue"], first["listOfInts"]) != (second["intValue"], second["listOfInts"])
-    xml_ids = {ET.fromstring(httpclient.get(app + "/xml").body).findtext("Id") for _ in "12"}
+    xml_ids = {ET.fromstring(web.get(app + "/xml").body).findtext("Id") for _ in "12"}
     assert len(xml_ids) == 2
 
 
@@ -141,7 +128,7 @@ def test_api_values_returns_value(app):
 
 def test_api_values_minimal_returns_value(app):
     assert get_ok(app + "/api/values-minimal/5", "text/plain").text == "value"
-    assert httpclient.get(app + "/api/values-minimal/five").status == 400  # {id} is an int
+    assert web.get(app + "/api/values-minimal/five").status == 400  # {id} is an int
 
 
 def test_templates_is_a_razor_page_with_a_layout(app):
@@ -176,7 +163,7 @@ def test_health(app):
 
 
 def test_unknown_path_is_404(app):
-    assert httpclient.get(app + "/nope").status == 404
+    assert web.get(app + "/nope").status == 404
 
 
 # --- harness endpoints ----------------------------------------------------------------------
@@ -187,7 +174,7 @@ def stats(app: str) -> dict:
 
 
 def test_stats_count_what_was_sent_and_reset(app):
-    reset = httpclient.request("POST", app + "/__stats/reset")
+    reset = web.request("POST", app + "/__stats/reset")
     assert reset.status == 200
     assert stats(app)["total"] == 0
     sent = {
@@ -205,16 +192,16 @@ def test_stats_count_what_was_sent_and_reset(app):
     }
     for path, n in sent.items():
         for _ in range(n):
-            assert httpclient.get(app + path).status == 200
+            assert web.get(app + path).status == 200
     # Not counted: the harness's own endpoints, and unknown paths.
-    httpclient.get(app + "/health")
-    httpclient.get(app + "/__request-info")
-    httpclient.get(app + "/nope")
+    web.get(app + "/health")
+    web.get(app + "/__request-info")
+    web.get(app + "/nope")
     got = stats(app)
     expected = {path.removesuffix("/1").removesuffix("/3"): n for path, n in sent.items()}
     assert got["endpoints"] == expected
     assert got["total"] == sum(sent.values())
-    httpclient.request("POST", app + "/__stats/reset")
+    web.request("POST", app + "/__stats/reset")
     after = stats(app)
     # The JIT's count (the warm-up waits for it to settle) is not a request count: not reset.
     assert after.pop("jit_methods") >= got["jit_methods"] > 0
@@ -234,12 +221,9 @@ def test_request_info_direct(app):
 
 
 def test_request_info_sees_forwarded_headers_from_loopback_proxy(app):
-    port = int(app.rsplit(":", 1)[1])
-    resp = raw_get(
-        "127.0.0.1",
-        port,
-        "/__request-info",
-        {
+    resp = web.get(
+        app + "/__request-info",
+        headers={
             "Host": "127.0.0.1",
             "X-Forwarded-For": "203.0.113.7",
             "X-Forwarded-Proto": "https",
@@ -264,10 +248,10 @@ def test_unix_socket_with_socket_transport_options(tmp_path):
     args = ["--urls", f"http://unix:{sock}", "--io-queue-count", "1"]
     args += ["--inline-scheduling=true", "--wait-for-data", "false", "--log-level", "Information"]
     with start_server("testapp", TESTAPP, args, tmp_path, url, unix_socket=sock) as proc:
-        resp = httpclient.get(url + "/json", unix_socket=sock)
+        resp = web.get(url + "/json", unix_socket=sock)
         assert resp.status == 200
         check_simple_class_json(json.loads(resp.body))
-        info = json.loads(httpclient.get(url + "/__request-info", unix_socket=sock).body)
+        info = json.loads(web.get(url + "/__request-info", unix_socket=sock).body)
         assert info["remoteIp"] is None  # no peer address on a Unix socket
         proc.stop()
     log = (tmp_path / "testapp.log").read_text()
@@ -281,7 +265,7 @@ def test_stale_unix_socket_file_is_replaced(tmp_path):
     s.close()
     args = ["--urls", f"http://unix:{sock}"]
     with start_server("testapp", TESTAPP, args, tmp_path, "http://x", unix_socket=str(sock)):
-        assert httpclient.get("http://x/text", unix_socket=str(sock)).text == LETTERS_AND_DIGITS
+        assert web.get("http://x/text", unix_socket=str(sock)).text == LETTERS_AND_DIGITS
 
 
 # --- bad input ------------------------------------------------------------------------------

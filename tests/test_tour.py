@@ -24,7 +24,7 @@ import pytest
 
 from hostbench import reproduce
 from hostbench.errors import BadInput
-from hostbench.harness import dotnet_kernel, httpclient, tour
+from hostbench.harness import dotnet_kernel, tour, web
 from hostbench.harness.processes import ManagedProcess
 from hostbench.paths import DATA, TESTAPP
 
@@ -93,9 +93,9 @@ def payloads(output) -> dict[str, dict]:
 def app_url(tmp_path_factory):
     if not TESTAPP.exists():
         pytest.fail(f"{TESTAPP} is missing: run `make setup`")
-    url = f"http://127.0.0.1:{httpclient.free_port()}"
+    url = f"http://127.0.0.1:{web.free_port()}"
     log = tmp_path_factory.mktemp("testapp") / "testapp.log"
-    ready = lambda: httpclient.answers_ok(url + "/health")  # noqa: E731
+    ready = lambda: web.answers_ok(url + "/health")  # noqa: E731
     with ManagedProcess("testapp", [TESTAPP, "--urls", url], log, ready=ready):
         yield url
 
@@ -192,12 +192,12 @@ def test_xml_matches_listing_3(payloads):
 @pytest.mark.live
 def test_payloads_are_what_the_running_app_serves(payloads, app_url):
     for scenario in ("html", "text", "json", "xml"):
-        resp = httpclient.get(f"{app_url}/{scenario}")
+        resp = web.get(f"{app_url}/{scenario}")
         assert resp.status == 200
         assert resp.content_type == payloads[scenario]["type"], scenario
     # Deterministic bodies: byte for byte.
-    assert httpclient.get(app_url + "/html").body == payloads["html"]["body"].encode()
-    assert httpclient.get(app_url + "/text").body == payloads["text"]["body"].encode()
+    assert web.get(app_url + "/html").body == payloads["html"]["body"].encode()
+    assert web.get(app_url + "/text").body == payloads["text"]["body"].encode()
 
 
 # --- the measurements ----------------------------------------------------------------------

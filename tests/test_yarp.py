@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from hostbench.errors import LaunchFailed, ToolMissing
-from hostbench.harness import httpclient, netns, tools
+from hostbench.harness import netns, tools, web
 from hostbench.harness.modes import LaunchOptions, launch
 from hostbench.harness.tools import find_tool
 
@@ -99,8 +99,8 @@ def test_a_proxy_that_cannot_start_is_one_line_and_the_app_is_stopped(tmp_path, 
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
-    ports = iter([httpclient.free_port(), taken.getsockname()[1]])  # the app's, then the proxy's
-    monkeypatch.setattr(httpclient, "free_port", lambda: next(ports))
+    ports = iter([web.free_port(), taken.getsockname()[1]])  # the app's, then the proxy's
+    monkeypatch.setattr(web, "free_port", lambda: next(ports))
     before = _our_children()
     try:
         with pytest.raises(LaunchFailed) as err:
@@ -186,7 +186,7 @@ def test_with_two_hosts_it_listens_on_the_server_namespaces_address(tmp_path):
         with launch("yarp", tmp_path, LaunchOptions(), hosts=hosts) as target:
             assert target.url.startswith(f"http://{netns.SERVER_ADDRESS}:")
             # From the client namespace, over the veth, to the app on the server's loopback.
-            response = netns.call_in(hosts.client, httpclient.get, target.url + "/text")
+            response = netns.call_in(hosts.client, web.get, target.url + "/text")
             assert response.status == 200
             assert target.server_stats()["endpoints"]["/text"] == 1
             url = _settings(tmp_path / "yarp.json")["Kestrel"]["Endpoints"]["http"]["Url"]

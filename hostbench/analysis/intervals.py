@@ -264,14 +264,9 @@ def _invalid_per_cell(out: pd.DataFrame, invalid: pd.DataFrame, baseline: str) -
 def _log_interval(logs: np.ndarray, method: str, confidence: float, rng, n_boot: int):
     """(n, mean log ratio, low, high) on the log scale; NaN where there is too little data."""
     n = len(logs)
-    if n == 0:
-        return 0, math.nan, math.nan, math.nan
+    if method == "t-log" or n < 2:
+        return mean_interval(logs, confidence)  # the logs' Student t interval
     centre = float(logs.mean())
-    if n == 1:
-        return 1, centre, math.nan, math.nan
-    if method == "t-log":
-        half = t_quantile(0.5 + confidence / 2.0, n - 1) * logs.std(ddof=1) / math.sqrt(n)
-        return n, centre, centre - half, centre + half
     # Resample whole blocks: each block's ratio already has the drift cancelled.
     means = logs[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
     tail = (1.0 - confidence) / 2.0

@@ -15,23 +15,6 @@ from ..studies import STUDIES, Study, get_study
 PUBLISHED_CSV = "published.csv"
 SETUP_CSV = "setup.csv"
 
-TEXT_COLUMNS = [
-    "article",
-    "source_file",
-    "where",
-    "setup",
-    "mode",
-    "relative_to",
-    "scenario",
-    "endpoint",
-    "metric",
-    "unit",
-    "qualifier",
-    "os",
-    "quote",
-    "note",
-]
-NUMBER_COLUMNS = ["value", "value_low", "value_high"]
 PUBLISHED_COLUMNS = [
     "article",
     "source_file",
@@ -51,6 +34,8 @@ PUBLISHED_COLUMNS = [
     "quote",
     "note",
 ]
+NUMBER_COLUMNS = ["value", "value_low", "value_high"]
+TEXT_COLUMNS = [c for c in PUBLISHED_COLUMNS if c not in NUMBER_COLUMNS]
 SETUP_COLUMNS = ["article", "source_file", "item", "value", "unit", "where", "quote", "note"]
 # Added by the loaders from the study's folder; the files hold the other columns.
 PROVENANCE = ["article", "source_file"]

@@ -141,14 +141,6 @@ def cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _require_mode(df: pd.DataFrame, mode: str, what: str) -> None:
-    present = [str(m) for m in df["mode"].unique()]
-    if mode not in present:
-        raise BadInput(
-            f"{what} {mode!r} is not in the results; modes present: {', '.join(present)}"
-        )
-
-
 def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     """Per run: how busy the machine was, and which process group used the CPU.
 

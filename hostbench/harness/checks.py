@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 
 from ..catalog import Scenario
 from ..errors import HostbenchError
-from .httpclient import Response
+from .web import Response
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSD = "http://www.w3.org/2001/XMLSchema"

@@ -6,7 +6,6 @@ and the process trees the CPU monitor watches), so whatever it started is
 stopped on success, on error and on Ctrl-C.
 """
 
-import http.client
 import json
 import os
 import platform
@@ -21,7 +20,7 @@ import psutil
 from ..catalog import Mode, get_mode, runnable_here
 from ..errors import BadInput, HostbenchError
 from ..params import LaunchOptions  # data: the params' launch keys
-from . import httpclient, proxies, remote
+from . import proxies, remote, web
 from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail
 from .tools import find_tool
@@ -51,16 +50,16 @@ class Target:
                 return f"{proc.name} exited with code {code} ({log})"
         return ""
 
-    def get(self, path: str) -> httpclient.Response:
+    def get(self, path: str) -> web.Response:
         if self.host is not None:
             return self.host.request("GET", self.url + path)
-        return call_in(self.netns, httpclient.get, self.url + path)
+        return call_in(self.netns, web.get, self.url + path)
 
-    def _app_request(self, method: str, path: str) -> httpclient.Response:
+    def _app_request(self, method: str, path: str) -> web.Response:
         # The harness's own requests to the app go where the app is (its namespace, its host).
         if self.host is not None:
             return self.host.request(method, self.app_url + path, self.app_socket)
-        return call_in(self.netns, httpclient.request, method, self.app_url + path,
+        return call_in(self.netns, web.request, method, self.app_url + path,
                        unix_socket=self.app_socket)  # fmt: skip
 
     def server_stats(self) -> dict | None:
@@ -105,11 +104,11 @@ def _app_process(
         socket_path = listen.removeprefix("http://unix:")
 
         def ready():
-            return httpclient.answers_ok("http://localhost/health", unix_socket=socket_path)
+            return web.answers_ok("http://localhost/health", unix_socket=socket_path)
     else:
 
         def ready():
-            return call_in(netns, httpclient.answers_ok, listen + "/health")
+            return call_in(netns, web.answers_ok, listen + "/health")
 
     app_args = opts.app_args if server == "TestApp" else []
     argv = [find_tool(server), "--urls", listen, *extra, *app_args]
@@ -185,7 +184,7 @@ class _Where:
     def free_port(self) -> int:
         if self.host is not None:
             return self.host.free_port(self.front_host)
-        return call_in(self.netns, httpclient.free_port)
+        return call_in(self.netns, web.free_port)
 
 
 @contextmanager
@@ -274,8 +273,8 @@ def _launch_proxy(
                 workers=opts.nginx_workers,
             )
         else:
-            start = {"caddy": proxies.caddy_process, "yarp": proxies.yarp_process}[mode.proxy]
-            proc = start(
+            proc = proxies.proxy_process(
+                mode.proxy,
                 listen_port=proxy_port,
                 upstream=upstream,
                 run_dir=run_dir,
@@ -312,6 +311,6 @@ def _launch_external(mode: Mode, run_dir: Path, opts: LaunchOptions, cpus) -> It
     target = Target(mode.id, url, {"server": pids}, app_url=url)
     try:
         target.server_stats()
-    except (OSError, ValueError, http.client.HTTPException):
+    except (OSError, ValueError):
         target.app_url = None  # not our test app: no request counter to cross-check
     yield target

@@ -58,6 +58,41 @@ def tail(path: Path, lines: int = 15) -> str:
     return " | ".join(line for line in text.splitlines()[-lines:] if line.strip())
 
 
+def wait_until_ready(proc, failed: Callable[[str], str], poll_s: float) -> None:
+    """Poll proc.ready (a ManagedProcess here, a RemoteProcess on an ssh host) until it says
+    yes. When the process ends first, proc.ready_timeout_s passes or Ctrl-C comes, stop it
+    and raise (LaunchFailed worded by `failed`, given what went wrong)."""
+    if proc.ready is None:
+        return
+    deadline = time.monotonic() + proc.ready_timeout_s
+    try:
+        while True:
+            code = proc.exit_code()
+            if code is not None:
+                raise LaunchFailed(failed(f"exited with code {code} before it was ready"))
+            if proc.ready():
+                return
+            if time.monotonic() > deadline:
+                raise LaunchFailed(failed(f"not ready after {proc.ready_timeout_s:.0f} s"))
+            time.sleep(poll_s)
+    except BaseException:
+        proc.stop()
+        raise
+
+
+def wait_for_exit(
+    exit_code: Callable[[], int | None], timeout_s: float, argv, poll_s: float
+) -> int:
+    """Poll `exit_code` until the process has one and return it; TimeoutExpired (naming
+    `argv`) after `timeout_s`. Here and on an ssh host."""
+    deadline = time.monotonic() + timeout_s
+    while (code := exit_code()) is None:
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(argv, timeout_s)
+        time.sleep(poll_s)
+    return code
+
+
 class ManagedProcess:
     """A child process as a context manager: started, waited on until ready, stopped.
 
@@ -122,32 +157,11 @@ class ManagedProcess:
                     f"cannot start {self.name} ({self.argv[0]}): {e.strerror}"
                 ) from None
         _live.add(self)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+        wait_until_ready(self, self._not_ready, poll_s=0.1)
         return self
 
-    def _wait_ready(self):
-        if self.ready is None:
-            return
-        deadline = time.monotonic() + self.ready_timeout_s
-        while True:
-            code = self.exit_code()
-            if code is not None:
-                raise LaunchFailed(
-                    f"{self.name} exited with code {code} before it was ready; "
-                    f"log {self.log_path}: {tail(self.log_path)}"
-                )
-            if self.ready():
-                return
-            if time.monotonic() > deadline:
-                raise LaunchFailed(
-                    f"{self.name} not ready after {self.ready_timeout_s:.0f} s; "
-                    f"log {self.log_path}: {tail(self.log_path)}"
-                )
-            time.sleep(0.1)
+    def _not_ready(self, what: str) -> str:
+        return f"{self.name} {what}; log {self.log_path}: {tail(self.log_path)}"
 
     def running(self) -> bool:
         return self.popen is not None and self.exit_code() is None
@@ -172,12 +186,7 @@ class ManagedProcess:
 
     def wait(self, timeout: float) -> int:
         """Wait for the process to end, without reaping it; TimeoutExpired after `timeout`."""
-        deadline = time.monotonic() + timeout
-        while (code := self.exit_code()) is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(self.argv, timeout)
-            time.sleep(0.02)
-        return code
+        return wait_for_exit(self.exit_code, timeout, self.argv, poll_s=0.02)
 
     def stop(self):
         """SIGTERM the group, then SIGKILL after the grace period. Safe to call twice.

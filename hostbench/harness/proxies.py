@@ -19,10 +19,10 @@ import subprocess
 from pathlib import Path, PurePath
 
 from ..errors import BadInput
-from .httpclient import answers_ok
 from .netns import call_in
 from .processes import ManagedProcess
 from .tools import find_tool
+from .web import answers_ok
 
 # Per worker; each proxied request holds two (client side and upstream side).
 # nginx's default of 512 runs out at a few hundred load connections.
@@ -317,7 +317,8 @@ def caddy_home_env(home: PurePath) -> dict[str, str]:
     }
 
 
-def caddy_process(
+def proxy_process(
+    proxy: str,
     *,
     listen_port: int,
     upstream: str,
@@ -327,61 +328,33 @@ def caddy_process(
     listen_host: str = "127.0.0.1",
     netns: str | None = None,
 ) -> ManagedProcess:
-    """caddy from run_dir/Caddyfile; not started yet. Ready once GET /health answers 200."""
-    run_dir = Path(run_dir).resolve()
-    home = run_dir / "caddy-home"
-    home.mkdir(parents=True, exist_ok=True)
-    conf = run_dir / "Caddyfile"
-    conf.write_text(
-        caddy_config(
-            listen_port=listen_port,
-            upstream=upstream,
-            run_dir=run_dir,
-            access_log=access_log,
-            listen_host=listen_host,
-        )
-    )
-    argv = [find_tool("caddy"), "run", "--config", conf, "--adapter", "caddyfile"]
-    env = {**os.environ, **caddy_home_env(home)}
-    return ManagedProcess(
-        "caddy",
-        argv,
-        run_dir / "caddy.log",
-        ready=_health_check(listen_port, listen_host, netns),
-        env=env,
-        cwd=run_dir,
-        cpus=cpus,
-        netns=netns,
-    )
-
-
-def yarp_process(
-    *,
-    listen_port: int,
-    upstream: str,
-    run_dir: Path,
-    access_log=False,
-    cpus=None,
-    listen_host: str = "127.0.0.1",
-    netns: str | None = None,
-) -> ManagedProcess:
-    """YarpProxy from run_dir/yarp.json; not started yet. Ready once GET /health answers 200."""
+    """`proxy`, "caddy" (from run_dir/Caddyfile) or "yarp" (from run_dir/yarp.json); not
+    started yet. Ready once GET /health through it answers 200. (nginx, with its pool and
+    workers, is nginx_process.)"""
     run_dir = Path(run_dir).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
-    conf = run_dir / "yarp.json"
-    conf.write_text(
-        yarp_config(
-            listen_port=listen_port,
-            upstream=upstream,
-            access_log=access_log,
-            listen_host=listen_host,
-        )
-    )
+    settings = {"listen_port": listen_port, "upstream": upstream, "access_log": access_log,
+                "listen_host": listen_host}  # fmt: skip
+    env = None
+    if proxy == "caddy":
+        home = run_dir / "caddy-home"
+        home.mkdir(exist_ok=True)
+        conf = run_dir / "Caddyfile"
+        conf.write_text(caddy_config(run_dir=run_dir, **settings))
+        argv = [find_tool("caddy"), "run", "--config", conf, "--adapter", "caddyfile"]
+        env = {**os.environ, **caddy_home_env(home)}
+    elif proxy == "yarp":
+        conf = run_dir / "yarp.json"
+        conf.write_text(yarp_config(**settings))
+        argv = [find_tool("YarpProxy"), "--config", conf]
+    else:
+        raise ValueError(f"proxy {proxy!r}: proxy_process runs caddy or yarp")
     return ManagedProcess(
-        "yarp",
-        [find_tool("YarpProxy"), "--config", conf],
-        run_dir / "yarp.log",
+        proxy,
+        argv,
+        run_dir / f"{proxy}.log",
         ready=_health_check(listen_port, listen_host, netns),
+        env=env,
         cwd=run_dir,
         cpus=cpus,
         netns=netns,

@@ -26,9 +26,9 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import BadInput, HostbenchError, LaunchFailed
 from ..paths import BIN, TESTAPP
-from . import httpclient, proxies
+from . import proxies, web
 from .cpumonitor import machine_shares
-from .processes import tail
+from .processes import tail, wait_for_exit, wait_until_ready
 
 ROLES = ("server", "loadgen")
 HELPER = Path(__file__).with_name("remote_helper.py")
@@ -310,13 +310,11 @@ class Connection:
 
     def request(self, method: str, url: str, unix_socket: str | None = None):
         """One HTTP request made from the host (the harness's own probes: the app's counters,
-        readiness); OSError when nothing answers, as httpclient raises."""
+        readiness); OSError when nothing answers, as web.request raises."""
         answer = self.helper("request", method, url, *([unix_socket] if unix_socket else []))
         if "error" in answer:
             raise ConnectionError(answer["error"])
-        return httpclient.Response(
-            answer["status"], answer["headers"], base64.b64decode(answer["body"])
-        )
+        return web.Response(answer["status"], answer["headers"], base64.b64decode(answer["body"]))
 
     def answers_ok(self, url: str) -> bool:
         try:
@@ -402,49 +400,23 @@ class RemoteProcess:
                 f"cannot start {self.name} on {self.conn.host.label()}: {started['error']}"
             )
         self.group, self._pid = started["group"], started["pid"]
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+        wait_until_ready(self, self._not_ready, poll_s=0.2)
         return self
 
-    def _wait_ready(self):
-        deadline = time.monotonic() + self.ready_timeout_s
-        while self.ready is not None:
-            code = self.exit_code()
-            if code is not None:
-                self._fetch_logs()
-                raise LaunchFailed(
-                    f"{self.name} on {self.conn.host.label()} exited with code "
-                    f"{code} before it was ready: {tail(self.log_path)}"
-                )
-            if self.ready():
-                return
-            if time.monotonic() > deadline:
-                raise LaunchFailed(
-                    f"{self.name} on {self.conn.host.label()} not ready after "
-                    f"{self.ready_timeout_s:.0f} s"
-                )
-            time.sleep(0.2)
+    def _not_ready(self, what: str) -> str:
+        self._fetch_logs()  # the log is on the host
+        return f"{self.name} on {self.conn.host.label()} {what}: {tail(self.log_path)}"
 
     def exit_code(self) -> int | None:
         if self._ended is None and self.group is not None:
-            ended = self.conn.helper("status", self.conn.folder, self.key)
-            if ended["code"] is not None:
-                self._ended = ended
+            self._status()
         return None if self._ended is None else self._ended["code"]
 
     def running(self) -> bool:
         return self.group is not None and self.exit_code() is None
 
     def wait(self, timeout: float) -> int:
-        deadline = time.monotonic() + timeout
-        while (code := self.exit_code()) is None:
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(self.argv, timeout)
-            time.sleep(0.2)
-        return code
+        return wait_for_exit(self.exit_code, timeout, self.argv, poll_s=0.2)
 
     def stop(self):
         """SIGTERM the group on the host, SIGKILL after the grace period; fetch the logs."""

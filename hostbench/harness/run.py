@@ -9,12 +9,10 @@ too short or never steady, CPU not read) is kept, invalid, with its reasons.
 """
 
 import csv
-import http.client
 import json
 import math
 import os
 import shutil
-import statistics
 import subprocess
 import time
 from contextlib import nullcontext
@@ -30,7 +28,7 @@ from ..catalog import Mode, Scenario, get_mode, get_scenario
 from ..errors import HostbenchError
 from ..load import Load
 from ..warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
-from . import httpclient
+from . import remote_helper
 from .checks import validate
 from .cpumonitor import CpuMonitor
 from .limits import loadgen_limited_row
@@ -290,7 +288,7 @@ def _served(target: Target) -> int | None:
 def _server_stats(target: Target) -> dict | None:
     try:
         return target.server_stats()
-    except (OSError, ValueError, http.client.HTTPException):
+    except (OSError, ValueError):
         _raise_if_dead(target)
         raise HostbenchError(f"{target.mode}: the test app stopped answering /__stats") from None
 
@@ -332,7 +330,7 @@ def _transport_info(target: Target, run_dir: Path) -> dict:
     empty values for a server that does not report them (the Go servers, an external one)."""
     try:
         info = target.transport_info()
-    except (OSError, ValueError, http.client.HTTPException):
+    except (OSError, ValueError):
         info = None
     if info is None:
         return dict.fromkeys(TRANSPORT_COLUMNS)
@@ -345,14 +343,13 @@ RTT_PROBES = 20  # empty requests timed before a run; their median is its rtt_ms
 
 def empty_request_rtt_ms(url: str) -> float:
     """The median time of an empty request (GET /health, a new connection each, as the
-    client would open one) from where this runs to `url`: the path's own round trip."""
-    httpclient.get(url + "/health")  # the first pays for lazy setup on both ends
-    times = []
-    for _ in range(RTT_PROBES):
-        t0 = time.perf_counter()
-        httpclient.get(url + "/health")
-        times.append(time.perf_counter() - t0)
-    return round(1000 * statistics.median(times), 4)
+    client would open one) from where this runs to `url`: the path's own round trip.
+    Timed by the code topology ssh runs on its loadgen host (plain http.client, the least
+    client time on top of the path's), so every topology's rtt_ms is timed alike."""
+    answer = remote_helper.rtt(url + "/health", RTT_PROBES)
+    if "error" in answer:
+        raise HostbenchError(f"{url}/health did not answer: {answer['error']}")
+    return answer["ms"]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
 from hostbench.analysis import convergence, figures
 from hostbench.analysis.intervals import (
-    ci_text,
     describe,
     mean_interval,
     paired_ratios,
@@ -399,11 +398,6 @@ def _pct(x: float) -> str:
 
 def _times(x: float) -> str:
     return times_text(x)
-
-
-def _ci(r) -> str:
-    """The interval as every page prints it (intervals.ci_text)."""
-    return ci_text(r.ci_low, r.ci_high, r.confidence)
 
 
 def memory_words(r) -> str:
