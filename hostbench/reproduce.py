@@ -16,6 +16,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .analysis import findings
 from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
@@ -346,9 +347,6 @@ def export_html(notebook: Path, html_path: Path) -> Path:
     return html_path
 
 
-FINDINGS_MARK = '<section class="findings">'
-
-
 def first_screen(nb):
     """The notebook in the order a reader of the page needs: its title, then the findings box
     (analysis/findings.py), then the introduction and the rest.
@@ -361,7 +359,7 @@ def first_screen(nb):
     import nbformat
 
     def has_box(cell) -> bool:
-        return any(FINDINGS_MARK in "".join(out.get("data", {}).get("text/html", ""))
+        return any(findings.MARK in "".join(out.get("data", {}).get("text/html", ""))
                    for out in cell.get("outputs", []))  # fmt: skip
 
     box = next((i for i, cell in enumerate(nb.cells) if has_box(cell)), None)

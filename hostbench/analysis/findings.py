@@ -16,6 +16,8 @@ from ..catalog import mode_label
 from ..errors import BadInput
 from . import intervals, prose, tables
 
+# The box's opening tag: the report page finds the box by it (reproduce.first_screen).
+MARK = '<section class="findings">'
 SMOKE_BANNER = (
     f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
 )
@@ -30,7 +32,7 @@ class FindingsBox:
         self.formats, self.precision = formats, precision
 
     def _repr_html_(self) -> str:
-        parts = ['<section class="findings"><h2>Findings</h2>']
+        parts = [f"{MARK}<h2>Findings</h2>"]
         if self.smoke:
             parts.append(f'<p class="smoke-banner">{html.escape(SMOKE_BANNER)}</p>')
         if self.headline:
