@@ -503,18 +503,12 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         blocks = table["blocks"].astype(int)
         footnote(
             fig,
-            f"{span_text(blocks)} blocks per level; error bars: 95% interval of the mean"
+            f"{tables_span(blocks)} blocks per level; error bars: 95% interval of the mean"
             + ("; a level with one block has none" if blocks.min() == 1 else "")
             if blocks.max() > 1
             else "one block per level: no interval, no knee; dashed line: 100% busy",
         )
     return fig
-
-
-def span_text(values: pd.Series) -> str:
-    """Whole numbers' range as "low-high", or one number where they are all the same."""
-    low, high = int(values.min()), int(values.max())
-    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def alt_text(fig: Figure) -> str:
