@@ -19,7 +19,7 @@ from hostbench.analysis import intervals
 from hostbench.harness.cpumonitor import CpuMonitor
 from hostbench.harness.design import blocks_needed
 from hostbench.harness.params import StudyParams
-from hostbench.harness.study import run_order
+from hostbench.harness.study import _added_block_share, run_order
 from hostbench.results import per_launch, read_results
 
 BASE = {
@@ -77,6 +77,8 @@ def test_modes_off_the_focus_get_one_window_a_block():
     text = [s for s in specs if s.block == 1 and s.scenario.id == "text"]
     focus = [i for i, s in enumerate(text) if s.mode.id in ("nginx", "kestrel")]
     assert focus[1] == focus[0] + 1
+    # The time cap counts an added block at its share: 4 focus windows of 6.
+    assert _added_block_share(p, seed=1) == 4 / 6
 
 
 def test_a_focus_on_the_baseline_or_an_unknown_mode_is_one_line():
@@ -160,6 +162,10 @@ def test_a_target_half_width_sets_the_blocks_once_by_steins_rule():
     assert capped["blocks"] == 6 and "max_repetitions 6" in capped["decision"]
     timed = blocks_needed(rows, _params(**first, max_minutes=10), 2.0)
     assert timed["blocks"] == 5 and "max_minutes 10" in timed["decision"]
+    # Added blocks that measure a quarter of a block's windows go four times as fast:
+    # 3 first blocks take 6 of the 10 minutes, the other 4 hold 8 added blocks.
+    quarter = blocks_needed(rows, _params(**first, max_minutes=10), 2.0, added_share=0.25)
+    assert quarter["blocks"] == 11 and quarter["added_block_share"] == 0.25
     # A spread already within the target keeps the first blocks.
     assert blocks_needed(_rows_with_spread(3, 0.001), p, 1.0)["blocks"] == 3
 

@@ -8,8 +8,9 @@ s of its per-block log ratio; Stein's two-stage rule then fixes the number of bl
 
     n = max(n0, ceil((t(0.975, n0 - 1) * s / log(1 + target)) ** 2))
 
-with the first stage's t quantile, capped by max_repetitions and by max_minutes (at the first
-stage's pace). The number never depends on blocks measured after it was set, so the 95%
+with the first stage's t quantile, capped by max_repetitions and by max_minutes: the first
+stage's minutes, then added blocks at the first stage's pace scaled by their share of a full
+block's windows (an added block measures the focus alone). The number never depends on blocks measured after it was set, so the 95%
 interval computed from all n blocks keeps its meaning: the study cannot stop early because
 an interval happened to look narrow.
 """
@@ -48,8 +49,11 @@ def block_log_ratios(rows: list[dict], params: StudyParams) -> dict[tuple, list[
     return out
 
 
-def blocks_needed(rows: list[dict], params: StudyParams, minutes_per_block: float) -> dict:
-    """The blocks the study runs in all, and why (design.json)."""
+def blocks_needed(
+    rows: list[dict], params: StudyParams, minutes_per_block: float, added_share: float = 1.0
+) -> dict:
+    """The blocks the study runs in all, and why (design.json). `added_share`: an added
+    block's windows over a full block's (below 1 when a focus leaves modes out of it)."""
     n0 = params.repetitions
     target = math.log(1 + params.target_halfwidth_pct / 100)
     spreads = {}
@@ -69,7 +73,8 @@ def blocks_needed(rows: list[dict], params: StudyParams, minutes_per_block: floa
                f"{100 * spreads[widest]:.1f}% between blocks")  # fmt: skip
     by_time = math.inf
     if params.max_minutes is not None and minutes_per_block > 0:
-        by_time = max(n0, math.floor(params.max_minutes / minutes_per_block))
+        left = params.max_minutes - n0 * minutes_per_block
+        by_time = n0 + max(0, math.floor(left / (minutes_per_block * added_share)))
     blocks = int(min(wanted, params.max_repetitions, by_time))
     limit = ""
     if blocks < wanted:
@@ -84,6 +89,7 @@ def blocks_needed(rows: list[dict], params: StudyParams, minutes_per_block: floa
         "wanted_blocks": wanted,
         "target_halfwidth_pct": params.target_halfwidth_pct,
         "minutes_per_block": round(minutes_per_block, 2),
+        "added_block_share": round(added_share, 3),
         "spread_pct": {
             " / ".join(str(p) for p in c if p != ""): round(100 * s, 2) for c, s in spreads.items()
         },  # fmt: skip

@@ -26,6 +26,7 @@ import random
 import shutil
 import sys
 import time
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -308,7 +309,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 block_minutes.append((time.monotonic() - t0) / 60)
             if block == params.repetitions and not design["decision"]:  # decided once
                 pace = sum(block_minutes) / len(block_minutes) if block_minutes else 0.0
-                design = _size_design(study_dir, params, list(rows.values()), pace)
+                design = _size_design(study_dir, params, list(rows.values()), pace, seed)
                 if design["blocks"] > block:
                     specs = run_order(params, seed, design["blocks"])
                     bar.grow(sum(s.block > block for s in specs))
@@ -424,14 +425,24 @@ def _design(study_dir: Path, params: StudyParams) -> dict:
     return {"blocks": params.repetitions, "decision": ""}
 
 
-def _size_design(study_dir: Path, params: StudyParams, rows: list[dict], pace: float) -> dict:
+def _size_design(
+    study_dir: Path, params: StudyParams, rows: list[dict], pace: float, seed: int
+) -> dict:
     """After the first blocks: the blocks the target half-width calls for (design.blocks_needed),
     recorded in design.json, so a resumed study keeps them."""
     if params.target_halfwidth_pct is None:
         return {"blocks": params.repetitions, "decision": ""}
-    design = blocks_needed(rows, params, pace)
+    design = blocks_needed(rows, params, pace, _added_block_share(params, seed))
     _write_atomically(study_dir / DESIGN_FILE, json.dumps(design, indent=2))
     return design
+
+
+def _added_block_share(params: StudyParams, seed: int) -> float:
+    """An added block's windows over a first-stage block's: the focus alone, so the time
+    cap counts its real pace."""
+    n0 = params.repetitions
+    per_block = Counter(s.block for s in run_order(params, seed, n0 + 1))
+    return per_block[n0 + 1] / per_block[1] if per_block[1] else 1.0
 
 
 def _progress_writer(study_dir: Path, progress: bool):
