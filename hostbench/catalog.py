@@ -64,8 +64,8 @@ SCENARIOS: dict[str, Scenario] = {
                  "api/values (minimal API)",
                  "Go vs .NET 2017: the same endpoint as a minimal API, no MVC",
                  Body("equals", "value")),
-        Scenario("templates", "/templates", "text/html", "/templates", "templates",
-                 "Go vs .NET 2017: a page rendered from a layout and a view, same data both sides",
+        Scenario("templates", "/", "text/html", "/", "templates",
+                 "Go vs .NET 2017: the home page at /, a static view in a layout, alike both sides",
                  Body("page")),
     )
 }  # fmt: skip

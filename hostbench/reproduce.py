@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import findings
+from .analysis.compare import write_ratios_file
 from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
@@ -175,6 +176,7 @@ def reproduce(
         _execute(
             study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)
         )
+    write_ratios_file(out, study_id)  # where the notebook wrote none
     export_html(out / study.notebook, out / "report.html")
     _print_pdf(out)
     wall_s = time.monotonic() - t0

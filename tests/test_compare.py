@@ -125,6 +125,20 @@ def test_the_ratios_shown_are_the_runs_published_ones(tmp_path):
     assert sorted(table["ref_pct"]) == pytest.approx(sorted(ours["ratio_pct"].dropna()))
 
 
+def test_a_run_without_ratios_csv_gets_its_published_ratios_written_once(tmp_path):
+    study = _study_with_modes(1)
+    a = _copy(study, tmp_path / "a")
+    path = compare.write_ratios_file(a, study)
+    written = pd.read_csv(path)
+    assert len(written) == len(compare.run_ratios(a, study)) > 0
+    assert {"mode", "baseline", "scenario", "n", "ratio_pct", "ci_low_pct", "ci_high_pct"} <= set(
+        written.columns
+    )
+    before = path.stat().st_mtime_ns
+    compare.write_ratios_file(a, study)  # a notebook's own ratios.csv, or this one, is kept
+    assert path.stat().st_mtime_ns == before
+
+
 def test_runs_of_two_studies_and_smoke_runs_are_refused_in_one_line(tmp_path, capsys):
     first, second = list(STUDIES)[:2]
     a = _copy(first, tmp_path / "a")

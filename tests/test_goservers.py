@@ -1,10 +1,10 @@
 """The Go peers of the Go-vs-.NET study (build/bin/goserver), started for real on loopback.
 
-Each framework (Iris controllers, plain Iris, net/http) answers /api/values/{id} and
-/templates, counts both in /__stats like TestApp, and answers bad input like TestApp
-(exit 2 with the usage, exit 3 naming a busy port). The Go /templates page carries the
-same data as TestApp's Razor /templates (in fact the same bytes), and TestApp's
-`--mvc core` and minimal-API endpoint answer the same "value".
+Each framework (Iris controllers, plain Iris, net/http) answers /api/values/{id} and the
+templates page at /, counts both in /__stats like TestApp, and answers bad input like
+TestApp (exit 2 with the usage, exit 3 naming a busy port). The Go page shows the same
+content as TestApp's Razor / (in fact the same bytes), and TestApp's `--mvc core` and
+minimal-API endpoint answer the same "value".
 """
 
 import json
@@ -25,26 +25,12 @@ pytestmark = pytest.mark.live  # every test here starts real processes
 GOSERVER = BIN / "goserver"
 FRAMEWORKS = ["iris-mvc", "iris", "nethttp"]
 
-# The page's data (testapp/go/cmd/goserver/page.go, TemplatePage.Menu in Payloads.cs).
-MENU_TITLE = "Menu"
-MENU = [
-    (1, "Espresso", "2.20"),
-    (2, "Cappuccino", "3.10"),
-    (3, "Flat white", "3.40"),
-    (4, "Green tea", "2.50"),
-    (5, "Hot chocolate", "3.00"),
-    (6, "Croissant", "2.75"),
-    (7, "Pain au chocolat", "2.95"),
-    (8, "Bagel & cream cheese", "4.50"),
-    (9, "Lemon tart", "5.25"),
-    (10, "Apple pie", "4.10"),
-    (11, "Cheesecake", "4.80"),
-    (12, "Fish & chips", "9.90"),
-    (13, "Soup of the day", "5.60"),
-    (14, "Caesar salad", "7.30"),
-    (15, "Club sandwich", "6.90"),
-    (16, "Sparkling water", "1.80"),
-]
+# The templates page (testapp/go/cmd/goserver/views, testapp/dotnet/Views/Templates): the
+# article's MVC template home page in shape, a carousel of four slides and four columns.
+HOME_TITLE = "Home Page - hostbench"
+HOME_COLUMNS = ["This page shows", "How to", "Overview", "Run & Deploy"]
+HOME_SLIDES = 4
+HOME_LINKS = 3 + 6 + 7 + 3  # the columns' list items, as the article's page
 
 
 @pytest.fixture(scope="module", params=FRAMEWORKS)
@@ -66,50 +52,68 @@ def razor_app(tmp_path_factory):
         yield url
 
 
-class _MenuPage(HTMLParser):
-    """The /templates page's title, heading, message and (id, name, price) items."""
+class _HomePage(HTMLParser):
+    """What a reader of the templates page sees: its title, the slides' captions, the
+    columns' headings and list items, the navigation and the footer, in order."""
 
     def __init__(self):
         super().__init__()
-        self.title = self.h1 = self.message = ""
-        self.items: list[tuple[int, str, str]] = []
-        self._in: str | None = None  # the element whose text is being read
-        self._item: dict = {}
+        self.title = ""
+        self.captions: list[str] = []
+        self.headings: list[str] = []
+        self.items: list[str] = []
+        self.nav: list[str] = []
+        self.footer = ""
+        self._stack: list[tuple[str, str]] = []  # open (tag, class) pairs
 
     def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        cls = attrs.get("class")
-        if tag in ("title", "h1"):
-            self._in = tag
-        elif tag == "p" and cls == "message":
-            self._in = "message"
-        elif tag == "li" and cls == "item":
-            self._item = {"id": int(attrs["data-id"]), "name": "", "price": ""}
-        elif tag == "span" and cls in ("name", "price"):
-            self._in = cls
+        if tag not in ("img", "meta", "link", "hr", "br"):
+            self._stack.append((tag, dict(attrs).get("class") or ""))
+        if tag == "p" and any(cls == "carousel-caption" for _, cls in self._stack):
+            self.captions.append("")
+        elif tag == "h2":
+            self.headings.append("")
+        elif tag == "li" and any("col-md-3" in cls for _, cls in self._stack):
+            self.items.append("")
+        elif tag == "li" and any("navbar-nav" in cls for _, cls in self._stack):
+            self.nav.append("")
 
     def handle_endtag(self, tag):
-        if tag == "li" and self._item:
-            self.items.append((self._item["id"], self._item["name"], self._item["price"]))
-            self._item = {}
-        elif tag in ("title", "h1", "p", "span"):
-            self._in = None
+        while self._stack:
+            if self._stack.pop()[0] == tag:
+                break
 
     def handle_data(self, data):
-        if self._in in ("name", "price"):
-            self._item[self._in] += data
-        elif self._in == "title":
+        tags = [t for t, _ in self._stack]
+        classes = " ".join(cls for _, cls in self._stack)
+        if tags and tags[-1] == "title":
             self.title += data
-        elif self._in == "h1":
-            self.h1 += data
-        elif self._in == "message":
-            self.message += data
+        elif "footer" in tags:
+            self.footer += data.strip()
+        elif "carousel-caption" in classes and "p" in tags:
+            self.captions[-1] += " ".join(data.split()) + " "
+        elif "h2" in tags:
+            self.headings[-1] += data
+        elif "col-md-3" in classes and "li" in tags:
+            self.items[-1] += data
+        elif "navbar-nav" in classes and "li" in tags:
+            self.nav[-1] += data
 
 
-def menu_page(html: str) -> _MenuPage:
-    page = _MenuPage()
+def home_page(html: str) -> _HomePage:
+    page = _HomePage()
     page.feed(html)
     page.close()
+    return page
+
+
+def assert_home_page(html: str) -> _HomePage:
+    page = home_page(html)
+    assert page.title == HOME_TITLE  # the layout's, from the page's data
+    assert len(page.captions) == HOME_SLIDES and all(c.strip() for c in page.captions)
+    assert page.headings == HOME_COLUMNS
+    assert len(page.items) == HOME_LINKS and all(page.items)
+    assert page.nav == ["Home", "About", "Contact"] and page.footer
     return page
 
 
@@ -121,12 +125,8 @@ def test_api_values_returns_value(server):
     assert get_ok(server + "/api/values/abc", "text/plain").text == "value"  # id unused
 
 
-def test_templates_renders_the_menu_through_the_layout(server):
-    page = menu_page(get_ok(server + "/templates", "text/html").text)
-    assert page.title == f"{MENU_TITLE} - hostbench"  # from the layout
-    assert page.h1 == MENU_TITLE
-    assert page.message.startswith("The menu of the day")
-    assert page.items == MENU
+def test_the_home_page_renders_through_the_layout(server):
+    assert_home_page(get_ok(server + "/", "text/html").text)
 
 
 def test_health_and_unknown_path(server):
@@ -142,37 +142,33 @@ def stats(base: str) -> dict:
 def test_stats_count_what_was_sent_and_reset(server):
     reset = web.request("POST", server + "/__stats/reset")
     assert reset.status == 200
-    assert json.loads(reset.body) == {"total": 0, "endpoints": {"/api/values": 0, "/templates": 0}}
-    for path in ["/api/values/1", "/api/values/2", "/api/values/3", "/templates", "/templates"]:
+    assert json.loads(reset.body) == {"total": 0, "endpoints": {"/api/values": 0, "/": 0}}
+    for path in ["/api/values/1", "/api/values/2", "/api/values/3", "/", "/"]:
         assert web.get(server + path).status == 200
     # Not counted: the harness's own endpoints, and unknown paths.
     web.get(server + "/health")
     web.get(server + "/nope")
-    assert stats(server) == {"total": 5, "endpoints": {"/api/values": 3, "/templates": 2}}
+    assert stats(server) == {"total": 5, "endpoints": {"/api/values": 3, "/": 2}}
     web.request("POST", server + "/__stats/reset")
-    assert stats(server) == {"total": 0, "endpoints": {"/api/values": 0, "/templates": 0}}
+    assert stats(server) == {"total": 0, "endpoints": {"/api/values": 0, "/": 0}}
 
 
 # --- the same page on both sides ------------------------------------------------------------
 
 
-def test_razor_templates_carry_the_same_data_as_go(server, razor_app):
-    go = get_ok(server + "/templates", "text/html").text
-    razor = get_ok(razor_app + "/templates", "text/html").text
-    go_page, razor_page = menu_page(go), menu_page(razor)
-    assert razor_page.items == go_page.items == MENU
-    assert (razor_page.title, razor_page.h1, razor_page.message) == (
-        go_page.title,
-        go_page.h1,
-        go_page.message,
-    )
+def test_razor_and_go_serve_the_same_home_page(server, razor_app):
+    go = get_ok(server + "/", "text/html").text
+    razor = get_ok(razor_app + "/", "text/html").text
+    go_page, razor_page = assert_home_page(go), assert_home_page(razor)
+    seen = ("title", "captions", "headings", "items", "nav", "footer")
+    assert [getattr(razor_page, k) for k in seen] == [getattr(go_page, k) for k in seen]
     assert razor == go  # the same markup too: equal bytes on the wire
 
 
-def test_testapp_counts_templates(razor_app):
+def test_testapp_counts_the_home_page(razor_app):
     web.request("POST", razor_app + "/__stats/reset")
-    assert web.get(razor_app + "/templates").status == 200
-    assert stats(razor_app)["endpoints"]["/templates"] == 1
+    assert web.get(razor_app + "/").status == 200
+    assert stats(razor_app)["endpoints"]["/"] == 1
 
 
 def test_testapp_mvc_core_and_minimal_api_answer_value(tmp_path):
@@ -181,9 +177,9 @@ def test_testapp_mvc_core_and_minimal_api_answer_value(tmp_path):
         assert get_ok(url + "/api/values/7", "text/plain").text == "value"
         assert get_ok(url + "/api/values-minimal/7", "text/plain").text == "value"
         # core still serves the views (AddRazorViewEngine): the same page as full.
-        assert menu_page(get_ok(url + "/templates", "text/html").text).items == MENU
+        assert_home_page(get_ok(url + "/", "text/html").text)
         got = stats(url)["endpoints"]
-        assert (got["/api/values"], got["/api/values-minimal"], got["/templates"]) == (1, 1, 1)
+        assert (got["/api/values"], got["/api/values-minimal"], got["/"]) == (1, 1, 1)
 
 
 # --- process behaviour ----------------------------------------------------------------------
@@ -234,7 +230,7 @@ def test_sigterm_stops_promptly_with_exit_0_and_logs_nothing(framework, tmp_path
         framework, GOSERVER, ["--framework", framework, "--urls", url], tmp_path, url
     )
     with proc:
-        for path in ["/api/values/1", "/templates", "/nope"]:
+        for path in ["/api/values/1", "/", "/nope"]:
             web.get(url + path)
         t0 = time.monotonic()
         proc.popen.send_signal(signal.SIGTERM)

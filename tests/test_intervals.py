@@ -336,6 +336,7 @@ def test_up_to_and_direction_claims():
     assert verdict_of_4_blocks(1.41, 2.9, "size", band=up_to) == intervals.SUPPORTED
     assert verdict_of_4_blocks(1.41, 4.29, "size", band=up_to) == intervals.UNDECIDED
     assert intervals.band_text(up_to) == "100-300% of the baseline"
+    assert intervals.band_text((0.128958, 0.528958)) == "12.9-52.9% of the baseline"
     # A direction needs the interval to exclude 100%.
     assert verdict_of_4_blocks(0.99, 1.5, "higher") == intervals.UNDECIDED
     assert verdict_of_4_blocks(1.01, 1.5, "higher") == intervals.SUPPORTED

@@ -132,9 +132,9 @@ def test_api_values_minimal_returns_value(app):
 
 
 def test_templates_is_a_razor_page_with_a_layout(app):
-    html = get_ok(app + "/templates", "text/html").text
-    assert "<title>Menu - hostbench</title>" in html  # the layout's, from the view's data
-    assert html.count('<li class="item"') == 16  # tests/test_goservers.py checks each one
+    html = get_ok(app + "/", "text/html").text
+    assert "<title>Home Page - hostbench</title>" in html  # the layout's, from the view's data
+    assert html.count('<div class="item') == 4  # tests/test_goservers.py checks the rest
 
 
 def test_api_test_returns_test_and_utc_time_as_dotnets_default_text(app):
@@ -187,7 +187,7 @@ def test_stats_count_what_was_sent_and_reset(app):
         "/api/testapi": 1,
         "/plaintext": 4,
         "/hello-json": 2,
-        "/templates": 1,
+        "/": 1,
         "/api/values-minimal/3": 2,
     }
     for path, n in sent.items():

@@ -116,6 +116,18 @@ def run_ratios(path: Path, study: str | None = None) -> pd.DataFrame:
     return _cached_ratios(Path(path).resolve(), study, stamp).copy()
 
 
+def write_ratios_file(path: Path, study: str) -> Path:
+    """ratios.csv in a run folder whose notebook wrote none: its published ratios (run_ratios),
+    so every run carries them in one file (mode, baseline, scenario, ..., n, ratio_pct,
+    ci_low_pct, ci_high_pct) and a later comparison reads them as written."""
+    target = Path(path) / RATIOS_FILE
+    if not target.is_file():
+        tmp = target.with_suffix(".csv.tmp")
+        run_ratios(Path(path), study).to_csv(tmp, index=False)
+        tmp.replace(target)
+    return target
+
+
 def _stamp(path: Path) -> tuple[int, int] | None:
     """A file's modification time and size: a cached reading is stale when either changes."""
     try:

@@ -75,16 +75,22 @@ def _keepalive(run: _Run) -> str:
     return f"kept open in {kept.mean():.0%} of the windows"
 
 
-def _bytes_per_response(run: _Run) -> str:
-    rows = run.kept.assign(
-        bytes_read=pd.to_numeric(run.kept["bytes_read"], errors="coerce"),
-        requests=pd.to_numeric(run.kept["requests"], errors="coerce"),
+def bytes_per_response(kept: pd.DataFrame) -> pd.Series:
+    """Per scenario, the bytes the load tool received per response, headers included, over
+    the windows given (empty when no window recorded them)."""
+    rows = kept.assign(
+        bytes_read=pd.to_numeric(kept["bytes_read"], errors="coerce"),
+        requests=pd.to_numeric(kept["requests"], errors="coerce"),
     ).dropna(subset=["bytes_read", "requests"])
     rows = rows[rows["requests"] > 0]
-    if rows.empty:
+    per = rows.groupby(rows["scenario"].astype(str), sort=False)[["bytes_read", "requests"]].sum()
+    return per["bytes_read"] / per["requests"]
+
+
+def _bytes_per_response(run: _Run) -> str:
+    sizes = bytes_per_response(run.kept).round()
+    if sizes.empty:
         return "not recorded"
-    per = rows.groupby(rows["scenario"].astype(str), sort=False).sum(numeric_only=True)
-    sizes = (per["bytes_read"] / per["requests"]).round()
     listed = ", ".join(f"{scenario} {size:,.0f}" for scenario, size in sizes.items())
     return f"{listed} (as received, headers included)"
 

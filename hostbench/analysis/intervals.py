@@ -579,9 +579,11 @@ def stated_band(value_pct: float, qualifier: str) -> tuple[float, float]:
 
 
 def band_text(band: tuple[float, float]) -> str:
-    """A band in the page's units: (1.5, 1.9) -> "150-190% of the baseline"."""
-    low, high = band
-    return f"{100.0 * low:g}-{100.0 * high:g}% of the baseline"
+    """A band in the page's units, to three figures: (1.5, 1.9) -> "150-190% of the baseline",
+    (0.128958, 0.528958) -> "12.9-52.9% of the baseline"."""
+    low, high = (100.0 * b for b in band)
+    figures = [f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}" for v in (low, high)]
+    return f"{figures[0]}-{figures[1]}% of the baseline"
 
 
 def claim_verdict(

@@ -101,10 +101,11 @@ def _simple_class_xml(body: bytes, expected: str):
 
 
 def _page(body: bytes, expected: str):
-    # The 2017 article's second test: a layout around a list of items (the same page from
-    # Razor and from Go's templates; tests/test_goservers.py compares them byte for byte).
+    # The 2017 article's second test: a home page, a carousel and columns of links inside a
+    # layout (the same page from Razor and from Go's templates; tests/test_goservers.py
+    # compares them byte for byte).
     text = _text(body)
-    _check("<li" in text and "</html>" in text.lower(), "no list items in a full page")
+    _check("carousel" in text and "</html>" in text.lower(), "not the home page inside its layout")
 
 
 def _nonempty(body: bytes, expected: str):

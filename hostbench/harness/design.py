@@ -10,9 +10,9 @@ s of its per-block log ratio; Stein's two-stage rule then fixes the number of bl
 
 with the first stage's t quantile, capped by max_repetitions and by max_minutes: the first
 stage's minutes, then added blocks at the first stage's pace scaled by their share of a full
-block's windows (an added block measures the focus alone). The number never depends on blocks measured after it was set, so the 95%
-interval computed from all n blocks keeps its meaning: the study cannot stop early because
-an interval happened to look narrow.
+block's windows (an added block measures the focus alone). The number never depends on
+blocks measured after it was set, so the 95% interval computed from all n blocks keeps its
+meaning: the study cannot stop early because an interval happened to look narrow.
 """
 
 import math

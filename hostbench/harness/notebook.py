@@ -7,6 +7,7 @@ so no profile's values are written twice. The analysis then reads the results.
 
 import subprocess
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -24,11 +25,13 @@ from .study import run_study
 APP_SOURCES = ROOT / "testapp" / "dotnet"
 
 
+@cache
 def ensure_testapp() -> Path:
     """Publish the test app when its build is missing or older than its sources.
 
     `make setup` does the same; this lets a notebook opened on its own in Jupyter
-    build what it launches.
+    build what it launches. Once per process: a study and its sub-studies measure the build
+    the notebook started with, even when the sources are edited while it measures.
     """
     kinds = (".cs", ".cshtml", ".csproj", ".json")
     sources = [

@@ -9,11 +9,15 @@ import re
 import pandas as pd
 import pytest
 
+from conftest import get_ok, start_server
 from hostbench.analysis import tables
+from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.harness import web
 from hostbench.harness.environment import go_build
 from hostbench.harness.params import StudyParams
 from hostbench.paths import BIN, ROOT
+from hostbench.results import valid_rows
 from hostbench.studies import study_of
 
 GO_STUDY = study_of(__file__)
@@ -33,6 +37,22 @@ def test_the_environment_names_the_go_and_iris_versions_goserver_was_built_with(
         r"github\.com/kataras/iris/v12 (v\S+)", (ROOT / "testapp/go/go.mod").read_text()
     )
     assert found["iris"] == required.group(1)
+
+
+@pytest.mark.live
+def test_the_templates_page_is_the_size_the_articles_output_implies(tmp_path):
+    # Its MB/s over its req/s, headers included, for each server it ran: within 10% of ours.
+    url = f"http://127.0.0.1:{web.free_port()}"
+    with start_server("iris-mvc", BIN / "goserver", ["--framework", "iris-mvc", "--urls", url],
+                      tmp_path, url):  # fmt: skip
+        page = get_ok(url + "/", "text/html")
+    status_line = len("HTTP/1.1 200 OK\r\n")
+    headers = sum(len(k) + len(v) + 4 for k, v in page.headers.items()) + 2
+    ours = status_line + headers + len(page.body)
+    article = go_vs_dotnet.article_bytes_per_response()
+    assert len(article) == 2
+    for server, size in article.items():
+        assert abs(ours / size - 1) <= 0.10, (server, size, ours)
 
 
 # --- the study rows carry the articles' settings ---------------------------------------------
@@ -161,6 +181,11 @@ def test_the_go_ratios_are_paired_within_blocks_and_words_follow_them():
     line = go_vs_dotnet.headline(rps, memory)
     assert f"(article {100 * want:.0f}%)" in line and "\n" not in line
     assert f"(article {mem['article_ratio']:.2f}x)" in line and "without mapped files" in line
+    # Given the rows, it says the size of our page as received.
+    ours = bytes_per_response(valid_rows(results))["templates"]
+    assert f"for this package, {ours:,.0f} bytes per response" in go_vs_dotnet.headline(
+        rps, memory, results
+    )
     env = json.loads((FIXTURES / "quick-environment.json").read_text())
     text = go_vs_dotnet.then_and_now(rps, memory, go_vs_dotnet.dotnet_shares(results), env)
     assert "without the pages mapped from files" in text

@@ -70,7 +70,7 @@ if (options.Mvc == "core")
 {
     // What the 2017 article's .NET app ended with after readers' advice (AddMvcCore instead of
     // AddMvc), plus what this app's controllers need: views (Razor, with temp data and view
-    // data, for /html and /templates) and the XML formatter. Left out compared with full:
+    // data, for /html and the templates page at /) and the XML formatter. Left out compared with full:
     // ApiExplorer, authorization, CORS, data annotations, formatter mappings, the cache tag helper.
     builder.Services.AddMvcCore().AddRazorViewEngine().AddXmlSerializerFormatters();
 }

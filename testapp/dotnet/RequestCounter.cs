@@ -10,14 +10,14 @@ public static class RequestCounter
 {
     /// <summary>
     /// Counted endpoints; the index is the route id. /api/values/{id} counts as /api/values,
-    /// /api/values-minimal/{id} as /api/values-minimal.
+    /// /api/values-minimal/{id} as /api/values-minimal; "/" is the templates scenario's home page.
     /// </summary>
     public static readonly string[] Names =
     [
         "/html", "/text", "/json", "/xml",
         "/api/values", "/api/test", "/api/testapi",
         "/plaintext", "/hello-json",
-        "/templates", "/api/values-minimal",
+        "/", "/api/values-minimal",
     ];
 
     public const int Html = 0, Text = 1, Json = 2, Xml = 3, ApiValues = 4, ApiTest = 5, ApiTestApi = 6,
@@ -34,10 +34,11 @@ public static class RequestCounter
         }
         switch (path.Length)
         {
+            case 1: return path[0] == '/' ? Templates : None;
             case 4: return Eq(path, "/xml") ? Xml : None;
             case 5: return Eq(path, "/html") ? Html : Eq(path, "/text") ? Text : Eq(path, "/json") ? Json : None;
             case 9: return Eq(path, "/api/test") ? ApiTest : None;
-            case 10: return Eq(path, "/plaintext") ? Plaintext : Eq(path, "/templates") ? Templates : None;
+            case 10: return Eq(path, "/plaintext") ? Plaintext : None;
             case 11:
                 return Eq(path, "/hello-json") ? HelloJson : Eq(path, "/api/values") ? ApiValues : None;
             case 12: return Eq(path, "/api/testapi") ? ApiTestApi : None;

@@ -12,12 +12,13 @@ public class ValuesController : Controller
     public string Get(int id) => "value";
 }
 
-/// <summary>... and its templates test: a Razor view with a layout (Views/Templates/Index.cshtml).</summary>
-[Route("templates")]
+/// <summary>... and its templates test: the home page at /, a static Razor view in a layout
+/// (Views/Templates/Index.cshtml), as the article's HomeController served the MVC template's.</summary>
+[Route("")]
 public class TemplatesController : Controller
 {
     [HttpGet]
-    public IActionResult Index() => View(TemplatePage.Menu);
+    public IActionResult Index() => View();
 }
 
 /// <summary>Web API self-host vs IIS 2012: a string ...</summary>

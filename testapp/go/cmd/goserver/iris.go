@@ -37,9 +37,9 @@ func runIris(ctx context.Context, l net.Listener) error {
 		count(apiValues)
 		ctx.Text("value")
 	})
-	app.Get("/templates", func(ctx iris.Context) {
-		count(templates)
-		if err := ctx.View(templateView, menu); err != nil {
+	app.Get("/", func(ctx iris.Context) {
+		count(homePage)
+		if err := ctx.View(pageView, home); err != nil {
 			ctx.StopWithError(iris.StatusInternalServerError, err)
 		}
 	})
@@ -54,11 +54,12 @@ func runIris(ctx context.Context, l net.Listener) error {
 // iris/websocket, whose github.com/kataras/neffos and iris/versioning's
 // github.com/blang/semver/v4 are not in the module mirror, see README.md), so the
 // same binding is done here directly, on the paths mvc would derive from the
-// method names (GetBy -> GET /{id}, Get -> GET /).
+// method names (GetBy -> GET /{id}, Get -> GET /), as the article's HomeController
+// served its page at the root.
 func runIrisMVC(ctx context.Context, l net.Listener) error {
 	app := newIrisApp()
 	handleController(app.Party("/api/values"), new(ValuesController), "GetBy", "/{id}")
-	handleController(app.Party("/templates"), new(TemplatesController), "Get", "/")
+	handleController(app.Party("/"), new(HomeController), "Get", "/")
 	return runIrisApp(ctx, app, l)
 }
 
@@ -80,13 +81,13 @@ func (c *ValuesController) GetBy(id string) string {
 	return "value"
 }
 
-// TemplatesController renders the page through the view engine and its layout.
-type TemplatesController struct{}
+// HomeController renders the home page through the view engine and its layout.
+type HomeController struct{}
 
-// Get handles GET /templates.
-func (c *TemplatesController) Get() hero.Result {
-	count(templates)
-	return hero.View{Name: templateView, Data: menu}
+// Get handles GET /.
+func (c *HomeController) Get() hero.Result {
+	count(homePage)
+	return hero.View{Name: pageView, Data: home}
 }
 
 func runIrisApp(ctx context.Context, app *iris.Application, l net.Listener) error {

@@ -2,10 +2,11 @@
 // (2017): one binary, three frameworks chosen on the command line, each serving
 //
 //	GET /api/values/{id}  "value" (text/plain), the article's first test
-//	GET /templates        an HTML page from a layout and a data model, the article's
-//	                      second test (same page and data as TestApp's Razor /templates)
+//	GET /                 a home page in the shape of the article's second test (the MVC
+//	                      template's home page through its layout; the same bytes as
+//	                      TestApp's Razor /)
 //	GET /health           "ok" (not counted)
-//	GET /__stats          {"total": N, "endpoints": {"/api/values": n, "/templates": n}}
+//	GET /__stats          {"total": N, "endpoints": {"/api/values": n, "/": n}}
 //	POST /__stats/reset   zeroes the counters, answers the zeroed snapshot
 //
 // Command line, errors and exit codes follow TestApp (testapp/dotnet): --urls

@@ -8,7 +8,7 @@ import (
 )
 
 // runNetHTTP serves with the standard library only: an http.ServeMux with Go 1.22
-// route patterns, html/template for /templates.
+// route patterns ("/{$}": the root alone), html/template for the home page.
 func runNetHTTP(ctx context.Context, l net.Listener) error {
 	views, err := newStdTemplates()
 	if err != nil {
@@ -19,10 +19,10 @@ func runNetHTTP(ctx context.Context, l net.Listener) error {
 		count(apiValues)
 		writeBytes(w, "text/plain; charset=utf-8", valueBody)
 	})
-	mux.HandleFunc("GET /templates", func(w http.ResponseWriter, r *http.Request) {
-		count(templates)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		count(homePage)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := views.render(w, menu); err != nil {
+		if err := views.render(w, home); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})

@@ -10,11 +10,11 @@ import (
 // framework routed there count). /api/values/{id} counts as /api/values.
 const (
 	apiValues = iota
-	templates
+	homePage
 	endpointCount
 )
 
-var endpointNames = [endpointCount]string{"/api/values", "/templates"}
+var endpointNames = [endpointCount]string{"/api/values", "/"}
 
 var counts [endpointCount]atomic.Int64
 
@@ -26,7 +26,7 @@ func resetCounts() {
 	}
 }
 
-// statsJSON is {"total": N, "endpoints": {"/api/values": n, "/templates": n}}, the
+// statsJSON is {"total": N, "endpoints": {"/api/values": n, "/": n}}, the
 // shape (and key order) of TestApp's /__stats.
 func statsJSON() []byte {
 	var values [endpointCount]int64
