@@ -1,14 +1,14 @@
 """The generated lines of the READMEs, between markers, kept fresh by `python -m hostbench
 docs` (hostbench.docs): each study README's line about its committed paper run, the README's
-list of those runs with the batch's wall time, and the blocks a study writes from its own
-committed runs (its `generated.py`)."""
+list of those runs with the batch's wall time and the precision each reached, and the blocks
+a study writes from its own committed runs (its `generated.py`)."""
 
 import json
 from pathlib import Path
 
 import pandas as pd
 
-from .analysis import differences, tables
+from .analysis import differences, findings, tables
 from .studies import STUDIES, get_study
 
 README = "README.md"
@@ -77,11 +77,14 @@ def batch_section(root: Path) -> str:
             lines.append(f"- `{sid}`: not measured yet")
             continue
         wall, n = took
-        started = pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"])
+        results = tables.load_results(run_dir, valid_only=False)
+        started = pd.to_datetime(results["started_at"])
         measured.append(wall)
+        precision = findings.precision_line(run_dir, results)  # as the report's first screen
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
             f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}"
+            + (f". {precision}" if precision else "")
         )
     total = f"{sum(measured) / 60:.0f} min"
     batch = "the whole batch (`make reproduce-all PROFILE=paper`)"

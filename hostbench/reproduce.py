@@ -176,7 +176,9 @@ def reproduce(
         _execute(
             study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)
         )
-    write_ratios_file(out, study_id)  # where the notebook wrote none
+    for folder in [out, *(out.parent / f"{run_id}-{name}" for name in params.sub_studies)]:
+        if (folder / "results.csv").is_file():
+            write_ratios_file(folder, study_id)  # where the notebook wrote none
     export_html(out / study.notebook, out / "report.html")
     _print_pdf(out)
     wall_s = time.monotonic() - t0

@@ -146,3 +146,22 @@ def test_the_precision_line_sets_the_reached_half_widths_beside_the_target():
     assert line in box._repr_html_().replace("&#x27;", "'")
     smoke = findings.findings_box(None, results, {}, smoke=True, run_dir=run_dir)
     assert "Precision" not in smoke._repr_html_()
+
+
+def test_the_precision_line_counts_the_compared_modes_beyond_two():
+    """Mode labels hold commas and "and" ("Kestrel, AddMvcCore"): beyond two, a count."""
+    from hostbench.analysis import tables
+
+    seen = 0
+    for params_file in sorted(ROOT.glob("data/runs/example-*/params.json")):
+        params = tables.load_params(params_file.parent)
+        if params.baseline_mode is None or params.smoke:
+            continue
+        compared = params.focus or [m for m in params.modes if m != params.baseline_mode]
+        results = tables.load_results(params_file.parent, valid_only=False)
+        line = findings.precision_line(params_file.parent, results)
+        if len(compared) > 2 and line:
+            assert f"the {len(compared)} other modes against " in line, line
+            seen += 1
+    if not seen:
+        pytest.skip("no committed run compares more than two modes with its baseline")

@@ -47,6 +47,17 @@ def test_the_batch_index_links_a_report_for_each_study(batch):
 
 
 @pytest.mark.live
+def test_every_run_of_the_batch_and_its_sub_studies_carries_its_ratios(batch):
+    """reproduce writes ratios.csv where a notebook wrote none, in each study's folder and in
+    each of its sub-studies' (the folders with a results.csv), in one schema."""
+    runs = sorted(p.parent for p in batch.rglob("results.csv"))
+    assert {r.name for r in runs} > {s.id for s in available()}  # sub-studies are among them
+    for run in runs:
+        header = (run / "ratios.csv").read_text().splitlines()[0].split(",")
+        assert {"n", "ratio_pct", "ci_low_pct", "ci_high_pct"} <= set(header), run.name
+
+
+@pytest.mark.live
 @pytest.mark.skipif(not shutil.which("chromium"), reason="Debian's chromium (make setup)")
 def test_each_report_renders_in_a_browser_with_every_figure(batch, tmp_path):
     for study in available():

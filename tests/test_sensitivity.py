@@ -91,3 +91,16 @@ def test_without_a_two_hosts_run_it_says_so():
     loopback, _ = _recorded(study)
     assert sensitivity.localhost_cost(loopback, None, baseline) == sensitivity.NOT_MEASURED
     assert "not measured" in sensitivity.NOT_MEASURED
+
+
+@pytest.mark.parametrize(("study", "baseline"), CASES)
+def test_a_scenario_measured_on_one_side_only_enters_no_comparison(study, baseline):
+    """The CPU sentence compares loopback and the veth on the setups both measured: a scenario
+    only the main study ran (here a copy of one at half the rate, so twice the CPU per
+    request) changes nothing in it."""
+    loopback, two_hosts = _recorded(study)
+    extra = loopback.assign(scenario="extra-only-here", rps=loopback["rps"] / 2)
+    unmatched = pd.concat([loopback.astype({"scenario": str}), extra], ignore_index=True)
+    text = sensitivity.localhost_cost(unmatched, two_hosts, baseline)
+    assert text == sensitivity.localhost_cost(loopback, two_hosts, baseline)
+    assert "extra-only-here" not in text

@@ -94,7 +94,9 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
     if rows.empty:
         return ""
     half = 100 * (rows["ci_high"] / rows["ratio"] - 1)  # the log scale's symmetric half-width
-    names = " and ".join(mode_label(m) for m in compared)
+    # Beyond two, a list of labels (some hold commas and "and") reads worse than a count.
+    names = (" and ".join(mode_label(m) for m in compared) if len(compared) <= 2
+             else f"the {len(compared)} other modes")  # fmt: skip
     blocks = prose.span(rows["n"], ".0f")
     reached = (f"{names} against {mode_label(baseline)}: 95% half-widths of "
                f"{prose.span(half, '.0f')}% over {blocks} blocks")  # fmt: skip
