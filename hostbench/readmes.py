@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import differences, findings, tables
+from .analysis import compare, differences, findings, tables
 from .studies import STUDIES, get_study
 
 README = "README.md"
@@ -80,7 +80,10 @@ def batch_section(root: Path) -> str:
         results = tables.load_results(run_dir, valid_only=False)
         started = pd.to_datetime(results["started_at"])
         measured.append(wall)
-        precision = findings.precision_line(run_dir, results)  # as the report's first screen
+        # As the report's first screen says it; else from the ratios the run publishes.
+        precision = findings.precision_line(run_dir, results) or findings.ratios_precision(
+            compare.run_ratios(run_dir, sid)
+        )
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
             f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}"

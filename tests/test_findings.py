@@ -165,3 +165,25 @@ def test_the_precision_line_counts_the_compared_modes_beyond_two():
             seen += 1
     if not seen:
         pytest.skip("no committed run compares more than two modes with its baseline")
+
+
+def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publishes():
+    """kestrel-transports' settings against the defaults: the count and half-widths of its
+    ratios.csv's requests/s ratios."""
+    from hostbench.analysis import compare, tables
+
+    for params_file in sorted(ROOT.glob("data/runs/example-*/params.json")):
+        run = params_file.parent
+        results = tables.load_results(run, valid_only=False)
+        if (run / "ratios.csv").is_file() and not findings.precision_line(run, results):
+            break
+    else:
+        pytest.skip("no committed run publishes ratios other than modes against a baseline")
+    ratios = pd.read_csv(run / "ratios.csv")
+    rps = ratios[ratios["measure"] == "rps"] if "measure" in ratios else ratios
+    half = 100 * (rps["ci_high"] / rps["ratio"] - 1)
+    line = findings.ratios_precision(compare.run_ratios(run))
+    blocks = prose.span(rps["n"], ".0f")
+    assert line == (f"Precision: {len(rps)} compared ratios, 95% half-widths of "
+                    f"{prose.span(half, '.0f')}% over {blocks} blocks.")  # fmt: skip
+    assert findings.ratios_precision(rps.assign(n=1)) == ""  # no interval, no precision

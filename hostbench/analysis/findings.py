@@ -77,6 +77,22 @@ def findings_box(
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
 
 
+def ratios_precision(ratios: pd.DataFrame) -> str:
+    """How precise a run's published ratios came out (its ratios.csv, compare.run_ratios),
+    for a study whose ratios are not modes against one baseline (kestrel-transports' settings
+    against the defaults): their count and their 95% half-widths over the blocks they rest
+    on. Empty when none has an interval."""
+    from .compare import THROUGHPUT
+
+    rows = ratios[ratios.get("measure", pd.Series(THROUGHPUT, ratios.index)) == THROUGHPUT]
+    rows = rows[(rows["n"] >= 2) & rows["ci_high"].map(math.isfinite)]
+    if rows.empty:
+        return ""
+    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)  # the log scale's symmetric half-width
+    return (f"Precision: {len(rows)} compared ratios, 95% half-widths of "
+            f"{prose.span(half, '.0f')}% over {prose.span(rows['n'], '.0f')} blocks.")  # fmt: skip
+
+
 def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
     """How precise the comparison came out, in one sentence: the 95% half-widths of the
     compared modes' ratios to the baseline (the focus modes where the profile names them),

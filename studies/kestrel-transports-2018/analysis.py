@@ -21,7 +21,13 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
 from hostbench.analysis import figures, prose
-from hostbench.analysis.intervals import describe, mean_interval, paired_ratios, ratio_text
+from hostbench.analysis.intervals import (
+    describe,
+    mean_interval,
+    paired_ratios,
+    ratio_text,
+    with_ratio_text,
+)
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.catalog import scenario_label
 from hostbench.errors import BadInput
@@ -386,13 +392,29 @@ def constraint_sentences(results: pd.DataFrame, g: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _distinguishable(g: pd.DataFrame) -> pd.DataFrame:
+    """The gains whose interval excludes the defaults' 100%."""
+    return g[(g["ci_low"] > 1) | (g["ci_high"] < 1)]
+
+
+def _comparisons(g: pd.DataFrame) -> str:
+    """What the gains compare and how many would exclude 100% by chance alone: many settings
+    are compared with the defaults, each at its own 95%, so a single one that clears 100% is
+    read for what it is."""
+    blocks = int(g["n"].max()) if len(g) else 0
+    level = float(g["confidence"].iloc[0]) if "confidence" in g.columns and len(g) else 0.95
+    chance = (1 - level) * len(g)
+    return (
+        f"Sockets settings as % of the runtime defaults ({blocks} blocks; {len(g)} comparisons, "
+        f"each at its own 95%, so about {chance:.1f} would exclude 100% by chance alone)"
+    )
+
+
 def headline(g: pd.DataFrame) -> str:
     """One line for the batch index: the settings whose interval excludes the defaults."""
-    blocks = int(g["n"].max()) if len(g) else 0
     parts = []
     for scenario in SCENARIOS:
-        rows = g[(g["scenario"] == scenario) & (g["ci_low"] > 1) | (g["scenario"] == scenario)
-                 & (g["ci_high"] < 1)]  # fmt: skip
+        rows = _distinguishable(g[g["scenario"] == scenario])
         found = [
             f"{r.setting} {ratio_text(r.ratio, r.ci_low, r.ci_high)}"
             for r in rows.itertuples(index=False)
@@ -401,15 +423,20 @@ def headline(g: pd.DataFrame) -> str:
             f"{scenario_label(scenario)}: "
             + ("; ".join(found) if found else "no setting distinguishable from the defaults")
         )
-    # Many settings are compared with the defaults, each at its own 95%: say how many would
-    # clear 100% by chance alone, so a single one that does is read for what it is.
-    level = float(g["confidence"].iloc[0]) if "confidence" in g.columns and len(g) else 0.95
-    chance = (1 - level) * len(g)
-    return (
-        f"Sockets settings as % of the runtime defaults ({blocks} blocks; {len(g)} comparisons, "
-        f"each at its own 95%, so about {chance:.1f} would exclude 100% by chance alone): "
-        + ", ".join(parts)
+    return f"{_comparisons(g)}: " + ", ".join(parts)
+
+
+def first_screen(g: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The findings box's sentence and table: the headline's settings, one row each, with n
+    (a list of 30 intervals reads better as a table than as a line)."""
+    found = _distinguishable(g)
+    others = len(g) - len(found)
+    sentence = (
+        f"{_comparisons(g)}: {len(found)} exclude it, listed below; the other {others} are not "
+        "distinguishable from the defaults."
     )
+    table = with_ratio_text(found)[["scenario", "setting", "n", "ours (95% CI)", "in words"]]
+    return sentence, table
 
 
 # --- figures -------------------------------------------------------------------------------

@@ -192,6 +192,14 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
     sweep = transports.sweep(results)
     assert (sweep["rps_ci_low"].dropna() >= 0).all()
     assert "Sockets settings as % of the runtime defaults" in transports.headline(gains_here)
+    # The first screen: the headline's settings as a table, the same intervals, with n.
+    sentence, table = transports.first_screen(gains_here)
+    clear = gains_here[(gains_here["ci_low"] > 1) | (gains_here["ci_high"] < 1)]
+    assert list(table.columns) == ["scenario", "setting", "n", "ours (95% CI)", "in words"]
+    assert len(table) == len(clear)
+    assert f"{len(clear)} exclude it" in sentence
+    assert f"the other {len(gains_here) - len(clear)} are not" in sentence
+    assert all(text in transports.headline(gains_here) for text in table["ours (95% CI)"])
     assert "CPU-constrained" in transports.constraint_sentences(results, gains_here)
 
 
