@@ -209,3 +209,18 @@ def test_each_measure_of_a_ratios_table_is_compared_with_its_own(tmp_path):
     assert by_measure.min()[compare.THROUGHPUT] == pytest.approx(1.0)
     assert by_measure.max()["cpu_us_per_request"] == pytest.approx(0.5)
     assert table["ratio"].str.startswith("CPU time per request: ").sum() == len(rps)
+
+
+def test_a_run_published_against_another_baseline_is_compared_on_the_references(tmp_path):
+    """A study whose baseline changed between two runs: the other run measured the
+    reference's baseline beside its modes, so its ratios against it are paired from its
+    results and compared; the same results give a ratio of ratios of 1."""
+    study = _study_with_modes(2)
+    record = json.loads((RUNS / STUDIES[study].paper_run / "params.json").read_text())
+    other = next(m for m in record["modes"] if m != record["baseline"])
+    a = _copy(study, tmp_path / "a")
+    b = _copy(study, tmp_path / "b", baseline=other, focus=[])
+    table = compare.compare(_runs(a, b))
+    assert set(table["baseline"]) == {record["baseline"]}
+    assert table["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
+    assert set(table["verdict"]) == {"reproduced"}

@@ -225,6 +225,24 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(none)"
 
 
+def _on_baselines(ratios: pd.DataFrame, path: Path, ref: pd.DataFrame) -> pd.DataFrame:
+    """A run's ratios, plus its requests/s ratios against the reference's baselines where it
+    published them against another baseline but measured the reference's beside the other
+    modes (a study whose baseline changed between the runs), paired from its results.csv."""
+    from .intervals import paired_ratios
+
+    if "baseline" not in ratios.columns or "baseline" not in ref.columns:
+        return ratios
+    results = tables.load_results(path, valid_only=False)
+    measured = set(results["mode"].astype(str))
+    missing = set(ref["baseline"].astype(str)) - set(ratios["baseline"].astype(str))
+    extra = [paired_ratios(results, b).assign(measure=THROUGHPUT) for b in sorted(missing)
+             if b in measured]  # fmt: skip
+    if not extra:
+        return ratios
+    return pd.concat([ratios, *extra], ignore_index=True).dropna(subset=["ratio"])
+
+
 def check_comparable(runs: list[Run]) -> None:
     """One line, and no comparison, for runs of different studies or smoke runs."""
     if len(runs) < 2:
@@ -252,7 +270,7 @@ def compare(runs: list[Run], tolerance_pct: float = TOLERANCE_PCT) -> pd.DataFra
     ref = run_ratios(reference.path, reference.study)
     rows = []
     for other in runs[1:]:
-        theirs = run_ratios(other.path, other.study)
+        theirs = _on_baselines(run_ratios(other.path, other.study), other.path, ref)
         keys = [k for k in KEYS if k in ref.columns and k in theirs.columns]
         both = ref.merge(theirs, on=keys, suffixes=("_a", "_b"))
         same = _same_data(reference.path, other.path)
