@@ -431,9 +431,11 @@ def first_screen(g: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     (a list of 30 intervals reads better as a table than as a line)."""
     found = _distinguishable(g)
     others = len(g) - len(found)
-    sentence = (
-        f"{_comparisons(g)}: {len(found)} exclude it, listed below; the other {others} are not "
-        "distinguishable from the defaults."
+    sentence = f"{_comparisons(g)}: " + (
+        f"{len(found)} exclude it, listed below; the other {others} are not distinguishable "
+        "from the defaults."
+        if len(found)
+        else "none is distinguishable from the defaults."
     )
     table = with_ratio_text(found)[["scenario", "setting", "n", "ours (95% CI)", "in words"]]
     return sentence, table
