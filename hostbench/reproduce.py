@@ -178,7 +178,10 @@ def reproduce(
         )
     for folder in [out, *(out.parent / f"{run_id}-{name}" for name in params.sub_studies)]:
         if (folder / "results.csv").is_file():
-            write_ratios_file(folder, study_id)  # where the notebook wrote none
+            try:
+                write_ratios_file(folder, study_id)  # where the notebook wrote none
+            except BadInput as e:  # a run without ratios still gets its report
+                print(f"ratios.csv not written in {folder.name}: {e}", flush=True)
     export_html(out / study.notebook, out / "report.html")
     _print_pdf(out)
     wall_s = time.monotonic() - t0

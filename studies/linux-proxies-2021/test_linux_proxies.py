@@ -61,8 +61,8 @@ def test_the_params_and_readme_claim_no_nginx_configuration_for_the_article():
 
 @pytest.mark.live
 def test_linux_proxies_rows_carry_the_articles_settings(tmp_path):
-    params = profile_params(STUDY.id, "quick", modes=["kestrel"], duration_s=1,
-                     warmup_s=0, repetitions=1, min_duration_s=1)  # fmt: skip
+    params = profile_params(STUDY.id, "quick", modes=["kestrel"], sub_studies={}, focus=[],
+                            duration_s=1, warmup_s=0, repetitions=1, min_duration_s=1)  # fmt: skip
     run_dir = run_study(params, "lp", tmp_path, progress=False).parent
     rows = pd.read_csv(run_dir / "results.csv")
     c = lp.article_connections()
