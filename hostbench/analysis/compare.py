@@ -233,9 +233,11 @@ def _on_baselines(ratios: pd.DataFrame, path: Path, ref: pd.DataFrame) -> pd.Dat
 
     if "baseline" not in ratios.columns or "baseline" not in ref.columns:
         return ratios
+    missing = set(ref["baseline"].astype(str)) - set(ratios["baseline"].astype(str))
+    if not missing:  # the usual case: results.csv is not read
+        return ratios
     results = tables.load_results(path, valid_only=False)
     measured = set(results["mode"].astype(str))
-    missing = set(ref["baseline"].astype(str)) - set(ratios["baseline"].astype(str))
     extra = [paired_ratios(results, b).assign(measure=THROUGHPUT) for b in sorted(missing)
              if b in measured]  # fmt: skip
     if not extra:

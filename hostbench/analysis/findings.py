@@ -77,6 +77,14 @@ def findings_box(
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
 
 
+def _half_widths(rows: pd.DataFrame) -> str:
+    """ "95% half-widths of 2-9% over 5 blocks": ratios' half-widths on the log scale (where
+    the interval is symmetric) and the blocks they rest on."""
+    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)
+    blocks = prose.span(rows["n"], ".0f")
+    return f"95% half-widths of {prose.span(half, '.0f')}% over {blocks} blocks"
+
+
 def ratios_precision(ratios: pd.DataFrame) -> str:
     """How precise a run's published ratios came out (its ratios.csv, compare.run_ratios),
     for a study whose ratios are not modes against one baseline (kestrel-transports' settings
@@ -88,9 +96,7 @@ def ratios_precision(ratios: pd.DataFrame) -> str:
     rows = rows[(rows["n"] >= 2) & rows["ci_high"].map(math.isfinite)]
     if rows.empty:
         return ""
-    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)  # the log scale's symmetric half-width
-    return (f"Precision: {len(rows)} compared ratios, 95% half-widths of "
-            f"{prose.span(half, '.0f')}% over {prose.span(rows['n'], '.0f')} blocks.")  # fmt: skip
+    return f"Precision: {len(rows)} compared ratios, {_half_widths(rows)}."
 
 
 def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
@@ -109,13 +115,10 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
     rows = rows[[math.isfinite(h) for h in rows["ci_high"]]]
     if rows.empty:
         return ""
-    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)  # the log scale's symmetric half-width
     # Beyond two, a list of labels (some hold commas and "and") reads worse than a count.
     names = (" and ".join(mode_label(m) for m in compared) if len(compared) <= 2
              else f"the {len(compared)} other modes")  # fmt: skip
-    blocks = prose.span(rows["n"], ".0f")
-    reached = (f"{names} against {mode_label(baseline)}: 95% half-widths of "
-               f"{prose.span(half, '.0f')}% over {blocks} blocks")  # fmt: skip
+    reached = f"{names} against {mode_label(baseline)}: {_half_widths(rows)}"
     target = params.target_halfwidth_pct
     design_path = Path(run_dir) / "design.json"
     if target is None or not design_path.is_file():
