@@ -49,7 +49,7 @@ def paper_section(study_id: str, root: Path) -> str:
     wall, n = took
     env = tables.load_environment(run_dir)
     started = pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"])
-    headline = (run_dir / "headline.txt").read_text().strip()
+    headline = (run_dir / "headline.txt").read_text().strip().rstrip(".")  # one full stop
     text = (
         f"- `paper`: the committed run {link} took {wall:,} s (about {wall / 60:.0f} min) for "
         f"{n} runs, sub-studies included (its `reproduce.json`), on {started.min():%Y-%m-%d}, "

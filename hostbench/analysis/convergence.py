@@ -19,6 +19,7 @@ from matplotlib.ticker import FuncFormatter
 
 from ..catalog import mode_color, mode_label
 from ..errors import BadInput
+from .figures import set_finding
 
 FILE = "progress.csv"  # harness/progress.py FILE: one per run folder
 # Every cell's curve in one tidy file in the run folder: the evidence a later profile's counts
@@ -182,4 +183,17 @@ def figure(
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=9)
     fig.suptitle(f"Convergence with the request count (grey band: within {tolerance_pct:g}%)")
-    return fig
+    return set_finding(fig, _finding(curves, tolerance_pct))
+
+
+def _finding(curves: dict[tuple[str, str], pd.DataFrame], tolerance_pct: float) -> str:
+    """Per scenario, the count from which every cell's rate and memory stayed in the band."""
+    parts = []
+    for r in per_scenario(table(curves, tolerance_pct)).itertuples(index=False):
+        if r.converged_from >= r.requests:  # only the last reading is within: not settled
+            parts.append(f"{r.scenario}: not every curve settled before {r.requests:,} requests")
+        else:
+            curves_ = "its one curve" if r.cells == 1 else f"all {r.cells} curves"
+            parts.append(f"{r.scenario}: {curves_} within {tolerance_pct:g}% from request "
+                         f"{r.converged_from:,} of {r.requests:,} on")  # fmt: skip
+    return "; ".join(parts) if parts else "No curve to show"

@@ -385,7 +385,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
         fig.suptitle(title)
         footnote(fig, note)
-    return set_finding(fig, _ratio_finding(rows))
+    return set_finding(fig, ratio_finding(rows))
 
 
 # How far beyond the outermost point (ours or the article's) an interval may widen the axis: a
@@ -409,9 +409,10 @@ def _ratio_span(rows: pd.DataFrame) -> tuple[float, float]:
             min(max(ends.max(initial=high), high), high * INTERVAL_ROOM))  # fmt: skip
 
 
-def _ratio_finding(rows: pd.DataFrame) -> str:
+def ratio_finding(rows: pd.DataFrame) -> str:
     """How many of the rows' intervals lie above, below or across 100%, and how many of the
-    article's values our intervals hold, by the printed (outward-rounded) ends."""
+    article's values our intervals hold (columns ratio_pct, ci_low_pct, ci_high_pct and
+    optionally article_pct, as ratio_chart takes them)."""
     ours = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
     with_ci = ours.dropna(subset=["ci_low_pct", "ci_high_pct"])
     if with_ci.empty:
@@ -508,7 +509,22 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
             if blocks.max() > 1
             else "one block per level: no interval, no knee; dashed line: 100% busy",
         )
-    return fig
+    return set_finding(fig, _calibration_finding(table))
+
+
+def _calibration_finding(table: pd.DataFrame) -> str:
+    """Per sweep: the level from which throughput stopped growing (the circled knee) and how
+    busy the machine was at most, as the two panels draw them."""
+    parts = []
+    for r in tables.calibration_findings(table).itertuples(index=False):
+        grew = (
+            f"throughput stopped growing from {r.knee:.0f} on"
+            if pd.notna(r.knee)
+            else f"no level from which throughput stopped growing, up to {r.highest}"
+        )
+        parts.append(f"{mode_label(str(r.mode))}, {scenario_label(str(r.scenario))}: {grew}, "
+                     f"the machine at most {r.cpu_busy_peak_pct:.0f}% busy")  # fmt: skip
+    return "; ".join(parts) if parts else "No sweep to show"
 
 
 def alt_text(fig: Figure) -> str:

@@ -617,7 +617,21 @@ def throughput_figure(results: pd.DataFrame) -> Figure:
     axes[0].set_ylabel("requests/s")
     n = int(table["n"].max()) if len(table) else 0
     fig.suptitle(f"Throughput per server (bombardier; bars: mean of {n} block(s), dots: each run)")
-    return fig
+    return figures.set_finding(fig, "Mean requests/s, " + _ranges(table, "rps", "{:,.0f}"))
+
+
+def _ranges(table: pd.DataFrame, column: str, spec: str, unit: str = "") -> str:
+    """Per scenario of a summary() table, the lowest and highest mean of `column` and whose
+    they are: a range, not a ranking (a mean beside its dots, no interval between servers)."""
+    parts = []
+    for scenario in SCENARIOS:
+        rows = table[table["scenario"] == scenario].dropna(subset=[column])
+        if rows.empty:
+            continue
+        low, high = rows.loc[rows[column].idxmin()], rows.loc[rows[column].idxmax()]
+        parts.append(f"{scenario}: {spec.format(low[column])}{unit} ({low['server']}) to "
+                     f"{spec.format(high[column])}{unit} ({high['server']})")  # fmt: skip
+    return "; ".join(parts)
 
 
 def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
@@ -664,7 +678,19 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", frameon=False)
     fig.suptitle("Every server relative to Iris MVC, paired within blocks (error bars: 95% CI)")
-    return fig
+    found = []
+    for frame, what in ((rps, "Requests/s"), (memory, "memory")):
+        if len(frame[frame["n"] > 0]):
+            text = figures.ratio_finding(_in_pct(frame))
+            found.append(f"{what}: {text[0].lower()}{text[1:]}")
+    return figures.set_finding(fig, "; ".join(found))
+
+
+def _in_pct(frame: pd.DataFrame) -> pd.DataFrame:
+    """ratios() rows as figures.ratio_finding reads them: in %, the article's beside ours."""
+    frame = frame[frame["n"] > 0]
+    return pd.DataFrame({f"{c}_pct": 100 * frame[c] for c in ("ratio", "ci_low", "ci_high")}
+                        | {"article_pct": 100 * frame["article_ratio"]})  # fmt: skip
 
 
 def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Figure:
@@ -726,7 +752,10 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         "Memory per server (the article's memory column; ours: RSS mean, solid the part "
         "without mapped files)"
     )
-    return fig
+    own = "rss_anon_mean_mb" if table["rss_anon_mean_mb"].notna().all() else "rss_mean_mb"
+    what = "without mapped files" if own == "rss_anon_mean_mb" else "the whole RSS"
+    finding = f"Mean memory ({what}), " + _ranges(table, own, "{:.0f}", " MB")
+    return figures.set_finding(fig, finding)
 
 
 # --- convergence with the request count (params/convergence.yaml) ----------------------------

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from hostbench.analysis import convergence, tables
+from hostbench.analysis.figures import caption_text
 from hostbench.errors import BadInput
 from hostbench.harness.params import StudyParams, load_yaml
 from hostbench.studies import study_of
@@ -109,6 +110,11 @@ def test_the_figure_draws_each_cell_on_a_log_axis_of_requests(curves):
         assert len(ax.get_lines()) == len(curves) + 1
         ends = [line.get_ydata()[-1] for line in ax.get_lines()[: len(curves)]]
         assert ends == [1.0] * len(curves)
+    # The caption opens with the counts the curves settle from, as the text says them.
+    caption = caption_text(fig)
+    for scenario, count in go_vs_dotnet.converged_counts(curves).items():
+        assert (f" from request {count:,} of " in caption if count
+                else f"{scenario}: not every curve settled" in caption), caption
 
 
 def test_a_progress_file_without_its_columns_is_one_line(tmp_path):

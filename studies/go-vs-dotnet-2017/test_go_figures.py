@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 
 from conftest import whisker_ends  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
+from hostbench.analysis.figures import caption_text  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
 STUDY = study_of(__file__)
@@ -22,3 +23,21 @@ def test_the_ratio_whiskers_end_inside_the_axes():
         ends = whisker_ends(ax, 0)
         low, high = ax.get_xlim()
         assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+
+
+def test_each_figures_caption_opens_with_the_numbers_it_draws():
+    table = go_vs_dotnet.summary(RESULTS)
+    values = table[table["scenario"] == "values"]
+    low, high = values.loc[values["rps"].idxmin()], values.loc[values["rps"].idxmax()]
+    caption = caption_text(go_vs_dotnet.throughput_figure(RESULTS))
+    assert caption.startswith(
+        f"Mean requests/s, values: {low['rps']:,.0f} ({low['server']}) to "
+        f"{high['rps']:,.0f} ({high['server']}); templates: "
+    ), caption
+    caption = caption_text(go_vs_dotnet.memory_figure(RESULTS))
+    assert caption.startswith("Mean memory (without mapped files), values: "), caption
+    rps = go_vs_dotnet.ratios(RESULTS, "rps")
+    memory = go_vs_dotnet.ratios(RESULTS, go_vs_dotnet.MEMORY)
+    caption = caption_text(go_vs_dotnet.ratio_figure(rps, memory))
+    assert caption.startswith(f"Requests/s: of {(rps['n'] > 0).sum()} intervals, "), caption
+    assert f"; memory: of {(memory['n'] > 0).sum()} intervals, " in caption

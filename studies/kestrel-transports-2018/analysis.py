@@ -373,7 +373,7 @@ def constraint_sentences(results: pd.DataFrame, g: pd.DataFrame) -> str:
                 verdict = ": one queue limited it, a *transport-constrained* case"
             elif not math.isnan(r.ci_low) and r.ci_low > 1:
                 verdict = ": the defaults' queues were a limit"
-            text += f" With {what} ({r.variant}): {r['in words']}{verdict}."
+            text += f" With {what} ({r.setting}): {r['in words']}{verdict}."
         lines.append(text)
     saturated = (table["cpu_total_pct"] >= 90).mean()
     other = table["other_cores"].mean()
@@ -503,7 +503,27 @@ def sweep_figure(results: pd.DataFrame) -> Figure:
         f"Requests/s against IOQueueCount (wrk; mean of {n} block(s) with its 95% interval; "
         "dots: each run)"
     )
-    return fig
+    return figures.set_finding(fig, _sweep_finding(table))
+
+
+def _sweep_finding(table: pd.DataFrame) -> str:
+    """Per scenario of a sweep() table: the runtime defaults' mean and the highest and lowest
+    means among the settings (means with their own intervals: a range; the gains figure
+    pairs each setting with the defaults)."""
+    parts = []
+    for scenario in SCENARIOS:
+        rows = table[table["scenario"] == scenario]
+        others = rows[rows["variant"] != DEFAULT]
+        if others.empty:
+            continue
+        low, high = others.loc[others["rps"].idxmin()], others.loc[others["rps"].idxmax()]
+        default = rows[rows["variant"] == DEFAULT]
+        text = f"{scenario_label(scenario)}: " + (
+            f"the defaults {default['rps'].iloc[0]:,.0f} requests/s, " if len(default) else ""
+        )
+        parts.append(text + f"the settings from {low['rps']:,.0f} ({low['setting']}) to "
+                     f"{high['rps']:,.0f} ({high['setting']})")  # fmt: skip
+    return "Mean requests/s, " + "; ".join(parts)
 
 
 def gains_figure(g: pd.DataFrame) -> Figure:
@@ -520,7 +540,7 @@ def gains_figure(g: pd.DataFrame) -> Figure:
                   for o, c in zip(rows["origin"], rows["changes"], strict=True)]  # fmt: skip
         ax.barh(y, pct, 0.6, color=colors, xerr=[low, high], capsize=3)
         ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
-        ax.set_yticks(y, rows["variant"])
+        ax.set_yticks(y, rows["setting"], fontsize=9)
         ax.set_xscale("log")
         low, high = _ratio_range(pd.concat([g["ratio"], g["ci_low"], g["ci_high"]]))
         ax.set_xlim(low, high)
@@ -536,7 +556,8 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         "IOQueueCount, the article's setting; orange (inline scheduling) and grey (wait for "
         "data): ours"
     )
-    return fig
+    pct = pd.DataFrame({f"{c}_pct": 100 * g[c] for c in ("ratio", "ci_low", "ci_high")})
+    return figures.set_finding(fig, figures.ratio_finding(pct))
 
 
 def _ratio_range(ratios: pd.Series) -> tuple[float, float]:

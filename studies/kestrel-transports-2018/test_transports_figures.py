@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 
 from conftest import whisker_ends  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
+from hostbench.analysis.figures import caption_text  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
 STUDY = study_of(__file__)
@@ -31,3 +32,15 @@ def test_the_sweeps_whiskers_end_inside_the_axes():
         ends = whisker_ends(ax, 1)
         low, high = ax.get_ylim()
         assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+
+
+def test_the_captions_open_with_what_the_figures_show():
+    gains = transports.gains(RESULTS)
+    above = int((gains["ci_low"] > 1).sum())
+    caption = caption_text(transports.gains_figure(gains))
+    assert caption.startswith(f"Of {len(gains)} intervals, {above} "), caption
+    sweep = transports.sweep(RESULTS)
+    default = sweep[(sweep["scenario"] == "json") & (sweep["variant"] == transports.DEFAULT)]
+    caption = caption_text(transports.sweep_figure(RESULTS))
+    assert caption.startswith("Mean requests/s, "), caption
+    assert f"the defaults {default['rps'].iloc[0]:,.0f} requests/s" in caption

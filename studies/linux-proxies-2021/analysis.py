@@ -459,7 +459,7 @@ def ranking_figure(results: pd.DataFrame) -> Figure:
         f"The article: {article_setting('vm_size')}\n{article_setting('rounds')}\n"
         "hatched: Windows, as published, not runnable here"
     )
-    return figures.bar_panels(
+    fig = figures.bar_panels(
         [
             (article_title, pd.DataFrame(article_rows)),
             (f"This machine: mean of {blocks:.0f} block(s), error bars 1 sd",
@@ -471,6 +471,22 @@ def ranking_figure(results: pd.DataFrame) -> Figure:
         "compare the order and the ratios",
         sharex=False,
     )  # fmt: skip
+    return figures.set_finding(fig, _ranking_finding(ours))
+
+
+def _ranking_finding(ours: pd.DataFrame) -> str:
+    """Our modes by mean requests/s (ranking_table's rows of ours, fastest first), and whether
+    the article's Linux setups came in the same order (means beside sds: an order of means,
+    the ratios' intervals are the other figure's)."""
+    listed = ", ".join(f"{r['our mode']} {r['ours: mean rps']:,.0f}" for _, r in ours.iterrows())
+    compared = ours[ours["note"] != ADDED]
+    theirs = compared.sort_values("article's rank")["our mode"].tolist()
+    order = (
+        "the order of the article's Linux setups"
+        if compared["our mode"].tolist() == theirs
+        else "the article's Linux order was " + ", ".join(theirs)
+    )
+    return f"Mean requests/s here, highest first: {listed}; {order}"
 
 
 def ratio_figure(ratios: pd.DataFrame) -> Figure:
@@ -512,8 +528,19 @@ def connections_figure(results: pd.DataFrame) -> Figure:
             out.append({"label": label, "value": r.rps_mean, "err": r.rps_std, "text": text,
                         "color": MODES[str(r.mode)].color})  # fmt: skip
         panels.append((f"{c} connections", pd.DataFrame(out)))
-    return figures.bar_panels(
+    fig = figures.bar_panels(
         panels,
         xlabel="throughput [requests/s], mean over blocks, error bars 1 sd",
         title=f"{low} vs {high} connections",
     )
+    return figures.set_finding(fig, _connections_finding(table, low, high))
+
+
+def _connections_finding(table: pd.DataFrame, low: int, high: int) -> str:
+    """Each mode's requests/s at `high` connections as % of its own at `low` (connections_table,
+    indexed by mode), with the interval and blocks its ratio rests on."""
+    parts = []
+    for mode, r in table.iterrows():
+        ci = interval_text(r["ours %"] / 100, r["CI low %"] / 100, r["CI high %"] / 100)
+        parts.append(f"{mode} {pct_cell(r['ours %'])} ({ci}, {r['blocks']} blocks)")
+    return f"At {high} connections, as % of the same mode at {low}: " + "; ".join(parts)

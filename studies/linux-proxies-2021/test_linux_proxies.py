@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis.figures import caption_text
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.study import run_study
 from hostbench.studies import study_of
@@ -194,6 +195,26 @@ def test_linux_proxies_figures(lp_results):
         lp.connections_figure(lp_results),
     ):
         assert isinstance(fig, Figure) and fig.axes
+
+
+def test_the_ranking_and_connections_captions_say_what_they_draw(lp_results):
+    table = lp.ranking_table(lp_results)
+    ours = table[table["our mode"] != ""].sort_values("ours: mean rps", ascending=False)
+    first = ours.iloc[0]
+    caption = caption_text(lp.ranking_figure(lp_results))
+    assert caption.startswith(
+        f"Mean requests/s here, highest first: {first['our mode']} {first['ours: mean rps']:,.0f}"
+    ), caption
+    compared = ours[ours["note"] != lp.ADDED]
+    same = compared["our mode"].tolist() == compared.sort_values("article's rank")[
+        "our mode"
+    ].tolist()
+    assert ("the order of the article's Linux setups" in caption) == same
+    caption = caption_text(lp.connections_figure(lp_results))
+    high = int(lp_results["concurrency"].max())
+    assert caption.startswith(f"At {high} connections, as % of the same mode at "), caption
+    for _, r in lp.connections_table(lp_results).iterrows():
+        assert f"{r['mode']} {intervals.pct_cell(r['ours %'])} (95% CI " in caption
 
 
 def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_settings():

@@ -13,8 +13,10 @@ from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis.figures import caption_text
 from hostbench.analysis.reference import load_reference
 from hostbench.harness.study import run_study
+from hostbench.catalog import mode_label
 from hostbench.load import Load
 from hostbench.studies import study_of
 
@@ -135,6 +137,13 @@ def test_selfhost_claims_and_figures(sh_results):
     )
     for fig in (sh.results_figure(sh_results), sh.advantage_figure(sh_results)):
         assert isinstance(fig, Figure) and fig.axes
+    # The results figure's caption opens with the best requests/s it draws, the analog first.
+    caption = caption_text(sh.results_figure(sh_results))
+    best = sh._best(sh_results).loc[sh.IIS_ANALOG, "rps"]
+    assert caption.startswith(
+        f"Best requests/s here, as the article's table orders them: "
+        f"{mode_label(sh.IIS_ANALOG)} {best:,.0f}, "
+    ), caption
 
 
 # ab's consumer in the analysis: this study reads its ab options back (hostbench.load).
