@@ -75,8 +75,10 @@ def test_the_sweep_circles_each_modes_own_knee_and_names_it():
     assert sorted(texts(rps_ax)) == ["knee: 2", "knee: 8"]
     # The caption says where each sweep stopped growing, as the circles do.
     caption = figures.caption_text(figures.calibration_chart(df))
-    assert f"{figures.mode_label('kestrel')}, text: throughput stopped growing from 8 on, the " \
-        "machine at most " in caption.split(". ")[0], caption
+    assert (
+        f"{figures.mode_label('kestrel')}, text: throughput stopped growing from 8 on, the "
+        "machine at most " in caption.split(". ")[0]
+    ), caption
     assert f"{figures.mode_label('nginx')}, text: throughput stopped growing from 2 on" in caption
 
 

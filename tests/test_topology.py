@@ -8,6 +8,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.patches import FancyBboxPatch
 
+from hostbench.analysis.figures import caption_text
 from hostbench.analysis.topology import draw_topology, topology_figure
 from hostbench.catalog import MODES as TOPOLOGIES
 from hostbench.catalog import mode_label
@@ -104,6 +105,11 @@ def test_figure_has_a_panel_per_mode():
         "Kestrel + nginx (TCP)",
         "Kestrel + Caddy (TCP)",
     ]
+    # The caption counts the processes each panel draws after the client.
+    assert caption_text(fig).startswith(
+        "Processes a request passes through after the client: Kestrel 1, "
+        "Kestrel + nginx (TCP) 2, Kestrel + Caddy (TCP) 2. "
+    )
 
 
 def test_figure_refuses_unknown_or_no_modes():

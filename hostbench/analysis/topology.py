@@ -11,6 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..catalog import MODES, Mode, Node, mode_label
 from ..errors import BadInput
+from .figures import set_finding
 
 FILL = {"client": "#eeeeee", "process": "#cfe2f3", "kernel": "#f9cb9c", "external": "#d9ead3"}
 FONT_PT = 10  # box titles; details and hop labels are one point smaller
@@ -153,7 +154,16 @@ def topology_figure(modes: list[str]) -> Figure:
         _draw(topology, mode, ax, levels)
     for ax in axes.flat[len(modes) :]:
         ax.set_axis_off()
-    return fig
+    return set_finding(fig, _finding(modes, topologies))
+
+
+def _finding(modes: list[str], topologies: list[Mode]) -> str:
+    """How many processes each drawn mode puts a request through, after the client."""
+    counts = [
+        f"{mode_label(mode)} {sum(n.kind == 'process' for n in t.nodes)}"
+        for mode, t in zip(modes, topologies, strict=True)
+    ]
+    return "Processes a request passes through after the client: " + ", ".join(counts)
 
 
 NOTE_WIDTH = 1.9  # inches right of a panel for the notes beside its boxes

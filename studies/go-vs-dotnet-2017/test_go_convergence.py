@@ -113,8 +113,11 @@ def test_the_figure_draws_each_cell_on_a_log_axis_of_requests(curves):
     # The caption opens with the counts the curves settle from, as the text says them.
     caption = caption_text(fig)
     for scenario, count in go_vs_dotnet.converged_counts(curves).items():
-        assert (f" from request {count:,} of " in caption if count
-                else f"{scenario}: not every curve settled" in caption), caption
+        assert (
+            f" from request {count:,} of " in caption
+            if count
+            else f"{scenario}: not every curve settled" in caption
+        ), caption
 
 
 def test_a_progress_file_without_its_columns_is_one_line(tmp_path):

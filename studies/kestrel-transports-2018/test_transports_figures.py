@@ -40,7 +40,7 @@ def test_the_captions_open_with_what_the_figures_show():
     caption = caption_text(transports.gains_figure(gains))
     assert caption.startswith(f"Of {len(gains)} intervals, {above} "), caption
     sweep = transports.sweep(RESULTS)
-    default = sweep[(sweep["scenario"] == "json") & (sweep["variant"] == transports.DEFAULT)]
+    default = sweep[(sweep["scenario"] == "hello-json") & (sweep["variant"] == transports.DEFAULT)]
     caption = caption_text(transports.sweep_figure(RESULTS))
     assert caption.startswith("Mean requests/s, "), caption
     assert f"the defaults {default['rps'].iloc[0]:,.0f} requests/s" in caption

@@ -206,9 +206,9 @@ def test_the_ranking_and_connections_captions_say_what_they_draw(lp_results):
         f"Mean requests/s here, highest first: {first['our mode']} {first['ours: mean rps']:,.0f}"
     ), caption
     compared = ours[ours["note"] != lp.ADDED]
-    same = compared["our mode"].tolist() == compared.sort_values("article's rank")[
-        "our mode"
-    ].tolist()
+    same = (
+        compared["our mode"].tolist() == compared.sort_values("article's rank")["our mode"].tolist()
+    )
     assert ("the order of the article's Linux setups" in caption) == same
     caption = caption_text(lp.connections_figure(lp_results))
     high = int(lp_results["concurrency"].max())

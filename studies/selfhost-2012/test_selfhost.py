@@ -15,8 +15,8 @@ from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables
 from hostbench.analysis.figures import caption_text
 from hostbench.analysis.reference import load_reference
-from hostbench.harness.study import run_study
 from hostbench.catalog import mode_label
+from hostbench.harness.study import run_study
 from hostbench.load import Load
 from hostbench.studies import study_of
 
