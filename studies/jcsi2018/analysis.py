@@ -170,22 +170,26 @@ def claims(results: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return table.sort_values(CLAIM_COLUMNS[0], key=lambda c: c.map(order), kind="stable")
 
 
+def _direction_claim(rows: pd.DataFrame, direction: str, closest: pd.Series) -> tuple[str, str]:
+    """A direction claim over rows (every interval on one side of 100%): the verdicts combined,
+    and the row nearest 100% named with its ratio."""
+    verdict = intervals.combined_verdict(
+        intervals.claim_verdict(r.ci_low, r.ci_high, direction, n=r.n)
+        for r in rows.itertuples(index=False)
+    )
+    near = f"closest: {mode_label(closest['mode'])} on {scenario_label(closest['scenario'])}"
+    return verdict, f"{near}, {_ours(closest)}"
+
+
 def _kestrel_fastest(to_kestrel: pd.DataFrame) -> list[tuple]:
     # A direction claim: every other mode's interval below 100% of Kestrel.
     if to_kestrel.empty:
         return []
     closest = to_kestrel.sort_values("ci_high", ascending=False).iloc[0]
-    verdict = intervals.combined_verdict(
-        intervals.claim_verdict(r.ci_low, r.ci_high, "lower", n=r.n)
-        for r in to_kestrel.itertuples(index=False)
-    )
-    ours = (
-        f"closest: {mode_label(closest['mode'])} on {scenario_label(closest['scenario'])}, "
-        f"{_ours(closest)} of Kestrel"
-    )
+    verdict, ours = _direction_claim(to_kestrel, "lower", closest)
     claim = "Kestrel alone is the fastest hosting model"
-    return [(claim, "every other mode below Kestrel (interval under 100%)", "Kestrel", ours,
-             _fewest(to_kestrel), verdict)]  # fmt: skip
+    return [(claim, "every other mode below Kestrel (interval under 100%)", "Kestrel",
+             f"{ours} of Kestrel", _fewest(to_kestrel), verdict)]  # fmt: skip
 
 
 def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
@@ -194,15 +198,7 @@ def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
     others = ratios[~ratios["mode"].astype(str).map(is_analog)]
     if others.empty:
         return []
-    lowest = others.sort_values("ci_low").iloc[0]
-    verdict = intervals.combined_verdict(
-        intervals.claim_verdict(r.ci_low, r.ci_high, "higher", n=r.n)
-        for r in others.itertuples(index=False)
-    )
-    ours = (
-        f"closest: {mode_label(lowest['mode'])} on {scenario_label(lowest['scenario'])}, "
-        f"{_ours(lowest)}"
-    )
+    verdict, ours = _direction_claim(others, "higher", others.sort_values("ci_low").iloc[0])
     claim = "The standard model (a reverse proxy in another process) is the slowest"
     read = "every other model above the baseline (interval over 100%)"
     return [(claim, read, mode_label(analog), ours, _fewest(others), verdict)]
