@@ -116,6 +116,6 @@ def test_a_caption_opens_with_what_the_figure_shows_computed_from_the_data():
                          "article_pct": [170.0, 200.0, float("nan")]})  # fmt: skip
     caption = figures.caption_text(figures.ratio_chart(rows, "Ratios", "% of the baseline"))
     assert caption.startswith(
-        "Of 3 intervals, 1 lies above 100%, 1 below, and 1 include it; the article's value lies "
+        "Of 3 intervals, 1 lies above 100%, 1 below, and 1 includes it; the article's value lies "
         "inside ours in 1 of 2. Ratios."
     ), caption

@@ -419,9 +419,10 @@ def ratio_finding(rows: pd.DataFrame) -> str:
         return "No row has an interval"
     above = int((with_ci["ci_low_pct"] > 100).sum())
     below = int((with_ci["ci_high_pct"] < 100).sum())
+    across = len(with_ci) - above - below
     text = (
         f"Of {len(with_ci)} intervals, {above} {'lies' if above == 1 else 'lie'} above 100%, "
-        f"{below} below, and {len(with_ci) - above - below} include it"
+        f"{below} below, and {across} {'includes' if across == 1 else 'include'} it"
     )
     both = with_ci.dropna(subset=["article_pct"])
     if len(both):
