@@ -62,7 +62,8 @@ def latency_chart(df: pd.DataFrame) -> Figure:
     return set_finding(fig, _latency_finding(summary))
 
 
-def _extremes(rows: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+def extremes(rows: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
+    """The rows with the lowest and the highest `column` (missing values skipped)."""
     ordered = rows.dropna(subset=[column]).sort_values(column)
     return ordered.iloc[0], ordered.iloc[-1]
 
@@ -74,7 +75,7 @@ def _where(row) -> str:
 def throughput_finding(summary: pd.DataFrame) -> str:
     """What a chart of summarize() rows' requests/s shows: the range of the means (over
     blocks; the whiskers are sds, not intervals, so a range and not a ranking)."""
-    low, high = _extremes(summary, "rps_mean")
+    low, high = extremes(summary, "rps_mean")
     return (f"Mean throughput ranged from {low['rps_mean']:,.0f} requests/s ({_where(low)}) "
             f"to {high['rps_mean']:,.0f} ({_where(high)})")  # fmt: skip
 
@@ -82,8 +83,8 @@ def throughput_finding(summary: pd.DataFrame) -> str:
 def _latency_finding(summary: pd.DataFrame) -> str:
     """What the latency chart shows, from its numbers: the range of medians and of p99s
     (means over blocks, with no interval: a range, not a ranking)."""
-    low, high = _extremes(summary, "latency_p50_ms_mean")
-    top = _extremes(summary, "latency_p99_ms_mean")[1]
+    low, high = extremes(summary, "latency_p50_ms_mean")
+    top = extremes(summary, "latency_p99_ms_mean")[1]
     return (f"Median latency ranged from {low['latency_p50_ms_mean']:,.2f} ms ({_where(low)}) "
             f"to {high['latency_p50_ms_mean']:,.2f} ms ({_where(high)}); the highest p99 was "
             f"{top['latency_p99_ms_mean']:,.2f} ms ({_where(top)})")  # fmt: skip
@@ -143,7 +144,7 @@ def _cpu_per_request_finding(per: pd.DataFrame, columns: list[str]) -> str:
     processes, and the server's share (means over blocks: a range, not a ranking)."""
     total = per[columns].fillna(0.0).sum(axis=1)
     rows = per.assign(_total=total)
-    low, high = _extremes(rows, "_total")
+    low, high = extremes(rows, "_total")
     share = 100 * per["server_us_per_request"].sum() / total.sum()
     return (f"A request cost from {low['_total']:,.0f} µs of CPU ({_where(low)}) to "
             f"{high['_total']:,.0f} µs ({_where(high)}) in all processes; the test app took "

@@ -628,7 +628,7 @@ def _ranges(table: pd.DataFrame, column: str, spec: str, unit: str = "") -> str:
         rows = table[table["scenario"] == scenario].dropna(subset=[column])
         if rows.empty:
             continue
-        low, high = rows.loc[rows[column].idxmin()], rows.loc[rows[column].idxmax()]
+        low, high = figures.extremes(rows, column)
         parts.append(f"{scenario}: {spec.format(low[column])}{unit} ({low['server']}) to "
                      f"{spec.format(high[column])}{unit} ({high['server']})")  # fmt: skip
     return "; ".join(parts)
@@ -687,10 +687,8 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
 
 
 def _in_pct(frame: pd.DataFrame) -> pd.DataFrame:
-    """ratios() rows as figures.ratio_finding reads them: in %, the article's beside ours."""
-    frame = frame[frame["n"] > 0]
-    return pd.DataFrame({f"{c}_pct": 100 * frame[c] for c in ("ratio", "ci_low", "ci_high")}
-                        | {"article_pct": 100 * frame["article_ratio"]})  # fmt: skip
+    """ratios() rows as figures.ratio_finding reads them: its % columns, the article's too."""
+    return frame[frame["n"] > 0].rename(columns={"article_ratio_pct": "article_pct"})
 
 
 def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Figure:

@@ -516,7 +516,7 @@ def _sweep_finding(table: pd.DataFrame) -> str:
         others = rows[rows["variant"] != DEFAULT]
         if others.empty:
             continue
-        low, high = others.loc[others["rps"].idxmin()], others.loc[others["rps"].idxmax()]
+        low, high = figures.extremes(others, "rps")
         default = rows[rows["variant"] == DEFAULT]
         text = f"{scenario_label(scenario)}: " + (
             f"the defaults {default['rps'].iloc[0]:,.0f} requests/s, " if len(default) else ""
@@ -556,8 +556,7 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         "IOQueueCount, the article's setting; orange (inline scheduling) and grey (wait for "
         "data): ours"
     )
-    pct = pd.DataFrame({f"{c}_pct": 100 * g[c] for c in ("ratio", "ci_low", "ci_high")})
-    return figures.set_finding(fig, figures.ratio_finding(pct))
+    return figures.set_finding(fig, figures.ratio_finding(g))
 
 
 def _ratio_range(ratios: pd.Series) -> tuple[float, float]:
