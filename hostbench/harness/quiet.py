@@ -163,10 +163,13 @@ def measuring_alone(
             except BlockingIOError:
                 waited = time.monotonic() - t0
                 if waited - said >= SAY_EVERY_S:
-                    said = waited
                     who = os.pread(fd, 500, 0).decode(errors="replace").strip()
-                    say(f"waiting for the machine: {who or 'another study'} is measuring "
-                        f"({waited:.0f} s so far)")  # fmt: skip
+                    # The holder writes its name just after it takes the lock: a blank name
+                    # is read again next time, and said blank only after SAY_EVERY_S.
+                    if who or waited >= SAY_EVERY_S:
+                        said = waited
+                        say(f"waiting for the machine: {who or 'another study'} is measuring "
+                            f"({waited:.0f} s so far)")  # fmt: skip
                 time.sleep(WINDOW_S)
         os.ftruncate(fd, 0)
         os.pwrite(fd, holder.encode(), 0)
