@@ -16,8 +16,8 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
 
-from hostbench.harness import web
-from hostbench.harness.processes import ManagedProcess
+from hostbench.harness.launch import web
+from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.params import StudyParams
 from hostbench.paths import ROOT
 

@@ -15,10 +15,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from hostbench.harness.loadgen import generator_for
-from hostbench.harness.modes import LaunchOptions, launch
+from hostbench.harness.launch.modes import LaunchOptions, launch
+from hostbench.harness.measure.loadgen import generator_for
+from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.harness.params import StudyParams
-from hostbench.harness.run import RunSpec, execute
 from hostbench.load import Load
 
 

@@ -50,12 +50,12 @@ from pathlib import Path
 
 import psutil
 
-from hostbench.harness import proxies, web
-from hostbench.harness.modes import LaunchOptions, _app_process, launch
+from hostbench.harness.launch import proxies, web
+from hostbench.harness.launch.modes import LaunchOptions, _app_process, launch
+from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.launch.tools import find_tool
+from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.harness.params import StudyParams
-from hostbench.harness.processes import ManagedProcess
-from hostbench.harness.run import RunSpec, execute
-from hostbench.harness.tools import find_tool
 
 # The guide's server block (Microsoft, "Host ASP.NET Core on Linux with Nginx"), with
 # $http_host for Host as hostbench has it; everything else is nginx's defaults.

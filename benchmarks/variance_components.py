@@ -30,17 +30,17 @@ import psutil
 
 from hostbench.analysis.intervals import t_quantile
 from hostbench.catalog import get_mode, get_scenario
-from hostbench.harness.checks import validate
-from hostbench.harness.cpumonitor import (
+from hostbench.harness.launch.modes import launch
+from hostbench.harness.measure.checks import validate
+from hostbench.harness.measure.cpumonitor import (
     CpuMonitor,
     foreign_seconds,
     harness_pids,
     process_cpu_seconds,
 )
-from hostbench.harness.loadgen import generator_for
-from hostbench.harness.modes import launch
-from hostbench.harness.quiet import wait_until_quiet
-from hostbench.harness.run import _quiesce, warm_up
+from hostbench.harness.measure.loadgen import generator_for
+from hostbench.harness.measure.quiet import wait_until_quiet
+from hostbench.harness.measure.run import _quiesce, warm_up
 from hostbench.load import Load
 from hostbench.params import LaunchOptions
 

@@ -83,7 +83,7 @@ def _cores_or_off(text: str) -> float | None:
 
 
 def _cmd_doctor(args) -> int:
-    from .harness.quiet import doctor
+    from .harness.measure.quiet import doctor
 
     rows, quiet = doctor(args.quiet_max_cores, args.quiet_max_steal_pct, args.seconds)
     width = max(len(what) for what, _ in rows)

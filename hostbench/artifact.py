@@ -33,6 +33,22 @@ def _commented(*lines: tuple[str, str]) -> list[str]:
     return [f"{command:<{width}}# {comment}" for command, comment in lines]
 
 
+def _reruns_line(study_id: str, runs_dir: Path) -> str:
+    """How the re-runs on record (data/runs/community/) came out against the committed run:
+    the evidence on whether the ranges below carry over to another machine or day."""
+    reruns = [r for r in gallery.runs_of(study_id, runs_dir)
+              if gallery.COMMUNITY in r.path.parts and not r.sub_study]  # fmt: skip
+    if not reruns:
+        return "- Re-runs on record: none yet; the ranges below are one machine's."
+    each = "; ".join(
+        f"`{r.name}` ({gallery.machine(r)['machine']}, `{gallery.machine(r)['commit']}`): "
+        f"{gallery.answer(r, runs_dir)[0]}"
+        for r in reruns
+    )
+    return (f"- Re-runs on record, ratio by ratio against the committed run (within "
+            f"±{compare.TOLERANCE_PCT:g}%: reproduced): {each}.")  # fmt: skip
+
+
 def _study(study_id: str, runs_dir: Path) -> list[str]:
     study = STUDIES[study_id]
     committed = [r for r in gallery.runs_of(study_id, runs_dir)
@@ -63,6 +79,7 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         f"- Committed run: [data/runs/{main.name}/](../data/runs/{main.name}/), its report "
         f"`report.html` and its ratios beside every other run: "
         f"[{gallery.page_path(study_id)}](gallery/{study_id}.md).",
+        _reruns_line(study_id, runs_dir),
         "",
     ]
     for run in committed:

@@ -21,8 +21,8 @@ LETTERS_AND_DIGITS = string.ascii_lowercase + string.ascii_uppercase + string.di
 
 @dataclass(frozen=True)
 class Body:
-    """What a good response body of a scenario is: a rule (harness/checks.py BODY_RULES applies
-    it before every run) and, for `equals`, the exact body."""
+    """What a good response body of a scenario is: a rule (harness/measure/checks.py
+    BODY_RULES applies it before every run) and, for `equals`, the exact body."""
 
     rule: str  # equals, nonempty, form, simple-class-json, simple-class-xml, page, test-and-time
     expected: str = ""

@@ -61,7 +61,7 @@ def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run:
     return compare.Run(path, run.study, run.sub_study)
 
 
-def _machine(run: compare.Run) -> dict:
+def machine(run: compare.Run) -> dict:
     env = load_environment(run.path)
     started = pd.to_datetime(run_starts(run.path)).min()
     params = load_params(run.path)
@@ -74,7 +74,7 @@ def _machine(run: compare.Run) -> dict:
     }
 
 
-def _answer(run: compare.Run, runs_dir: Path) -> tuple[str, pd.DataFrame]:
+def answer(run: compare.Run, runs_dir: Path) -> tuple[str, pd.DataFrame]:
     """The run's verdicts, in words, and its ratios. A contributed run is compared with the
     committed run of its study (or sub-study); a committed sub-study with the paper run,
     where they share ratios (another topology: do the ratios carry over?)."""
@@ -168,13 +168,13 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
     ]
     ratios = {}
     for run in runs:
-        answer, table = _answer(run, runs_dir)
+        verdicts, table = answer(run, runs_dir)
         ratios[run.name] = table.set_index("ratio")
-        m = _machine(run)
+        m = machine(run)
         link = f"[{_shown(run, runs_dir)}]({LINK_BASE}/{_shown(run, runs_dir)}/)"
         lines.append(
             f"| {link} | {m['machine']} | {m['OS']} | {m['client and server']} | "
-            f"`{m['commit']}` | {m['measured']} | {answer} |"
+            f"`{m['commit']}` | {m['measured']} | {verdicts} |"
         )
     lines += ["", "## Their ratios", "", _ratio_table(ratios), ""]
     return "\n".join(lines) + "\n"

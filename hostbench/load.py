@@ -26,7 +26,8 @@ LOAD_FILE = "load.json"  # beside command.txt in each load folder (warmup/, load
 @dataclass(frozen=True)
 class ToolTraits:
     """What a load tool can be asked for, beyond connections and a duration. Its command line
-    and output parser are the harness's LoadGenerator of the same name (harness/loadgen.py)."""
+    and output parser are the harness's LoadGenerator of the same name
+    (harness/measure/loadgen.py)."""
 
     whole_seconds: bool = False  # durations in whole seconds only
     counts_requests: bool = False  # can stop after a fixed number of requests (-n)

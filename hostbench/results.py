@@ -289,7 +289,8 @@ COLUMNS: tuple[Column, ...] = (
        "The CPUs the server could run on, read back from the kernel; empty: not read.",
        nullable=True),
     _c("loadgen_limited", BOOL, "",
-       "Whether the load generator, not the target, limited throughput (harness/limits.py)."),
+       "Whether the load generator, not the target, limited throughput "
+       "(harness/measure/limits.py)."),
     _c("load_avg_1m", FLOAT, "", "The machine's 1-minute load average at the run's start.", ".2f"),
     _c("cpu_freq_mhz", FLOAT, "MHz", "The CPU clock at the run's start.", ",.0f"),
     _c("cpu_steal_pct", FLOAT, "% of all cores", "CPU time the hypervisor stole.", ".1f"),

@@ -1,5 +1,5 @@
 """What a steady warm-up is: the rule the harness applies before each measured window
-(hostbench.harness.run) and the analysis describes in words (a study's method section).
+(hostbench.harness.measure.run) and the analysis describes in words (a study's method section).
 
 Below both, so the analysis reads it without importing the harness.
 """

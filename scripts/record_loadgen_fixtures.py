@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hostbench.errors import HostbenchError  # noqa: E402
 from hostbench.harness import web  # noqa: E402
-from hostbench.harness.loadgen import get_generator  # noqa: E402
-from hostbench.harness.processes import ManagedProcess  # noqa: E402
-from hostbench.harness.tools import find_tool  # noqa: E402
+from hostbench.harness.launch.processes import ManagedProcess  # noqa: E402
+from hostbench.harness.launch.tools import find_tool  # noqa: E402
+from hostbench.harness.measure.loadgen import get_generator  # noqa: E402
 from hostbench.load import TOOLS, Load  # noqa: E402
 from hostbench.paths import ROOT  # noqa: E402
 

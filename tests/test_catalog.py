@@ -8,8 +8,8 @@ import pytest
 
 from hostbench.catalog import MODES, SCENARIOS, check_serves, get_scenario
 from hostbench.errors import BadInput
-from hostbench.harness import web
-from hostbench.harness.modes import LaunchOptions, launch
+from hostbench.harness.launch import web
+from hostbench.harness.launch.modes import LaunchOptions, launch
 
 
 @pytest.mark.live

@@ -53,3 +53,14 @@ def test_citation_references_every_studys_article():
         assert match, ref["notes"]
         named[match.group(1).rstrip(";")] = match.group(2)
     assert named == {sid: study.article for sid, study in STUDIES.items()}
+
+
+def test_the_license_is_one_in_citation_pyproject_and_license_file():
+    """CITATION.cff's SPDX id, pyproject's and the LICENSE file's title name one license."""
+    import tomllib
+
+    spdx = _citation()["license"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == spdx
+    titles = {"MIT": "MIT License"}  # the LICENSE file's first line, per SPDX id used here
+    assert (ROOT / "LICENSE").read_text().splitlines()[0] == titles[spdx]

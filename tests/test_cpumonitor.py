@@ -7,7 +7,7 @@ import time
 import psutil
 import pytest
 
-from hostbench.harness.cpumonitor import CpuMonitor
+from hostbench.harness.measure.cpumonitor import CpuMonitor
 
 BURN = "import time\nend = time.time() + 10\nwhile time.time() < end: pass\n"
 

@@ -3,6 +3,7 @@ the section below it, verbatim, with the machine in one line; a smoke run's bann
 verdicts. And every committed report passes the page check (hostbench.pagecheck)."""
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -142,6 +143,12 @@ def test_the_precision_line_sets_the_reached_half_widths_beside_the_target():
     focus = ratios[ratios["mode"].astype(str).isin(params.focus)]
     half = 100 * (focus["ci_high"] / focus["ratio"] - 1)
     assert f"95% half-widths of {prose.span(half, '.0f')}% over" in line
+    within = int((half <= params.target_halfwidth_pct).sum())
+    assert f", {within} of {len(focus)} within it." in line, line
+    others = ratios[~ratios["mode"].astype(str).isin(params.focus) & (ratios["n"] >= 2)]
+    if len(others):  # the modes outside the focus, held to the package's aim
+        assert f" The other {len(others)} ratios: 95% half-widths of " in line, line
+        assert line.endswith(f"; {findings._goal_clause(others)}."), line
     box = findings.findings_box(None, results, {}, run_dir=run_dir)
     assert line in box._repr_html_().replace("&#x27;", "'")
     smoke = findings.findings_box(None, results, {}, smoke=True, run_dir=run_dir)
@@ -187,6 +194,24 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
     half = 100 * (rps["ci_high"] / rps["ratio"] - 1)
     line = findings.ratios_precision(compare.run_ratios(run))
     blocks = prose.span(rps["n"], ".0f")
-    assert line == (f"Precision: {len(rps)} compared ratios, 95% half-widths of "
-                    f"{prose.span(half, '.0f')}% over {blocks} blocks.")  # fmt: skip
+    assert line.startswith(f"Precision: {len(rps)} compared ratios, 95% half-widths of "
+                           f"{prose.span(half, '.0f')}% over {blocks} blocks; ")  # fmt: skip
     assert findings.ratios_precision(rps.assign(n=1)) == ""  # no interval, no precision
+
+
+def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
+    """Three blocks whose log ratios spread 0.2 (sd): 1 of 2 ratios within ±10%, and the other
+    asks (t(0.975, 2) x 0.2 / log 1.1)^2 blocks; ratios already narrow say so."""
+    t2 = intervals.t_quantile(0.975, 2)
+    wide, narrow = 0.2, 0.01
+    rows = pd.DataFrame({
+        "ratio": [1.5, 0.9], "n": [3, 3],
+        "ci_high": [1.5 * math.exp(t2 * wide / math.sqrt(3)),
+                    0.9 * math.exp(t2 * narrow / math.sqrt(3))],
+    })  # fmt: skip
+    wanted = math.ceil((t2 * wide / math.log(1 + findings.GOAL_HALFWIDTH_PCT / 100)) ** 2)
+    clause = findings._goal_clause(rows)
+    goal = findings.GOAL_HALFWIDTH_PCT
+    assert clause == (f"1 of 2 within ±{goal:g}%; all 2 would take about {wanted} blocks "
+                      "by Stein's rule on this spread, against 3 here")  # fmt: skip
+    assert findings._goal_clause(rows.iloc[[1]]) == f"all within ±{findings.GOAL_HALFWIDTH_PCT:g}%"

@@ -103,3 +103,20 @@ def test_the_artifact_names_each_studys_command_time_and_hardware():
             assert "make compare RUN=" in section
             assert re.search(r"Time here: \d+ min for \d+ runs", section)
             assert "Measured on: " in section
+
+
+def test_the_artifact_says_how_each_rerun_on_record_came_out():
+    """A reviewer reads whether the ranges carried over: every contributed run of a study,
+    with its verdict counts against the committed run, as the gallery gives them."""
+    text = (ROOT / artifact.PAGE).read_text()
+    for study in STUDIES:
+        if not _committed(study):
+            continue
+        section = text.split(f"## {study}:", 1)[1].split("\n## ", 1)[0]
+        reruns = [r for r in gallery.runs_of(study)
+                  if gallery.COMMUNITY in r.path.parts and not r.sub_study]  # fmt: skip
+        if not reruns:
+            assert "- Re-runs on record: none yet" in section
+        for run in reruns:
+            assert f"`{run.name}` (" in section
+            assert f"): {gallery.answer(run, gallery.RUNS)[0]}" in section

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import get_ok, one_line, run_cli, start_server
-from hostbench.harness import web
+from hostbench.harness.launch import web
 from hostbench.paths import BIN, TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes

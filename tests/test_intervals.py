@@ -128,6 +128,21 @@ def test_t_log_interval_by_hand():
     assert "nginx" not in set(out["mode"])  # the baseline is not compared with itself
 
 
+def test_the_spread_behind_an_interval_gives_the_blocks_steins_rule_asks():
+    # Five blocks' log ratios with a known sd: block_spread recovers it from the interval
+    # alone, and blocks_for_halfwidth is (t(0.975, n0-1) x sd / log(1 + target))^2.
+    ratios = [1.1, 1.2, 1.3, 1.25, 1.15]
+    rows = [run("nginx", b, 1000) for b in range(5)]
+    rows += [run("kestrel", b, 1000 * r) for b, r in enumerate(ratios)]
+    row = only(paired_ratios(pd.DataFrame(rows), "nginx"), mode="kestrel")
+    sd = float(np.log(ratios).std(ddof=1))
+    spread = intervals.block_spread(row["ratio"], row["ci_high"], int(row["n"]))
+    assert spread == pytest.approx(sd)
+    wanted = math.ceil((2.7764451051977987 * sd / math.log(1.02)) ** 2)
+    assert intervals.blocks_for_halfwidth(spread, 5, 2) == wanted > 5
+    assert intervals.blocks_for_halfwidth(spread, 5, 50) == 5  # never fewer than measured
+
+
 def test_drift_cancels_within_blocks():
     # (b) The machine loses 25% over the study; no noise: every block's ratio is exactly 1.5.
     df = study(

@@ -6,9 +6,9 @@ import os
 import pytest
 
 from conftest import SHORT_RUNS
-from hostbench.harness.limits import loadgen_limited, loadgen_limited_row
+from hostbench.harness.measure.limits import loadgen_limited, loadgen_limited_row
+from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.harness.params import StudyParams
-from hostbench.harness.run import RunSpec, execute
 
 NAN = math.nan
 

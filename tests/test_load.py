@@ -11,7 +11,7 @@ import pytest
 
 from hostbench.analysis import tables
 from hostbench.errors import BadInput
-from hostbench.harness.loadgen import ab_request_limit, get_generator
+from hostbench.harness.measure.loadgen import ab_request_limit, get_generator
 from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_order
 from hostbench.load import LOAD_FILE, Load, read_load

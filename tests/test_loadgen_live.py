@@ -12,10 +12,10 @@ import json
 import pytest
 
 from hostbench.errors import HostbenchError
-from hostbench.harness import web
-from hostbench.harness.loadgen import get_generator
-from hostbench.harness.processes import ManagedProcess
-from hostbench.harness.tools import find_tool
+from hostbench.harness.launch import web
+from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.launch.tools import find_tool
+from hostbench.harness.measure.loadgen import get_generator
 from hostbench.load import Load, read_load
 
 pytestmark = pytest.mark.live  # every test here starts real processes

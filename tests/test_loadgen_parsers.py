@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from hostbench.errors import BadInput, HostbenchError, ToolMissing
-from hostbench.harness import loadgen
-from hostbench.harness.loadgen import (
+from hostbench.harness.measure import loadgen
+from hostbench.harness.measure.loadgen import (
     LoadGenerator,
     LoadResult,
     get_generator,

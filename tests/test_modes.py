@@ -14,9 +14,9 @@ from hostbench.catalog import (
     runnable_here,
 )
 from hostbench.errors import BadInput
-from hostbench.harness.checks import validate
-from hostbench.harness.loadgen import get_generator
-from hostbench.harness.modes import LaunchOptions, check, launch
+from hostbench.harness.launch.modes import LaunchOptions, check, launch
+from hostbench.harness.measure.checks import validate
+from hostbench.harness.measure.loadgen import get_generator
 from hostbench.load import Load
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux", reason="Linux modes")

@@ -1,4 +1,4 @@
-"""Two hosts on one machine (harness/netns.py): made, isolated, checked and always removed;
+"""Two hosts on one machine (harness/launch/netns.py): made, isolated, checked and always removed;
 a study measured across them."""
 
 import csv
@@ -13,7 +13,7 @@ import pytest
 
 from conftest import SHORT_RUNS
 from hostbench.errors import BadInput
-from hostbench.harness import netns, web
+from hostbench.harness.launch import netns, web
 from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
 
@@ -79,7 +79,7 @@ def _holding_two_hosts() -> tuple[subprocess.Popen, list[str]]:
     """A harness process inside two_hosts(), and the namespaces it made."""
     script = textwrap.dedent("""
         import time
-        from hostbench.harness import netns
+        from hostbench.harness.launch import netns
         with netns.two_hosts() as hosts:
             print(hosts.server, hosts.client, flush=True)
             time.sleep(60)

@@ -15,7 +15,7 @@ import pytest
 from hostbench import lab
 from hostbench.analysis import intervals
 from hostbench.analysis.reference import load_setup
-from hostbench.harness import proxies
+from hostbench.harness.launch import proxies
 from hostbench.paths import ROOT
 from hostbench.studies import DEFAULT_STUDY, STUDIES
 

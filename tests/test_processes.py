@@ -8,8 +8,8 @@ import psutil
 import pytest
 
 from hostbench.errors import LaunchFailed
-from hostbench.harness.processes import ManagedProcess
-from hostbench.harness.tools import find_tool
+from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.launch.tools import find_tool
 
 pytestmark = pytest.mark.live  # every test here starts real processes
 
@@ -62,7 +62,7 @@ def test_children_die_with_a_harness_that_is_killed_outright(tmp_path):
     # SIGKILL leaves no chance to clean up: the kernel's parent-death signal must.
     harness = (
         "import sys, time; from pathlib import Path; "
-        "from hostbench.harness.processes import ManagedProcess; "
+        "from hostbench.harness.launch.processes import ManagedProcess; "
         "p = ManagedProcess('sleeper', [sys.executable, '-c', 'import time; time.sleep(60)'], "
         f"Path({str(tmp_path)!r}) / 's.log').start(); "
         f"Path({str(tmp_path)!r}, 'pid').write_text(str(p.pid)); time.sleep(60)"

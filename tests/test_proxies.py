@@ -11,8 +11,8 @@ import psutil
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.harness.processes import ManagedProcess
-from hostbench.harness.proxies import (
+from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.launch.proxies import (
     caddy_config,
     caddy_version,
     nginx_config,
@@ -22,8 +22,8 @@ from hostbench.harness.proxies import (
     yarp_config,
     yarp_version,
 )
-from hostbench.harness.tools import find_tool, have_tool
-from hostbench.harness.web import answers_ok, free_port, get
+from hostbench.harness.launch.tools import find_tool, have_tool
+from hostbench.harness.launch.web import answers_ok, free_port, get
 from hostbench.paths import ROOT
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted

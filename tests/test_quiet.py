@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 import yaml
 
+from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.harness.params import StudyParams
-from hostbench.harness.run import RunSpec, execute
 from hostbench.harness.study import run_order, williams_rows
 
 BURN = "import time\nend = time.time() + 120\nwhile time.time() < end: pass\n"

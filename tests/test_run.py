@@ -12,8 +12,8 @@ import pytest
 
 from conftest import SHORT_RUNS
 from hostbench.errors import HostbenchError, ToolMissing
-from hostbench.harness.params import StudyParams
-from hostbench.harness.run import (
+from hostbench.harness.launch.tools import find_tool
+from hostbench.harness.measure.run import (
     JIT_SETTLED_METHODS,
     RunSpec,
     count_diff_pct,
@@ -22,7 +22,7 @@ from hostbench.harness.run import (
     jit_settled,
     steady,
 )
-from hostbench.harness.tools import find_tool
+from hostbench.harness.params import StudyParams
 from hostbench.load import read_load
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from hostbench import catalog
 from hostbench.catalog import SCENARIOS, Body, get_scenario
-from hostbench.harness import checks
+from hostbench.harness.measure import checks
 
 
 def test_a_scenarios_body_check_is_declared_with_its_path():

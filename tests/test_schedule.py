@@ -16,8 +16,8 @@ import yaml
 
 from conftest import SHORT_RUNS
 from hostbench.analysis import intervals
-from hostbench.harness.cpumonitor import CpuMonitor
 from hostbench.harness.design import blocks_needed
+from hostbench.harness.measure.cpumonitor import CpuMonitor
 from hostbench.harness.params import StudyParams
 from hostbench.harness.study import _added_block_share, run_order
 from hostbench.results import per_launch, read_results

@@ -1,4 +1,4 @@
-"""Topology ssh (harness/remote.py) against two real OpenSSH servers: sshd in each of two
+"""Topology ssh (harness/launch/remote.py) against two real OpenSSH servers: sshd in each of two
 network namespaces the netns module made, host keys checked against a known_hosts made
 here, a study measured across them; nothing left after success, error and Ctrl-C."""
 
@@ -17,9 +17,9 @@ import pytest
 
 from conftest import SHORT_RUNS
 from hostbench.errors import BadInput
-from hostbench.harness import netns, remote
+from hostbench.harness.launch import netns, remote
+from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.harness.params import StudyParams
-from hostbench.harness.processes import ManagedProcess
 from hostbench.harness.study import run_study
 
 SSHD = Path("/usr/sbin/sshd")

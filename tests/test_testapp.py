@@ -18,7 +18,8 @@ import pytest
 
 from conftest import get_ok, one_line, run_cli, start_server
 from hostbench.catalog import get_scenario
-from hostbench.harness import checks, web
+from hostbench.harness.launch import web
+from hostbench.harness.measure import checks
 from hostbench.paths import TESTAPP
 
 pytestmark = pytest.mark.live  # every test here starts real processes

@@ -10,7 +10,7 @@ import pytest
 
 from hostbench import load, params
 from hostbench.errors import BadInput, HostbenchError
-from hostbench.harness.loadgen import get_generator, k6_script, max_connections
+from hostbench.harness.measure.loadgen import get_generator, k6_script, max_connections
 from hostbench.load import TOOLS, Load, ToolTraits
 from hostbench.params import StudyParams
 

@@ -24,8 +24,9 @@ import pytest
 
 from hostbench import reproduce
 from hostbench.errors import BadInput
-from hostbench.harness import dotnet_kernel, tour, web
-from hostbench.harness.processes import ManagedProcess
+from hostbench.harness import dotnet_kernel, tour
+from hostbench.harness.launch import web
+from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.paths import DATA, TESTAPP
 
 LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from hostbench.errors import LaunchFailed, ToolMissing
-from hostbench.harness import netns, tools, web
-from hostbench.harness.modes import LaunchOptions, launch
-from hostbench.harness.tools import find_tool
+from hostbench.harness.launch import netns, tools, web
+from hostbench.harness.launch.modes import LaunchOptions, launch
+from hostbench.harness.launch.tools import find_tool
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux modes")
 

@@ -1,7 +1,7 @@
 """How a run's mean rate and memory converge with its request count (from progress.csv).
 
 A run with `progress_interval_s` set records, once per interval, the server's own count of
-served requests and its memory (harness/progress.py). Stopped after n requests, that run
+served requests and its memory (harness/measure/progress.py). Stopped after n requests, that run
 would have reported a mean rate of n / t(n) (t from the start of the load; at one reading a
 second, the last reading may add up to a second after the last request: negligible over the
 article's counts, visible on a run of seconds) and a memory that is the mean of the readings so
@@ -21,7 +21,7 @@ from ..catalog import mode_color, mode_label
 from ..errors import BadInput
 from .figures import set_finding
 
-FILE = "progress.csv"  # harness/progress.py FILE: one per run folder
+FILE = "progress.csv"  # harness/measure/progress.py FILE: one per run folder
 # Every cell's curve in one tidy file in the run folder: the evidence a later profile's counts
 # cite, readable when the per-run folders are archived (a committed example's runs.tar.gz).
 CURVES_FILE = "convergence.csv"

@@ -274,6 +274,25 @@ def _log_interval(logs: np.ndarray, method: str, confidence: float, rng, n_boot:
     return n, centre, float(low), float(high)
 
 
+# --- how many blocks a precision takes ---------------------------------------------------
+
+
+def block_spread(ratio: float, ci_high: float, n: int, confidence: float = 0.95) -> float:
+    """The sd of the per-block log ratio behind a t-log interval of n blocks: its half-width
+    on the log scale, log(ci_high / ratio), is t(n-1) x sd / sqrt(n)."""
+    t = t_quantile(0.5 + confidence / 2, n - 1)
+    return math.log(ci_high / ratio) * math.sqrt(n) / t
+
+
+def blocks_for_halfwidth(spread: float, first_blocks: int, target_pct: float) -> int:
+    """Stein's two-stage rule: the blocks in all whose 95% interval of the mean log ratio
+    reaches +-target_pct, from the sd `spread` of the per-block log ratio over the
+    `first_blocks` measured, with their t quantile: (t(0.975, n0-1) x s / log(1 + target))^2,
+    never fewer than n0."""
+    t = t_quantile(0.975, first_blocks - 1)
+    return max(first_blocks, math.ceil((t * spread / math.log(1 + target_pct / 100)) ** 2))
+
+
 # --- paired differences --------------------------------------------------------------------
 
 DIFFERENCE_COLUMNS = [

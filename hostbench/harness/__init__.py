@@ -1,5 +1,11 @@
 """The harness: launch the modes, fire the load, sample the CPU, write one row per run.
 
-processes -> tools -> proxies/modes -> loadgen, cpumonitor -> run -> study.
-It never plots; the analysis reads what it writes (results.csv).
+Three concerns, one folder each (docs/layout.md):
+- launch/: what runs and where: child processes, the tools, the proxies, a mode's app
+  behind them; two network namespaces or two hosts over ssh;
+- measure/: one measured window: the quiet gate, the load generators, the CPU monitor,
+  the response checks, the row (run.py);
+- here: a study as a whole: its params' preflight, the blocks and their order, how many
+  (design), resuming, the notebook run, the machine's record, the C# tour.
+launch -> measure -> study. It never plots; the analysis reads what it writes (results.csv).
 """

@@ -17,7 +17,7 @@ meaning: the study cannot stop early because an interval happened to look narrow
 
 import math
 
-from ..analysis.intervals import t_quantile
+from ..analysis.intervals import blocks_for_halfwidth
 from .params import StudyParams
 
 RULE = (
@@ -55,7 +55,6 @@ def blocks_needed(
     """The blocks the study runs in all, and why (design.json). `added_share`: an added
     block's windows over a full block's (below 1 when a focus leaves modes out of it)."""
     n0 = params.repetitions
-    target = math.log(1 + params.target_halfwidth_pct / 100)
     spreads = {}
     for cell, ratios in block_log_ratios(rows, params).items():
         if len(ratios) >= 2:
@@ -65,9 +64,8 @@ def blocks_needed(
         wanted = n0
         why = "too few first blocks to estimate a spread"
     else:
-        t = t_quantile(0.975, n0 - 1)
         widest = max(spreads, key=spreads.get)
-        wanted = max(n0, math.ceil((t * spreads[widest] / target) ** 2))
+        wanted = blocks_for_halfwidth(spreads[widest], n0, params.target_halfwidth_pct)
         named = " / ".join(str(part) for part in widest[:3] if part)  # mode, variant, scenario
         why = (f"the widest focus ratio ({named}) spreads "
                f"{100 * spreads[widest]:.1f}% between blocks")  # fmt: skip

@@ -47,8 +47,8 @@ def os_name() -> str:
 
 
 def tool_versions() -> dict[str, str]:
-    from . import proxies
-    from .loadgen import get_generator
+    from .launch import proxies
+    from .measure.loadgen import get_generator
 
     versions = {}
     for name in TOOLS:

@@ -16,9 +16,9 @@ from ..catalog import get_scenario
 from ..errors import HostbenchError
 from ..paths import ROOT, RUNS, TESTAPP
 from ..studies import get_study
-from . import netns
-from .checks import validate
-from .modes import LaunchOptions, launch
+from .launch import netns
+from .launch.modes import LaunchOptions, launch
+from .measure.checks import validate
 from .params import StudyParams, check_run_id, check_runnable
 from .study import run_study
 

@@ -22,8 +22,8 @@ from ..params import (  # noqa: F401 - the harness's names for the core's
     fingerprint,
     load_yaml,
 )
-from .loadgen import check_connections
-from .modes import check
+from .launch.modes import check
+from .measure.loadgen import check_connections
 
 
 def check_runnable(params: StudyParams) -> StudyParams:

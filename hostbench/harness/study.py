@@ -37,12 +37,12 @@ from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
 from ..params import PARAMS_FILE
 from ..paths import RUNS
-from . import environment, netns, remote
+from . import environment
 from .design import blocks_needed
-from .modes import check_socket_path
-from .params import NOT_MEASURED, OPTIONAL, StudyParams, check_run_id, fingerprint
-from .quiet import measuring_alone
-from .run import (
+from .launch import netns, remote
+from .launch.modes import check_socket_path
+from .measure.quiet import measuring_alone
+from .measure.run import (
     BUSY,
     UNSTEADY,
     RunSpec,
@@ -54,6 +54,7 @@ from .run import (
     read_json,
     run_settings,
 )
+from .params import NOT_MEASURED, OPTIONAL, StudyParams, check_run_id, fingerprint
 
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run

@@ -13,8 +13,8 @@ from conftest import get_ok, start_server
 from hostbench.analysis import tables
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.reference import load_reference, load_setup
-from hostbench.harness import web
 from hostbench.harness.environment import go_build
+from hostbench.harness.launch import web
 from hostbench.harness.params import StudyParams
 from hostbench.paths import BIN, ROOT
 from hostbench.results import valid_rows

@@ -11,7 +11,7 @@ from hostbench.analysis import intervals
 from hostbench.analysis import prose as report
 from hostbench.analysis import tables as analysis
 from hostbench.catalog import mode_label
-from hostbench.harness.loadgen import k6_script
+from hostbench.harness.measure.loadgen import k6_script
 from hostbench.paths import ROOT
 from hostbench.studies import study_of
 

@@ -13,9 +13,9 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.analysis import tables
 from hostbench.analysis.reference import load_reference, load_setup
-from hostbench.harness.modes import launch
+from hostbench.harness.launch.modes import launch
+from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.harness.params import StudyParams
-from hostbench.harness.run import RunSpec, execute
 from hostbench.params import machine_cores
 from hostbench.paths import RUNS
 from hostbench.studies import study_of

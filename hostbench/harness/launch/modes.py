@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from ..catalog import Mode, get_mode, runnable_here
-from ..errors import BadInput, HostbenchError
-from ..params import LaunchOptions  # data: the params' launch keys
+from ...catalog import Mode, get_mode, runnable_here
+from ...errors import BadInput, HostbenchError
+from ...params import LaunchOptions  # data: the params' launch keys
 from . import proxies, remote, web
 from .netns import TwoHosts, call_in
 from .processes import ManagedProcess, tail

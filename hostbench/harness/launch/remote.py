@@ -24,10 +24,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..errors import BadInput, HostbenchError, LaunchFailed
-from ..paths import BIN, TESTAPP
+from ...errors import BadInput, HostbenchError, LaunchFailed
+from ...paths import BIN, TESTAPP
+from ..measure.cpumonitor import machine_shares
 from . import proxies, web
-from .cpumonitor import machine_shares
 from .processes import tail, wait_for_exit, wait_until_ready
 
 ROLES = ("server", "loadgen")

@@ -17,7 +17,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from subprocess import STDOUT
 
-from ..errors import LaunchFailed
+from ...errors import LaunchFailed
 from .netns import exec_prefix
 
 _live: set["ManagedProcess"] = set()
@@ -43,7 +43,7 @@ def _wrapped(argv: list[str], cpus: Sequence[int] | None, netns: str | None = No
     prefix = []
     if sys.platform == "linux" and shutil.which("setpriv"):
         prefix += ["setpriv", "--pdeathsig", "TERM", "--"]
-    prefix += exec_prefix(netns)  # a network namespace (harness/netns.py): joins it and execs
+    prefix += exec_prefix(netns)  # a network namespace (launch/netns.py): joins it and execs
     if cpus:
         prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
     return prefix + argv
@@ -126,7 +126,7 @@ class ManagedProcess:
         self.env = env
         self.cwd = cwd
         self.cpus = list(cpus) if cpus else None  # pinned to these CPU ids
-        self.netns = netns  # runs in this network namespace (harness/netns.py); None: ours
+        self.netns = netns  # runs in this network namespace (harness/launch/netns.py); None: ours
         self.popen: subprocess.Popen | None = None
 
     @property

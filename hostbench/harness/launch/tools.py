@@ -9,8 +9,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..errors import ToolMissing
-from ..paths import BIN, TESTAPP, YARP_PROXY
+from ...errors import ToolMissing
+from ...paths import BIN, TESTAPP, YARP_PROXY
 
 # How the README's setup provides each tool; quoted in the error when one is missing.
 HOW_TO_INSTALL = {

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from datetime import datetime
 from html.parser import HTMLParser
 
-from ..catalog import Scenario
-from ..errors import HostbenchError
-from .web import Response
+from ...catalog import Scenario
+from ...errors import HostbenchError
+from ..launch.web import Response
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 XSD = "http://www.w3.org/2001/XMLSchema"

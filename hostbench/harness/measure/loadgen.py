@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import BadInput, HostbenchError
-from ..load import TOOLS, Load, tools_with
-from .processes import ManagedProcess, tail
-from .tools import find_tool
+from ...errors import BadInput, HostbenchError
+from ...load import TOOLS, Load, tools_with
+from ..launch.processes import ManagedProcess, tail
+from ..launch.tools import find_tool
 
 # Seconds a tool may run past its duration before it is killed: k6 lets
 # iterations in flight finish (gracefulStop 30 s), ab waits up to 30 s per response.

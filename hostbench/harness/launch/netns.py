@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ..errors import BadInput, HostbenchError
+from ...errors import BadInput, HostbenchError
 
 NETNS_DIR = Path("/run/netns")  # where `ip netns add` mounts a named namespace
 PREFIX = "hostbench"  # every namespace this module makes: hostbench<pid>-server|client

@@ -23,23 +23,23 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from .. import results
-from ..catalog import Mode, Scenario, get_mode, get_scenario
-from ..errors import HostbenchError
-from ..load import Load
-from ..warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
-from . import remote_helper
+from ... import results
+from ...catalog import Mode, Scenario, get_mode, get_scenario
+from ...errors import HostbenchError
+from ...load import Load
+from ...warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
+from ..launch import remote_helper
+from ..launch.modes import Target, launch
+from ..launch.netns import TwoHosts, call_in, check_route
+from ..launch.remote import RemoteCpu, SshHosts
+from ..params import StudyParams, fingerprint
 from .checks import validate
 from .cpumonitor import CpuMonitor
 from .limits import loadgen_limited_row
 from .loadgen import LoadGenerator, generator_for
-from .modes import Target, launch
-from .netns import TwoHosts, call_in, check_route
-from .params import StudyParams, fingerprint
 from .progress import FILE as PROGRESS_FILE
 from .progress import ProgressMonitor
 from .quiet import wait_until_quiet
-from .remote import RemoteCpu, SshHosts
 
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
@@ -459,39 +459,13 @@ def measure_window(
             params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
         )
     load = spec.load.aimed_at(target.url)
-    generator = generator_for(load)
     loadgen_cpus = list(load.cpus or [])
     _raise_if_dead(target)
     _quiesce(target)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     state = _machine_state()
     target.reset_server_stats()
-    if ssh:  # read on the server host, never this machine's /proc
-        monitor = RemoteCpu(ssh.server)
-    else:
-        monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
-    watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
-    for group, pids in target.groups.items():
-        for pid in pids:
-            monitor.watch(group, pid)
-
-    # Off unless the params ask: one GET /__stats per interval (progress.py).
-    progress = (
-        ProgressMonitor(
-            run_dir / PROGRESS_FILE, target, scenario.stats_key, params.progress_interval_s
-        )
-        if params.progress_interval_s
-        else nullcontext()
-    )
-    with monitor, progress:
-        result = generator.run(
-            load,
-            run_dir / "load",
-            on_start=lambda pid: monitor.watch("loadgen", pid),
-            netns=where.client_netns,
-            host=where.loadgen_host,
-        )
-        monitor.exited("loadgen", result.cpu_s)
+    result, cpu, watched = _fire(load, target, run_dir, params, where, scenario.stats_key)
     _raise_if_dead(target)
     stats = _server_stats(target)
     server_pid = target.groups["server"][0] if target.groups.get("server") else None
@@ -500,7 +474,6 @@ def measure_window(
     if result.requests == 0:
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
     server_requests = stats["endpoints"].get(scenario.stats_key, 0) if stats else None
-    cpu = monitor.summary()
     measured = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
     row = {
         "run_key": spec.key,
@@ -534,8 +507,45 @@ def measure_window(
     reasons.append(busy_reason(row, params))
     row["invalid_reason"] = "; ".join(r for r in reasons if r)
     row["valid"] = not row["invalid_reason"]
-    results.row_text(row)  # a key results.csv does not declare fails here, before row.json
+    _save_row(row, run_dir)
+    return row
+
+
+def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where: Where,
+          stats_key: str) -> tuple:  # fmt: skip
+    """Run the load at `target` while the CPU monitor watches the target's processes and the
+    load generator (read on the server host under ssh, never this machine's /proc): the
+    tool's result, the CPU summary and the process groups watched."""
+    if where.ssh:
+        monitor = RemoteCpu(where.ssh.server)
+    else:
+        monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
+    watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
+    for group, pids in target.groups.items():
+        for pid in pids:
+            monitor.watch(group, pid)
+    # Off unless the params ask: one GET /__stats per interval (progress.py).
+    progress = (
+        ProgressMonitor(run_dir / PROGRESS_FILE, target, stats_key, params.progress_interval_s)
+        if params.progress_interval_s
+        else nullcontext()
+    )
+    with monitor, progress:
+        result = generator_for(load).run(
+            load,
+            run_dir / "load",
+            on_start=lambda pid: monitor.watch("loadgen", pid),
+            netns=where.client_netns,
+            host=where.loadgen_host,
+        )
+        monitor.exited("loadgen", result.cpu_s)
+    return result, monitor.summary(), watched
+
+
+def _save_row(row: dict, run_dir: Path) -> None:
+    """The row as row.json, written whole or not at all; a key results.csv does not declare
+    fails first (results.row_text)."""
+    results.row_text(row)
     tmp = run_dir / (ROW_FILE + ".tmp")
     tmp.write_text(json.dumps(row, indent=2))
     os.replace(tmp, run_dir / ROW_FILE)
-    return row

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import psutil
 
+from ..launch.modes import Target
 from .cpumonitor import _Tree
-from .modes import Target
 
 FILE = "progress.csv"
 COLUMNS = ("elapsed_s", "requests", "rss_mb", "rss_anon_mb")

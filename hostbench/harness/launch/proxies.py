@@ -3,7 +3,7 @@
 Everything a proxy writes (config, pid file, logs, temp files, caddy's data
 dirs) lives in the run folder; nothing under /etc, /var or the user's home.
 Proxies listen on 127.0.0.1 only (or, with two hosts on one machine, on the server
-namespace's own address: harness/netns.py) and run as the current user.
+namespace's own address: harness/launch/netns.py) and run as the current user.
 
 Upstream addresses are written as "127.0.0.1:5001" (TCP) or
 "unix:/path/app.sock" (Unix domain socket), the nginx spelling.
@@ -18,7 +18,7 @@ import resource
 import subprocess
 from pathlib import Path, PurePath
 
-from ..errors import BadInput
+from ...errors import BadInput
 from .netns import call_in
 from .processes import ManagedProcess
 from .tools import find_tool

@@ -114,7 +114,7 @@ def doctor(
     max_cores: float = 0.1, max_steal_pct: float = 5.0, seconds: int = 3
 ) -> tuple[list[tuple[str, str]], bool]:
     """The machine's readiness to measure, as (what, reading) rows, and whether it is quiet."""
-    from .environment import cpu_model, tool_versions
+    from ..environment import cpu_model, tool_versions
 
     readings = [read(1.0) for _ in range(seconds)]
     foreign = max(r.foreign_cores for r in readings)
