@@ -197,6 +197,8 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
     assert line.startswith(f"Precision: {len(rps)} compared ratios, 95% half-widths of "
                            f"{prose.span(half, '.0f')}% over {blocks} blocks; ")  # fmt: skip
     assert findings.ratios_precision(rps.assign(n=1)) == ""  # no interval, no precision
+    # The report's first screen says it as the README does.
+    assert line in (run / "report.html").read_text().replace("&#x27;", "'")
 
 
 def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():

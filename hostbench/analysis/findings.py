@@ -62,6 +62,7 @@ def findings_box(
     formats: dict | None = None,
     per_claim: tuple[str, str] | None = None,
     run_dir: str | Path | None = None,
+    ratios: pd.DataFrame | None = None,
 ) -> FindingsBox:
     """The report's first screen: `claims` (the study's claims table: the article's claim, our
     evidence with its interval and n, the verdict; None for a study without one), the
@@ -70,10 +71,16 @@ def findings_box(
     the claims table's cell formats, as its section passes them to prose.table.
     per_claim=(claim column, verdict column): a table with several rows per claim (one per
     scenario or baseline) is shown one row per claim, its verdicts counted (verdict_counts).
-    run_dir: the run folder, for the precision line (precision_line)."""
+    run_dir: the run folder, for the precision line (precision_line). ratios: for a study
+    whose ratios are not modes against one baseline, the ratios it publishes, for the
+    precision line (ratios_precision)."""
     if claims is not None and per_claim is not None:
         claims, formats = verdict_counts(claims, *per_claim), None
-    precision = "" if run_dir is None or smoke else precision_line(run_dir, results)
+    precision = ""
+    if not smoke and run_dir is not None:
+        precision = precision_line(run_dir, results)
+    if not smoke and ratios is not None and not precision:
+        precision = ratios_precision(ratios)
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
 
 
