@@ -40,8 +40,9 @@ def _reruns_line(study_id: str, runs_dir: Path) -> str:
               if gallery.COMMUNITY in r.path.parts and not r.sub_study]  # fmt: skip
     if not reruns:
         return "- Re-runs on record: none yet; the ranges below are one machine's."
+    machines = {r.name: gallery.machine(r) for r in reruns}  # reads each run's files once
     each = "; ".join(
-        f"`{r.name}` ({gallery.machine(r)['machine']}, `{gallery.machine(r)['commit']}`): "
+        f"`{r.name}` ({machines[r.name]['machine']}, `{machines[r.name]['commit']}`): "
         f"{gallery.answer(r, runs_dir)[0]}"
         for r in reruns
     )
