@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -168,28 +169,51 @@ def test_an_error_in_a_run_stops_everything_on_the_hosts(tmp_path):
     assert not _left(str(tmp_path / "server" / "sshd_config"))
 
 
-def _study_under_load(hosts, inventory, tmp_path) -> subprocess.Popen:
-    """A 30 s ssh study in its own harness process, returned once its load runs (or 120 s)."""
+LOAD = "/tmp/hostbench\\..*/bombardier .*http://"  # the load, not the tool's version check
+
+
+@contextmanager
+def _study_under_load(hosts, inventory, tmp_path) -> Iterator[subprocess.Popen]:
+    """A 30 s ssh study in its own harness process, yielded once its load runs; stopped (and
+    killed if need be) when the block ends, so a failing test leaves nothing to the next."""
     script = textwrap.dedent(f"""
         from hostbench.harness.params import StudyParams
         from hostbench.harness.study import run_study
         params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
-        run_study(params, "ssh", {str(tmp_path)!r}, progress=False)
+        run_study(params, "ssh", {str(tmp_path)!r}, progress=True)
     """)
-    child = subprocess.Popen([*netns.exec_prefix(hosts.client), sys.executable, "-c", script])
-    deadline = time.monotonic() + 120
-    while not _left("/tmp/hostbench\\..*/bombardier") and time.monotonic() < deadline:
-        assert child.poll() is None, "the study ended before its load started"
-        time.sleep(0.2)
-    return child
+    log = tmp_path / "harness.log"
+    with log.open("w") as out:
+        child = subprocess.Popen(
+            [*netns.exec_prefix(hosts.client), sys.executable, "-c", script],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        # A wait, not a timing check: a cold or busy machine takes longer to reach the load.
+        deadline = time.monotonic() + 300
+        while not _left(LOAD):
+            said = log.read_text()[-2000:]
+            assert child.poll() is None, f"the study ended before its load started:\n{said}"
+            assert time.monotonic() < deadline, f"no load after 300 s; the harness said:\n{said}"
+            time.sleep(0.2)
+        yield child
+    finally:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
 
 
 def test_sigint_stops_everything_on_the_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        child = _study_under_load(hosts, inventory, tmp_path)
-        assert _left("/tmp/hostbench\\..*/bombardier")  # the load runs on the loadgen host
-        child.send_signal(signal.SIGINT)
-        child.wait(timeout=60)
+        with _study_under_load(hosts, inventory, tmp_path) as child:
+            assert _left(LOAD)  # the load runs on the loadgen host
+            child.send_signal(signal.SIGINT)
+            child.wait(timeout=60)
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
@@ -243,9 +267,9 @@ def test_the_provisioning_playbook_parses(tmp_path):
 
 def test_a_killed_harness_leaves_nothing_on_the_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        child = _study_under_load(hosts, inventory, tmp_path)
-        child.kill()  # no finally runs: the hosts' keepers see their input end
-        child.wait()
+        with _study_under_load(hosts, inventory, tmp_path) as child:
+            child.kill()  # no finally runs: the hosts' keepers see their input end
+            child.wait()
         deadline = time.monotonic() + 30
         while _left("/tmp/hostbench\\.") and time.monotonic() < deadline:
             time.sleep(0.2)
