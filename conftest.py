@@ -230,6 +230,15 @@ def overlapping(artists) -> list[tuple[str, str]]:
     return [(t1, t2) for (t1, b1), (t2, b2) in itertools.combinations(boxes, 2) if b1.overlaps(b2)]
 
 
+def assert_whiskers_inside(fig, axis: int) -> None:
+    """Every axes of `fig` draws error bars, and each ends inside its limits on x (axis 0)
+    or y (axis 1): nothing is drawn cut off."""
+    for ax in fig.axes:
+        ends = whisker_ends(ax, axis)
+        low, high = ax.get_xlim() if axis == 0 else ax.get_ylim()
+        assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+
+
 def whisker_ends(ax, axis: int) -> list[float]:
     """Both ends of every error bar drawn in `ax` (bars' and errorbar()'s), on x (axis 0) or
     y (axis 1): to check that each ends inside the axes."""

@@ -5,7 +5,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from conftest import whisker_ends  # noqa: E402
+from conftest import assert_whiskers_inside  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
 from hostbench.analysis.figures import caption_text  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
@@ -19,10 +19,7 @@ def test_the_ratio_whiskers_end_inside_the_axes():
     rps = go_vs_dotnet.ratios(RESULTS, "rps")
     memory = go_vs_dotnet.ratios(RESULTS, "rss_server_mean_mb")
     fig = go_vs_dotnet.ratio_figure(rps, memory)
-    for ax in fig.axes:
-        ends = whisker_ends(ax, 0)
-        low, high = ax.get_xlim()
-        assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+    assert_whiskers_inside(fig, 0)
 
 
 def test_each_figures_caption_opens_with_the_numbers_it_draws():

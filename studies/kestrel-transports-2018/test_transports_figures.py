@@ -5,7 +5,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from conftest import whisker_ends  # noqa: E402
+from conftest import assert_whiskers_inside  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
 from hostbench.analysis.figures import caption_text  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
@@ -19,19 +19,13 @@ def test_the_gains_whiskers_end_inside_the_axes():
     gains = transports.gains(RESULTS)
     assert (gains["ci_high"] / gains["ci_low"]).max() > 2  # wide: two blocks on a busy machine
     fig = transports.gains_figure(gains)
-    for ax in fig.axes:
-        ends = whisker_ends(ax, 0)
-        low, high = ax.get_xlim()
-        assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+    assert_whiskers_inside(fig, 0)
     assert "cut off" not in fig.get_suptitle()
 
 
 def test_the_sweeps_whiskers_end_inside_the_axes():
     fig = transports.sweep_figure(RESULTS)
-    for ax in fig.axes:
-        ends = whisker_ends(ax, 1)
-        low, high = ax.get_ylim()
-        assert ends and min(ends) >= low and max(ends) <= high, (min(ends), max(ends), low, high)
+    assert_whiskers_inside(fig, 1)
 
 
 def test_the_captions_open_with_what_the_figures_show():

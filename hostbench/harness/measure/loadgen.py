@@ -56,8 +56,25 @@ class LoadResult:
     cpu_s: float = math.nan
 
 
-def _rps(requests: int, duration_s: float) -> float:
-    return requests / duration_s if duration_s > 0 else 0.0
+LATENCIES = ("mean", "p50", "p90", "p99", "max")
+
+
+def _result(
+    tool: str, tool_version: str, requests: int, duration_s: float, latency_ms: dict, **counts
+) -> LoadResult:
+    """The one LoadResult of every parser: rps from the tool's own duration, the latencies
+    in ms named as LATENCIES (one the tool did not give, or with no response at all, NaN),
+    and `counts` (non_2xx, errors, bytes_read)."""
+    latency_ms = latency_ms if requests > 0 else {}
+    return LoadResult(
+        tool=tool,
+        tool_version=tool_version,
+        requests=requests,
+        duration_s=duration_s,
+        rps=requests / duration_s if duration_s > 0 else 0.0,
+        **{f"latency_{k}_ms": latency_ms.get(k, NAN) for k in LATENCIES},
+        **counts,
+    )
 
 
 def _num(value) -> float:
@@ -249,19 +266,15 @@ def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
     duration_s = data["state"]["testRunDurationMs"] / 1000
     requests = sent - errors
     # Durations cover failed attempts too; with no response at all k6 reports
-    # zeros, which are no data.
-    trend = metrics["http_req_duration"]["values"] if requests > 0 else {}
-    return LoadResult(
-        tool="k6",
-        tool_version=tool_version,
-        requests=requests,
-        duration_s=duration_s,
-        rps=_rps(requests, duration_s),
-        latency_mean_ms=_num(trend.get("avg")),
-        latency_p50_ms=_num(trend.get("p(50)")),
-        latency_p90_ms=_num(trend.get("p(90)")),
-        latency_p99_ms=_num(trend.get("p(99)")),
-        latency_max_ms=_num(trend.get("max")),
+    # zeros, which are no data (_result drops them).
+    trend = metrics["http_req_duration"]["values"]
+    names = ("avg", "p(50)", "p(90)", "p(99)", "max")
+    return _result(
+        "k6",
+        tool_version,
+        requests,
+        duration_s,
+        {k: _num(trend.get(name)) for k, name in zip(LATENCIES, names, strict=True)},
         non_2xx=count("hostbench_non_2xx"),
         errors=errors,
         bytes_read=count("data_received"),
@@ -310,23 +323,16 @@ def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
     requests = sum(int(result[c]) for c in classes) - errors
     duration_s = float(result["timeTakenSeconds"])
     # Latencies cover failed attempts too; with no response at all, there is no data.
-    latency = result.get("latency", {}) if requests > 0 else {}
+    latency = result.get("latency", {})
     pct = latency.get("percentiles", {})
-
-    def ms(us) -> float:
-        return _num(us) / 1000
-
-    return LoadResult(
-        tool="bombardier",
-        tool_version=tool_version,
-        requests=requests,
-        duration_s=duration_s,
-        rps=_rps(requests, duration_s),
-        latency_mean_ms=ms(latency.get("mean")),
-        latency_p50_ms=ms(pct.get("50")),
-        latency_p90_ms=ms(pct.get("90")),
-        latency_p99_ms=ms(pct.get("99")),
-        latency_max_ms=ms(latency.get("max")),
+    latency_us = {"mean": latency.get("mean"), "max": latency.get("max")}
+    latency_us |= {f"p{q}": pct.get(str(q)) for q in (50, 90, 99)}
+    return _result(
+        "bombardier",
+        tool_version,
+        requests,
+        duration_s,
+        {k: _num(us) / 1000 for k, us in latency_us.items()},
         non_2xx=requests - int(result["req2xx"]),
         errors=errors,
         bytes_read=int(result["bytesRead"]),
@@ -441,24 +447,14 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
     requests = int(data["requests"])
     duration_s = int(data["duration_us"]) / 1e6
     e = data["errors"]
+    # With no responses wrk's histogram reports 0 everywhere: no data (_result drops it).
     latency = data["latency_us"]
-    # With no responses wrk's histogram reports 0 everywhere: no data, not 0 ms.
-    has_latency = requests > 0
-
-    def ms(key: str) -> float:
-        return _num(latency.get(key)) / 1000 if has_latency else NAN
-
-    return LoadResult(
-        tool="wrk",
-        tool_version=tool_version,
-        requests=requests,
-        duration_s=duration_s,
-        rps=_rps(requests, duration_s),
-        latency_mean_ms=ms("mean"),
-        latency_p50_ms=ms("p50"),
-        latency_p90_ms=ms("p90"),
-        latency_p99_ms=ms("p99"),
-        latency_max_ms=ms("max"),
+    return _result(
+        "wrk",
+        tool_version,
+        requests,
+        duration_s,
+        {k: _num(latency.get(k)) / 1000 for k in LATENCIES},
         non_2xx=int(e["status"]),
         errors=int(e["connect"]) + int(e["read"]) + int(e["write"]) + int(e["timeout"]),
         bytes_read=int(data["bytes"]),
@@ -543,18 +539,16 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
         if line.strip():
             pct, ms = line.split(",")
             served[int(pct)] = float(ms)
-    has_latency = requests > 0
-    return LoadResult(
-        tool="ab",
-        tool_version=tool_version,
-        requests=requests,
-        duration_s=duration_s,
-        rps=_rps(requests, duration_s),
-        latency_mean_ms=float(mean.group(1)) if mean and has_latency else NAN,
-        latency_p50_ms=served[50] if has_latency else NAN,
-        latency_p90_ms=served[90] if has_latency else NAN,
-        latency_p99_ms=served[99] if has_latency else NAN,
-        latency_max_ms=served[100] if has_latency else NAN,
+    latency_ms = {}
+    if requests > 0:  # ab prints no percentages without a response
+        latency_ms = {f"p{q}": served[q] for q in (50, 90, 99)} | {"max": served[100]}
+        latency_ms |= {"mean": float(mean.group(1))} if mean else {}
+    return _result(
+        "ab",
+        tool_version,
+        requests,
+        duration_s,
+        latency_ms,
         non_2xx=int(_ab_field(stdout_text, "Non-2xx responses", "0")),
         errors=errors,
         bytes_read=int(_ab_field(stdout_text, "Total transferred")),
