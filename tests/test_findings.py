@@ -167,11 +167,29 @@ def test_the_precision_line_counts_the_compared_modes_beyond_two():
         compared = params.focus or [m for m in params.modes if m != params.baseline_mode]
         results = tables.load_results(params_file.parent, valid_only=False)
         line = findings.precision_line(params_file.parent, results)
-        if len(compared) > 2 and line:
+        if len(compared) > 2 and "half-widths" in line:
             assert f"the {len(compared)} other modes against " in line, line
             seen += 1
     if not seen:
         pytest.skip("no committed run compares more than two modes with its baseline")
+
+
+def test_a_run_of_one_block_says_it_has_no_interval():
+    """go-vs-dotnet's convergence run: one block a cell, so the line says why there is none."""
+    from hostbench.analysis import tables
+
+    for params_file in sorted(ROOT.glob("data/runs/example-*/params.json")):
+        run = params_file.parent
+        params = tables.load_params(run)
+        if params.baseline_mode and params.repetitions == 1 and not params.smoke:
+            break
+    else:
+        pytest.skip("no committed run of one block")
+    results = tables.load_results(run, valid_only=False)
+    line = findings.precision_line(run, results)
+    assert line == "Precision: no interval to state: each cell ran in one block, and one needs two."
+    more = pd.concat([results, results.assign(block=results["block"] + 1)])
+    assert "half-widths" in findings.precision_line(run, more)  # two blocks: an interval
 
 
 def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publishes():

@@ -148,6 +148,8 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
         ratios = intervals.paired_ratios(results, baseline)
     except BadInput:
         return ""
+    if not ratios.empty and (ratios["n"] < 2).all():
+        return "Precision: no interval to state: each cell ran in one block, and one needs two."
     rows = ratios[ratios["mode"].astype(str).isin(compared) & (ratios["n"] >= 2)]
     rows = rows[[math.isfinite(h) for h in rows["ci_high"]]]
     if rows.empty:
