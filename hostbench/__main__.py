@@ -166,7 +166,7 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from .analysis import compare
+    from .analysis import claims, compare
 
     runs_dir = Path(args.runs_dir)
     runs = [compare.identify(compare.find_run(r, runs_dir)) for r in args.runs]
@@ -176,6 +176,9 @@ def _cmd_compare(args) -> int:
     tolerance = compare.TOLERANCE_PCT if args.tolerance is None else args.tolerance
     table = compare.write(runs, out, tolerance)
     print(compare.text_table(table))
+    verdicts = compare.claim_verdicts(runs)
+    if verdicts is not None:
+        print(claims.text(verdicts, runs[0].study))
     differences = compare.differences(runs)
     if not differences.empty:
         print("what differed:")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import compare
+from .analysis import claims, compare
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params
 from .docs import GALLERY
@@ -177,7 +177,24 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
             f"`{m['commit']}` | {m['measured']} | {verdicts} |"
         )
     lines += ["", "## Their ratios", "", _ratio_table(ratios), ""]
+    verdicts = compare.claim_verdicts([r for r in runs if r.sub_study is None])
+    if verdicts is not None:
+        lines += [
+            "## The article's claims, run by run",
+            "",
+            f"Each run's verdict on each of the article's claims, as its report's claims section "
+            f"gives it: {claims.agreement(verdicts, study_id)}.",
+            "",
+            claims.markdown(verdicts.rename(columns=lambda c: _short(c, runs_dir, runs))),
+            "",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _short(column: str, runs_dir: Path, runs: list[compare.Run]) -> str:
+    """A run's column named by its folder under the runs dir; other columns as they are."""
+    by_name = {r.name: _shown(r, runs_dir) for r in runs}
+    return by_name.get(column, column)
 
 
 def _shown(run: compare.Run, runs_dir: Path) -> str:

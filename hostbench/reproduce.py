@@ -128,10 +128,15 @@ def _prepare_environment():
     os.environ.pop("MPLBACKEND", None)
 
 
-def _run_tour(out: Path) -> None:
+def _run_tour(out: Path, discard_old: bool = False) -> None:
     """The C# tour first, so the study notebook can split server CPU into the app's own work
     (app_work.csv) and the rest. On the .net-csharp kernel under papermill; if it is missing
-    or the notebook fails, the study still runs, without that split."""
+    or the notebook fails, the study still runs, without that split. A resumed run keeps the
+    app_work.csv its tour measured, as it keeps its finished windows: a resume measures only
+    what the run lacks (discard_old: measured again)."""
+    if (out / tour.CSV_NAME).is_file() and not discard_old:
+        print(f"{tour.CSV_NAME}: kept, as this run's tour measured it", flush=True)
+        return
     try:
         tour.run(out, _execute, _kernel_available)
     except HostbenchError as e:
@@ -171,7 +176,7 @@ def reproduce(
         "runs_dir": str(out.parent),
     }
     if study.runs_tour:
-        _run_tour(out)
+        _run_tour(out, discard_old)
     with _Follow(out):
         _execute(
             study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)

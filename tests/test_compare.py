@@ -14,7 +14,7 @@ import pytest
 
 from hostbench.__main__ import main
 from hostbench.analysis import compare
-from hostbench.analysis.intervals import paired_ratios, t_quantile
+from hostbench.analysis.intervals import VERDICTS, paired_ratios, t_quantile
 from hostbench.errors import BadInput
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
@@ -107,6 +107,41 @@ def test_a_committed_run_compared_with_itself_is_reproduced(run, tmp_path, capsy
     assert table["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
     assert (tmp_path / "figures" / "compare.png").stat().st_size > 0
     assert "reproduced" in capsys.readouterr().out
+
+
+def _study_with_claims() -> str:
+    for study in STUDIES:
+        committed = (RUNS / STUDIES[study].paper_run / "params.json").exists()
+        if committed and hasattr(STUDIES[study].analysis, "claims"):
+            return study
+    pytest.skip("no study with a claims hook has a committed paper run")
+
+
+def test_the_articles_claims_are_set_side_by_side_with_each_runs_verdict(tmp_path, capsys):
+    study = _study_with_claims()
+    a = _copy(study, tmp_path / "a")
+    same = compare.claim_verdicts(_runs(a, _copy(study, tmp_path / "b")))
+    assert len(same) and (same["a"] == same["b"]).all()
+    assert set(same["a"]) <= set(VERDICTS)
+    # Every mode but the baseline at a hundredth of its rate: the claims about them turn.
+    params = json.loads((a / "params.json").read_text())
+    slower = {m: 0.01 for m in params["modes"] if m != params["baseline"]}
+    c = _copy(study, tmp_path / "c", scale=slower)
+    assert main(["compare", str(a), str(c), "--out", str(tmp_path / "out")]) == 0
+    written = pd.read_csv(tmp_path / "out" / "claims.csv").fillna("")
+    assert list(written.columns[-2:]) == ["a", "c"]
+    agree = int((written["a"] == written["c"]).sum())
+    assert agree < len(written)
+    assert f"the same verdict in {agree} of {len(written)} rows" in capsys.readouterr().out
+
+
+def test_a_sub_studys_runs_have_no_claims_of_their_own():
+    """The claims are the main study's: a sub-study's run (two hosts, ...) has none."""
+    subs = [p.parent for s in STUDIES.values() for p in RUNS.glob(f"{s.paper_run}-*/params.json")]
+    if not subs:
+        pytest.skip("no committed sub-study run")
+    run = compare.identify(subs[0])
+    assert run.sub_study and compare.claim_verdicts([run, run]) is None
 
 
 def test_a_copy_of_a_run_is_the_same_run(tmp_path):

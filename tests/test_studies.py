@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from hostbench import readmes
-from hostbench.analysis import tables
+from hostbench.analysis import claims, intervals, tables
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.params import StudyParams, load_yaml
 from hostbench.paths import ROOT
@@ -133,6 +133,19 @@ def test_the_quick_report_shows_the_studys_figures_inline_and_a_headline(study, 
     params = StudyParams.from_file(study.params_path("quick"))
     rows = pd.read_csv(out / "results.csv")
     assert len(rows) == len(params.cells()) * params.repetitions
+
+
+@pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
+def test_a_claims_hook_gives_a_verdict_for_each_named_row(study):
+    """The claims hook's contract (hostbench/analysis/claims.py), on the recorded quick run."""
+    hook = getattr(study.analysis, "claims", None)
+    if hook is None:
+        pytest.skip(f"{study.id} judges no claim")
+    results = tables.load_results(study.fixtures_dir / "quick-results.csv", valid_only=False)
+    table = hook(results, StudyParams.from_file(study.params_path("paper")))
+    key = list(claims.key_of(study.id))
+    assert len(table) and set(table[claims.VERDICT]) <= set(intervals.VERDICTS)
+    assert not table.duplicated(key).any(), "two rows share a name: runs could not be matched"
 
 
 @pytest.mark.live

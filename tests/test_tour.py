@@ -133,6 +133,17 @@ def test_an_unknown_parameter_is_refused_naming_the_allowed_ones(tmp_path):
     assert set(tour.parameter_names()) == set(SMALL)
 
 
+def test_a_resumed_run_keeps_the_app_work_its_tour_measured(tmp_path, capsys):
+    """A resume measures only what the run lacks: the tour is not run again (no kernel is
+    asked for), and its app_work.csv stays as measured."""
+    measured = tmp_path / tour.CSV_NAME
+    measured.write_text("scenario,ns_per_payload\nhtml,87258.1\n")
+    reproduce._run_tour(tmp_path)
+    assert measured.read_text() == "scenario,ns_per_payload\nhtml,87258.1\n"
+    assert capsys.readouterr().out == f"{tour.CSV_NAME}: kept, as this run's tour measured it\n"
+    assert not (tmp_path / tour.NOTEBOOK.name).exists()
+
+
 # --- the payloads --------------------------------------------------------------------------
 
 

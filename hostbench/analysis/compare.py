@@ -33,7 +33,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
-from . import tables
+from . import claims, tables
 from .intervals import ci_bounds, pct_text, t_quantile
 
 TOLERANCE_PCT = 10.0  # a ratio of ratios within 100 +- this % counts as reproduced
@@ -400,11 +400,24 @@ def figure(table: pd.DataFrame, tolerance_pct: float = TOLERANCE_PCT):
     return fig
 
 
+def claim_verdicts(runs: list[Run]) -> pd.DataFrame | None:
+    """The article's claims with a verdict column per run (claims.side_by_side): did each run
+    reach the same verdicts? None for a sub-study's runs (the claims are the main study's) or
+    a study without a claims hook."""
+    if any(r.sub_study for r in runs):
+        return None
+    return claims.side_by_side(runs[0].study, {r.name: r.path for r in runs})
+
+
 def write(runs: list[Run], out: Path, tolerance_pct: float = TOLERANCE_PCT) -> pd.DataFrame:
-    """compare.csv, differences.csv and figures/compare.{png,svg} in `out`; returns the table."""
+    """compare.csv, claims.csv (where the study judges claims), differences.csv and
+    figures/compare.{png,svg} in `out`; returns the table."""
     table = compare(runs, tolerance_pct)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "compare.csv", index=False)
+    verdicts = claim_verdicts(runs)
+    if verdicts is not None:
+        verdicts.to_csv(out / "claims.csv", index=False)
     differences(runs).to_csv(out / "differences.csv", index=False)
     (out / "figures").mkdir(exist_ok=True)
     fig = figure(table, tolerance_pct)

@@ -7,6 +7,7 @@ environment.json) or from reference/; the words follow the intervals.
 import pandas as pd
 
 from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis.claims import VERDICT
 from hostbench.analysis.intervals import (
     NOT_TESTABLE,
     SUPPORTED,
@@ -146,16 +147,20 @@ def analogs(results: pd.DataFrame, baseline: str) -> list[str]:
     return [baseline, *others] if baseline in present else others
 
 
-CLAIM_COLUMNS = ["the paper's conclusion", "read as", "against", "ours", "n", "here"]
+# A row of the claims table is one conclusion, one reading of its words and one analog.
+CLAIM_KEY = ("the paper's conclusion", "read as", "against")
+CLAIM_COLUMNS = [*CLAIM_KEY, "ours", "n", VERDICT]
 
 
-def claims(results: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """The paper's conclusions, each judged against every analog of its baseline in the run.
+def claims(results: pd.DataFrame, params: StudyParams) -> pd.DataFrame:
+    """The paper's conclusions, each judged against every analog of the run's baseline: the
+    study's claims hook (hostbench.analysis.claims).
 
     results: every run (invalid ones too: paired_ratios leaves them out and counts them).
-    One row per conclusion, reading of its words and baseline analog: "here" is SUPPORTED,
+    One row per conclusion, reading of its words and baseline analog: VERDICT is SUPPORTED,
     NOT_SUPPORTED, UNDECIDED or NOT_TESTABLE, "ours" the interval it rests on.
     """
+    baseline = params.baseline_mode
     rows = []
     if "kestrel" in set(results["mode"].astype(str)):
         rows += _kestrel_fastest(intervals.paired_ratios(results, "kestrel"))

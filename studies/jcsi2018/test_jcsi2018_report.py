@@ -19,6 +19,7 @@ STUDY = study_of(__file__)
 jcsi2018 = STUDY.analysis
 RESULTS = STUDY.fixtures_dir / "quick-results.csv"
 RUN3 = STUDY.fixtures_dir / "3blocks"
+NGINX_BASELINE = analysis.load_params(RUN3)  # a recorded run's params: baseline nginx
 
 
 @pytest.fixture(scope="module")
@@ -60,22 +61,22 @@ def _verdict(table, claim: str, against: str, reading: str = "") -> str:
         & table["read as"].str.startswith(reading)
     ]
     assert len(rows) == 1, (claim, against, reading)
-    return rows["here"].iloc[0]
+    return rows[jcsi2018.VERDICT].iloc[0]
 
 
 def test_claims_follow_the_intervals(run3):
-    table = jcsi2018.claims(analysis.load_results(RUN3, valid_only=False), "nginx")
-    assert set(table["here"]) <= set(intervals.VERDICTS)
+    table = jcsi2018.claims(analysis.load_results(RUN3, valid_only=False), NGINX_BASELINE)
+    assert set(table[jcsi2018.VERDICT]) <= set(intervals.VERDICTS)
     # Windows-only claims are never judged on Linux.
     windows = table[table["the paper's conclusion"] == "HTTP.sys performs close to Kestrel"]
-    assert windows["here"].tolist() == [intervals.NOT_TESTABLE]
+    assert windows[jcsi2018.VERDICT].tolist() == [intervals.NOT_TESTABLE]
     # Each verdict agrees with the interval it cites, printed by the one formatter.
     html = run3["ratios"].set_index(["mode", "scenario"]).loc[("kestrel", "html")]
     row = table[table["the paper's conclusion"].str.startswith("Kestrel on HTML")].iloc[0]
     assert row["ours"] == intervals.ratio_text(html.ratio, html.ci_low, html.ci_high)
     assert "150-190% of the baseline" in row["read as"]
     band = intervals.about_band(170)
-    assert row["here"] == intervals.claim_verdict(
+    assert row[jcsi2018.VERDICT] == intervals.claim_verdict(
         html.ci_low, html.ci_high, "size", band=band, n=html.n
     )
 
@@ -95,7 +96,7 @@ def _runs(kestrel: dict[str, float], caddy: float | None = None, spread: float =
 
 def test_claims_on_synthetic_intervals_with_known_answers():
     nginx, caddy = (mode_label(m) for m in ("nginx", "caddy"))
-    table = jcsi2018.claims(_runs({"html": 1.72, "text": 3.0}, caddy=1.5), "nginx")
+    table = jcsi2018.claims(_runs({"html": 1.72, "text": 3.0}, caddy=1.5), NGINX_BASELINE)
     assert _verdict(table, "Kestrel on HTML", nginx) == intervals.SUPPORTED
     # "nawet 200%": its reference row's reading (up to 300%) decides, and an interval that
     # crosses 300% is not inside its band; the other reading (about 300%) is shown beside it.
@@ -108,7 +109,7 @@ def test_claims_on_synthetic_intervals_with_known_answers():
     assert _verdict(table, "Kestrel on text", caddy, OTHER) == intervals.NOT_SUPPORTED
     assert _verdict(table, "Kestrel on text", caddy, STATED) == intervals.SUPPORTED
 
-    table = jcsi2018.claims(_runs({"html": 3.0, "text": 0.9}), "nginx")
+    table = jcsi2018.claims(_runs({"html": 3.0, "text": 0.9}), NGINX_BASELINE)
     assert _verdict(table, "Kestrel on HTML", nginx) == intervals.NOT_SUPPORTED
     assert _verdict(table, "Kestrel on text", nginx, OTHER) == intervals.NOT_SUPPORTED
     assert _verdict(table, "Kestrel on text", nginx, STATED) == intervals.NOT_SUPPORTED
@@ -117,9 +118,9 @@ def test_claims_on_synthetic_intervals_with_known_answers():
 
 def test_a_wide_interval_is_never_a_supported_size():
     # The old rule marked "nawet 200%" supported on 141-429%; the interval crosses the band.
-    table = jcsi2018.claims(_runs({"text": 2.46}, spread=0.3), "nginx")
+    table = jcsi2018.claims(_runs({"text": 2.46}, spread=0.3), NGINX_BASELINE)
     text = table[table["the paper's conclusion"].str.startswith("Kestrel on text")]
-    assert (text["here"] == intervals.UNDECIDED).all()
+    assert (text[jcsi2018.VERDICT] == intervals.UNDECIDED).all()
 
 
 def test_threats_carry_their_measured_sizes(run3):

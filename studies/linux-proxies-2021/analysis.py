@@ -19,6 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, prose, tables
+from hostbench.analysis.claims import CLAIM, VERDICT
 from hostbench.analysis.intervals import (
     NOT_TESTABLE,
     band_text,
@@ -41,6 +42,7 @@ from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads t
 )
 from hostbench.catalog import MODES, mode_label
 from hostbench.errors import BadInput
+from hostbench.params import StudyParams
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
@@ -319,10 +321,13 @@ def _evidence(r: dict) -> str:
     return f"{r['ratio']}: " + text.replace("the baseline", mode_label(r["baseline"]))
 
 
-def claims_table(results: pd.DataFrame) -> pd.DataFrame:
+def claims(results: pd.DataFrame, params: StudyParams | None = None) -> pd.DataFrame:
     """The article's claims, our evidence (paired ratios, 95% CI) and a verdict: supported,
     not supported, undecided at this precision (the interval cannot tell), or not testable
-    here (Windows)."""
+    here (Windows).
+
+    The study's claims hook (hostbench.analysis.claims): results are every run, invalid
+    ones too (the paired ratios leave them out); params are not needed here."""
     ratios = ratio_table(results)
     c = article_connections()
     pub = published().set_index("setup")
@@ -401,7 +406,7 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
                 "needs Windows: IIS and Windows Server are not available on this machine",
                 NOT_TESTABLE,
             ))  # fmt: skip
-    return pd.DataFrame(rows, columns=["the article's claim", "our evidence", "verdict"])
+    return pd.DataFrame(rows, columns=[CLAIM, "our evidence", VERDICT])
 
 
 def headline(results: pd.DataFrame) -> str:

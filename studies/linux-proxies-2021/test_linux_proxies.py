@@ -161,7 +161,7 @@ def test_linux_proxies_connections_are_paired_within_mode_and_block(lp_results):
 
 
 def test_linux_proxies_claims_and_headline_follow_the_intervals(lp_results):
-    claims = lp.claims_table(lp_results)
+    claims = lp.claims(lp_results)
     assert set(claims["verdict"]) <= VERDICTS
     windows = claims[claims["the article's claim"].str.contains("Windows")]
     assert len(windows) == 3 and (windows["verdict"] == intervals.NOT_TESTABLE).all()

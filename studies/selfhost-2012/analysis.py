@@ -22,6 +22,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, tables
+from hostbench.analysis.claims import CLAIM, VERDICT
 from hostbench.analysis.intervals import (
     ABOUT_POINTS,
     NOT_ENOUGH,
@@ -42,6 +43,7 @@ from hostbench.analysis.intervals import (
 from hostbench.analysis.reference import load_reference, stated_setting
 from hostbench.catalog import ANALOG_BY_MECHANISM, MODES, mode_color, mode_label
 from hostbench.load import Load
+from hostbench.params import StudyParams
 from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
@@ -269,9 +271,12 @@ def advantage_sentence(results: pd.DataFrame) -> str:
 # ------------------------------------------------------------------ what holds
 
 
-def claims_table(results: pd.DataFrame) -> pd.DataFrame:
+def claims(results: pd.DataFrame, params: StudyParams | None = None) -> pd.DataFrame:
     """The article's claims, our evidence (paired ratios, 95% CI) and a verdict: supported,
-    not supported, undecided at this precision, or not testable here (Windows)."""
+    not supported, undecided at this precision, or not testable here (Windows).
+
+    The study's claims hook (hostbench.analysis.claims): results are every run, invalid
+    ones too (the paired ratios leave them out); params are not needed here."""
     pub = published().set_index("setup")
     gains = article_gains()
     rows = []
@@ -338,7 +343,7 @@ def claims_table(results: pd.DataFrame) -> pd.DataFrame:
         "advice about operations, not a measurement",
         NOT_TESTABLE,
     ))  # fmt: skip
-    return pd.DataFrame(rows, columns=["the article's claim", "our evidence", "verdict"])
+    return pd.DataFrame(rows, columns=[CLAIM, "our evidence", VERDICT])
 
 
 def headline(results: pd.DataFrame) -> str:

@@ -127,7 +127,7 @@ def test_selfhost_advantage_beside_the_articles(sh_results):
 
 
 def test_selfhost_claims_and_figures(sh_results):
-    claims = sh.claims_table(sh_results)
+    claims = sh.claims(sh_results)
     assert set(claims["verdict"]) <= VERDICTS
     assert (claims["verdict"].iloc[-2:] == intervals.NOT_TESTABLE).all()
     paired = intervals.paired_ratios(sh_results, sh.IIS_ANALOG)
