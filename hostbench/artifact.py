@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from . import gallery
-from .analysis import compare
+from .analysis import claims, compare, findings
 from .analysis.tables import load_environment
 from .paths import RUNS
 from .studies import STUDIES
@@ -50,6 +50,23 @@ def _reruns_line(study_id: str, runs_dir: Path) -> str:
             f"±{compare.TOLERANCE_PCT:g}%: reproduced): {each}.")  # fmt: skip
 
 
+def _claims_lines(study_id: str, main: compare.Run) -> list[str]:
+    """The article's claims as the committed run judges them, a row per claim with its
+    verdicts counted over its readings: what a re-run's claims should come out as."""
+    table = claims.of_run(study_id, main.path)
+    if table is None:
+        return []
+    key = claims.key_of(study_id)[0]
+    counted = findings.verdict_counts(table, key, claims.VERDICT)
+    return [
+        "The article's claims, as the committed run judges them (its report's claims section; "
+        "`make compare` sets a re-run's verdict on each beside them):",
+        "",
+        claims.markdown(counted.rename(columns={key: "claim"})),
+        "",
+    ]
+
+
 def _study(study_id: str, runs_dir: Path) -> list[str]:
     study = STUDIES[study_id]
     committed = [r for r in gallery.runs_of(study_id, runs_dir)
@@ -82,6 +99,7 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         f"[{gallery.page_path(study_id)}](gallery/{study_id}.md).",
         _reruns_line(study_id, runs_dir),
         "",
+        *_claims_lines(study_id, main),
     ]
     for run in committed:
         table = compare.compare([run, run])
