@@ -102,6 +102,17 @@ def stated(study: str, item: str) -> str:
     return load_setup(study).set_index("item").loc[item, "value"]
 
 
+def published(study: str, mode: str, scenario: str, metric: str, where: str) -> float:
+    """An article's published value (its reference/published.csv), found by the place in
+    the article it was read from (`where`, the start of that column)."""
+    from hostbench.analysis.reference import load_reference
+
+    ref = load_reference(study)
+    row = ref[(ref["mode"] == mode) & (ref["scenario"] == scenario) & (ref["metric"] == metric)
+              & ref["where"].str.startswith(where)]  # fmt: skip
+    return float(row["value"].iloc[0])
+
+
 def stated_rounds(study: str) -> int:
     # "warm-up, then mean of 3 rounds", "best of 3": the number the article states
     return int(re.search(r"(\d+)", stated(study, "rounds")).group(1))

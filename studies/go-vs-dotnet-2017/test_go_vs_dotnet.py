@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import get_ok, start_server
+from conftest import get_ok, published, start_server
 from hostbench.analysis import tables
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.reference import load_reference, load_setup
@@ -89,33 +89,26 @@ def test_the_go_study_runs_the_articles_loads():
 # --- the notebooks' tables on a recorded real run --------------------------------------------
 
 
-def _published(article: str, mode: str, scenario: str, metric: str, where: str) -> float:
-    ref = load_reference(article)
-    row = ref[(ref["mode"] == mode) & (ref["scenario"] == scenario) & (ref["metric"] == metric)
-              & ref["where"].str.startswith(where)]  # fmt: skip
-    return float(row["value"].iloc[0])
-
-
 def test_the_go_tables_put_the_published_values_beside_ours():
     results = tables.load_results(GO_RESULTS, valid_only=False)
     values = go_vs_dotnet.article_table(results, "values").set_index("server (ours)")
     iris, dotnet = values.loc["Iris (MVC controllers)"], values.loc["Kestrel, AddMvcCore"]
     article = "go-vs-dotnet-2017"
-    assert iris["req/s, article"] == _published(article, "go-iris", "values", "rps", "bombardier")
-    assert dotnet["req/s, article"] == _published(article, "kestrel", "values", "rps", "bombardier")
-    assert iris["memory [MB], article"] == _published(
+    assert iris["req/s, article"] == published(article, "go-iris", "values", "rps", "bombardier")
+    assert dotnet["req/s, article"] == published(article, "kestrel", "values", "rps", "bombardier")
+    assert iris["memory [MB], article"] == published(
         article, "go-iris", "values", "memory_mb", "总结"
     )
     # The summary paragraph (memory included) is the earlier AddMvc run: beside our full MVC.
     full = values.loc["Kestrel"]
-    assert full["memory [MB], article"] == _published(
+    assert full["memory [MB], article"] == published(
         article, "kestrel", "values", "memory_mb", "总结"
     )
-    assert full["req/s, article"] == _published(article, "kestrel", "values", "rps", "总结")
+    assert full["req/s, article"] == published(article, "kestrel", "values", "rps", "总结")
     assert "AddMvc()" in full["the article's server"]
     assert math.isnan(dotnet["memory [MB], article"])  # none stated for the AddMvcCore run
     assert 0 < dotnet["memory without mapped files [MB], ours"] < dotnet["RSS mean [MB], ours"]
-    assert dotnet["latency mean [ms], article"] == _published(
+    assert dotnet["latency mean [ms], article"] == published(
         article, "kestrel", "values", "latency_mean_ms", "bombardier"
     )
     # Ours: the mean over the recorded runs; our additions have no article's values.
@@ -125,7 +118,7 @@ def test_the_go_tables_put_the_published_values_beside_ours():
     assert math.isnan(values.loc["Go net/http", "req/s, article"])
     assert "Kestrel, minimal API" in values.index
     templates = go_vs_dotnet.article_table(results, "templates").set_index("server (ours)")
-    assert templates.loc["Kestrel", "req/s, article"] == _published(
+    assert templates.loc["Kestrel", "req/s, article"] == published(
         article, "kestrel", "mvc-templates", "rps", "bombardier"
     )  # the article's templates app used full MVC
     assert math.isnan(templates.loc["Kestrel, AddMvcCore", "req/s, article"])
@@ -159,7 +152,7 @@ def test_the_go_ratios_are_paired_within_blocks_and_words_follow_them():
     row = rps[(rps["scenario"] == "values") & (rps["mode"] == "kestrel-mvccore")].iloc[0]
     # The article's ratio comes from reference/; ours is the geometric mean of block ratios.
     article = "go-vs-dotnet-2017"
-    want = _published(article, "kestrel", "values", "rps", "bombardier") / _published(
+    want = published(article, "kestrel", "values", "rps", "bombardier") / published(
         article, "go-iris", "values", "rps", "bombardier"
     )
     assert row["article_ratio"] == pytest.approx(want)
@@ -201,7 +194,7 @@ def test_the_go_memory_compares_with_the_article_as_it_measured_excluding_the_fr
     beside the whole RSS, and the words say which measure matches."""
     results = tables.load_results(GO_RESULTS, valid_only=False)
     article = "go-vs-dotnet-2017"
-    want = _published(article, "kestrel", "values", "memory_mb", "总结") / _published(
+    want = published(article, "kestrel", "values", "memory_mb", "总结") / published(
         article, "go-iris", "values", "memory_mb", "总结"
     )
     same = go_vs_dotnet.ratios(results, go_vs_dotnet.MEMORY).set_index(["scenario", "mode"])

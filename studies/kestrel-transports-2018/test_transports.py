@@ -147,13 +147,6 @@ def test_the_transport_study_runs_the_articles_loads():
 # --- the notebooks' tables on a recorded real run --------------------------------------------
 
 
-def _published(article: str, mode: str, scenario: str, metric: str, where: str) -> float:
-    ref = load_reference(article)
-    row = ref[(ref["mode"] == mode) & (ref["scenario"] == scenario) & (ref["metric"] == metric)
-              & ref["where"].str.startswith(where)]  # fmt: skip
-    return float(row["value"].iloc[0])
-
-
 def test_the_transport_tables_show_the_published_gains_and_our_settings():
     gains = transports.published_gains()
     ref = load_reference("kestrel-transports-2018")
