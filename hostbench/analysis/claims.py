@@ -48,11 +48,11 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     # The rows in the order the runs' tables first list them (the study's order).
     order = list(dict.fromkeys(i for c in columns.values() for i in c.index))
     wide = pd.DataFrame({name: c.reindex(order) for name, c in columns.items()})
-    wide.index = (
-        pd.MultiIndex.from_tuples(order, names=key)
-        if len(key) > 1
-        else pd.Index([i for i in order], name=key[0])
-    )
+    # A plain index for a one-column key, else a MultiIndex of the key's columns.
+    if len(key) == 1:
+        wide.index = pd.Index(order, name=key[0])
+    else:
+        wide.index = pd.MultiIndex.from_tuples(order, names=key)
     return wide.fillna("").reset_index()
 
 

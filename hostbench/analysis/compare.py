@@ -404,7 +404,7 @@ def claim_verdicts(runs: list[Run]) -> pd.DataFrame | None:
     """The article's claims with a verdict column per run (claims.side_by_side): did each run
     reach the same verdicts? None for a sub-study's runs (the claims are the main study's) or
     a study without a claims hook."""
-    if any(r.sub_study for r in runs):
+    if not runs or any(r.sub_study for r in runs):
         return None
     return claims.side_by_side(runs[0].study, {r.name: r.path for r in runs})
 
