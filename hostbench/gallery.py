@@ -185,16 +185,10 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
             f"Each run's verdict on each of the article's claims, as its report's claims section "
             f"gives it: {claims.agreement(verdicts, study_id)}.",
             "",
-            claims.markdown(verdicts.rename(columns=lambda c: _short(c, runs_dir, runs))),
+            claims.markdown(verdicts.rename(columns={r.name: _shown(r, runs_dir) for r in runs})),
             "",
         ]
     return "\n".join(lines) + "\n"
-
-
-def _short(column: str, runs_dir: Path, runs: list[compare.Run]) -> str:
-    """A run's column named by its folder under the runs dir; other columns as they are."""
-    by_name = {r.name: _shown(r, runs_dir) for r in runs}
-    return by_name.get(column, column)
 
 
 def _shown(run: compare.Run, runs_dir: Path) -> str:

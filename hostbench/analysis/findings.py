@@ -89,17 +89,27 @@ def findings_box(
 GOAL_HALFWIDTH_PCT = 10.0
 
 
+def _with_interval(ratios: pd.DataFrame) -> pd.DataFrame:
+    """The ratios that have an interval: two blocks or more, a finite upper end."""
+    return ratios[(ratios["n"] >= 2) & ratios["ci_high"].map(math.isfinite)]
+
+
+def _half_pct(rows: pd.DataFrame) -> pd.Series:
+    """Each ratio's 95% half-width in % of it, on the log scale (where it is symmetric)."""
+    return 100 * (rows["ci_high"] / rows["ratio"] - 1)
+
+
 def _half_widths(rows: pd.DataFrame) -> str:
-    """ "95% half-widths of 2-9% over 5 blocks": ratios' half-widths on the log scale (where
-    the interval is symmetric) and the blocks they rest on."""
-    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)
+    """ "95% half-widths of 2-9% over 5 blocks": ratios' half-widths (_half_pct) and the
+    blocks they rest on."""
+    half = _half_pct(rows)
     blocks = prose.span(rows["n"], ".0f")
     return f"95% half-widths of {prose.span(half, '.0f')}% over {blocks} blocks"
 
 
 def _within(rows: pd.DataFrame, target_pct: float) -> str:
     """ "1 of 4 within it": how many ratios reached the target half-width."""
-    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)
+    half = _half_pct(rows)
     return f"{int((half <= target_pct).sum())} of {len(rows)} within it"
 
 
@@ -108,7 +118,7 @@ def _goal_clause(rows: pd.DataFrame) -> str:
     (Stein's, hostbench/harness/design.py) applied to these blocks' spread, each ratio's
     from its own interval: "2 of 8 within ±10%; all 8 would take about 90 blocks by Stein's
     rule on this spread, against 3 here", or "all within ±10%"."""
-    half = 100 * (rows["ci_high"] / rows["ratio"] - 1)
+    half = _half_pct(rows)
     if (half <= GOAL_HALFWIDTH_PCT).all():
         return f"all within ±{GOAL_HALFWIDTH_PCT:g}%"
     wanted = max(
@@ -130,7 +140,7 @@ def ratios_precision(ratios: pd.DataFrame) -> str:
     from .compare import THROUGHPUT
 
     rows = ratios[ratios.get("measure", pd.Series(THROUGHPUT, ratios.index)) == THROUGHPUT]
-    rows = rows[(rows["n"] >= 2) & rows["ci_high"].map(math.isfinite)]
+    rows = _with_interval(rows)
     if rows.empty:
         return ""
     return f"Precision: {len(rows)} compared ratios, {_half_widths(rows)}; {_goal_clause(rows)}."
@@ -150,8 +160,8 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
         return ""
     if not ratios.empty and (ratios["n"] < 2).all():
         return "Precision: no interval to state: each cell ran in one block, and one needs two."
-    rows = ratios[ratios["mode"].astype(str).isin(compared) & (ratios["n"] >= 2)]
-    rows = rows[[math.isfinite(h) for h in rows["ci_high"]]]
+    focus = ratios["mode"].astype(str).isin(compared)
+    rows = _with_interval(ratios[focus])
     if rows.empty:
         return ""
     # Beyond two, a list of labels (some hold commas and "and") reads worse than a count.
@@ -166,8 +176,7 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
     capped = (f", capped at {design['blocks']} by the profile's time or block limit"
               if design["blocks"] < design["wanted_blocks"] else "")  # fmt: skip
     # The modes outside the focus had one window a block: held to the package's aim.
-    others = ratios[~ratios["mode"].astype(str).isin(compared) & (ratios["n"] >= 2)]
-    others = others[[math.isfinite(h) for h in others["ci_high"]]]
+    others = _with_interval(ratios[~focus])
     rest = (f" The other {len(others)} ratios: {_half_widths(others)}; {_goal_clause(others)}."
             if len(others) else "")  # fmt: skip
     return (
