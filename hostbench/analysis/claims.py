@@ -1,23 +1,213 @@
-"""The articles' claims and their verdicts, across runs: the one hook a study's analysis.py
-defines to judge its article's claims, and the table that sets runs side by side by it.
+"""The articles' claims and their verdicts: each claim read once as a ratio
+(reference/claims.csv, reference.load_claims), judged by the one rule of
+intervals (size_verdict, direction_verdict, combined_verdict), one row per claim; and the
+table that sets runs side by side by it.
 
-The hook (docs/adding-a-study.md): `claims(results, params) -> pd.DataFrame`, from every
-run of a study run (invalid ones too) and its validated params, one row per claim, or per
-claim and reading; the column VERDICT holds one of intervals.VERDICTS; the columns in the
-module's CLAIM_KEY (default DEFAULT_KEY) name a row, so two runs' rows are matched by them.
-A study whose article makes no claim that an interval can judge defines no hook.
+A study with claims keeps them in its reference/claims.csv; its analysis.py may define the
+hook `claims(results, params, variants=None) -> pd.DataFrame` to pass what only it knows
+(the other stand-ins for the article's comparator, `analogs`), else `judge` is called as it
+is. results: every run of a study run (invalid ones too: the paired ratios leave them out);
+variants: {sub-study name: its results}, the factors one sub-study each changed, which the
+sensitivity column reads. The column VERDICT holds one of intervals.VERDICTS; the columns in
+the module's CLAIM_KEY (default DEFAULT_KEY) name a row, so two runs' rows are matched.
 """
 
+import math
 from pathlib import Path
 
 import pandas as pd
 
+from ..catalog import mode_label, scenario_label
+from ..errors import BadInput
 from ..studies import get_study
-from . import tables
+from . import intervals, tables
+from .reference import RUN_BASELINE, load_claims
 
 CLAIM = "the article's claim"
 VERDICT = "verdict"
 DEFAULT_KEY = (CLAIM,)
+WORDS = "its words, read as"
+OURS = "ours (95% CI, blocks)"
+AGAINST = "ours / the article's"
+SENSITIVITY = "under the other analogs and sub-studies"
+BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
+COMPARISON = "comparison"
+DETAIL_COLUMNS = [CLAIM, COMPARISON, "ours", "n", "the article's", AGAINST, VERDICT]
+_RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
+
+
+def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str):
+    """Each comparison a claim's rows cover, as a paired ratio with its interval: one dict per
+    comparison that ran (mode, relative_to, scenario, concurrency, n, ratio, ci_low, ci_high,
+    value), and a list of the comparisons that did not. A row with no scenario covers every
+    scenario the run has for its mode."""
+    found, missing = [], []
+    for row in claim_rows.itertuples(index=False):
+        relative = baseline if row.relative_to == RUN_BASELINE else row.relative_to
+        ratios = _paired(results, row, relative)
+        if ratios is None or ratios.empty:
+            missing.append(_name(row.mode, relative, row.scenario or "every scenario"))
+            continue
+        for r in ratios.itertuples(index=False):
+            found.append(dict(mode=row.mode, relative_to=relative, scenario=r.scenario,
+                              concurrency=r.concurrency, n=int(r.n), ratio=r.ratio,
+                              ci_low=r.ci_low, ci_high=r.ci_high, value=row.value))  # fmt: skip
+    return found, missing
+
+
+def _paired(results: pd.DataFrame, row, relative: str) -> pd.DataFrame | None:
+    """The subject's `metric` over the comparator's, paired within blocks (paired_ratios),
+    the comparator at its own concurrency where the claim compares concurrencies."""
+    modes = results["mode"].astype(str)
+    scenario = results["scenario"].astype(str) == row.scenario if row.scenario else True
+    concurrency = results["concurrency"]
+    subject = results[(modes == row.mode) & scenario]
+    comparator = results[(modes == relative) & scenario]
+    if not math.isnan(row.concurrency):
+        subject = subject[subject["concurrency"] == row.concurrency]
+    if not math.isnan(row.relative_concurrency):
+        comparator = comparator[concurrency.loc[comparator.index] == row.relative_concurrency]
+        comparator = comparator.assign(concurrency=row.concurrency)
+    elif not math.isnan(row.concurrency):
+        comparator = comparator[comparator["concurrency"] == row.concurrency]
+    if subject.empty or comparator.empty or row.metric not in results.columns:
+        return None
+    both = pd.concat([subject, comparator.assign(mode=_RELATIVE)], ignore_index=True)
+    try:
+        ratios = intervals.paired_ratios(both, _RELATIVE, metric=row.metric)
+    except BadInput:  # the comparator has no valid run
+        return None
+    return ratios[ratios["n"] > 0]
+
+
+def _name(mode: str, relative: str, scenario: str) -> str:
+    return f"{mode_label(mode)} / {mode_label(relative)}, {scenario_label(scenario)}"
+
+
+def _verdict(kind: str, c: dict, side: str) -> str:
+    if kind in ("size", "equivalence"):
+        return intervals.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=c["n"])
+    return intervals.direction_verdict(c["ci_low"], c["ci_high"], side, n=c["n"],
+                                       value=c["value"])  # fmt: skip
+
+
+def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str]) -> str:
+    # A claim over several comparisons holds only where each does: one not run is one not
+    # measured enough.
+    verdicts = [_verdict(kind, c, side) for c in found]
+    return intervals.combined_verdict(verdicts + [intervals.NOT_ENOUGH] * len(missing))
+
+
+def _scenario_only(found: list[dict]) -> bool:
+    # Name a comparison by its scenario alone where every one compares the same two modes.
+    return len({(c["mode"], c["relative_to"]) for c in found}) == 1
+
+
+def _label(c: dict, short: bool) -> str:
+    scenario = scenario_label(c["scenario"])
+    conc = "" if pd.isna(c["concurrency"]) else f" at {int(c['concurrency'])}"
+    if short:
+        return scenario
+    return f"{_name(c['mode'], c['relative_to'], c['scenario'])}{conc}"
+
+
+def _ours(found: list[dict], missing: list[str]) -> str:
+    short = _scenario_only(found)
+    parts = [f"{_label(c, short)} {intervals.pct_text(c['ratio'])} "
+             f"({_bounds(c)}), {c['n']}" for c in found]  # fmt: skip
+    parts += [f"{m}: not run" for m in missing]
+    return "; ".join(parts)
+
+
+def _bounds(c: dict) -> str:
+    bounds = intervals.ci_bounds(c["ci_low"], c["ci_high"])
+    return "no interval" if bounds is None else f"{bounds[0]}-{bounds[1]}%"
+
+
+def _against(kind: str, found: list[dict]) -> str:
+    """The ratio of ratios and how far it agrees, for a size (the widest over comparisons);
+    for a direction, the side it was judged on."""
+    if not found:
+        return ""
+    if kind not in ("size", "equivalence"):
+        return ""
+    lows = [c["ci_low"] / c["value"] for c in found]
+    highs = [c["ci_high"] / c["value"] for c in found]
+    centres = [c["ratio"] / c["value"] for c in found]
+    if any(intervals._missing(v) for v in lows + highs):
+        return f"{_times(min(centres))}-{_times(max(centres))}, no interval"
+    within = max(intervals.agrees_within_pct(c["ci_low"], c["ci_high"], c["value"])
+                 for c in found)  # fmt: skip
+    differs = [intervals.differs_by_pct(c["ci_low"], c["ci_high"], c["value"]) for c in found]
+    differs = [d for d in differs if not math.isnan(d)]
+    centre = (_times(centres[0]) if len(found) == 1
+              else f"{_times(min(centres))} to {_times(max(centres))}")  # fmt: skip
+    text = (f"{centre} ({_times(min(lows), up=False)[:-1]}-{_times(max(highs), up=True)}): "
+            f"agrees to within ±{math.ceil(within - 1e-9):.0f}%")  # fmt: skip
+    if differs:
+        text += f", differs by at least {math.floor(max(differs) + 1e-9):.0f}%"
+    return text
+
+
+def _times(value: float, up: bool | None = None) -> str:
+    # Ratios of ratios as multiples, two decimals, interval ends rounded outwards.
+    if up is None:
+        return f"{value:.2f}x"
+    return f"{(math.ceil if up else math.floor)(value * 100 + (-1e-9 if up else 1e-9)) / 100:.2f}x"
+
+
+def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None):
+    """The article's claims (reference/claims.csv) judged on one run: one row per claim
+    (BOX_COLUMNS), its verdict by intervals' one rule; None for a study without claims.
+
+    analogs: the other modes that stand for the article's comparator (a claim's `baseline`),
+    variants: {sub-study name: its results}; each is a condition under which the claim is
+    judged again, the SENSITIVITY column saying where its verdict changes."""
+    table = load_claims(study)
+    if table is None:
+        return None
+    baseline = params.baseline_mode
+    conditions = {f"{mode_label(a)} as the baseline": (results, a, True) for a in analogs
+                  if a != baseline}  # fmt: skip
+    conditions |= {f"the {name} sub-study": (v, baseline, False)
+                   for name, v in (variants or {}).items()}  # fmt: skip
+    rows = []
+    for claim, claim_rows in table.groupby("claim", sort=False):
+        first = claim_rows.iloc[0]
+        words = f'"{first.quote}": {first.reading}'
+        if first.kind == "not testable":
+            rows.append({CLAIM: claim, WORDS: words, OURS: first.note, AGAINST: "",
+                         VERDICT: intervals.NOT_TESTABLE, SENSITIVITY: ""})  # fmt: skip
+            continue
+        if first.note:
+            words += f" ({first.note})"
+        found, missing = comparison_ratios(results, claim_rows, baseline)
+        verdict = _claim_verdict(first.kind, first.side, found, missing)
+        rows.append({CLAIM: claim, WORDS: words, OURS: _ours(found, missing),
+                     AGAINST: _against(first.kind, found), VERDICT: verdict,
+                     SENSITIVITY: _sensitivity(first, claim_rows, verdict, conditions)})  # fmt: skip
+    return pd.DataFrame(rows, columns=BOX_COLUMNS)
+
+
+def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict) -> str:
+    """Where the claim's verdict changes: judged again under each condition (another analog
+    as the baseline, a sub-study's results) on the comparisons that condition ran. Another
+    analog changes only a claim against the run's baseline."""
+    on_baseline = bool((claim_rows["relative_to"] == RUN_BASELINE).any())
+    held, changed = [], []
+    for name, (results, baseline, is_analog) in conditions.items():
+        if is_analog and not on_baseline:
+            continue
+        found, _ = comparison_ratios(results, claim_rows, baseline)
+        if not found:
+            continue
+        again = _claim_verdict(first.kind, first.side, found, [])
+        (held if again == verdict else changed).append((name, again))
+    if changed:
+        return "changes under: " + "; ".join(f"{n} ({v})" for n, v in changed)
+    if held:
+        return f"holds under all {len(held)}: " + ", ".join(n for n, _ in held)
+    return "no other analog or sub-study ran it"
 
 
 def key_of(study: str) -> tuple[str, ...]:
@@ -25,13 +215,34 @@ def key_of(study: str) -> tuple[str, ...]:
     return tuple(getattr(get_study(study).analysis, "CLAIM_KEY", DEFAULT_KEY))
 
 
-def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
-    """The study's claims table for one run folder; None for a study without the hook."""
+def for_results(study: str, results: pd.DataFrame, params, variants=None):
+    """The study's claims judged on these results: its hook where it has one, else judge."""
     hook = getattr(get_study(study).analysis, "claims", None)
-    if hook is None:
+    if hook is not None:
+        return hook(results, params, variants)
+    return judge(study, results, params, variants=variants)
+
+
+def sub_study_results(run_dir: str | Path, params) -> dict[str, pd.DataFrame]:
+    """{name: every run} of the run's sub-studies that ran, each in its folder beside it
+    (<run folder>-<name>, as StudyRun.sub_run names it)."""
+    run_dir = Path(run_dir)
+    found = {}
+    for name in getattr(params, "sub_studies", None) or {}:
+        folder = run_dir.parent / f"{run_dir.name}-{name}"
+        if (folder / "results.csv").is_file():
+            found[name] = tables.load_results(folder, valid_only=False)
+    return found
+
+
+def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
+    """The study's claims table for one run folder, its sub-studies beside it; None for a
+    study without claims."""
+    if load_claims(study) is None:
         return None
+    params = tables.load_params(run_dir)
     results = tables.load_results(run_dir, valid_only=False)
-    return hook(results, tables.load_params(run_dir))
+    return for_results(study, results, params, sub_study_results(run_dir, params))
 
 
 def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:

@@ -39,6 +39,7 @@ class FindingsBox:
             parts.append(f"<p><strong>{html.escape(self.headline)}</strong></p>")
         if self.claims is not None and not self.smoke:
             parts.append(prose.table(self.claims, self.formats).to_html())
+            parts.append(f"<p>{html.escape(intervals.tolerance_text())}</p>")
         if self.precision and not self.smoke:
             parts.append(f"<p>{html.escape(self.precision)}</p>")
         parts.append(f"<p>{html.escape(self.machine)}</p></section>")
@@ -47,7 +48,7 @@ class FindingsBox:
     def __repr__(self) -> str:
         lines = ["Findings", *([SMOKE_BANNER] if self.smoke else []), self.headline]
         if self.claims is not None and not self.smoke:
-            lines.append(self.claims.to_string(index=False))
+            lines += [self.claims.to_string(index=False), intervals.tolerance_text()]
         precision = [] if self.smoke else [self.precision]
         return "\n".join([line for line in [*lines, *precision] if line] + [self.machine])
 
@@ -60,22 +61,18 @@ def findings_box(
     smoke: bool = False,
     headline: str = "",
     formats: dict | None = None,
-    per_claim: tuple[str, str] | None = None,
     run_dir: str | Path | None = None,
     ratios: pd.DataFrame | None = None,
 ) -> FindingsBox:
-    """The report's first screen: `claims` (the study's claims table: the article's claim, our
-    evidence with its interval and n, the verdict; None for a study without one), the
+    """The report's first screen: `claims` (the study's claims table, one row per claim: its
+    words and their reading, our evidence with its interval and n, the verdict, where it
+    changes; None for a study without one) with the rule it was judged by, the
     `headline` when there is one, and the machine line from every run (`results`, invalid
     runs too) and environment.json (`env`). smoke: the banner instead of verdicts. formats:
     the claims table's cell formats, as its section passes them to prose.table.
-    per_claim=(claim column, verdict column): a table with several rows per claim (one per
-    scenario or baseline) is shown one row per claim, its verdicts counted (verdict_counts).
     run_dir: the run folder, for the precision line (precision_line). ratios: for a study
     whose ratios are not modes against one baseline, the ratios it publishes, for the
     precision line (ratios_precision)."""
-    if claims is not None and per_claim is not None:
-        claims, formats = verdict_counts(claims, *per_claim), None
     precision = ""
     if not smoke and run_dir is not None:
         precision = precision_line(run_dir, results)
@@ -184,21 +181,6 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
         f"spread asked for {design['wanted_blocks']} blocks{capped}; reached {reached}, "
         f"{_within(rows, target)}.{rest}"
     )
-
-
-def verdict_counts(claims: pd.DataFrame, claim: str, verdict: str) -> pd.DataFrame:
-    """One row per claim (in the table's order): how many of its rows got each verdict, in
-    the order of intervals.VERDICTS ("2 supported, 3 undecided at this precision"). The rule
-    is stated, not a new verdict: the claim's own rows, one per scenario or baseline, decide."""
-    rows = []
-    for name, group in claims.groupby(claim, sort=False):
-        counts = group[verdict].value_counts()
-        known = [v for v in intervals.VERDICTS if v in counts] + sorted(
-            set(counts.index) - set(intervals.VERDICTS)
-        )
-        text = ", ".join(f"{counts[v]} {v}" for v in known)
-        rows.append({claim: name, "rows": len(group), "verdicts over its rows": text})
-    return pd.DataFrame(rows)
 
 
 def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:

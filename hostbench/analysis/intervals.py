@@ -553,110 +553,146 @@ def _confidence_label(confidence: float) -> str:
 
 # --- claims --------------------------------------------------------------------------------
 
-# The verdicts, worded the same on every page. One rule serves every study (claim_verdict):
-# a claim's words are read once, in its reference row (its qualifier), as a band of ratios
-# (stated_band); a size or equivalence claim is supported when the whole interval lies in its
-# band, a direction claim when the interval lies on its side of 100%; a ratio from fewer than
-# MIN_UNITS independent units (blocks) gets no verdict at all.
+# The verdicts, worded the same on every page, by one rule on the log scale the intervals live
+# on (docs/method.md, "Verdicts"). Each claim is read once as a ratio to its baseline, its
+# value (hostbench/analysis/claims.py: reference/claims.csv):
+#   a size or an equivalence (+70% is 1.70, "basically the same" is 1.00): the ratio of
+#     ratios, ours / the article's, against one relative tolerance, log-symmetric (within
+#     ±15% is 1/1.15 to 1.15): REPRODUCED when its whole interval lies within it, SMALLER or
+#     LARGER when it lies wholly outside it on one side, else UNDECIDED;
+#   a direction or an order ("faster", "the fastest", "several-fold" = at least 2): SUPPORTED
+#     when the interval lies on the claimed side of the value, NOT_SUPPORTED when it lies on
+#     the other, else UNDECIDED.
+# A ratio from fewer than MIN_UNITS independent units (blocks) gets NOT_ENOUGH, whatever its
+# interval; a claim over several comparisons holds only where each does (combined_verdict).
+REPRODUCED = "reproduced"
+SMALLER = "smaller than the article's"
+LARGER = "larger than the article's"
+DIFFERS = "differs from the article's"  # smaller on some comparisons, larger on others
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not supported"
 UNDECIDED = "undecided at this precision"
 NOT_TESTABLE = "not testable here"
 NOT_ENOUGH = "not measured enough"
-VERDICTS = (SUPPORTED, NOT_SUPPORTED, UNDECIDED, NOT_TESTABLE, NOT_ENOUGH)
+VERDICTS = (REPRODUCED, SMALLER, LARGER, DIFFERS, SUPPORTED, NOT_SUPPORTED, UNDECIDED,
+            NOT_TESTABLE, NOT_ENOUGH)  # fmt: skip
 # Fewer independent units than this and an interval says too little to decide anything: with
 # 2 blocks a t interval has 1 degree of freedom and its width depends on one difference.
 MIN_UNITS = 3
-
-# How wide "about" is: a value stated as "about X%" of the baseline allows X -+ this many
-# percentage points ("about +70%" = 150-190% of the baseline). One width for every study.
-ABOUT_POINTS = 20.0
-
-
-def about_band(value_pct: float, points: float = ABOUT_POINTS) -> tuple[float, float]:
-    """The ratios "about value_pct% of the baseline" allows: (low, high) as fractions."""
-    return (value_pct - points) / 100.0, (value_pct + points) / 100.0
+# How far ours may sit from the article's value and still reproduce it, relative and
+# log-symmetric: ours / the article's within 1/(1 + t) to 1 + t. Declared once, printed on
+# every page that judges a claim (tolerance_text); docs/method.md says why 15%.
+TOLERANCE_PCT = 15.0
+SIDES = ("above", "below")
 
 
-def up_to_band(value_pct: float) -> tuple[float, float]:
-    """The ratios "more than the baseline, up to value_pct%" allows: (1, value_pct / 100)."""
-    return 1.0, value_pct / 100.0
+def tolerance_text(tolerance_pct: float = TOLERANCE_PCT) -> str:
+    """The rule in one sentence, as every page prints it."""
+    t = 1 + tolerance_pct / 100
+    return (
+        f"A size is reproduced when the whole 95% interval of ours / the article's lies within "
+        f"±{tolerance_pct:g}% on the log scale ({1 / t:.3f}-{t:.2f}x), smaller or larger than "
+        "the article's when it lies wholly outside it; a direction is supported when the "
+        "interval lies on its side of the stated value. Fewer than "
+        f"{MIN_UNITS} blocks decide nothing."
+    )
 
 
-# A reference row's qualifier (docs/reference-format.md) -> how its words are read as a band.
-# "up to" is an upper figure; every other wording of a number ("about", "approximately", a
-# plain number, a mean or best of rounds) is read as "about", the one width for every study.
-UPPER_FIGURE = "up to"
+def _too_few(n) -> bool:
+    return _missing(n) or int(n) < MIN_UNITS
 
 
-def stated_band(value_pct: float, qualifier: str) -> tuple[float, float]:
-    """The band of ratios a stated value allows, by its reference row's qualifier: the one
-    reading of a claim's words that every verdict uses."""
-    if qualifier == UPPER_FIGURE:
-        return up_to_band(value_pct)
-    return about_band(value_pct)
-
-
-def band_text(band: tuple[float, float]) -> str:
-    """A band in the page's units, to three figures: (1.5, 1.9) -> "150-190% of the baseline",
-    (0.128958, 0.528958) -> "12.9-52.9% of the baseline"."""
-    low, high = (100.0 * b for b in band)
-    figures = [f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}" for v in (low, high)]
-    return f"{figures[0]}-{figures[1]}% of the baseline"
-
-
-def claim_verdict(
-    ci_low: float,
-    ci_high: float,
-    expect: str,
-    margin: float = 0.1,
-    *,
-    n: int,
-    band: tuple[float, float] | None = None,
+def size_verdict(
+    ci_low: float, ci_high: float, article: float, *, n, tolerance_pct: float = TOLERANCE_PCT
 ) -> str:
-    """Whether a ratio's interval supports a claim, by what the claim says:
-      "higher" / "lower": a direction; the interval must exclude 1 on that side;
-      "same": no difference: the interval includes 1 and lies within 1 -+ margin;
-      "size": a size, band=(low, high) the ratios its words allow (stated_band); the whole
-        interval must lie in the band. An equivalence stated with a number ("about the same,
-        97%") is a size claim with its band.
-    n: the independent units (blocks) the ratio comes from; fewer than MIN_UNITS give
-    NOT_ENOUGH, whatever the interval. Otherwise SUPPORTED; NOT_SUPPORTED when the interval
-    excludes what the claim says (for a size: lies wholly outside the band); UNDECIDED when it
-    allows both, or there is no interval."""
-    if expect not in ("higher", "lower", "same", "size"):
-        raise BadInput(f"expect must be higher, lower, same or size; got {expect!r}")
-    if (expect == "size") != (band is not None):
-        raise BadInput("a size claim needs band=(low, high), and only a size claim takes one")
-    if _missing(n) or int(n) < MIN_UNITS:
+    """A size or equivalence claim: our ratio's interval (ci_low, ci_high) against the
+    article's ratio `article`, by the ratio of ratios and the tolerance (module rule)."""
+    if _too_few(n):
         return NOT_ENOUGH
     if _missing(ci_low) or _missing(ci_high):
         return UNDECIDED
-    if band is not None:
-        low, high = band
-        if ci_high < low or ci_low > high:
-            return NOT_SUPPORTED
-        return SUPPORTED if low <= ci_low and ci_high <= high else UNDECIDED
-    above, below = ci_low > 1.0, ci_high < 1.0
-    if expect == "same":  # "no difference": an interval that excludes 1 contradicts it
-        if above or below:
-            return NOT_SUPPORTED
-        return SUPPORTED if 1 - margin <= ci_low and ci_high <= 1 + margin else UNDECIDED
-    if (expect == "higher" and above) or (expect == "lower" and below):
+    low, high = ci_low / article, ci_high / article
+    t = 1 + tolerance_pct / 100
+    if 1 / t <= low and high <= t:
+        return REPRODUCED
+    if high < 1 / t:
+        return SMALLER
+    if low > t:
+        return LARGER
+    return UNDECIDED
+
+
+def direction_verdict(ci_low: float, ci_high: float, side: str, *, n, value: float = 1.0) -> str:
+    """A direction or order claim: our ratio's interval on `side` ("above" / "below") of
+    `value` (1: faster / slower than the baseline; 2: at least twice)."""
+    if side not in SIDES:
+        raise BadInput(f"side must be {' or '.join(SIDES)}; got {side!r}")
+    if _too_few(n):
+        return NOT_ENOUGH
+    if _missing(ci_low) or _missing(ci_high):
+        return UNDECIDED
+    above, below = ci_low > value, ci_high < value
+    if (side == "above" and above) or (side == "below" and below):
         return SUPPORTED
     return NOT_SUPPORTED if above or below else UNDECIDED
 
 
+def agrees_within_pct(ci_low: float, ci_high: float, article: float) -> float:
+    """The smallest log-symmetric tolerance (in %) that holds the whole interval of ours /
+    the article's: "agrees with the article's value to within ±X%". NaN without an interval."""
+    if _missing(ci_low) or _missing(ci_high):
+        return math.nan
+    return 100 * (max(ci_high / article, article / ci_low) - 1)
+
+
+def differs_by_pct(ci_low: float, ci_high: float, article: float) -> float:
+    """How far, at least, ours lies from the article's value where the interval excludes it,
+    on the same log-symmetric scale: "differs by at least Y%". NaN where it does not."""
+    if _missing(ci_low) or _missing(ci_high):
+        return math.nan
+    low, high = ci_low / article, ci_high / article
+    if low > 1:
+        return 100 * (low - 1)
+    if high < 1:
+        return 100 * (1 / high - 1)
+    return math.nan
+
+
+def agreement_text(ci_low: float, ci_high: float, article: float) -> str:
+    """ "agrees to within ±12%", and ", differs by at least 4%" where the interval excludes
+    the article's value; "" without an interval. Rounded outwards: never tighter than
+    computed."""
+    within = agrees_within_pct(ci_low, ci_high, article)
+    if _missing(within):
+        return ""
+    text = f"agrees to within ±{math.ceil(within - 1e-9):.0f}%"
+    differs = differs_by_pct(ci_low, ci_high, article)
+    if not _missing(differs):
+        text += f", differs by at least {math.floor(differs + 1e-9):.0f}%"
+    return text
+
+
 def combined_verdict(verdicts) -> str:
-    """One verdict for a claim that holds for several comparisons at once (every proxy slower
-    than Kestrel): NOT_ENOUGH if any was measured too little, NOT_SUPPORTED if any
-    contradicts it, SUPPORTED if all support it, else UNDECIDED."""
+    """One verdict for a claim over several comparisons, which holds only where each does:
+    NOT_ENOUGH if any was measured too little; for a direction NOT_SUPPORTED if any
+    contradicts it; for a size SMALLER (or LARGER) if some are that and none the other,
+    DIFFERS if both; REPRODUCED or SUPPORTED if all are; else UNDECIDED."""
     verdicts = list(verdicts)
     if not verdicts or NOT_ENOUGH in verdicts:
         return NOT_ENOUGH
+    if all(v == NOT_TESTABLE for v in verdicts):
+        return NOT_TESTABLE
     if NOT_SUPPORTED in verdicts:
         return NOT_SUPPORTED
-    return SUPPORTED if all(v == SUPPORTED for v in verdicts) else UNDECIDED
+    if SMALLER in verdicts and LARGER in verdicts:
+        return DIFFERS
+    for side in (SMALLER, LARGER):
+        if side in verdicts:
+            return side
+    for holds in (REPRODUCED, SUPPORTED):
+        if all(v == holds for v in verdicts):
+            return holds
+    return UNDECIDED
 
 
 # --- drift ---------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from ..studies import STUDIES, Study, get_study
 
 PUBLISHED_CSV = "published.csv"
 SETUP_CSV = "setup.csv"
+CLAIMS_CSV = "claims.csv"
 
 PUBLISHED_COLUMNS = [
     "article",
@@ -37,6 +38,16 @@ PUBLISHED_COLUMNS = [
 NUMBER_COLUMNS = ["value", "value_low", "value_high"]
 TEXT_COLUMNS = [c for c in PUBLISHED_COLUMNS if c not in NUMBER_COLUMNS]
 SETUP_COLUMNS = ["article", "source_file", "item", "value", "unit", "where", "quote", "note"]
+# claims.csv: each claim the article makes, read once as a ratio (docs/reference-format.md);
+# one row per comparison it covers, a claim's rows sharing its `claim`.
+CLAIM_COLUMNS = ["article", "source_file", "claim", "quote", "reading", "kind", "metric", "mode",
+                 "relative_to", "scenario", "concurrency", "relative_concurrency", "value",
+                 "side", "note"]  # fmt: skip
+CLAIM_NUMBERS = ["concurrency", "relative_concurrency", "value"]
+CLAIM_KINDS = ("size", "equivalence", "direction", "order", "not testable")
+# relative_to: a mode, or this word for the run's own baseline (params.baseline_mode), the
+# stand-in its study chose for the article's comparator.
+RUN_BASELINE = "baseline"
 # Added by the loaders from the study's folder; the files hold the other columns.
 PROVENANCE = ["article", "source_file"]
 
@@ -157,3 +168,44 @@ def stated_setting(study: str, item: str) -> str:
         raise BadInput(f"setup.csv has no {item!r} for {study}; items: {', '.join(setup.index)}")
     row = setup.loc[item]
     return f"{row['value']} {row['unit']}".strip()
+
+
+def _check_claims(frame: pd.DataFrame, study: Study) -> None:
+    def bad(i: int, what: str):
+        raise BadInput(f"{study.reference_dir / CLAIMS_CSV} row {i + 2}: {what}")
+
+    for i, r in enumerate(frame.itertuples(index=False)):
+        for col in ("claim", "quote", "reading", "kind"):
+            if not getattr(r, col).strip():
+                bad(i, f"empty {col}")
+        if r.kind not in CLAIM_KINDS:
+            bad(i, f"kind {r.kind!r}; allowed: {', '.join(CLAIM_KINDS)}")
+        if r.kind == "not testable":
+            if not r.note.strip():
+                bad(i, "a claim not testable here says why in its note")
+            continue
+        if not (r.mode and r.relative_to and r.metric):
+            bad(i, "a testable claim names its mode, relative_to and metric")
+        if not r.value > 0:
+            bad(i, f"value {r.value!r}: a claim's value is a ratio > 0 (+70% is 1.70)")
+        directed = r.kind in ("direction", "order")
+        if directed != (r.side in ("above", "below")):
+            bad(i, f"side {r.side!r}: a direction or order claim says above or below, "
+                   "a size or equivalence none")  # fmt: skip
+        if r.kind == "equivalence" and r.value != 1:
+            bad(i, "an equivalence claim's value is 1 (the same)")
+    for claim, rows in frame.groupby("claim", sort=False):
+        if rows["kind"].nunique() > 1 or rows["quote"].nunique() > 1:
+            raise BadInput(f"{study.reference_dir / CLAIMS_CSV}: claim {claim!r} has rows of "
+                           "different kinds or quotes; one claim, one kind, one quote")  # fmt: skip
+
+
+def load_claims(study: str | Study) -> pd.DataFrame | None:
+    """The article's claims (reference/claims.csv), one row per comparison a claim covers;
+    None for a study without the file (its article makes no claim an interval can judge)."""
+    one = study if isinstance(study, Study) else get_study(study)
+    if not (one.reference_dir / CLAIMS_CSV).is_file():
+        return None
+    frame = _read(one, CLAIMS_CSV, CLAIM_NUMBERS, CLAIM_COLUMNS)
+    _check_claims(frame, one)
+    return frame

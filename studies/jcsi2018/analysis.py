@@ -7,14 +7,13 @@ environment.json) or from reference/; the words follow the intervals.
 import pandas as pd
 
 from hostbench.analysis import intervals, prose, tables
-from hostbench.analysis.claims import VERDICT
+from hostbench.analysis.claims import VERDICT  # noqa: F401 (the notebook reads it here)
+from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import (
-    NOT_TESTABLE,
     SUPPORTED,
     describe,
     ratio_text,
 )
-from hostbench.analysis.reference import load_reference
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
     TWO_HOSTS,
     changed_factors,
@@ -105,30 +104,6 @@ def _ours(r) -> str:
     return "not run" if r is None else intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
 
 
-# How the paper's words about a size are read: once, by the qualifier of its reference row
-# (intervals.stated_band), the reading every verdict uses. "o około 70%" ("about +70%") is a
-# point with the width intervals.ABOUT_POINTS gives every "about". "nawet 200%" ("even 200%")
-# is stored as "up to" (reference/published.csv), an upper figure: anything above the baseline
-# up to +200%; that decides. The other reading (the gain reached about +200%, as Fig. 9's bars
-# near 300% suggest) is shown beside it, not counted as a claim of its own.
-READING_STATED = "as its reference row reads it, decides: {words} ({band})"
-READING_OTHER = "shown beside it: as much as {gain} (about {pct}%, ±{points} points)"
-
-
-def readings(paper_row) -> list[tuple[str, tuple[float, float]]]:
-    """(how the words are read, the band of ratios they allow) for one of the paper's stated
-    values (reference.paper_ratios); the first, its reference row's reading, decides."""
-    pct = paper_row.ratio_high_pct
-    stated = intervals.stated_band(pct, paper_row.qualifier)
-    words = "up to" if paper_row.qualifier == intervals.UPPER_FIGURE else "about"
-    first = READING_STATED.format(words=f"{words} {pct - 100:+.0f}%", band=words)
-    if paper_row.qualifier != intervals.UPPER_FIGURE:
-        return [(first, stated)]
-    other = READING_OTHER.format(gain=f"{pct - 100:+.0f}%", pct=f"{pct:.0f}",
-                                 points=f"{intervals.ABOUT_POINTS:g}")  # fmt: skip
-    return [(first, stated), (other, intervals.about_band(pct))]
-
-
 def paper_words(paper_row) -> str:
     """The paper's value as it words it: "about +70%", or "nawet 200%" (even +200%)."""
     gain = paper_row.ratio_high_pct - 100
@@ -147,117 +122,13 @@ def analogs(results: pd.DataFrame, baseline: str) -> list[str]:
     return [baseline, *others] if baseline in present else others
 
 
-# A row of the claims table is one conclusion, one reading of its words and one analog.
-CLAIM_KEY = ("the paper's conclusion", "read as", "against")
-CLAIM_COLUMNS = [*CLAIM_KEY, "ours", "n", VERDICT]
-
-
-def claims(results: pd.DataFrame, params: StudyParams) -> pd.DataFrame:
-    """The paper's conclusions, each judged against every analog of the run's baseline: the
-    study's claims hook (hostbench.analysis.claims).
-
-    results: every run (invalid ones too: paired_ratios leaves them out and counts them).
-    One row per conclusion, reading of its words and baseline analog: VERDICT is SUPPORTED,
-    NOT_SUPPORTED, UNDECIDED or NOT_TESTABLE, "ours" the interval it rests on.
-    """
-    baseline = params.baseline_mode
-    rows = []
-    if "kestrel" in set(results["mode"].astype(str)):
-        rows += _kestrel_fastest(intervals.paired_ratios(results, "kestrel"))
-    for analog in analogs(results, baseline):
-        ratios = intervals.paired_ratios(results, analog)
-        rows += _proxy_slowest(ratios, analog)
-        rows += _kestrel_gains(ratios, analog)
-    rows += _windows_only()
-    table = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
-    # One conclusion's rows together, in the order the conclusions were first met.
-    order = {claim: i for i, claim in enumerate(dict.fromkeys(table[CLAIM_COLUMNS[0]]))}
-    return table.sort_values(CLAIM_COLUMNS[0], key=lambda c: c.map(order), kind="stable")
-
-
-def _direction_claim(rows: pd.DataFrame, direction: str, closest: pd.Series) -> tuple[str, str]:
-    """A direction claim over rows (every interval on one side of 100%): the verdicts combined,
-    and the row nearest 100% named with its ratio."""
-    verdict = intervals.combined_verdict(
-        intervals.claim_verdict(r.ci_low, r.ci_high, direction, n=r.n)
-        for r in rows.itertuples(index=False)
-    )
-    near = f"closest: {mode_label(closest['mode'])} on {scenario_label(closest['scenario'])}"
-    return verdict, f"{near}, {_ours(closest)}"
-
-
-def _kestrel_fastest(to_kestrel: pd.DataFrame) -> list[tuple]:
-    # A direction claim: every other mode's interval below 100% of Kestrel.
-    if to_kestrel.empty:
-        return []
-    closest = to_kestrel.sort_values("ci_high", ascending=False).iloc[0]
-    verdict, ours = _direction_claim(to_kestrel, "lower", closest)
-    claim = "Kestrel alone is the fastest hosting model"
-    return [(claim, "every other mode below Kestrel (interval under 100%)", "Kestrel",
-             f"{ours} of Kestrel", _fewest(to_kestrel), verdict)]  # fmt: skip
-
-
-def _proxy_slowest(ratios: pd.DataFrame, analog: str) -> list[tuple]:
-    # A direction claim against one analog: every mode that is not itself a stand-in for the
-    # paper's baseline above it.
-    others = ratios[~ratios["mode"].astype(str).map(is_analog)]
-    if others.empty:
-        return []
-    verdict, ours = _direction_claim(others, "higher", others.sort_values("ci_low").iloc[0])
-    claim = "The standard model (a reverse proxy in another process) is the slowest"
-    read = "every other model above the baseline (interval over 100%)"
-    return [(claim, read, mode_label(analog), ours, _fewest(others), verdict)]
-
-
-def _fewest(ratios: pd.DataFrame) -> int:
-    # A claim over several comparisons rests on its least measured one.
-    return int(ratios["n"].min())
-
-
-def _kestrel_gains(ratios: pd.DataFrame, analog: str) -> list[tuple]:
-    # Size claims: Kestrel's gain per scenario, each reading of the paper's words its own row.
-    paper = paper_ratios()
-    rows = []
-    for scenario in tables.SCENARIO_ORDER:
-        stated = paper[(paper["mode"] == "kestrel") & (paper["scenario"] == scenario)]
-        r = _ratio(ratios, "kestrel", scenario)
-        if stated.empty or r is None:
-            continue
-        p = stated.iloc[0]
-        claim = f"Kestrel on {scenario_label(scenario)}: {paper_words(p)} over the baseline"
-        for reading, band in readings(p):
-            verdict = intervals.claim_verdict(r.ci_low, r.ci_high, "size", band=band, n=r.n)
-            read = f"{reading}: {intervals.band_text(band)}"
-            rows.append((claim, read, mode_label(analog), _ours(r), int(r.n), verdict))
-    return rows
-
-
-def _windows_only() -> list[tuple]:
-    ref = load_reference(PAPER)
-    stated = ref[(ref["mode"] == "iis-inprocess") & (ref["metric"] == "rps_loss_pct")].iloc[0]
-    loss = paper_ratios()
-    loss = loss[loss["mode"] == "iis-inprocess"].iloc[0]
-    return [
-        (
-            f"IIS in-process is {stated.qualifier} {stated.value_low:g}-{stated.value_high:g}% "
-            f"slower than Kestrel (paper: {loss.ratio_low_pct:.0f}-{loss.ratio_high_pct:.0f}% "
-            "of the baseline on HTML)",
-            "",
-            "",
-            "no Linux server hosts .NET in its own worker process; nginx over a Unix socket is "
-            "only a cheaper hop (section 3)",
-            0,
-            NOT_TESTABLE,
-        ),
-        (
-            "HTTP.sys performs close to Kestrel",
-            "",
-            "",
-            "HTTP.sys is a Windows kernel driver (docs/windows.md: measuring it on Windows)",
-            0,
-            NOT_TESTABLE,
-        ),
-    ]
+def claims(results: pd.DataFrame, params: StudyParams, variants=None) -> pd.DataFrame:
+    """The paper's claims (reference/claims.csv), one row each, judged against the run's
+    baseline; the other stand-ins for IIS out-of-process (nginx, caddy, yarp: is_analog) and
+    the sub-studies are the conditions of its sensitivity column. The study's claims hook
+    (hostbench.analysis.claims)."""
+    others = analogs(results, params.baseline_mode)
+    return judge_claims(PAPER, results, params, analogs=others, variants=variants)
 
 
 def threats(
@@ -451,9 +322,9 @@ def conclusions(results: pd.DataFrame) -> str:
         for r in ratios[ratios["mode"].astype(str) == mode].itertuples(index=False):
             if intervals.ci_bounds(r.ci_low, r.ci_high) is None or r.n < intervals.MIN_UNITS:
                 found["no interval"].append(r)
-            elif intervals.claim_verdict(r.ci_low, r.ci_high, "higher", n=r.n) == SUPPORTED:
+            elif intervals.direction_verdict(r.ci_low, r.ci_high, "above", n=r.n) == SUPPORTED:
                 found["faster"].append(r)
-            elif intervals.claim_verdict(r.ci_low, r.ci_high, "lower", n=r.n) == SUPPORTED:
+            elif intervals.direction_verdict(r.ci_low, r.ci_high, "below", n=r.n) == SUPPORTED:
                 found["slower"].append(r)
             else:
                 found["includes 100%"].append(r)
