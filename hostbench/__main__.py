@@ -178,7 +178,7 @@ def _cmd_compare(args) -> int:
     print(compare.text_table(table))
     verdicts = compare.claim_verdicts(runs)
     if verdicts is not None:
-        print(claims.text(verdicts, runs[0].study))
+        print(claims.text(verdicts))
     differences = compare.differences(runs)
     if not differences.empty:
         print("what differed:")

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from . import gallery
-from .analysis import claims, compare, findings
+from .analysis import claims, compare, intervals
 from .analysis.tables import load_environment
 from .paths import RUNS
 from .studies import STUDIES
@@ -51,18 +51,18 @@ def _reruns_line(study_id: str, runs_dir: Path) -> str:
 
 
 def _claims_lines(study_id: str, main: compare.Run) -> list[str]:
-    """The article's claims as the committed run judges them, a row per claim with its
-    verdicts counted over its readings: what a re-run's claims should come out as."""
+    """The article's claims as the committed run judges them, one verdict per claim with how
+    far ours agrees with the article's value: what a re-run's claims should come out as."""
     table = claims.of_run(study_id, main.path)
     if table is None:
         return []
-    key = claims.key_of(study_id)[0]
-    counted = findings.verdict_counts(table, key, claims.VERDICT)
+    shown = table[[claims.CLAIM, claims.VERDICT, claims.AGAINST]]
     return [
-        "The article's claims, as the committed run judges them (its report's claims section; "
-        "`make compare` sets a re-run's verdict on each beside them):",
+        "The article's claims, as the committed run judges them (its report's first screen; "
+        "`make compare` sets a re-run's verdict on each beside them). "
+        + intervals.tolerance_text(),
         "",
-        claims.markdown(counted.rename(columns={key: "claim"})),
+        claims.markdown(shown.rename(columns={claims.CLAIM: "claim"})),
         "",
     ]
 

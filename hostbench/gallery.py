@@ -183,7 +183,7 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
             "## The article's claims, run by run",
             "",
             f"Each run's verdict on each of the article's claims, as its report's claims section "
-            f"gives it: {claims.agreement(verdicts, study_id)}.",
+            f"gives it: {claims.agreement(verdicts)}.",
             "",
             claims.markdown(verdicts.rename(columns={r.name: _shown(r, runs_dir) for r in runs})),
             "",

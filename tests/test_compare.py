@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 from hostbench.__main__ import main
-from hostbench.analysis import compare
+from hostbench.analysis import claims, compare
 from hostbench.analysis.intervals import VERDICTS, paired_ratios, t_quantile
+from hostbench.analysis.reference import load_claims
 from hostbench.errors import BadInput
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
@@ -79,7 +80,8 @@ def test_a_known_difference_gives_its_ratio_of_ratios_and_verdict(tmp_path):
         half = t_quantile(0.975, 2 * (n - 1)) * math.sqrt(2) * se
         assert r.rr_ci_low == pytest.approx(4.0 * math.exp(-half))
         assert r.rr_ci_high == pytest.approx(4.0 * math.exp(half))
-        assert r.verdict == (compare.DIFFERS if r.rr_ci_low > 1 else compare.UNDECIDED)
+        assert r.verdict == (compare.DIFFERS if r.rr_ci_low > 1 + compare.TOLERANCE_PCT / 100
+                             else compare.UNDECIDED)  # fmt: skip
     untouched = table[table["mode"] != mode]
     assert untouched["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
     assert (untouched["verdict"] != compare.DIFFERS).all()
@@ -112,9 +114,9 @@ def test_a_committed_run_compared_with_itself_is_reproduced(run, tmp_path, capsy
 def _study_with_claims() -> str:
     for study in STUDIES:
         committed = (RUNS / STUDIES[study].paper_run / "params.json").exists()
-        if committed and hasattr(STUDIES[study].analysis, "claims"):
+        if committed and load_claims(study) is not None:
             return study
-    pytest.skip("no study with a claims hook has a committed paper run")
+    pytest.skip("no study with claims has a committed paper run")
 
 
 def test_the_articles_claims_are_set_side_by_side_with_each_runs_verdict(tmp_path, capsys):
@@ -129,10 +131,15 @@ def test_the_articles_claims_are_set_side_by_side_with_each_runs_verdict(tmp_pat
     c = _copy(study, tmp_path / "c", scale=slower)
     assert main(["compare", str(a), str(c), "--out", str(tmp_path / "out")]) == 0
     written = pd.read_csv(tmp_path / "out" / "claims.csv").fillna("")
-    assert list(written.columns[-2:]) == ["a", "c"]
+    against = f": {claims.AGAINST}"
+    assert list(written.columns[1:]) == ["a", "a" + against, "c", "c" + against]
     agree = int((written["a"] == written["c"]).sum())
     assert agree < len(written)
-    assert f"the same verdict in {agree} of {len(written)} rows" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"the same verdict on {agree} of {len(written)} claims" in out
+    # A size claim's agreement is printed beside its verdict, as written.
+    sized = written[written["a" + against] != ""]
+    assert len(sized) and all(f"[{v}]" in out for v in sized["c" + against])
 
 
 def test_a_sub_studys_runs_have_no_claims_of_their_own():

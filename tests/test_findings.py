@@ -87,23 +87,12 @@ def test_every_committed_report_opens_with_its_findings_box():
         assert first_section and text.index('class="findings"') < first_section.start(), page
 
 
-def test_a_claim_over_several_rows_is_shown_once_with_its_verdicts_counted():
-    rows = pd.DataFrame(
-        {
-            "claim": ["fastest", "fastest", "fastest", "slowest"],
-            "against": ["nginx", "caddy", "yarp", "nginx"],
-            "verdict": [intervals.SUPPORTED, intervals.UNDECIDED, intervals.SUPPORTED,
-                        intervals.NOT_SUPPORTED],
-        }
-    )  # fmt: skip
-    counted = findings.verdict_counts(rows, "claim", "verdict")
-    assert counted.to_dict("records") == [
-        {"claim": "fastest", "rows": 3,
-         "verdicts over its rows": "2 supported, 1 undecided at this precision"},
-        {"claim": "slowest", "rows": 1, "verdicts over its rows": "1 not supported"},
-    ]  # fmt: skip
-    page = _page(findings.findings_box(rows, RUNS, ENV, per_claim=("claim", "verdict")))
-    assert "2 supported, 1 undecided at this precision" in page and "caddy" not in page
+def test_the_box_shows_one_row_per_claim_and_the_rule_it_was_judged_by():
+    page = _page(findings.findings_box(CLAIMS, RUNS, ENV))
+    soup = BeautifulSoup(page, "html.parser")
+    assert len(soup.select("tbody tr")) == len(CLAIMS)
+    assert intervals.tolerance_text() in soup.get_text(" ")
+    assert f"±{intervals.TOLERANCE_PCT:g}%" in intervals.tolerance_text()
 
 
 def test_the_batch_index_opens_with_its_findings_and_a_smoke_runs_banner(tmp_path):

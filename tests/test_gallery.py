@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from hostbench import artifact, docs, gallery
-from hostbench.analysis import claims, compare, findings
+from hostbench.analysis import claims, compare
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import STUDIES
 
@@ -125,19 +125,18 @@ def test_the_artifact_says_how_each_rerun_on_record_came_out():
 
 
 def test_the_artifact_and_the_gallery_give_each_claims_verdicts_from_the_committed_run():
-    """Per claim, the committed run's verdicts counted as its findings box counts them (the
-    artifact), and every main run's verdict beside it (the gallery)."""
+    """Per claim, the committed run's one verdict and agreement as its findings box gives them
+    (the artifact), and every main run's verdict beside it (the gallery)."""
     text = (ROOT / artifact.PAGE).read_text()
-    judged = [s for s in STUDIES if _committed(s) and claims.key_of(s)
+    judged = [s for s in STUDIES if _committed(s)
               and claims.of_run(s, _committed(s)[0].path) is not None]  # fmt: skip
     if not judged:
         pytest.skip("no committed run of a study that judges claims")
     for study in judged:
         table = claims.of_run(study, _committed(study)[0].path)
-        key = claims.key_of(study)[0]
         section = text.split(f"## {study}:", 1)[1].split("\n## ", 1)[0]
-        for claim, rows, verdicts in findings.verdict_counts(table, key, claims.VERDICT).values:
-            assert f"| {claim} | {rows} | {verdicts} |" in section.replace("\\|", "|")
+        for claim, verdict, against in table[[claims.CLAIM, claims.VERDICT, claims.AGAINST]].values:
+            assert f"| {claim} | {verdict} | {against} |" in section.replace("\\|", "|")
         page = (ROOT / gallery.page_path(study)).read_text()
         assert "## The article's claims, run by run" in page
         for verdict in table[claims.VERDICT]:

@@ -6,7 +6,6 @@ coverage bounds are loose, so the tests give the same answer on every run.
 """
 
 import math
-from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -20,7 +19,6 @@ from hostbench.pagecheck import page_defects
 NAN = float("nan")
 
 # The rule's tests below judge intervals from 4 blocks: enough for a verdict.
-verdict_of_4_blocks = partial(intervals.claim_verdict, n=4)
 
 
 def study(
@@ -329,40 +327,89 @@ def test_one_rounding_rule_for_ratio_interval_and_table_cells():
 # --- claims --------------------------------------------------------------------------------
 
 
+# The one verdict rule (intervals, "claims"): constructed intervals on both sides of each
+# boundary, for every kind. The tolerance is +-15% on the log scale: 1/1.15 = 0.8696 to 1.15.
+T = 1 + intervals.TOLERANCE_PCT / 100
+R, SM, LA, S, NS, U, E = (intervals.REPRODUCED, intervals.SMALLER, intervals.LARGER,
+                          intervals.SUPPORTED, intervals.NOT_SUPPORTED, intervals.UNDECIDED,
+                          intervals.NOT_ENOUGH)  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    "low, high, verdict",
+    "low, high, article, verdict",
     [
-        (1.55, 1.85, intervals.SUPPORTED),  # the whole interval inside "about +70%"
-        (1.55, 1.95, intervals.UNDECIDED),  # crosses the band's top: not supported as a size
-        (1.41, 4.29, intervals.UNDECIDED),  # the old rule's "supported": far wider than the band
-        (2.0, 2.5, intervals.NOT_SUPPORTED),  # wholly above the band
-        (1.1, 1.4, intervals.NOT_SUPPORTED),  # wholly below it
-        (NAN, NAN, intervals.UNDECIDED),  # no interval
+        (1.60, 1.80, 1.70, R),  # +70% read as 1.70: 0.94-1.06 of it
+        (1.70 / T + 1e-6, 1.70 * T - 1e-6, 1.70, R),  # just inside both ends
+        (1.70 / T - 1e-3, 1.80, 1.70, U),  # just over the low end: undecided
+        (1.60, 1.70 * T + 1e-3, 1.70, U),  # just over the high end
+        (1.41, 4.29, 1.70, U),  # far wider than the tolerance
+        (1.40, 1.70 / T - 1e-3, 1.70, SM),  # wholly below: smaller than the article's
+        (1.70 * T + 1e-3, 2.5, 1.70, LA),  # wholly above: larger
+        (1.52, 1.79, 3.00, SM),  # "nawet 200%" read as 3.00: ours 1.65 is smaller
+        (2.72, 3.72, 3.00, U),  # the reading the old "up to" band called undecided
+        (0.22, 0.25, 0.329, SM),  # linux-proxies: 23% against 3,509 / 10,667
+        (0.85, 0.92, 1.00, U),  # "basically the same" (1.00): 0.85 is outside 0.87
+        (0.90, 1.10, 1.00, R),
+        (NAN, NAN, 1.70, U),  # no interval
     ],
 )
-def test_a_size_claim_needs_the_whole_interval_in_its_band(low, high, verdict):
-    band = intervals.about_band(170)
-    assert band == pytest.approx((1.5, 1.9))
-    assert verdict_of_4_blocks(low, high, "size", band=band) == verdict
+def test_a_size_is_judged_by_the_ratio_of_ratios_against_one_tolerance(low, high, article, verdict):
+    assert intervals.size_verdict(low, high, article, n=4) == verdict
 
 
-def test_up_to_and_direction_claims():
-    up_to = intervals.up_to_band(300)
-    assert verdict_of_4_blocks(1.41, 2.9, "size", band=up_to) == intervals.SUPPORTED
-    assert verdict_of_4_blocks(1.41, 4.29, "size", band=up_to) == intervals.UNDECIDED
-    assert intervals.band_text(up_to) == "100-300% of the baseline"
-    assert intervals.band_text((0.128958, 0.528958)) == "12.9-52.9% of the baseline"
-    # A direction needs the interval to exclude 100%.
-    assert verdict_of_4_blocks(0.99, 1.5, "higher") == intervals.UNDECIDED
-    assert verdict_of_4_blocks(1.01, 1.5, "higher") == intervals.SUPPORTED
-    assert verdict_of_4_blocks(1.01, 1.5, "lower") == intervals.NOT_SUPPORTED
-    with pytest.raises(BadInput, match="band"):
-        verdict_of_4_blocks(1.1, 1.2, "size")
-    with pytest.raises(BadInput, match="band"):
-        verdict_of_4_blocks(1.1, 1.2, "higher", band=(1, 2))
+@pytest.mark.parametrize(
+    "low, high, side, value, verdict",
+    [
+        (1.01, 1.5, "above", 1, S),
+        (0.99, 1.5, "above", 1, U),
+        (0.7, 0.99, "above", 1, NS),
+        (0.6, 0.8, "below", 1, S),
+        (1.01, 1.2, "below", 1, NS),
+        (2.01, 3.0, "above", 2, S),  # several-fold: at least 2
+        (1.52, 1.79, "above", 2, NS),
+        (1.9, 2.1, "above", 2, U),
+        (NAN, NAN, "above", 1, U),
+    ],
+)
+def test_a_direction_is_judged_by_the_side_of_its_value(low, high, side, value, verdict):
+    assert intervals.direction_verdict(low, high, side, n=4, value=value) == verdict
 
 
-# --- (g) drift -----------------------------------------------------------------------------
+def test_one_rule_gives_no_verdict_to_a_ratio_from_fewer_than_3_blocks():
+    # The same interval, decisive with 3 blocks, gets no verdict from 2, 1 or none.
+    assert intervals.size_verdict(1.6, 1.8, 1.7, n=3) == R
+    assert intervals.direction_verdict(1.6, 1.8, "above", n=3) == S
+    for n in (2, 1, 0, None):
+        assert intervals.size_verdict(1.6, 1.8, 1.7, n=n) == E
+        assert intervals.direction_verdict(1.6, 1.8, "above", n=n) == E
+    with pytest.raises(BadInput, match="side must be above or below"):
+        intervals.direction_verdict(1.6, 1.8, "higher", n=3)
+
+
+def test_agreement_is_the_smallest_tolerance_that_holds_the_interval():
+    # Ours 1.40-1.63 against 1.70: 0.82-0.96 of it; 1.70 / 1.40 = 1.214: within +-21.4%.
+    assert intervals.agrees_within_pct(1.40, 1.63, 1.70) == pytest.approx(100 * (1.7 / 1.4 - 1))
+    assert math.isnan(intervals.differs_by_pct(1.40, 1.75, 1.70))  # includes the value
+    # 1.52-1.79 against 3.00: at most 0.597 of it, so at least 3.00 / 1.79 - 1 = 67.6% off.
+    assert intervals.differs_by_pct(1.52, 1.79, 3.0) == pytest.approx(100 * (3 / 1.79 - 1))
+    assert intervals.differs_by_pct(3.3, 3.6, 3.0) == pytest.approx(10.0)
+    text = intervals.agreement_text(1.52, 1.79, 3.0)
+    assert text == "agrees to within ±98%, differs by at least 67%"
+    # A tolerance as wide as the agreement would call it reproduced; a hair tighter not.
+    within = intervals.agrees_within_pct(1.40, 1.63, 1.70)
+    assert intervals.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within + 1e-6) == R
+    assert intervals.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within - 1e-3) == U
+
+
+def test_a_claim_over_several_comparisons_holds_only_where_each_does():
+    combined = intervals.combined_verdict
+    assert combined([S, S]) == S and combined([R, R]) == R
+    assert combined([S, U]) == U and combined([R, U]) == U
+    assert combined([S, NS, U]) == NS
+    assert combined([R, SM, U]) == SM and combined([LA, R]) == LA
+    assert combined([SM, LA]) == intervals.DIFFERS
+    assert combined([S, E]) == E and combined([]) == E
+    assert combined([intervals.NOT_TESTABLE]) == intervals.NOT_TESTABLE
 
 
 def test_drift_recovers_a_linear_slowdown():
@@ -412,23 +459,6 @@ def test_mean_interval_by_hand():
     assert high - mean == pytest.approx(mean - low) == pytest.approx(4.302653 / math.sqrt(3))
     assert intervals.mean_interval([5.0, NAN])[:2] == (1, 5.0)  # NaN left out
     assert math.isnan(intervals.mean_interval([5.0])[2]) and intervals.mean_interval([])[0] == 0
-
-
-@pytest.mark.parametrize(
-    "low, high, expect, verdict",
-    [
-        (1.1, 1.3, "higher", intervals.SUPPORTED),
-        (0.7, 0.9, "higher", intervals.NOT_SUPPORTED),
-        (0.9, 1.2, "higher", intervals.UNDECIDED),
-        (0.2, 0.4, "lower", intervals.SUPPORTED),
-        (0.95, 1.05, "same", intervals.SUPPORTED),
-        (0.5, 1.5, "same", intervals.UNDECIDED),
-        (1.02, 1.05, "same", intervals.NOT_SUPPORTED),
-        (math.nan, math.nan, "higher", intervals.UNDECIDED),
-    ],
-)
-def test_claim_verdicts_follow_the_interval(low, high, expect, verdict):
-    assert verdict_of_4_blocks(low, high, expect) == verdict
 
 
 def test_interval_text_is_describes_interval():
@@ -507,38 +537,6 @@ def test_difference_text_rounds_the_interval_outwards(args, text):
 )  # fmt: skip
 def test_difference_words_follow_the_interval(low, high, words):
     assert intervals.difference_words(low, high, more="adds", less="saves") == words
-
-
-@pytest.mark.parametrize("expect, band", [("higher", None), ("lower", None), ("same", None),
-                                          ("size", (1.5, 1.9))])  # fmt: skip
-def test_one_rule_gives_no_verdict_to_a_ratio_from_fewer_than_3_blocks(expect, band):
-    # The same interval, decisive with 3 blocks, gets no verdict from 2, 1 or none.
-    low, high = (1.6, 1.8) if expect in ("higher", "size") else (0.97, 1.02)
-    low, high = (0.6, 0.8) if expect == "lower" else (low, high)
-    assert intervals.claim_verdict(low, high, expect, n=3, band=band) == intervals.SUPPORTED
-    for n in (2, 1, 0, None):
-        verdict = intervals.claim_verdict(low, high, expect, n=n, band=band)
-        assert verdict == intervals.NOT_ENOUGH
-
-
-def test_a_claims_band_is_read_once_from_its_qualifier():
-    assert intervals.stated_band(300, "up to") == intervals.up_to_band(300) == (1.0, 3.0)
-    for qualifier in ("about", "approximately", "stated", "best of 3"):
-        assert intervals.stated_band(170, qualifier) == intervals.about_band(170)
-    # "up to 300%": 272-372% is undecided (the interval leaves the band), 141-290% supported.
-    up_to = intervals.stated_band(300, "up to")
-    assert intervals.claim_verdict(2.72, 3.72, "size", band=up_to, n=4) == intervals.UNDECIDED
-    assert intervals.claim_verdict(1.41, 2.9, "size", band=up_to, n=4) == intervals.SUPPORTED
-
-
-def test_a_claim_over_several_comparisons_rests_on_all_of_them():
-    S, N, U, E = (intervals.SUPPORTED, intervals.NOT_SUPPORTED, intervals.UNDECIDED,
-                  intervals.NOT_ENOUGH)  # fmt: skip
-    assert intervals.combined_verdict([S, S]) == S
-    assert intervals.combined_verdict([S, U]) == U
-    assert intervals.combined_verdict([S, N, U]) == N
-    assert intervals.combined_verdict([S, E]) == E
-    assert intervals.combined_verdict([]) == E
 
 
 @pytest.mark.parametrize(

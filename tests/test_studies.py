@@ -16,7 +16,7 @@ import yaml
 
 from hostbench import readmes
 from hostbench.analysis import claims, intervals, tables
-from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.analysis.reference import load_claims, load_reference, load_setup
 from hostbench.harness.params import StudyParams, load_yaml
 from hostbench.paths import ROOT
 from hostbench.studies import DEFAULT_STUDY, STUDIES, Study, available, discover
@@ -136,16 +136,19 @@ def test_the_quick_report_shows_the_studys_figures_inline_and_a_headline(study, 
 
 
 @pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
-def test_a_claims_hook_gives_a_verdict_for_each_named_row(study):
-    """The claims hook's contract (hostbench/analysis/claims.py), on the recorded quick run."""
-    hook = getattr(study.analysis, "claims", None)
-    if hook is None:
+def test_the_first_screen_has_one_row_per_claim_of_its_reference_file(study):
+    """The claims contract (hostbench/analysis/claims.py), on the recorded quick run: exactly
+    one row per claim reference/claims.csv lists, in its order, each with one verdict."""
+    listed = load_claims(study.id)
+    if listed is None:
         pytest.skip(f"{study.id} judges no claim")
     results = tables.load_results(study.fixtures_dir / "quick-results.csv", valid_only=False)
-    table = hook(results, StudyParams.from_file(study.params_path("paper")))
-    key = list(claims.key_of(study.id))
-    assert len(table) and set(table[claims.VERDICT]) <= set(intervals.VERDICTS)
-    assert not table.duplicated(key).any(), "two rows share a name: runs could not be matched"
+    table = claims.for_results(study.id, results, StudyParams.from_file(study.params_path("paper")))
+    assert list(table[claims.CLAIM]) == list(dict.fromkeys(listed["claim"]))
+    assert set(table[claims.VERDICT]) <= set(intervals.VERDICTS)
+    untestable = set(listed.loc[listed["kind"] == "not testable", "claim"])
+    shown = table.set_index(claims.CLAIM)[claims.VERDICT]
+    assert all(shown[c] == intervals.NOT_TESTABLE for c in untestable)
 
 
 @pytest.mark.live

@@ -8,8 +8,8 @@ hook `claims(results, params, variants=None) -> pd.DataFrame` to pass what only 
 (the other stand-ins for the article's comparator, `analogs`), else `judge` is called as it
 is. results: every run of a study run (invalid ones too: the paired ratios leave them out);
 variants: {sub-study name: its results}, the factors one sub-study each changed, which the
-sensitivity column reads. The column VERDICT holds one of intervals.VERDICTS; the columns in
-the module's CLAIM_KEY (default DEFAULT_KEY) name a row, so two runs' rows are matched.
+sensitivity column reads. The column VERDICT holds one of intervals.VERDICTS; CLAIM names a
+row, so two runs' rows are matched by it.
 """
 
 import math
@@ -25,7 +25,6 @@ from .reference import RUN_BASELINE, load_claims
 
 CLAIM = "the article's claim"
 VERDICT = "verdict"
-DEFAULT_KEY = (CLAIM,)
 WORDS = "its words, read as"
 OURS = "ours (95% CI, blocks)"
 AGAINST = "ours / the article's"
@@ -166,6 +165,12 @@ def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=Non
     table = load_claims(study)
     if table is None:
         return None
+    return judge_table(table, results, params, analogs=analogs, variants=variants)
+
+
+def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(),
+                variants=None) -> pd.DataFrame:  # fmt: skip
+    """judge, for a claims table as reference.load_claims reads it."""
     baseline = params.baseline_mode
     conditions = {f"{mode_label(a)} as the baseline": (results, a, True) for a in analogs
                   if a != baseline}  # fmt: skip
@@ -183,9 +188,10 @@ def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=Non
             words += f" ({first.note})"
         found, missing = comparison_ratios(results, claim_rows, baseline)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
+        changes = _sensitivity(first, claim_rows, verdict, conditions)
         rows.append({CLAIM: claim, WORDS: words, OURS: _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
-                     SENSITIVITY: _sensitivity(first, claim_rows, verdict, conditions)})  # fmt: skip
+                     SENSITIVITY: changes})  # fmt: skip
     return pd.DataFrame(rows, columns=BOX_COLUMNS)
 
 
@@ -208,11 +214,6 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
     if held:
         return f"holds under all {len(held)}: " + ", ".join(n for n, _ in held)
     return "no other analog or sub-study ran it"
-
-
-def key_of(study: str) -> tuple[str, ...]:
-    """The columns that name a row of the study's claims table."""
-    return tuple(getattr(get_study(study).analysis, "CLAIM_KEY", DEFAULT_KEY))
 
 
 def for_results(study: str, results: pd.DataFrame, params, variants=None):
@@ -246,48 +247,55 @@ def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
 
 
 def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
-    """One row per claim (and reading), one verdict column per run ({name: folder}, in
-    order); a run without a row for a claim gets an empty cell. None for a study without the
-    hook."""
-    key = list(key_of(study))
-    columns = {}
+    """One row per claim, one verdict column per run ({name: folder}, in order); a run
+    without a row for a claim gets an empty cell. attrs["against"]: {run: each claim's ours /
+    the article's} (the box's AGAINST column). None for a study without claims."""
+    verdicts, against = {}, {}
     for name, folder in runs.items():
         table = of_run(study, folder)
         if table is None:
             return None
-        columns[name] = table.set_index(key)[VERDICT]
+        verdicts[name] = table.set_index(CLAIM)[VERDICT]
+        against[name] = table.set_index(CLAIM)[AGAINST]
     # The rows in the order the runs' tables first list them (the study's order).
-    order = list(dict.fromkeys(i for c in columns.values() for i in c.index))
-    wide = pd.DataFrame({name: c.reindex(order) for name, c in columns.items()})
-    # A plain index for a one-column key, else a MultiIndex of the key's columns.
-    if len(key) == 1:
-        wide.index = pd.Index(order, name=key[0])
-    else:
-        wide.index = pd.MultiIndex.from_tuples(order, names=key)
-    return wide.fillna("").reset_index()
+    order = list(dict.fromkeys(i for c in verdicts.values() for i in c.index))
+    wide = pd.DataFrame({name: c.reindex(order) for name, c in verdicts.items()})
+    wide.index = pd.Index(order, name=CLAIM)
+    wide = wide.fillna("").reset_index()
+    wide.attrs["against"] = {name: a.reindex(order).fillna("").tolist()
+                             for name, a in against.items()}  # fmt: skip
+    return wide
 
 
-def agreement(table: pd.DataFrame, study: str) -> str:
-    """ "the same verdict in 30 of 35 rows": how far the runs' verdicts agree."""
-    verdicts = table.drop(columns=list(key_of(study)))
+def with_against(table: pd.DataFrame) -> pd.DataFrame:
+    """The side-by-side table with each run's ours / the article's beside its verdict (for
+    compare's claims.csv)."""
+    out = table.copy()
+    for name, values in table.attrs.get("against", {}).items():
+        out.insert(out.columns.get_loc(name) + 1, f"{name}: {AGAINST}", values)
+    return out
+
+
+def agreement(table: pd.DataFrame) -> str:
+    """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree."""
+    verdicts = table.drop(columns=[CLAIM])
     same = int((verdicts.nunique(axis=1) == 1).sum())
-    return f"the same verdict in {same} of {len(table)} rows"
+    return f"the same verdict on {same} of {len(table)} claims"
 
 
-def _row_name(row: pd.Series, key: list[str]) -> str:
-    claim, *readings = (str(row[k]) for k in key)
-    readings = [r for r in readings if r]
-    return f"{claim} ({'; '.join(readings)})" if readings else claim
-
-
-def text(table: pd.DataFrame, study: str) -> str:
-    """The side-by-side table for a terminal: a line per row, the verdicts in run order."""
-    key = list(key_of(study))
-    runs = [c for c in table.columns if c not in key]
+def text(table: pd.DataFrame) -> str:
+    """The side-by-side table for a terminal: a line per claim, the verdicts in run order,
+    each with how far it agrees with the article's value where it is a size."""
+    runs = [c for c in table.columns if c != CLAIM]
+    against = table.attrs.get("against", {})
     lines = [f"the article's claims, verdict in {' -> '.join(runs)}:"]
-    for _, row in table.iterrows():
-        lines.append(f"  {_row_name(row, key)}: {' -> '.join(row[r] or '-' for r in runs)}")
-    lines.append(f"  {agreement(table, study)}")
+    for i, row in table.iterrows():
+        cells = []
+        for r in runs:
+            extra = against.get(r, [""] * len(table))[i]
+            cells.append((row[r] or "-") + (f" [{extra}]" if extra else ""))
+        lines.append(f"  {row[CLAIM]}: {' -> '.join(cells)}")
+    lines.append(f"  {agreement(table)}")
     return "\n".join(lines)
 
 

@@ -33,13 +33,15 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
-from . import claims, tables
+from . import claims, intervals, tables
 from .intervals import ci_bounds, pct_text, t_quantile
 
-TOLERANCE_PCT = 10.0  # a ratio of ratios within 100 +- this % counts as reproduced
-REPRODUCED = "reproduced"
+# A ratio of ratios within the package's one tolerance (intervals.TOLERANCE_PCT, relative and
+# log-symmetric) counts as reproduced; wholly outside it on either side, as differing.
+TOLERANCE_PCT = intervals.TOLERANCE_PCT
+REPRODUCED = intervals.REPRODUCED
 DIFFERS = "differs"
-UNDECIDED = "undecided at this precision"
+UNDECIDED = intervals.UNDECIDED
 DONE_FILE = "reproduce.json"  # hostbench.reproduce.DONE_FILE: which study and profile made a run
 RATIOS_FILE = "ratios.csv"
 # What names one ratio: the columns of these a ratios table has (a study's own table may
@@ -205,13 +207,11 @@ def ratio_of_ratios(a: pd.Series, b: pd.Series, confidence: float = 0.95) -> tup
 
 
 def verdict(low: float, high: float, tolerance_pct: float = TOLERANCE_PCT) -> str:
-    if pd.isna(low) or pd.isna(high):
-        return UNDECIDED
-    if 1 - tolerance_pct / 100 <= low and high <= 1 + tolerance_pct / 100:
-        return REPRODUCED
-    if high < 1 or low > 1:
-        return DIFFERS
-    return UNDECIDED
+    """Whether a ratio of ratios' interval reproduces 1, by the one rule (intervals.size_verdict
+    against 1; each run's own blocks were counted when its interval was made)."""
+    judged = intervals.size_verdict(low, high, 1.0, n=intervals.MIN_UNITS,
+                                    tolerance_pct=tolerance_pct)  # fmt: skip
+    return DIFFERS if judged in (intervals.SMALLER, intervals.LARGER) else judged
 
 
 def _same_data(a: Path, b: Path) -> bool:
@@ -417,7 +417,7 @@ def write(runs: list[Run], out: Path, tolerance_pct: float = TOLERANCE_PCT) -> p
     table.to_csv(out / "compare.csv", index=False)
     verdicts = claim_verdicts(runs)
     if verdicts is not None:
-        verdicts.to_csv(out / "claims.csv", index=False)
+        claims.with_against(verdicts).to_csv(out / "claims.csv", index=False)
     differences(runs).to_csv(out / "differences.csv", index=False)
     (out / "figures").mkdir(exist_ok=True)
     fig = figure(table, tolerance_pct)
