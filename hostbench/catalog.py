@@ -183,6 +183,11 @@ MODES: dict[str, Mode] = {
              "external",
              (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
              ("HTTP",), _COLORBLIND[9]),
+        # The machinery checked against itself (docs/method.md, "Verdicts"): the same app as
+        # `kestrel`, launched a second time beside it, so an A/A ratio should hold 100%.
+        Mode("kestrel-twin", "Kestrel (second launch)",
+             "the same Kestrel app launched a second time: the A/A check of the machinery",
+             "app", (CLIENT, APP), (LOOPBACK,), "#1b1b1b", added=True),
         Mode("kestrel-mvccore", "Kestrel, AddMvcCore",
              "Kestrel with MVC registered by AddMvcCore (the 2017 article's .NET app)", "app",
              (CLIENT, Node("TestApp", "Kestrel + AddMvcCore")), (LOOPBACK,), "#17becf",

@@ -22,6 +22,7 @@ ALL_MODES = list(TOPOLOGIES)
 # The processes (or driver) each picture must name.
 EXPECTED = {
     "kestrel": ["client", "TestApp", "Kestrel"],
+    "kestrel-twin": ["client", "TestApp", "Kestrel"],
     "nginx": ["client", "nginx", "TestApp"],
     "nginx-keepalive": ["client", "nginx", "TestApp"],
     "nginx-uds": ["client", "nginx", "TestApp"],
