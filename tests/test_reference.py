@@ -104,3 +104,79 @@ def test_bad_rows_are_rejected(tmp_path):
     rows.iloc[:1].assign(mode="kestrl").to_csv(published, index=False)  # one row, misspelt
     with pytest.raises(BadInput, match="row 2: mode 'kestrl'"):
         reference.load_reference(Study.from_folder(copy))
+
+
+# ------------------------------------------------------------------ claims.csv
+
+
+def _with_claims() -> list[Study]:
+    return [s for s in available() if (s.reference_dir / reference.CLAIMS_CSV).is_file()]
+
+
+@needs_seeds
+@pytest.mark.parametrize("study", _with_claims(), ids=lambda s: s.id)
+def test_claim_quotes_are_verbatim(study):
+    """Every claim's quote is in its seed as written (whitespace collapsed, a word hyphenated
+    across a line break joined), as the published numbers' quotes are."""
+    text = normalize((SEEDS / study.article).read_text(encoding="utf-8"))
+    claims = reference.load_claims(study)
+    missing = [q for q in dict.fromkeys(claims["quote"]) if normalize(q) not in text]
+    assert not missing
+
+
+def _paper_baseline(study: Study) -> str:
+    from hostbench.harness.params import StudyParams
+
+    return StudyParams.from_file(study.params_path("paper")).baseline_mode
+
+
+def _published_value(claim, published: pd.DataFrame, baseline: str) -> float | None:
+    """The ratio the article's own numbers give a size claim, or None where published.csv has
+    none for it: a stated gain or loss whose quote holds the claim's quote (the same scenario),
+    else the quotient of the two requests/s rows whose quotes the claim's quote holds (its
+    mode over the one it is relative to), to three figures."""
+    quote = normalize(claim.quote)
+    same = published[published["scenario"] == claim.scenario] if claim.scenario else published
+    for r in same.itertuples(index=False):
+        if quote in normalize(r.quote) and r.metric in ("rps_gain_pct", "rps_loss_pct"):
+            sign = 1 if r.metric == "rps_gain_pct" else -1
+            return 1 + sign * r.value / 100
+    relative = baseline if claim.relative_to == reference.RUN_BASELINE else claim.relative_to
+    quoted = published[(published["metric"] == claim.metric)
+                       & published["quote"].map(lambda q: normalize(q) in quote)]  # fmt: skip
+    by_mode = quoted.set_index("mode")["value"]
+    if by_mode.index.has_duplicates or not {claim.mode, relative} <= set(by_mode.index):
+        return None
+    return float(f"{by_mode[claim.mode] / by_mode[relative]:.3g}")
+
+
+@pytest.mark.parametrize("study", _with_claims(), ids=lambda s: s.id)
+def test_size_claims_are_the_articles_published_numbers(study):
+    """A size claim's value is the ratio the article's own published numbers give, where
+    published.csv holds them (linux-proxies-2021: 3509 / 10667 -> 0.329; selfhost-2012's
+    "approximately 50%" -> 1.50)."""
+    claims = reference.load_claims(study)
+    published = reference.load_reference(study.id)
+    baseline = _paper_baseline(study)
+    checked = []
+    for claim in claims[claims["kind"] == "size"].itertuples(index=False):
+        expected = _published_value(claim, published, baseline)
+        if expected is not None:
+            assert claim.value == pytest.approx(expected, abs=1e-9), (claim.claim, expected)
+            checked.append(claim.claim)
+    if study.id in ("linux-proxies-2021", "selfhost-2012"):  # each size claim has its numbers
+        assert set(checked) == set(claims.loc[claims["kind"] == "size", "claim"])
+    if not checked:
+        pytest.skip(f"{study.id}: no size claim with published numbers")
+
+
+def test_a_claims_file_with_a_bad_row_is_rejected(tmp_path):
+    study = _with_claims()[0]
+    copy = tmp_path / study.id
+    shutil.copytree(study.folder, copy, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+    path = copy / "reference" / reference.CLAIMS_CSV
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    testable = rows[rows["kind"] != "not testable"].iloc[:1]
+    testable.assign(value="0").to_csv(path, index=False)
+    with pytest.raises(BadInput, match="row 2: value"):
+        reference.load_claims(Study.from_folder(copy))

@@ -1,4 +1,4 @@
-"""The Linux proxies 2021 study (seed 001): our numbers beside the article's, ratios, claims.
+"""The Linux proxies 2021 study (seed 001): our numbers beside the article's, ratios.
 
 The article ran one ASP.NET Core 5.0 Web API method returning "Test {DateTime.UtcNow}"
 (our scenario api-test) on Kestrel alone, behind Nginx and behind Caddy on Ubuntu (and on
@@ -10,6 +10,9 @@ Kestrel much higher throughput.
 Every published number and setting comes from reference/ (load_reference, load_setup),
 none is written here; the input is results.csv (one row per run). Ratios are paired within
 blocks (intervals.paired_ratios) and the words follow their 95% intervals (intervals.describe).
+The article's claims, each read once as a ratio, are reference/claims.csv, judged by
+hostbench.analysis.claims (judge) with no hook here: the claims name their modes, and Kestrel
+alone, the baseline, has no other stand-in.
 """
 
 from pathlib import Path
@@ -19,19 +22,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, prose, tables
-from hostbench.analysis.claims import CLAIM, VERDICT
 from hostbench.analysis.intervals import (
-    NOT_TESTABLE,
-    band_text,
-    claim_verdict,
-    combined_verdict,
     describe,
     high_cell,
     interval_text,
     low_cell,
     paired_ratios,
     pct_cell,
-    stated_band,
 )
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
@@ -48,8 +45,6 @@ from hostbench.studies import study_of
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
 NOT_RUNNABLE = "not runnable here (Windows)"
 ADDED = "our addition, not in the article"
-# Caddy "basically the same" as Nginx: an interval inside 100% +- this margin supports it.
-SAME_MARGIN_PCT = 10.0
 # The article's Linux ratios, ours beside them: (numerator mode, baseline mode).
 ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
 # Further ratios shown beside them: the other proxy to Kestrel, and the additions.
@@ -148,11 +143,55 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
         ("connections", article_setting("connections"), concurrency),
         ("duration", article_setting("duration"), f"{params.duration_s:g} s"),
         ("rounds", article_setting("rounds"),
-         f"{params.repetitions} blocks, mean; each run a fresh launch of the app (and "
-         f"proxy) with its own warm-up until steady (at most {params.warmup_s:g} s)"),
+         f"{blocks_text(tables.load_results(run_dir, valid_only=False))}, mean; each run a "
+         "fresh launch of the app (and proxy) with its own warm-up until steady (at most "
+         f"{params.warmup_s:g} s)"),
         ("logging", "the template's appsettings.json (Information)", app_args),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "the article", "this run"])
+
+
+def blocks_per_mode(results: pd.DataFrame) -> pd.Series:
+    """The blocks each mode ran in (every run, invalid ones too), in the catalog's order."""
+    runs = tables.prepare(results, valid_only=False)
+    return runs.groupby("mode", observed=True)["block"].nunique()
+
+
+def _per_mode_text(per_mode: pd.Series) -> str:
+    # "Kestrel, Kestrel + nginx (TCP): 6; Kestrel + YARP (TCP): 3", most blocks first
+    groups = {}
+    for mode, n in per_mode.items():
+        groups.setdefault(int(n), []).append(mode_label(str(mode)))
+    return "; ".join(f"{', '.join(m)}: {n}" for n, m in sorted(groups.items(), reverse=True))
+
+
+def blocks_text(results: pd.DataFrame) -> str:
+    """The blocks the run measured, from its rows (a target half-width may have added to the
+    profile's repetitions, and added blocks run only some modes): "6 blocks (Kestrel, ...: 6;
+    Kestrel + YARP (TCP): 3)", or "3 blocks" when every mode ran in each."""
+    per_mode = blocks_per_mode(results)
+    total = int(results["block"].nunique())
+    text = f"{total} block{'s' if total != 1 else ''}"
+    return text if per_mode.nunique() <= 1 else f"{text} ({_per_mode_text(per_mode)})"
+
+
+def method_sentence(results: pd.DataFrame, params: StudyParams) -> str:
+    """The blocks run (from the results, beside the profile's repetitions) and the warm-up
+    and run settings (Markdown)."""
+    per_mode = blocks_per_mode(results)
+    total, first = int(results["block"].nunique()), params.repetitions
+    if total > first:
+        how = f"the profile's first {first}, then {total - first} more set by the precision rule"
+    elif total == first:
+        how = "as the profile asked"
+    else:
+        how = f"of the {first} the profile asked for"
+    modes = f"; by mode: {_per_mode_text(per_mode)}" if per_mode.nunique() > 1 else ""
+    return (
+        f"Blocks run: **{total}** ({how}{modes}); warm-up at most **{params.warmup_s:g} s**, "
+        f"steady within **{params.steady_tolerance_pct:g}%**; measured runs "
+        f"**{params.duration_s:g} s**."
+    )
 
 
 def _at(results: pd.DataFrame, concurrency: int) -> pd.DataFrame:
@@ -316,99 +355,6 @@ def _row(table: pd.DataFrame, mode: str, baseline: str, connections: int) -> dic
     return rows.iloc[0].to_dict() if len(rows) else None
 
 
-def _evidence(r: dict) -> str:
-    text = describe(r["ours %"] / 100, r["CI low %"] / 100, r["CI high %"] / 100)
-    return f"{r['ratio']}: " + text.replace("the baseline", mode_label(r["baseline"]))
-
-
-def claims(results: pd.DataFrame, params: StudyParams | None = None) -> pd.DataFrame:
-    """The article's claims, our evidence (paired ratios, 95% CI) and a verdict: supported,
-    not supported, undecided at this precision (the interval cannot tell), or not testable
-    here (Windows).
-
-    The study's claims hook (hostbench.analysis.claims): results are every run, invalid
-    ones too (the paired ratios leave them out); params are not needed here."""
-    ratios = ratio_table(results)
-    c = article_connections()
-    pub = published().set_index("setup")
-    rows = []
-
-    to_kestrel = [_row(ratios, m, "kestrel", c) for m in ("nginx", "caddy")]
-    to_kestrel = [r for r in to_kestrel if r]
-    if to_kestrel:
-        verdict = combined_verdict(
-            claim_verdict(r["CI low %"] / 100, r["CI high %"] / 100, "lower", n=r["blocks"])
-            for r in to_kestrel
-        )
-        rows.append((
-            f"On Linux, Kestrel alone serves far more than behind Nginx or Caddy "
-            f"({article_rps('kestrel'):,.0f} vs {article_rps('nginx'):,.0f} and "
-            f"{article_rps('caddy'):,.0f} rps)",
-            "; ".join(_evidence(r) for r in to_kestrel),
-            verdict,
-        ))  # fmt: skip
-
-    nginx = _row(ratios, "nginx", "kestrel", c)
-    if nginx:
-        article = nginx["article %"]
-        low, high = nginx["CI low %"], nginx["CI high %"]
-        # A size claim, read as every "about" is (intervals.stated_band): the whole interval
-        # in the band around the article's value.
-        band = stated_band(article, "about")
-        verdict = claim_verdict(low / 100, high / 100, "size", band=band, n=nginx["blocks"])
-        rows.append((
-            f"Nginx (its configuration not stated) serves about {article:.0f}% of what Kestrel "
-            f"alone does ({article_rps('nginx'):,.0f} / {article_rps('kestrel'):,.0f} rps)",
-            _evidence(nginx) + f"; 'about {article:.0f}%' here: {band_text(band)}",
-            verdict,
-        ))  # fmt: skip
-
-    caddy = _row(ratios, "caddy", "nginx", c)
-    if caddy:
-        margin = SAME_MARGIN_PCT / 100
-        verdict = claim_verdict(caddy["CI low %"] / 100, caddy["CI high %"] / 100, "same", margin,
-                                n=caddy["blocks"])  # fmt: skip
-        rows.append((
-            f"Nginx and Caddy are basically the same ({article_rps('nginx'):,.0f} vs "
-            f"{article_rps('caddy'):,.0f} rps: Caddy at {caddy['article %']:.0f}% of Nginx)",
-            _evidence(caddy) + f"; 'the same' here: the interval within "
-            f"{100 - SAME_MARGIN_PCT:.0f}-{100 + SAME_MARGIN_PCT:.0f}%",
-            verdict,
-        ))  # fmt: skip
-
-    high_c = int(results["concurrency"].max())
-    if high_c != c and "kestrel" in set(results["mode"].astype(str)):
-        conn = connections_table(results).set_index("mode").loc[mode_label("kestrel")]
-        text = describe(conn["ours %"] / 100, conn["CI low %"] / 100, conn["CI high %"] / 100)
-        text = text.replace("faster", f"higher at {high_c}").replace("slower", f"lower at {high_c}")
-        rows.append((
-            f"Going from {c} to {closing_note_connections()} connections gives Kestrel much "
-            "higher throughput (a closing remark, no number given)",
-            f"Kestrel at {high_c} vs {c} connections: "
-            + text.replace("the baseline", f"{c} connections"),
-            claim_verdict(conn["CI low %"] / 100, conn["CI high %"] / 100, "higher",
-                          n=conn["blocks"]),
-        ))  # fmt: skip
-
-    windows = [
-        ("Kestrel serves more on Windows Server than on Ubuntu",
-         ("Windows + Kestrel", "Linux + Kestrel")),
-        ("IIS in-process is 'slammed' by Kestrel on Windows",
-         ("Windows + Kestrel", "Windows + IIS In Process")),
-        ("Nginx and Caddy both serve more than IIS out-of-process",
-         ("Linux + Nginx", "Linux + Caddy", "Windows + IIS Out of Process")),
-    ]  # fmt: skip
-    for claim, setups in windows:
-        if all(s in pub.index for s in setups):
-            numbers = ", ".join(f"{s} {pub.loc[s, 'rps']:,.0f}" for s in setups)
-            rows.append((
-                f"{claim} ({numbers} rps)",
-                "needs Windows: IIS and Windows Server are not available on this machine",
-                NOT_TESTABLE,
-            ))  # fmt: skip
-    return pd.DataFrame(rows, columns=[CLAIM, "our evidence", VERDICT])
-
-
 def headline(results: pd.DataFrame) -> str:
     """One line for the batch index: the article's two ratios, and Kestrel's throughput at
     the most connections we ran in % of its own at the article's, ours with 95% CIs."""
@@ -459,7 +405,8 @@ def ranking_figure(results: pd.DataFrame) -> Figure:
         }
         for r in ours.to_dict("records")
     ]
-    blocks = ours["blocks"].max()
+    low, high = ours["blocks"].min(), ours["blocks"].max()
+    blocks = f"{low:.0f}" if low == high else f"{low:.0f}-{high:.0f}"
     article_title = (
         f"The article: {article_setting('vm_size')}\n{article_setting('rounds')}\n"
         "hatched: Windows, as published, not runnable here"
@@ -467,7 +414,7 @@ def ranking_figure(results: pd.DataFrame) -> Figure:
     fig = figures.bar_panels(
         [
             (article_title, pd.DataFrame(article_rows)),
-            (f"This machine: mean of {blocks:.0f} block(s), error bars 1 sd",
+            (f"This machine: mean of {blocks} block(s), error bars 1 sd",
              pd.DataFrame(ours_rows)),
         ],
         xlabel="throughput [requests/s]",

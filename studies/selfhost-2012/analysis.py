@@ -1,4 +1,4 @@
-"""The Web API self-host 2012 study (seed 002): our numbers beside the article's, claims.
+"""The Web API self-host 2012 study (seed 002): our numbers beside the article's.
 
 The article served an MVC4 Web API controller returning a list of three Foo objects as JSON
 (our scenario testapi) self-hosted in a console app (HttpSelfHostServer) and in IIS, on
@@ -7,12 +7,15 @@ machine; loaded it with ApacheBench without keep-alive (ab's default: a new conn
 request) for a fixed number of requests at a fixed concurrency, ran each test a few times
 and took the best; and found self-hosting ahead on both systems.
 
-Here Kestrel serving clients itself stands for the self-host, and nginx in front of Kestrel
-for IIS (the reverse-proxy analog; the notebook says where the analogy ends). Every
+Here Kestrel serving clients itself stands for the self-host, and nginx with an upstream
+keep-alive pool in front of Kestrel for IIS (IIS_ANALOG, the run's baseline; the notebook says
+where the analogy ends). Every
 published number and setting comes from reference/ (load_reference, load_setup), none
 is written here; the input is results.csv (one row per run, ab's "Time per request" (mean)
 in latency_mean_ms). Ratios are paired within blocks (intervals.paired_ratios) and the words
-follow their 95% intervals (intervals.describe).
+follow their 95% intervals (intervals.describe). The article's claims, each read once as a
+ratio, are reference/claims.csv, judged by hostbench.analysis.claims against the run's
+baseline (the claims hook below passes the other IIS stand-ins).
 """
 
 from pathlib import Path
@@ -22,23 +25,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, tables
-from hostbench.analysis.claims import CLAIM, VERDICT
+from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import (
-    ABOUT_POINTS,
-    NOT_ENOUGH,
-    NOT_SUPPORTED,
-    NOT_TESTABLE,
-    SUPPORTED,
-    UNDECIDED,
-    band_text,
-    claim_verdict,
     describe,
     high_cell,
     low_cell,
     paired_ratios,
     pct_cell,
     ratio_text,
-    stated_band,
 )
 from hostbench.analysis.reference import load_reference, stated_setting
 from hostbench.catalog import ANALOG_BY_MECHANISM, MODES, mode_color, mode_label
@@ -146,15 +140,28 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
          ", ".join(str(c) for c in params.concurrency)),
         ("keep-alive", "no (no -k in the command)", keepalive),
         ("rounds", article_setting("rounds"),
-         f"{_blocks_run(run_dir)} blocks, each one launch of every mode (warmed up for at most "
-         f"{params.warmup_s:g} s) with {_windows_per_block(params)}; best and mean"),
+         f"{blocks_text(tables.load_results(run_dir, valid_only=False))}, each one launch of "
+         f"each of its modes (warmed up for at most {params.warmup_s:g} s) with "
+         f"{_windows_per_block(params)}; best and mean"),
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=["", "the article", "this run"])
 
 
-def _blocks_run(run_dir: Path) -> int:
-    """The blocks the study measured (a target half-width may have added to repetitions)."""
-    return int(tables.load_results(run_dir, valid_only=False)["block"].nunique())
+def blocks_text(results: pd.DataFrame) -> str:
+    """The blocks the study measured, from its rows (a target half-width may have added to
+    repetitions, and added blocks run only the focus modes and the baseline): "5 blocks
+    (Kestrel, ...: 5; Kestrel + Caddy (TCP): 3)", or "3 blocks" when every mode ran in each."""
+    runs = tables.prepare(results, valid_only=False)
+    per_mode = runs.groupby("mode", observed=True)["block"].nunique()
+    total = int(runs["block"].nunique())
+    text = f"{total} block{'s' if total != 1 else ''}"
+    if per_mode.nunique() <= 1:
+        return text
+    groups = {}
+    for mode, n in per_mode.items():
+        groups.setdefault(int(n), []).append(mode_label(str(mode)))
+    parts = [f"{', '.join(m)}: {n}" for n, m in sorted(groups.items(), reverse=True)]
+    return f"{text} ({'; '.join(parts)})"
 
 
 def _windows_per_block(params) -> str:
@@ -271,79 +278,20 @@ def advantage_sentence(results: pd.DataFrame) -> str:
 # ------------------------------------------------------------------ what holds
 
 
-def claims(results: pd.DataFrame, params: StudyParams | None = None) -> pd.DataFrame:
-    """The article's claims, our evidence (paired ratios, 95% CI) and a verdict: supported,
-    not supported, undecided at this precision, or not testable here (Windows).
+def analogs(results: pd.DataFrame, params: StudyParams) -> list[str]:
+    """The modes in the run that stand in for IIS beside the baseline: every web server in
+    front of Kestrel (nginx, caddy: the sensitivity rows), in the catalog's order."""
+    present = set(results["mode"].astype(str))
+    return [m for m in MODES if m in present and m not in (SELF_HOST, params.baseline_mode)]
 
-    The study's claims hook (hostbench.analysis.claims): results are every run, invalid
-    ones too (the paired ratios leave them out); params are not needed here."""
-    pub = published().set_index("setup")
-    gains = article_gains()
-    rows = []
-    ours = _ours(results)
-    if ours is not None:
-        evidence = f"{mode_label(SELF_HOST)} vs {mode_label(IIS_ANALOG)}: " + describe(
-            ours["ratio"], ours["ci_low"], ours["ci_high"]
-        ).replace("the baseline", IIS_ANALOG)
-        pairs = "; ".join(
-            f"{g.os}: {pub.loc[g.self_host, 'rps']:,.2f} vs {pub.loc[g.iis, 'rps']:,.2f} req/s"
-            for g in gains.itertuples(index=False)
-        )
-        # ab's time per request is concurrency / rps: the article's "less time per request" is
-        # this claim restated, shown with it and not judged apart.
-        tpr = "; ".join(
-            f"{g.os}: {pub.loc[g.self_host, 'time_per_request_ms']:.3f} vs "
-            f"{pub.loc[g.iis, 'time_per_request_ms']:.3f} ms"
-            for g in gains.itertuples(index=False)
-        )
-        rows.append((
-            f"Self-hosting serves more requests per second than IIS ({pairs}); restated as "
-            f"less time per request (ab's time per request, = concurrency / rps: {tpr})",
-            evidence + f" ({ours['n']} blocks)",
-            claim_verdict(ours["ci_low"], ours["ci_high"], "higher", n=ours["n"]),
-        ))  # fmt: skip
 
-        stated = " and ".join(
-            f"{g.qualifier} {g.stated_pct:g}% on {g.os}" for g in gains.itertuples(index=False)
-        )
-        # A size claim: the whole interval in the band its words allow (intervals.stated_band)
-        # around either stated gain.
-        bands = [stated_band(100 + g.stated_pct, g.qualifier) for g in gains.itertuples()]
-        verdicts = [claim_verdict(ours["ci_low"], ours["ci_high"], "size", band=b,
-                                  n=ours["n"]) for b in bands]  # fmt: skip
-        if NOT_ENOUGH in verdicts:
-            verdict = NOT_ENOUGH
-        elif SUPPORTED in verdicts:
-            verdict = SUPPORTED
-        elif all(v == NOT_SUPPORTED for v in verdicts):
-            verdict = NOT_SUPPORTED
-        else:
-            verdict = UNDECIDED
-        read = " or ".join(
-            f"+{g.stated_pct:g}% ({g.os}): {band_text(b)}"
-            for g, b in zip(gains.itertuples(index=False), bands, strict=True)
-        )
-        rows.append((
-            f"The advantage is {stated}",
-            f"{mode_label(SELF_HOST)} at "
-            f"{ratio_text(ours['ratio'], ours['ci_low'], ours['ci_high'])} of {IIS_ANALOG}; "
-            f"\"about\" read as within {ABOUT_POINTS:g} points: {read}",
-            verdict,
-        ))  # fmt: skip
-
-    systems = list(dict.fromkeys(published()["os"]))
-    rows.append((
-        f"Both hosts serve more on {systems[-1]} than on {systems[0]}, and self-hosting's lead "
-        "is smaller there",
-        "needs both Windows versions and IIS; this machine runs one Linux",
-        NOT_TESTABLE,
-    ))  # fmt: skip
-    rows.append((
-        "IIS is the safer and simpler choice by default (deployment, recycling, monitoring)",
-        "advice about operations, not a measurement",
-        NOT_TESTABLE,
-    ))  # fmt: skip
-    return pd.DataFrame(rows, columns=[CLAIM, "our evidence", VERDICT])
+def claims(results: pd.DataFrame, params: StudyParams, variants=None) -> pd.DataFrame:
+    """The article's claims (reference/claims.csv), one row each, judged against the run's
+    baseline, the IIS analog; the other web servers in front of Kestrel (analogs) are the
+    conditions of its sensitivity column. The study's claims hook (hostbench.analysis.claims):
+    results are every run, invalid ones too (the paired ratios leave them out)."""
+    others = analogs(results, params)
+    return judge_claims(ARTICLE, results, params, analogs=others, variants=variants)
 
 
 def headline(results: pd.DataFrame) -> str:
@@ -398,7 +346,8 @@ def results_figure(results: pd.DataFrame, run_dir: str | Path | None = None) -> 
             "value": best.loc[mode, "rps"], "color": MODES[mode].color,
             "text": f"{best.loc[mode, 'rps']:,.0f}  ({best.loc[mode, 'latency_mean_ms']:.1f} ms)",
         })  # fmt: skip
-    blocks = int(summary["n"].max())
+    low, high = int(summary["n"].min()), int(summary["n"].max())
+    blocks = str(low) if low == high else f"{low}-{high}"
     fig = figures.bar_panels(
         [
             (f"The article ({article_setting('cpu_ram')}; {article_setting('rounds')})\n"
