@@ -9,8 +9,11 @@ requests/s, latency, the time for all requests, and memory "excluding the dotnet
 Here every number of the article comes from hostbench.analysis.reference; ours from
 results.csv. Our modes map onto the article's servers per scenario (ARTICLE_SERVERS); the
 others are additions (plain Iris, net/http, a minimal API). Ratios are .NET / Iris MVC,
-paired within blocks. Memory compares as the article measured it: without the pages mapped
-from files (MEMORY), the whole RSS beside it (MEMORY_WHOLE).
+paired within blocks. Memory compares by our reading of the article's words ("excluding the
+dotnet framework"; it names no tool): without the pages mapped from files (MEMORY), the whole
+RSS beside it (MEMORY_WHOLE). The article's claims, each read once as a ratio, are in
+reference/claims.csv, judged by hostbench.analysis.claims (no hook: the mapping onto our modes
+and metrics is in that file).
 """
 
 import math
@@ -23,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import convergence, figures
+from hostbench.analysis import convergence, figures, prose
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.intervals import (
     describe,
@@ -63,12 +66,18 @@ ARTICLE_SERVERS = {
 # The server whose requests/s the headline sets beside the article's, per scenario: its
 # final values app (AddMvcCore) and its templates app.
 HEADLINE_SERVER = {"values": "kestrel-mvccore", "templates": "kestrel"}
-# Memory as the article measured it ("不包括 dotnet 框架", excluding the dotnet framework): the
-# server's resident memory without the pages mapped from files, which for .NET are the
-# runtime and the shared framework's assemblies, for Go its own binary (the same rule for
-# both). The whole RSS (MEMORY_WHOLE) counts them and is not the article's measure.
+# Memory by our reading of the article's words ("不包括 dotnet 框架", excluding the dotnet
+# framework; it names no tool and no measure): the server's resident memory without the pages
+# mapped from files, which for .NET are the runtime and the shared framework's assemblies, for
+# Go its own binary (the same rule for both). The whole RSS (MEMORY_WHOLE) counts them.
 MEMORY = "rss_server_anon_mean_mb"
 MEMORY_WHOLE = "rss_server_mean_mb"
+# How the pages name MEMORY: what it is, and that it is our reading, not a measure the article
+# names.
+MEMORY_READING = 'our reading of the article\'s "excluding the dotnet framework"'
+# The article's processor, the Intel Core i7-4710HQ (reference/setup.csv names the model only):
+# 4 cores, 8 threads, by Intel's specification of that model (ark.intel.com).
+ARTICLE_CPU_CORES, ARTICLE_CPU_THREADS = 4, 8
 DOTNET = ("kestrel", "kestrel-mvccore", MINIMAL)
 ORDER = ("iris-mvc", "iris", "go-nethttp", "kestrel-mvccore", "kestrel", MINIMAL)
 LABELS = {MINIMAL: "Kestrel, minimal API"}
@@ -226,7 +235,8 @@ def contenders(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario and server: mean rps with its 95% interval over blocks, latency, memory."""
+    """Per scenario and server, each the mean over blocks: rps with its 95% interval, latency
+    (mean, p99, and each run's maximum), memory, and the cores the server and bombardier used."""
     df = valid_rows(contenders(results))
     rows = []
     for (scenario, mode), runs in df.groupby(["scenario", "mode"], sort=False):
@@ -243,12 +253,16 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
                 "rps_ci_high": high,
                 "latency_mean_ms": runs["latency_mean_ms"].mean(),
                 "latency_p99_ms": runs["latency_p99_ms"].mean(),
-                "latency_max_ms": runs["latency_max_ms"].max(),
+                # each run's slowest response, averaged over blocks as every column here is:
+                # the article's maximum is one run's
+                "latency_max_ms": runs["latency_max_ms"].mean(),
                 "rss_mean_mb": runs[MEMORY_WHOLE].mean(),
                 "rss_peak_mb": runs["rss_server_peak_mb"].max(),
                 # runs from before the harness recorded it have no such column
                 "rss_anon_mean_mb": runs[MEMORY].mean() if MEMORY in runs else math.nan,
                 "cpu_server_cores": runs["cpu_server_cores"].mean(),
+                "cpu_loadgen_cores": runs["cpu_loadgen_cores"].mean(),
+                "cpu_total_pct": runs["cpu_total_pct"].mean(),
                 "requests": int(runs["requests"].iloc[0]),
             }
         )
@@ -289,9 +303,10 @@ def article_table(results: pd.DataFrame, scenario: str, pub: pd.DataFrame | None
     """The article's table for one scenario (requests/s, latency, memory) with ours beside it.
 
     One row per server we ran; the article's columns are filled for the servers it ran
-    (mapped per ARTICLE_SERVERS), empty for our additions. Memory: the article's figure
-    (excluding the dotnet framework), ours measured the same way (without the pages mapped
-    from files), and our whole RSS (mean and peak), which is not the article's measure.
+    (mapped per ARTICLE_SERVERS), empty for our additions. Ours are means over blocks (the
+    maximum latency: each run's, averaged). Memory: the article's figure (excluding the dotnet
+    framework), ours without the pages mapped from files (our reading of its words), and our
+    whole RSS (mean and peak), which counts those files.
     """
     if scenario not in SCENARIOS:
         raise BadInput(f"scenario {scenario!r}: the article's tables are {', '.join(SCENARIOS)}")
@@ -341,9 +356,9 @@ def formatted(table: pd.DataFrame) -> pd.DataFrame:
 
 def ratios(results: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
     """Every server as a ratio to Iris MVC, paired within blocks, 95% CI, with the article's
-    .NET / Iris beside ours where it ran that server and measured the same thing, and the
-    ratio in words. The article's memory ratio stands beside MEMORY (memory without mapped
-    files, as it excluded the dotnet framework) only, not beside the whole RSS. Empty when
+    .NET / Iris beside ours where it ran that server, and the ratio in words. The article's
+    memory ratio stands beside MEMORY (memory without mapped files, our reading of its
+    "excluding the dotnet framework") only, not beside the whole RSS. Empty when
     the results lack `metric` (runs from before the harness recorded it)."""
     df = contenders(results)
     if metric not in df or pd.to_numeric(df[metric], errors="coerce").isna().all():
@@ -410,8 +425,8 @@ def memory_words(r) -> str:
 
 def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame) -> str:
     """The article's comparisons, .NET / Iris MVC, then and here (Markdown): requests/s, and
-    memory as the article measured it (`memory`: ratios of MEMORY) with the whole RSS
-    (`whole`: ratios of MEMORY_WHOLE) beside it, said to be the other measure."""
+    memory by our reading of the article's words (`memory`: ratios of MEMORY) with the whole
+    RSS (`whole`: ratios of MEMORY_WHOLE) beside it, said to be the other measure."""
     lines = []
     for scenario in SCENARIOS:
         for _, r in rps[(rps["scenario"] == scenario) & rps["article_ratio"].notna()].iterrows():
@@ -427,13 +442,14 @@ def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame
             ours = same["in words"] if same is not None else "not recorded in this run"
             text = (
                 f"- **{scenario}, memory**: {_server(scenario, a.mode)} / {label(BASELINE)} was "
-                f"{_times(a.article_ratio)} in the article, excluding the dotnet framework; here, "
-                f"measured the same way (without the pages mapped from files), {ours}."
+                f"{_times(a.article_ratio)} in the article, excluding the dotnet framework (it "
+                f"names no tool); here, without the pages mapped from files ({MEMORY_READING}), "
+                f"{ours}."
             )
             if other is not None:
                 text += (
                     f" The whole RSS, which counts the runtime's and the framework's files, "
-                    f"is not the article's measure: {other['in words']}."
+                    f"the other measure: {other['in words']}."
                 )
             lines.append(text)
     return "\n".join(lines) or "No .NET server ran beside Iris MVC in the same blocks."
@@ -451,8 +467,10 @@ def _row(frame: pd.DataFrame, scenario: str, mode: str):
     return None if rows.empty else rows.iloc[0]
 
 
-def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, env: dict) -> str:
-    """Section "2017 and today": what changed, with this run's numbers (Markdown)."""
+def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, env: dict,
+                 table: pd.DataFrame | None = None) -> str:  # fmt: skip
+    """Section "2017 and today": what changed, with this run's numbers (Markdown). `table`:
+    summary(results), for the cores each server and bombardier used (cpu_share_text)."""
     setup = load_setup(ARTICLE).set_index("item")["value"]
     go = env.get("goserver", {})
     lines = [
@@ -466,11 +484,13 @@ def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, 
         if r is not None and not math.isnan(r.ratio) and not math.isnan(r.article_ratio):
             gaps.append(f"{scenario}: {_pct(r.article_ratio)} then, {_pct(r.ratio)} now")
     if gaps:
+        share = cpu_share_text(table, env) if table is not None else ""
         lines.append(
             "- **The gap in requests/s** (.NET as % of Iris MVC): " + "; ".join(gaps) + ". The "
             f"two machines differ (the article's {setup['cpu']} on {setup['os']}; here "
             f"{env['cpu_model']}, {env['cpu_cores_logical']} logical cores shared with the load "
-            f"generator, on {env['os']}), so the ratios compare, the absolute numbers do not."
+            f"generator, on {env['os']}), so the absolute numbers do not compare"
+            + (f"; nor are the years all that moved the ratio. {share}" if share else ".")
         )
     if not shares.empty:
         parts = [f"{r.server}: {r['in words']}" for _, r in shares.iterrows()]
@@ -492,13 +512,38 @@ def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, 
         ]
         lines.append(
             "- **Memory** (.NET as a multiple of Iris MVC, without the pages mapped from files, "
-            "as the article excluded the dotnet framework): "
+            f"{MEMORY_READING}): "
             + "; ".join(parts)
             + ". ASP.NET Core apps use the server garbage collector (a heap per core) by default; "
             "since .NET 9 it adapts its heap count to the load (DATAS), which keeps a small app's "
-            "heaps small. The article names neither its tool nor what exactly it left out."
+            "heaps small. The article names neither its tool nor what exactly it left out: "
+            "leaving out the pages mapped from files is our reading of its words."
         )
     return "\n".join(lines)
+
+
+def cpu_share_text(table: pd.DataFrame, env: dict) -> str:
+    """How much of the CPU each server had beside bombardier here, against the article's
+    processor, from summary()'s columns (each run's cores, averaged over blocks): the share
+    of the CPU is one difference behind a ratio that moved, besides the years."""
+    rows = table[table["scenario"].isin(SCENARIOS)].dropna(subset=["cpu_server_cores"])
+    if rows.empty:
+        return ""
+    cores = env.get("cpu_cores_logical")
+    of = f" of the {cores} logical cores" if cores else ""
+    busy = rows["cpu_total_pct"].dropna()
+    machine = f", the machine {busy.mean():.0f}% busy on average" if len(busy) else ""
+    return (
+        f"Here each server used {prose.span(rows['cpu_server_cores'], '.2f')} cores{of} "
+        f"(its mean over its runs), with bombardier taking "
+        f"{prose.span(rows['cpu_loadgen_cores'], '.2f')} beside it{machine}; the article's "
+        f"{load_setup(ARTICLE).set_index('item').loc['cpu', 'value']} has "
+        f"{ARTICLE_CPU_CORES} cores and {ARTICLE_CPU_THREADS} threads, so its "
+        "servers could spread over more than one core beside bombardier. A server held to "
+        "about one core is measured by what a request costs it there, not by how it spreads "
+        "over cores: the ratio compares the servers on this share of the CPU, not on the "
+        "article's."
+    )
 
 
 def memory_split(table: pd.DataFrame) -> str:
@@ -509,7 +554,8 @@ def memory_split(table: pd.DataFrame) -> str:
     if rows.empty:
         return (
             f"This run did not record memory without mapped files (`{MEMORY}`): it predates "
-            "that column, so only the whole RSS is shown, which is not the article's measure."
+            "that column, so only the whole RSS is shown, which counts the framework's files "
+            "the article's figures leave out."
         )
     lines = []
     for scenario in SCENARIOS:
@@ -559,7 +605,7 @@ def workload_differences(results: pd.DataFrame | None = None) -> str:
 
 def headline(rps: pd.DataFrame, memory: pd.DataFrame, results: pd.DataFrame | None = None) -> str:
     """One line for the batch index: .NET / Iris MVC requests/s in the article's two tests
-    (its final .NET apps, HEADLINE_SERVER), and memory as the article measured it (`memory`:
+    (its final .NET apps, HEADLINE_SERVER), and memory by our reading of its words (`memory`:
     ratios of MEMORY, without the pages mapped from files); `results` gives our page's size."""
     parts = []
     for scenario, mode in HEADLINE_SERVER.items():
@@ -575,7 +621,7 @@ def headline(rps: pd.DataFrame, memory: pd.DataFrame, results: pd.DataFrame | No
         for r in memory[memory["article_ratio"].notna()].itertuples(index=False)
     ]
     memory_text = (
-        "; memory without mapped files (the article's measure) as a multiple of Iris MVC's: "
+        f"; memory without mapped files ({MEMORY_READING}) as a multiple of Iris MVC's: "
         + ", ".join(mem)
         if mem
         else ""
@@ -636,8 +682,8 @@ def _ranges(table: pd.DataFrame, column: str, spec: str, unit: str = "") -> str:
 
 def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
     """Each server as % of Iris MVC (paired within blocks, 95% CI), requests/s and memory
-    without mapped files (the article's measure: ratios of MEMORY); the article's .NET / Iris
-    as a hollow diamond beside the server it ran."""
+    without mapped files (our reading of the article's words: ratios of MEMORY); the
+    article's .NET / Iris as a hollow diamond beside the server it ran."""
     fig = Figure(figsize=(10, 5.2), layout="constrained")
     axes = fig.subplots(1, 2, squeeze=False)[0]
     panels = ((axes[0], rps, "requests/s"), (axes[1], memory, "memory"))
@@ -694,7 +740,8 @@ def _in_pct(frame: pd.DataFrame) -> pd.DataFrame:
 def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Figure:
     """The article's memory column: each server's RSS mean split into what is mapped from
     files (light, on top: for .NET the runtime and the framework) and the rest (solid: the
-    part the article's figures compare with, as they exclude the dotnet framework), its peak,
+    part we set beside the article's figures, our reading of "excluding the dotnet
+    framework"), its peak,
     and the article's memory as hatched bars beside the servers it ran."""
     pub = published() if pub is None else pub
     table = summary(results)
@@ -708,12 +755,12 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         own = rows["rss_anon_mean_mb"]
         if own.notna().all():
             ax.bar(x - 0.2, own, 0.4, color=colors,
-                   label="ours: without mapped files (the article's measure)")  # fmt: skip
+                   label="ours: without mapped files (our reading of the article's)")  # fmt: skip
             ax.bar(x - 0.2, rows["rss_mean_mb"] - own, 0.4, bottom=own, color=colors, alpha=0.35,
                    label="ours: mapped from files (runtime, framework, binary)")  # fmt: skip
         else:  # a run from before the split was recorded: the whole RSS only
             ax.bar(x - 0.2, rows["rss_mean_mb"], 0.4, color=colors, alpha=0.35,
-                   label="ours: RSS mean (not the article's measure)")  # fmt: skip
+                   label="ours: RSS mean (with the files the article leaves out)")  # fmt: skip
         ax.scatter(x - 0.2, rows["rss_peak_mb"], marker="_", s=300, color="black", zorder=3,
                    label="ours: RSS peak")  # fmt: skip
         art = [theirs.get(m, math.nan) for m in rows["mode"]]
@@ -738,7 +785,7 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
     axes[0].set_ylabel("memory [MB]")
     # Neutral swatches: the bars take each server's colour, the legend says what a shade is.
     handles = [
-        Patch(facecolor="0.3", label="ours: without mapped files (the article's measure)"),
+        Patch(facecolor="0.3", label="ours: without mapped files (our reading of the article's)"),
         Patch(facecolor="0.3", alpha=0.35, label="ours: mapped from files (runtime, framework, "
               "binary); above: the whole RSS"),
         Line2D([], [], color="black", linewidth=2, label="ours: RSS peak"),

@@ -21,6 +21,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
 from hostbench.analysis import figures, prose
+from hostbench.analysis.claims import judge
 from hostbench.analysis.intervals import (
     describe,
     mean_interval,
@@ -316,6 +317,35 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     return out[columns].reset_index(drop=True)
 
 
+# The article's claims (reference/claims.csv) that can be judged here compare settings of the
+# one transport left: a claim's `mode` names a variant. The top of the IOQueueCount sweep,
+# twice the cores, takes one name whatever the machine's cores, so that claim reads the same
+# on every machine: the variant that reported IOQueueCount twice its cores and the defaults'
+# other settings (inline scheduling off, wait for data on).
+SWEEP_TOP = "ioq-twice-cores"
+
+
+def by_variant(results: pd.DataFrame) -> pd.DataFrame:
+    """The results with each variant in the mode's place, as the claims compare them, the
+    sweep's top named SWEEP_TOP."""
+    df = _prepared(results)
+    queues = pd.to_numeric(df["transport_io_queue_count"], errors="coerce")
+    cores = pd.to_numeric(df["machine_cores"], errors="coerce")
+    flags = zip(df["transport_inline_scheduling"], df["transport_wait_for_data"], strict=True)
+    plain = pd.Series([origin(inline, wait) == ARTICLES for inline, wait in flags], df.index)
+    top = (df["variant"] != DEFAULT) & plain & (queues == 2 * cores)
+    return df.assign(mode=df["variant"].where(~top, SWEEP_TOP))
+
+
+def claims(results: pd.DataFrame, params, variants=None) -> pd.DataFrame:
+    """The article's claims (reference/claims.csv), one row each: those about libuv and the
+    Linux transport not testable on .NET 10 with their reason, those about the thread setting
+    judged on the Sockets transport's IOQueueCount against the runtime's defaults. The
+    study's claims hook (hostbench.analysis.claims)."""
+    others = {name: by_variant(v) for name, v in (variants or {}).items()}
+    return judge(ARTICLE, by_variant(results), params, variants=others)
+
+
 def compared_ratios(results: pd.DataFrame) -> pd.DataFrame:
     """The ratios `python -m hostbench compare` holds side by side for this study: each
     variant's gain over the runtime's defaults (the modes alone are one, kestrel)."""
@@ -398,9 +428,9 @@ def _distinguishable(g: pd.DataFrame) -> pd.DataFrame:
 
 
 def _comparisons(g: pd.DataFrame) -> str:
-    """What the gains compare and how many would exclude 100% by chance alone: many settings
-    are compared with the defaults, each at its own 95%, so a single one that clears 100% is
-    read for what it is."""
+    """What the gains compare, how many were made and how many would exclude 100% by chance
+    alone: many settings are compared with the defaults, each at its own 95%, so a single one
+    that clears 100% is read for what it is."""
     blocks = int(g["n"].max()) if len(g) else 0
     level = float(g["confidence"].iloc[0]) if "confidence" in g.columns and len(g) else 0.95
     chance = (1 - level) * len(g)
@@ -411,7 +441,8 @@ def _comparisons(g: pd.DataFrame) -> str:
 
 
 def headline(g: pd.DataFrame) -> str:
-    """One line for the batch index: the settings whose interval excludes the defaults."""
+    """One line for the batch index: the settings whose interval excludes the defaults, and
+    how many comparisons they were picked from."""
     parts = []
     for scenario in SCENARIOS:
         rows = _distinguishable(g[g["scenario"] == scenario])
@@ -423,17 +454,21 @@ def headline(g: pd.DataFrame) -> str:
             f"{scenario_label(scenario)}: "
             + ("; ".join(found) if found else "no setting distinguishable from the defaults")
         )
-    return f"{_comparisons(g)}: " + ", ".join(parts)
+    found = len(_distinguishable(g))
+    picked = f"the {found} of them that exclude 100%" if found else "none of them excludes 100%"
+    return f"{_comparisons(g)}, {picked}: " + ", ".join(parts)
 
 
 def first_screen(g: pd.DataFrame) -> tuple[str, pd.DataFrame]:
-    """The findings box's sentence and table: the headline's settings, one row each, with n
-    (a list of 30 intervals reads better as a table than as a line)."""
+    """The findings box's headline, which says how many comparisons the settings it names were
+    picked from, and the table of those settings, one row each, with n (a list of 30
+    intervals reads better as a table than as a line), shown with the conclusions (section
+    7): the box's table is the article's claims."""
     found = _distinguishable(g)
     others = len(g) - len(found)
     sentence = f"{_comparisons(g)}: " + (
-        f"{len(found)} exclude it, listed below; the other {others} are not distinguishable "
-        "from the defaults."
+        f"{len(found)} exclude it, listed in section 7; the other {others} are not "
+        "distinguishable from the defaults."
         if len(found)
         else "none is distinguishable from the defaults."
     )

@@ -200,7 +200,12 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
     committed = transports.gains(tables.load_results(COMMITTED, valid_only=False))
     found = committed[(committed["ci_low"] > 1) | (committed["ci_high"] < 1)]
     sentence, table = transports.first_screen(committed)
-    assert len(table) == len(found) and f"{len(found)} exclude it, listed below" in sentence
+    assert len(table) == len(found) and f"{len(found)} exclude it, listed in section 7" in sentence
+    # The headline names the settings it picked and how many comparisons it picked them from.
+    assert f"{len(committed)} comparisons" in sentence and len(committed) == 32
+    line = transports.headline(committed)
+    assert f"{len(committed)} comparisons" in line
+    assert f"the {len(found)} of them that exclude 100%" in line
     assert all(text in transports.headline(committed) for text in table["ours (95% CI)"])
     assert "CPU-constrained" in transports.constraint_sentences(results, gains_here)
 
