@@ -188,17 +188,20 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             words += f" ({first.note})"
         found, missing = comparison_ratios(results, claim_rows, baseline)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
-        changes = _sensitivity(first, claim_rows, verdict, conditions)
+        compared = len(found) + len(missing)
+        changes = _sensitivity(first, claim_rows, verdict, conditions, compared)
         rows.append({CLAIM: claim, WORDS: words, OURS: _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
     return pd.DataFrame(rows, columns=BOX_COLUMNS)
 
 
-def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict) -> str:
+def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
+                 compared: int) -> str:  # fmt: skip
     """Where the claim's verdict changes: judged again under each condition (another analog
-    as the baseline, a sub-study's results) on the comparisons that condition ran. Another
-    analog changes only a claim against the run's baseline."""
+    as the baseline, a sub-study's results) on the comparisons that condition ran, saying so
+    where it ran fewer than the `compared` the verdict rests on. Another analog changes only a
+    claim against the run's baseline."""
     on_baseline = bool((claim_rows["relative_to"] == RUN_BASELINE).any())
     held, changed = [], []
     for name, (results, baseline, is_analog) in conditions.items():
@@ -208,6 +211,8 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
         if not found:
             continue
         again = _claim_verdict(first.kind, first.side, found, [])
+        if len(found) < compared:
+            name += f" (on {', '.join(_label(c, short=False) for c in found)} only)"
         (held if again == verdict else changed).append((name, again))
     if changed:
         return "changes under: " + "; ".join(f"{n} ({v})" for n, v in changed)

@@ -195,9 +195,10 @@ def _check_claims(frame: pd.DataFrame, study: Study) -> None:
         if r.kind == "equivalence" and r.value != 1:
             bad(i, "an equivalence claim's value is 1 (the same)")
     for claim, rows in frame.groupby("claim", sort=False):
-        if rows["kind"].nunique() > 1 or rows["quote"].nunique() > 1:
-            raise BadInput(f"{study.reference_dir / CLAIMS_CSV}: claim {claim!r} has rows of "
-                           "different kinds or quotes; one claim, one kind, one quote")  # fmt: skip
+        if any(rows[c].nunique() > 1 for c in ("kind", "quote", "reading", "side")):
+            where = study.reference_dir / CLAIMS_CSV
+            raise BadInput(f"{where}: claim {claim!r} has rows of different kinds, quotes, "
+                           "readings or sides; a claim is read once")  # fmt: skip
 
 
 def load_claims(study: str | Study) -> pd.DataFrame | None:
