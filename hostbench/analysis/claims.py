@@ -215,7 +215,7 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
             name += f" (on {', '.join(_label(c, short=False) for c in found)} only)"
         (held if again == verdict else changed).append((name, again))
     if changed:
-        return "changes under: " + "; ".join(f"{n} ({v})" for n, v in changed)
+        return "changes under: " + "; ".join(f"{n}: {v}" for n, v in changed)
     if held:
         return f"holds under all {len(held)}: " + ", ".join(n for n, _ in held)
     return "no other analog or sub-study ran it"

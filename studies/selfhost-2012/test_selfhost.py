@@ -228,8 +228,8 @@ def test_claims_on_constructed_intervals_on_each_side_of_the_tolerance(gain, spr
     # Against Caddy at half the IIS stand-in, the self-host is 2-3x: the size claims change.
     w8_row = table[table[CLAIM].str.startswith("On Windows 8")].iloc[0]
     if w8 == intervals.REPRODUCED:
-        assert w8_row[SENSITIVITY] == ("changes under: Kestrel + Caddy (TCP) as the baseline "
-                                       f"({intervals.LARGER})")  # fmt: skip
+        assert w8_row[SENSITIVITY] == ("changes under: Kestrel + Caddy (TCP) as the baseline: "
+                                       f"{intervals.LARGER}")  # fmt: skip
     two = sh.claims(_runs(gain, spread=spread, blocks=2), params)
     assert set(two.loc[two[VERDICT] != intervals.NOT_TESTABLE, VERDICT]) == {intervals.NOT_ENOUGH}
 
