@@ -118,6 +118,7 @@ def _cmd_reproduce(args) -> int:
         run_id=args.run_id,
         runs_dir=Path(args.runs_dir),
         discard_old=args.discard_old,
+        render_only=args.render_only,
     )
     print(f"report: {out / 'report.html'}")
     return 0
@@ -276,6 +277,11 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     rep.add_argument(
         "--discard-old", action="store_true", help="delete runs measured with other settings"
+    )
+    rep.add_argument(
+        "--render-only",
+        action="store_true",
+        help="re-render a complete run from its own data; never measure",
     )
     rep.set_defaults(func=_cmd_reproduce)
     everything = sub.add_parser("reproduce-all", help="every study's notebook in one batch")

@@ -23,7 +23,7 @@ from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
 from .harness import tour
 from .harness.params import StudyParams, check_run_id, check_runnable
-from .harness.study import PROGRESS_FILE
+from .harness.study import PROGRESS_FILE, RENDER_ONLY
 from .params import PARAMS_FILE
 from .paths import RUNS
 from .studies import DEFAULT_STUDY, STUDIES, available, get_study
@@ -149,8 +149,11 @@ def reproduce(
     run_id: str | None = None,
     runs_dir: Path = RUNS,
     discard_old: bool = False,
+    render_only: bool = False,
 ) -> Path:
-    """Run one study's notebook for a profile; returns its run folder."""
+    """Run one study's notebook for a profile; returns its run folder. render_only: re-render
+    a complete run from its own data (its notebook, report and ratios), measuring nothing:
+    a window still to measure is refused in one line (harness.study.RENDER_ONLY)."""
     study = get_study(study_id)
     if not study.notebook_path.is_file():
         raise HostbenchError(f"study {study_id!r} has no notebook yet ({study.notebook_path})")
@@ -161,7 +164,12 @@ def reproduce(
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
     earlier_s = _recorded_wall_s(out, study_id, profile)
-    (out / DONE_FILE).unlink(missing_ok=True)
+    if render_only:
+        if discard_old:
+            raise BadInput("--render-only keeps what was measured; it takes no --discard-old")
+        os.environ[RENDER_ONLY] = "1"  # the notebook's kernel inherits it
+    if not render_only:  # a re-render that fails leaves the run as complete as it was
+        (out / DONE_FILE).unlink(missing_ok=True)
     _prepare_environment()
     if discard_old:
         from .harness.study import discard
@@ -175,7 +183,7 @@ def reproduce(
         "run_id": run_id,
         "runs_dir": str(out.parent),
     }
-    if study.runs_tour:
+    if study.runs_tour and not render_only:
         _run_tour(out, discard_old)
     with _Follow(out):
         _execute(
@@ -192,7 +200,9 @@ def reproduce(
     wall_s = time.monotonic() - t0
     # A re-run of a complete folder (only the notebook re-executed) adds its seconds to the
     # measured wall time instead of replacing it.
-    record = {"study": study_id, "profile": profile, "wall_s": round(earlier_s + wall_s)}
+    # A re-render measured nothing: the wall time stays the measurement's.
+    took = earlier_s if render_only else earlier_s + wall_s
+    record = {"study": study_id, "profile": profile, "wall_s": round(took)}
     (out / DONE_FILE).write_text(json.dumps(record, indent=2))
     print(f"{study_id} ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
     return out

@@ -26,7 +26,7 @@ from .reference import RUN_BASELINE, load_claims
 CLAIM = "the article's claim"
 VERDICT = "verdict"
 WORDS = "its words, read as"
-OURS = "ours (95% CI, blocks)"
+OURS = "ours (95% CI)"
 AGAINST = "ours / the article's"
 SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
@@ -113,7 +113,7 @@ def _label(c: dict, short: bool) -> str:
 def _ours(found: list[dict], missing: list[str]) -> str:
     short = _scenario_only(found)
     parts = [f"{_label(c, short)} {intervals.pct_text(c['ratio'])} "
-             f"({_bounds(c)}), {c['n']}" for c in found]  # fmt: skip
+             f"({_bounds(c)}, {c['n']} blocks)" for c in found]  # fmt: skip
     parts += [f"{m}: not run" for m in missing]
     return "; ".join(parts)
 

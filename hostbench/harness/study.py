@@ -236,6 +236,8 @@ def run_study(
     (otherwise that is refused, naming the settings that changed).
     """
     study_dir = Path(runs_dir) / check_run_id(run_id)
+    if os.environ.get(RENDER_ONLY):
+        return _rendered(params, study_dir)
     _make_study_dir(study_dir)
     with StudyLock(study_dir):
         try:
@@ -245,6 +247,35 @@ def run_study(
             # dying server: one line, and the completed rows stay as they are.
             where = f" ({e.filename})" if e.filename else ""
             raise HostbenchError(f"{type(e).__name__}: {e.strerror or e}{where}") from None
+
+
+# Set (by `reproduce --render-only`) to re-render a complete run from its own data: the study
+# then measures nothing and refuses, in one line, a run with a window still to measure.
+RENDER_ONLY = "HOSTBENCH_RENDER_ONLY"
+
+
+def _rendered(params: StudyParams, study_dir: Path) -> Path:
+    """results.csv of a complete run, measuring nothing (RENDER_ONLY)."""
+    old = read_json(study_dir / PARAMS_FILE, "use another --run-id")
+    if old is None:
+        raise BadInput(f"{study_dir}: no run to re-render (no {PARAMS_FILE})")
+    changed = _changes(old, _recorded(params, old.get("seed")))
+    if changed:
+        raise BadInput(f"{study_dir} was measured with other settings: {'; '.join(changed)}")
+    design = _design(study_dir, params)
+    rows, missing = {}, 0
+    for block in range(1, design["blocks"] + 1):
+        specs = [s for s in run_order(params, old["seed"], design["blocks"]) if s.block == block]
+        kept, pending = _block_state(specs, study_dir, params)
+        rows.update(kept)
+        missing += len(pending)
+    if missing:
+        raise BadInput(
+            f"{study_dir}: {missing} window(s) not measured (or their folders packed: "
+            "scripts/archive-runs.sh unpack); --render-only re-renders a complete run, it never "
+            "measures"
+        )
+    return write_results(study_dir, list(rows.values()))
 
 
 def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_old: bool) -> Path:

@@ -138,7 +138,7 @@ def test_the_committed_paper_runs_verdicts():
     for start, verdict in want.items():
         row = _claim(table, start)
         assert row[claims.VERDICT] == verdict, (start, row[claims.OURS])
-    assert "templates 148% (118-184%), 3" in _claim(table, RPS_TEMPLATES)[claims.OURS]
+    assert "templates 148% (118-184%, 3 blocks)" in _claim(table, RPS_TEMPLATES)[claims.OURS]
 
 
 # --- verdicts that turn on constructed runs -------------------------------------------------

@@ -69,7 +69,10 @@ def test_claims_follow_the_intervals(run3):
     html = run3["ratios"].set_index(["mode", "scenario"]).loc[("kestrel", "html")]
     row = table[table[claims.CLAIM].str.startswith("Kestrel is about 70% faster")].iloc[0]
     low, high = intervals.ci_bounds(html.ci_low, html.ci_high)
-    assert row[claims.OURS] == f"HTML {intervals.pct_text(html.ratio)} ({low}-{high}%), {html.n}"
+    assert (
+        row[claims.OURS]
+        == f"HTML {intervals.pct_text(html.ratio)} ({low}-{high}%, {html.n} blocks)"
+    )
     assert "1.70x the baseline" in row[claims.WORDS]
     assert row[claims.VERDICT] == intervals.size_verdict(html.ci_low, html.ci_high, 1.70, n=html.n)
 

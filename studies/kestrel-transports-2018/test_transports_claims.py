@@ -84,7 +84,7 @@ def test_the_committed_runs_verdicts():
         assert _claim(table, NO_LONGER)[claims.VERDICT] == intervals.UNDECIDED, run
     paper = claims.of_run(STUDY, COMMITTED[0])
     assert _claim(paper, LIMITED)[claims.OURS] == (
-        "plaintext 88% (73-106%), 3; JSON (TE) 78% (66-91%), 3"
+        "plaintext 88% (73-106%, 3 blocks); JSON (TE) 78% (66-91%, 3 blocks)"
     )
 
 

@@ -1,0 +1,53 @@
+"""`reproduce --render-only`: a complete run re-rendered from its own data measures nothing,
+and a run with a window still to measure is refused in one line, before anything starts."""
+
+import shutil
+import subprocess
+
+import pandas as pd
+import psutil
+import pytest
+
+from hostbench.analysis import tables
+from hostbench.errors import BadInput
+from hostbench.harness.study import RENDER_ONLY, run_study
+from hostbench.paths import ROOT, RUNS
+
+RUN = RUNS / "example-selfhost-2012-paper"  # the smallest committed example: 26 windows
+
+
+def _copy(tmp_path, unpack: bool):
+    folder = tmp_path / RUN.name
+    shutil.copytree(RUN, folder)
+    if unpack:
+        subprocess.run([ROOT / "scripts" / "archive-runs.sh", "unpack", folder], check=True,
+                       capture_output=True)  # fmt: skip
+    return folder
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def test_a_complete_run_is_rendered_from_its_own_rows(tmp_path, monkeypatch):
+    if not (RUN / "runs.tar.gz").is_file():
+        pytest.skip(f"{RUN.name} is not committed")
+    folder = _copy(tmp_path, unpack=True)
+    monkeypatch.setenv(RENDER_ONLY, "1")
+    before = _children()
+    path = run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
+    assert _children() == before  # nothing launched
+    again, committed = pd.read_csv(path), pd.read_csv(RUN / "results.csv")
+    pd.testing.assert_frame_equal(again, committed)
+
+
+def test_a_window_still_to_measure_is_refused_in_one_line(tmp_path, monkeypatch):
+    if not (RUN / "runs.tar.gz").is_file():
+        pytest.skip(f"{RUN.name} is not committed")
+    folder = _copy(tmp_path, unpack=False)  # its windows' folders are still packed
+    monkeypatch.setenv(RENDER_ONLY, "1")
+    before = _children()
+    with pytest.raises(BadInput, match=r"\d+ window\(s\) not measured.*never measures"):
+        run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
+    assert _children() == before
+    assert (folder / "results.csv").read_bytes() == (RUN / "results.csv").read_bytes()
