@@ -20,7 +20,7 @@ import pandas as pd
 from ..catalog import mode_label, scenario_label
 from ..errors import BadInput
 from ..studies import get_study
-from . import intervals, tables
+from . import intervals, prose, tables
 from .reference import RUN_BASELINE, load_claims
 
 CLAIM = "the article's claim"
@@ -112,10 +112,15 @@ def _label(c: dict, short: bool) -> str:
 
 def _ours(found: list[dict], missing: list[str]) -> str:
     short = _scenario_only(found)
-    parts = [f"{_label(c, short)} {intervals.pct_text(c['ratio'])} "
-             f"({_bounds(c)}, {c['n']} blocks)" for c in found]  # fmt: skip
+    # A comparison named in full takes a colon before its ratio: "X / Y, text at 8: 95% (...)".
+    parts = [f"{_label(c, short)}{'' if short else ':'} {intervals.pct_text(c['ratio'])} "
+             f"({_bounds(c)}, {_blocks(c['n'])})" for c in found]  # fmt: skip
     parts += [f"{m}: not run" for m in missing]
     return "; ".join(parts)
+
+
+def _blocks(n: int) -> str:
+    return f"{n} block" if n == 1 else f"{n} blocks"
 
 
 def _bounds(c: dict) -> str:
@@ -134,7 +139,7 @@ def _against(kind: str, found: list[dict]) -> str:
     highs = [c["ci_high"] / c["value"] for c in found]
     centres = [c["ratio"] / c["value"] for c in found]
     if any(intervals._missing(v) for v in lows + highs):
-        return f"{_times(min(centres))}-{_times(max(centres))}, no interval"
+        return f"{prose.span(centres, '.2f')}x, no interval"
     within = max(intervals.agrees_within_pct(c["ci_low"], c["ci_high"], c["value"])
                  for c in found)  # fmt: skip
     differs = [intervals.differs_by_pct(c["ci_low"], c["ci_high"], c["value"]) for c in found]

@@ -79,7 +79,7 @@ METRICS = {
     "memory_mb": "MB",
     "lines_of_code": "lines",
 }
-QUALIFIERS = {"stated", "about", "approximately", "up to", "mean of 3 rounds", "best of 3"}
+QUALIFIERS = {"stated", "about", "approximately", "as much as", "mean of 3 rounds", "best of 3"}
 
 
 def _read(study: Study, name: str, numbers: list[str], columns: list[str]) -> pd.DataFrame:

@@ -107,7 +107,7 @@ def _ours(r) -> str:
 def paper_words(paper_row) -> str:
     """The paper's value as it words it: "about +70%", or "nawet 200%" (even +200%)."""
     gain = paper_row.ratio_high_pct - 100
-    if paper_row.qualifier == "up to":
+    if paper_row.qualifier == "as much as":
         return f'"nawet {gain:.0f}%" (even {gain:+.0f}%)'
     if paper_row.qualifier == "stated":
         return f"{gain:+.0f}%"

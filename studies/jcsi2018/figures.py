@@ -102,9 +102,9 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
 
 
 # How the paper states each of its values, drawn as what it is (paper.paper_ratios): a point
-# for a stated or "about" value, a downward marker on a stem for "up to", a box for a range.
-UP_TO, DERIVED = "up to", "range derived from its text"
-_PAPER_MARKERS = {"about": "D", "stated": "o", UP_TO: "v"}
+# for a stated, "about" or "as much as" value (each its own mark), a box for a range.
+DERIVED = "range derived from its text"
+_PAPER_MARKERS = {"about": "D", "stated": "o", "as much as": "^"}
 
 
 def _legend_order(entry) -> int:
@@ -127,10 +127,9 @@ def relative_chart(
     """Fig. 9 of the paper: each mode as % of the baseline, with its 95% interval.
 
     ratios: hostbench.analysis.intervals.paired_ratios (one setup). paper: the paper's
-    values (paper.paper_ratios), or None: drawn beside ours as what they
-    are: a point for "about", a downward marker on a dotted stem for "up to" (an upper
-    bound), a line for a derived range. The paper's models that have no run here
-    (HTTP.sys, IIS in-process) are marked "paper only".
+    values (paper.paper_ratios), or None: drawn beside ours as what they are: a point for a
+    stated, "about" or "as much as" value, a box for a derived range. The paper's models that
+    have no run here (HTTP.sys, IIS in-process) are marked "paper only".
     """
     if ratios.empty:
         raise BadInput(f"no ratios to the baseline {baseline!r}: only the baseline ran?")
@@ -193,9 +192,6 @@ def relative_chart(
                            bottom=row.ratio_low_pct, color="white", edgecolor=color,
                            hatch="///", linewidth=1.5, zorder=3, label=label)  # fmt: skip
                     continue
-                if kind == UP_TO:  # an upper bound: a dotted stem from the baseline up to it
-                    ax.plot([x, x], [100, row.ratio_high_pct], color=color, ls=":", lw=1.5,
-                            zorder=3)  # fmt: skip
                 ax.plot(x, row.ratio_high_pct, marker=_PAPER_MARKERS[kind], color=color, ms=9,
                         markeredgecolor="0.1", ls="", zorder=4, label=label)  # fmt: skip
         ax.axhline(

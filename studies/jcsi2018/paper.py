@@ -26,7 +26,7 @@ def paper_ratios() -> pd.DataFrame:
     scenario, ratio_low_pct, ratio_high_pct, qualifier, derived, quote.
 
     - iis-outofprocess: 100 by definition (Fig. 9).
-    - kestrel, httpsys: 100 + the stated gain ("nawet 200%" reads as up to 300).
+    - kestrel, httpsys: 100 + the stated gain ("nawet 200%", as much as +200%, reads as 300).
     - iis-inprocess: the paper gives only "about 10-20% below Kestrel", so the
       range is derived: Kestrel's value times 0.80 to 0.90 (derived=True).
     """

@@ -118,14 +118,15 @@ def test_relative_chart_draws_the_papers_values_as_what_they_are():
     fig = figures.relative_chart(ratios(), paper_ratios(), "nginx")
     (ax,) = fig.axes
     legend = [t.get_text() for t in ax.figure.legends[0].get_texts()]
-    assert "Kestrel (paper: about)" in legend and "Kestrel (paper: up to)" in legend
+    assert "Kestrel (paper: about)" in legend and "Kestrel (paper: as much as)" in legend
     assert any("HTTP.sys (paper" in t and "paper only: not runnable here" in t for t in legend)
     assert any("IIS (in-process) (paper: range derived" in t for t in legend)
-    # "up to" is an upper bound: a marker at its value, on a dotted stem from 100%.
-    stems = [line for line in ax.lines if line.get_linestyle() == ":"]
-    assert stems and all(list(line.get_ydata()) == [100, 300] for line in stems)
+    # "nawet 200%" is a value, read as the words say (300%): a point of its own kind, no stem.
+    assert not [line for line in ax.lines if line.get_linestyle() == ":"]
+    nawet = [line for line in ax.lines if line.get_marker() == "^"]
+    assert nawet and all(list(line.get_ydata()) == [300] for line in nawet)
     markers = {line.get_marker() for line in ax.lines if len(line.get_xdata()) == 1}
-    assert {"v", "D"} <= markers
+    assert {"^", "D"} <= markers
     # The derived range is an outlined box from its low end to its high end, not a solid bar.
     boxes = [b for b in bars(ax) if b.get_hatch()]
     paper = paper_ratios()
