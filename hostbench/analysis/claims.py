@@ -226,6 +226,19 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
     return "no other analog or sub-study ran it"
 
 
+def in_words(table: pd.DataFrame) -> str:
+    """The claims table in one sentence, one verdict per claim (how far a size agrees beside
+    it), the claims not testable here counted: for a README line or a batch index."""
+    testable = table[table[VERDICT] != intervals.NOT_TESTABLE]
+    parts = [f"{r[CLAIM]}: {r[VERDICT]}" + (f" ({r[AGAINST].split(': ', 1)[-1]})"
+             if r[AGAINST] and ": " in r[AGAINST] else "")
+             for _, r in testable.iterrows()]  # fmt: skip
+    untestable = len(table) - len(testable)
+    if untestable:
+        parts.append(f"{untestable} more {intervals.NOT_TESTABLE}")
+    return "; ".join(parts)
+
+
 def for_results(study: str, results: pd.DataFrame, params, variants=None):
     """The study's claims judged on these results: its hook where it has one, else judge."""
     hook = getattr(get_study(study).analysis, "claims", None)
