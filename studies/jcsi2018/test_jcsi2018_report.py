@@ -10,6 +10,7 @@ from conftest import record_params
 from hostbench.analysis import claims, intervals
 from hostbench.analysis import prose as report
 from hostbench.analysis import tables as analysis
+from hostbench.analysis.reference import load_claims
 from hostbench.catalog import mode_label
 from hostbench.harness.measure.loadgen import k6_script
 from hostbench.paths import ROOT
@@ -406,3 +407,18 @@ def test_the_paper_reports_figures_results_and_executed_notebook(batch):
     assert not [
         o for c in tour["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"
     ]
+
+
+def test_an_order_claim_compares_only_the_analogs_of_the_papers_own_models():
+    """ "The fastest" and "the slowest" are judged over the paper's models that run here: Kestrel
+    and the analog of IIS out-of-process (the run's baseline), never nginx-uds or YARP."""
+    models = STUDY.module("models")
+    listed = load_claims(STUDY.id)
+    order = listed[listed["kind"] == "order"]
+    assert {"fastest", "slowest"} <= {w for c in order["claim"] for w in c.split()}
+    kept = ("same", "analog by mechanism")
+    same = {m for m, (_, how) in models.STANDS_FOR.items() if how in kept}
+    for row in order.itertuples():
+        assert row.mode in same
+        assert row.relative_to == "baseline"  # the run's analog by mechanism of the baseline
+        assert "HTTP.sys" in row.note and "in-process" in row.note  # named: cannot run here
