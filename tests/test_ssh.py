@@ -220,7 +220,7 @@ def test_sigint_stops_everything_on_the_hosts(tmp_path):
 
 def _refusal(tmp_path, inventory, server_tools=()) -> str:
     with pytest.raises(BadInput) as refused:
-        with remote.ssh_hosts(inventory, server_tools):
+        with remote.ssh_hosts(inventory, [(t, None) for t in server_tools]):
             pass
     message = str(refused.value)
     assert "\n" not in message
