@@ -337,9 +337,9 @@ class Connection:
             raise ConnectionError(answer["error"])
         return web.Response(answer["status"], answer["headers"], base64.b64decode(answer["body"]))
 
-    def answers_ok(self, url: str) -> bool:
+    def answers_ok(self, url: str, unix_socket: str | None = None) -> bool:
         try:
-            return self.request("GET", url).status == 200
+            return self.request("GET", url, unix_socket).status == 200
         except OSError:
             return False
 
