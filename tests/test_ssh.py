@@ -175,10 +175,12 @@ def test_every_program_and_hop_runs_on_the_server_host(tmp_path):
         for r in rows:
             if get_mode(r["mode"]).proxy:
                 assert float(r["cpu_proxy_cores"]) > 0  # read on the server host
-                # Its config, made here and kept, names its folder on the host.
+                # Its config, made here and kept, listens on the server host's address and
+                # (nginx's and caddy's, which name files) names its folder there.
                 launch = tmp_path / "ssh" / f"launch__r{r['block']}" / r["mode"]
                 (config,) = [p for p in launch.iterdir() if p.name in CONFIGS]
-                assert "/tmp/hostbench." in config.read_text()
+                assert netns.SERVER_ADDRESS in config.read_text()
+                assert ("/tmp/hostbench." in config.read_text()) == (config.name != "yarp.json")
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
     assert not _left(str(tmp_path / "server" / "sshd_config"))
 

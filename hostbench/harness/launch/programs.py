@@ -13,7 +13,7 @@ it must be up already).
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ...catalog import Mode
@@ -32,7 +32,6 @@ class Setup:
     listen: str  # "host:port", or "unix:/path" (the app behind a proxy over a Unix socket)
     upstream: str = ""  # a proxy's app: "127.0.0.1:port" or "unix:/path"
     cpus: list[int] | None = None  # pinned to these CPU ids; None: any
-    files: dict[str, str] = field(default_factory=dict)  # set by Program.process
 
     @property
     def url(self) -> str:
@@ -49,7 +48,7 @@ class Program:
 
     name = ""  # the name a Mode gives (Mode.server, Mode.proxy)
     tool = ""  # its executable, as tools.find_tool looks for it
-    package = ""  # what provides it, on this machine and on an ssh host
+    package = ""  # what provides it here (tools.find_tool says it when it is missing)
     # What an ssh host is given: this machine's build (a file, or a published folder whose
     # program it is), or None: the host's own, installed by deploy/provision.yml.
     ships: Path | None = None
@@ -83,7 +82,6 @@ class Program:
         files = self.configs(setup, folder, place)
         place.put(run_dir, str(folder), files, self.dirs(folder))
         exe = place.tool(self.tool, self.ships)
-        url = f"http://{setup.listen}/health" if not setup.socket else "http://localhost/health"
         return place.process(
             self.name,
             self.argv(exe, setup, folder),
@@ -91,14 +89,14 @@ class Program:
             env=self.env(setup, folder),
             cpus=setup.cpus,
             cwd=folder if self.in_folder else None,
-            ready=lambda: place.answers_ok(url, setup.socket),
+            ready=lambda: place.answers_ok(setup.url + "/health", setup.socket),
             ready_timeout_s=60,
         )
 
 
 class TestApp(Program):
     name = tool = "TestApp"
-    package = "`make setup` publishes it to build/testapp/ (the server host needs the ASP.NET Core runtime)"  # noqa: E501
+    package = "`make setup` publishes it to build/testapp/"
     ships = TESTAPP.parent
     log = "app.log"
     in_folder = False
