@@ -50,9 +50,12 @@ from pathlib import Path
 
 import psutil
 
+from hostbench.catalog import get_mode
 from hostbench.harness.launch import proxies, web
-from hostbench.harness.launch.modes import LaunchOptions, _app_process, launch
+from hostbench.harness.launch.modes import LaunchOptions, launch
+from hostbench.harness.launch.places import Local
 from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.launch.programs import PROGRAMS, Setup
 from hostbench.harness.launch.tools import find_tool
 from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.harness.params import StudyParams
@@ -190,7 +193,8 @@ def _start_app(variant: Variant, stack: ExitStack, run_dir: Path) -> tuple[str, 
         argv = [find_tool("TestApp"), "--urls", app_url]
         app = stack.enter_context(_plain(argv, app_url + "/health", run_dir))
     else:
-        app = stack.enter_context(_app_process(run_dir, app_url, LaunchOptions()))
+        setup = Setup(get_mode("kestrel"), LaunchOptions(), f"127.0.0.1:{port}")
+        app = stack.enter_context(PROGRAMS["TestApp"].process(Local(), run_dir, setup))
     return f"127.0.0.1:{port}", app.pid
 
 
@@ -207,6 +211,7 @@ def _start_nginx(variant: Variant, stack: ExitStack, run_dir: Path, upstream: st
             keepalive=variant.keepalive,
             workers=os.cpu_count() or 1,
             run_dir=run_dir,
+            user=Local().root_user(),
         )
     if variant.edit:
         text = variant.edit(text)
@@ -218,7 +223,7 @@ def _start_nginx(variant: Variant, stack: ExitStack, run_dir: Path, upstream: st
         argv = [find_tool("nginx"), "-p", run_dir, "-c", conf]
         nginx = stack.enter_context(_plain(argv, url + "/health", run_dir))
     else:
-        # As proxies.nginx_process starts it (stderr to run_dir/nginx.log).
+        # As programs.Nginx starts it (stderr to run_dir/nginx.log).
         argv = [find_tool("nginx"), "-p", run_dir, "-e", "stderr", "-c", conf]
         ready = lambda: web.answers_ok(url + "/health")  # noqa: E731
         nginx = ManagedProcess("nginx", argv, run_dir / "nginx.log", ready=ready, cwd=run_dir)

@@ -8,6 +8,7 @@ or a scenario starts here; what a mode means to one article lives in that study'
 
 import platform
 import string
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from .errors import BadInput
@@ -102,8 +103,19 @@ NEW_CONNECTION = "new connection per request"
 # ------------------------------------------------------------------ hosting modes
 
 
+# Where a mode's programs can run (docs/hosts.md): this machine's loopback, a network
+# namespace of it, or an ssh host.
+TOPOLOGIES = ("local", "netns", "ssh")
+
+
 @dataclass(frozen=True)
 class Mode:
+    """A hosting mode, declared once: what the figures call it and what a request passes
+    through, and what the harness starts for it: the `server` program, the `proxy` program in
+    front of it if any (the names of hostbench/harness/launch/programs.py PROGRAMS, where each
+    program's configs, command line, readiness and version probes and package are), how
+    they connect, and where it can run. Local, netns and ssh launching read this one entry."""
+
     id: str
     label: str  # display name on figures and tables
     summary: str  # one line: what it is
@@ -111,11 +123,12 @@ class Mode:
     nodes: tuple[Node, ...]  # the processes a request passes through, client first
     hops: tuple[str, ...]  # hops[i] labels the arrow from nodes[i] to nodes[i + 1]
     color: str  # one colour per mode on every figure
-    proxy: str | None = None  # "nginx", "caddy" or "yarp" for launch == "proxy"
+    proxy: str | None = None  # the proxy program for launch == "proxy": nginx, caddy or yarp
     keepalive: int | None = None  # nginx upstream keep-alive pool size; None: none
     unix_socket: bool = False  # the app listens on a Unix domain socket behind the proxy
     server_args: tuple[str, ...] = ()  # extra options of the server program this mode needs
     server: str = "TestApp"  # the server program: TestApp, or goserver (testapp/go)
+    topologies: tuple[str, ...] = TOPOLOGIES  # where it can run; a server you start: local
     serves: tuple[str, ...] = ()  # the scenarios it serves; () for TestApp: all of them
     windows_only: bool = False
     default_watch: tuple[str, ...] = ()  # external: process names sampled as "server"
@@ -167,22 +180,22 @@ MODES: dict[str, Mode] = {
         Mode("httpsys", "HTTP.sys", "HTTP.sys, the Windows kernel-mode HTTP driver", "app",
              (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
              (LOOPBACK, "request queue"), _COLORBLIND[5], server_args=("--server", "httpsys"),
-             windows_only=True),
+             windows_only=True, topologies=("local",)),
         Mode("iis-inprocess", "Kestrel + IIS (in-process)",
              "IIS with the app inside w3wp.exe (ASP.NET Core Module, in-process)", "external",
              (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module\n+ app, one process")),
              (LOOPBACK, "request queue"), _COLORBLIND[6], windows_only=True,
-             default_watch=("w3wp",)),
+             default_watch=("w3wp",), topologies=("local",)),
         Mode("iis-outofprocess", "Kestrel + IIS (out-of-process)",
              "IIS forwarding to Kestrel in a separate process (the paper's baseline)", "external",
              (CLIENT, HTTP_SYS, Node("w3wp.exe", "IIS + ASP.NET Core Module"),
               Node("dotnet", "Kestrel + app")),
              (LOOPBACK, "request queue", LOOPBACK), _COLORBLIND[7], windows_only=True,
-             default_watch=("w3wp", "TestApp", "dotnet")),
+             default_watch=("w3wp", "TestApp", "dotnet"), topologies=("local",)),
         Mode("external", "external server", "a server you started, at a URL you give",
              "external",
              (CLIENT, Node("your server", "started by you,\nany host:port", "external")),
-             ("HTTP",), _COLORBLIND[9]),
+             ("HTTP",), _COLORBLIND[9], topologies=("local",)),
         # The machinery checked against itself (docs/method.md, "Verdicts"): the same app as
         # `kestrel`, launched a second time beside it, so an A/A ratio should hold 100%.
         Mode("kestrel-twin", "Kestrel (second launch)",
@@ -224,6 +237,43 @@ def runnable_here() -> list[str]:
 def linux_modes() -> list[str]:
     """The modes that launch everything themselves on Linux (no user-started server)."""
     return [m.id for m in MODES.values() if not m.windows_only and m.launch != "external"]
+
+
+class ModesIn(Collection):
+    """The ids of the modes that can run in `topology`, read from MODES when asked (so a mode
+    declared later is in it): params.SSH_MODES, the docs and the tests' lists derive from it."""
+
+    def __init__(self, topology: str):
+        self.topology = topology
+
+    def __iter__(self) -> Iterator[str]:
+        return (m.id for m in MODES.values() if self.topology in m.topologies)
+
+    def __contains__(self, mode_id) -> bool:
+        return any(m == mode_id for m in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"ModesIn({self.topology!r}): {', '.join(self)}"
+
+
+def where_modes_run() -> str:
+    """docs/hosting-modes.md's table of what each mode starts and where it can run, from the
+    declarations (`python -m hostbench docs` keeps it fresh)."""
+    lines = ["| mode | what the harness starts | topologies |", "|---|---|---|"]
+    for m in MODES.values():
+        starts = "`" + " ".join([m.server, *m.server_args]) + "`"
+        if m.launch == "external":
+            starts = "a server you started"
+        elif m.proxy:
+            hop = "Unix socket" if m.unix_socket else "upstream pool" if m.keepalive else "TCP"
+            starts += f" behind `{m.proxy}` ({hop})"
+        starts += " (Windows)" if m.windows_only else ""
+        where = ", ".join(f"`{t}`" for t in m.topologies)
+        lines.append(f"| `{m.id}` | {starts} | {where} |")
+    return "\n".join(lines) + "\n"
 
 
 def check_serves(mode: Mode, scenario: Scenario) -> None:

@@ -33,7 +33,8 @@ class ToolTraits:
     counts_requests: bool = False  # can stop after a fixed number of requests (-n)
     pipelines: bool = False  # can send several requests per write
     can_close: bool = False  # can open a new connection per request (no keep-alive)
-    # Topology ssh can run it on the load host: its command names no file of the run folder.
+    # Topology ssh can run it on the load host (its LoadGenerator copies its scripts there and
+    # brings back what it writes).
     remote: bool = False
     # Raises its open-file soft limit to the hard limit at start (the Go runtime does, since
     # Go 1.19); C tools keep the soft limit they inherit.
@@ -43,10 +44,10 @@ class ToolTraits:
 # The load tools, each declared once, in name order: every list of tools derives from here
 # (the params' allowed tools, topology ssh's, the harness's generators, the docs).
 TOOLS: dict[str, ToolTraits] = {
-    "ab": ToolTraits(whole_seconds=True, counts_requests=True, can_close=True),
+    "ab": ToolTraits(whole_seconds=True, counts_requests=True, can_close=True, remote=True),
     "bombardier": ToolTraits(counts_requests=True, remote=True, raises_nofile=True),
-    "k6": ToolTraits(raises_nofile=True),
-    "wrk": ToolTraits(whole_seconds=True, pipelines=True),
+    "k6": ToolTraits(raises_nofile=True, remote=True),
+    "wrk": ToolTraits(whole_seconds=True, pipelines=True, remote=True),
 }
 
 

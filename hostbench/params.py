@@ -29,15 +29,14 @@ from pathlib import Path
 import yaml
 
 from . import __version__
-from .catalog import MODES, SCENARIOS, check_serves, get_mode, get_scenario
+from .catalog import MODES, SCENARIOS, ModesIn, check_serves, get_mode, get_scenario
 from .errors import BadInput
 from .load import TOOLS, Load, tools_in_words, tools_with
 
 PARAMS_FILE = "params.json"  # a run folder's params, as the harness recorded them
 TOPOLOGIES = ("local", "netns", "ssh")
-# What topology ssh runs so far: the test app alone (kestrel) or behind nginx or caddy over
-# TCP, the load from the tools that can run remotely (load.py TOOLS).
-SSH_MODES = ("kestrel", "nginx", "nginx-keepalive", "caddy")
+# The modes topology ssh runs: those whose catalog entry says so (read when checked).
+SSH_MODES = ModesIn("ssh")
 REQUIRED_KEY = object()  # the default of a key a params file must state
 AS_DEFAULT = object()  # a key missing from an older params.json means its default
 # A key's form: one value, a list of values (each once; one value alone is a list of one), or
@@ -859,8 +858,8 @@ def _inventory(p: dict, modes: list[str], tools: list[str]) -> None:
     ssh_tools = tools_with("remote")
     for key, names, allowed in (("modes", modes, SSH_MODES), ("tools", tools, ssh_tools)):
         if other := [n for n in names if n not in allowed]:
-            raise BadInput(f"topology ssh runs {key} {', '.join(allowed)} only (not built yet "
-                           f"for {', '.join(other)})")  # fmt: skip
+            raise BadInput(f"topology ssh runs {key} {', '.join(allowed)} only (not "
+                           f"{', '.join(other)})")  # fmt: skip
     if p["loadgen_cpus"] is not None:
         raise BadInput("topology ssh: loadgen_cpus pins on one machine; the load tool has "
                        "its own host: drop loadgen_cpus")  # fmt: skip

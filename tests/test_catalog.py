@@ -3,13 +3,27 @@ tests/test_import_rule.py.)"""
 
 import itertools
 import math
+from dataclasses import replace
+from pathlib import PurePosixPath
 
 import pytest
 
-from hostbench.catalog import MODES, SCENARIOS, check_serves, get_scenario
+from hostbench.catalog import (
+    MODES,
+    SCENARIOS,
+    ModesIn,
+    check_serves,
+    get_scenario,
+    linux_modes,
+    runnable_here,
+    where_modes_run,
+)
 from hostbench.errors import BadInput
 from hostbench.harness.launch import web
 from hostbench.harness.launch.modes import LaunchOptions, launch
+from hostbench.harness.launch.places import Local
+from hostbench.harness.launch.programs import PROGRAMS, Setup, programs_of
+from hostbench.params import SSH_MODES, StudyParams
 
 
 @pytest.mark.live
@@ -57,3 +71,36 @@ def test_no_two_modes_look_alike_on_a_figure():
         if math.dist(rgb(a.color), rgb(b.color)) < 45
     ]
     assert close == []
+
+
+def test_a_mode_is_one_declaration_that_every_list_of_modes_reads(monkeypatch):
+    """A mode made of existing programs is its catalog entry alone: the params, topology
+    ssh's modes, the docs' table, the tests' lists and the harness's launch all read it."""
+    new = replace(MODES["nginx-keepalive"], id="nginx-pool-8", label="nginx, pool of 8",
+                  keepalive=8)  # fmt: skip
+    assert new.id not in SSH_MODES
+    monkeypatch.setitem(MODES, new.id, new)
+    assert new.id in linux_modes() and new.id in runnable_here()  # test_modes' list
+    assert new.id in SSH_MODES and new.id in ModesIn("netns")
+    assert "| `nginx-pool-8` | `TestApp` behind `nginx` (upstream pool) |" in where_modes_run()
+    ssh = {"modes": [new.id], "scenarios": ["text"], "tools": ["k6"], "concurrency": [4],
+           "duration_s": 5, "warmup_s": 0, "repetitions": 1, "topology": "ssh",
+           "inventory": "hosts.ini"}  # fmt: skip
+    assert StudyParams.from_dict(ssh).modes == [new.id]
+    # The launch reads the same entry: its programs, and the proxy's config from its pool.
+    assert [p.name for p in programs_of(new)] == ["TestApp", "nginx"]
+    setup = Setup(new, LaunchOptions(), "127.0.0.1:1", upstream="127.0.0.1:2")
+    assert (
+        "keepalive 8;"
+        in PROGRAMS["nginx"].configs(setup, PurePosixPath("/x"), Local())["nginx.conf"]
+    )
+    # Declared for this machine only: topology ssh refuses it in one line, naming the rest.
+    monkeypatch.setitem(MODES, new.id, replace(new, topologies=("local",)))
+    with pytest.raises(
+        BadInput, match=r"topology ssh runs modes kestrel, .* only \(not nginx-pool-8\)"
+    ):
+        StudyParams.from_dict(ssh)
+    assert new.id not in SSH_MODES
+    assert "| `nginx-pool-8` | `TestApp` behind `nginx` (upstream pool) | `local` |" in (
+        where_modes_run()
+    )

@@ -10,20 +10,15 @@ from pathlib import Path
 import psutil
 import pytest
 
+from hostbench.catalog import get_mode
 from hostbench.errors import BadInput
+from hostbench.harness.launch.places import Local
 from hostbench.harness.launch.processes import ManagedProcess
-from hostbench.harness.launch.proxies import (
-    caddy_config,
-    caddy_version,
-    nginx_config,
-    nginx_process,
-    nginx_version,
-    proxy_process,
-    yarp_config,
-    yarp_version,
-)
+from hostbench.harness.launch.programs import PROGRAMS, Setup
+from hostbench.harness.launch.proxies import caddy_config, nginx_config, yarp_config
 from hostbench.harness.launch.tools import find_tool, have_tool
 from hostbench.harness.launch.web import answers_ok, free_port, get
+from hostbench.params import LaunchOptions
 from hostbench.paths import ROOT
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted
@@ -32,6 +27,15 @@ RUN = Path("/srv/run 1")  # a space, to check paths are quoted
 def _nginx(**overrides) -> str:
     args = dict(listen_port=8081, upstream="127.0.0.1:5001", keepalive=None, workers=3, run_dir=RUN)
     return nginx_config(**{**args, **overrides})
+
+
+def proxy_process(proxy, *, listen_port, upstream, run_dir, keepalive=None, access_log=False):
+    """Proxy program `proxy` (programs.py) on loopback in front of `upstream`, as a mode of it
+    launches it (nginx with a pool of `keepalive`: nginx-keepalive's); not started yet."""
+    mode = {"nginx": "nginx-keepalive" if keepalive else "nginx"}.get(proxy, proxy)
+    opts = LaunchOptions(access_log=access_log, nginx_keepalive_pool=keepalive)
+    setup = Setup(get_mode(mode), opts, f"127.0.0.1:{listen_port}", upstream=upstream)
+    return PROGRAMS[proxy].process(Local(), run_dir, setup)
 
 
 def _directives(config: str) -> list[str]:
@@ -99,7 +103,10 @@ def test_nginx_paths_all_inside_run_dir():
 
 def test_nginx_user_directive_only_as_root():
     has_user = any(line.startswith("user ") for line in _directives(_nginx()))
-    assert has_user == (os.geteuid() == 0)
+    assert not has_user
+    as_root = _directives(_nginx(user="root root"))
+    assert "user root root;" in as_root
+    assert (Local().root_user() is not None) == (os.geteuid() == 0)
 
 
 @pytest.mark.parametrize(
@@ -209,13 +216,13 @@ def test_yarp_access_log_is_the_request_log_and_unix_sockets_are_refused():
 @pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
 @pytest.mark.live
 def test_nginx_version():
-    assert nginx_version().startswith("nginx/1.")
+    assert PROGRAMS["nginx"].version(Local()).startswith("nginx/1.")
 
 
 @pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
 @pytest.mark.live
 def test_caddy_version():
-    version = caddy_version()
+    version = PROGRAMS["caddy"].version(Local())
     assert version.startswith("caddy/2.")
     assert " " not in version
 
@@ -225,7 +232,7 @@ def test_caddy_version():
 def test_yarp_version_is_the_one_the_project_pins():
     project = (ROOT / "testapp" / "yarp" / "YarpProxy.csproj").read_text()
     pinned = re.search(r'Include="Yarp\.ReverseProxy" Version="([^"]+)"', project).group(1)
-    assert yarp_version() == f"yarp/{pinned}"
+    assert PROGRAMS["yarp"].version(Local()) == f"yarp/{pinned}"
 
 
 # --- real proxies in front of the real app -----------------------------------------
@@ -294,12 +301,9 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
 
     run_dir = tmp_path / "run"
     port = free_port()
-    if proxy == "nginx":
-        managed = nginx_process(
-            listen_port=port, upstream=upstream, keepalive=keepalive, run_dir=run_dir
-        )
-    else:
-        managed = proxy_process(proxy, listen_port=port, upstream=upstream, run_dir=run_dir)
+    managed = proxy_process(
+        proxy, listen_port=port, upstream=upstream, run_dir=run_dir, keepalive=keepalive
+    )
 
     with managed:
         group = _process_group(managed.pid)
@@ -376,8 +380,8 @@ def _process_group(pid: int) -> list[int]:
 def test_nginx_access_log_on_request(app_tcp, tmp_path):
     port = free_port()
     upstream = app_tcp.removeprefix("http://")
-    with nginx_process(
-        listen_port=port, upstream=upstream, keepalive=None, run_dir=tmp_path, access_log=True
+    with proxy_process(
+        "nginx", listen_port=port, upstream=upstream, run_dir=tmp_path, access_log=True
     ):
         get(f"http://127.0.0.1:{port}/text")
     assert "GET /text" in (tmp_path / "nginx-access.log").read_text()

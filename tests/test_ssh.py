@@ -17,11 +17,14 @@ from pathlib import Path
 import pytest
 
 from conftest import SHORT_RUNS
+from hostbench.catalog import get_mode
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, remote
 from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
+from hostbench.load import TOOLS
+from hostbench.params import SSH_MODES
 
 SSHD = Path("/usr/sbin/sshd")
 _missing = [t for t in ("ssh-keygen", "ansible-inventory") if not shutil.which(t)]
@@ -126,35 +129,79 @@ def _left(pattern: str) -> list[str]:
     return found.stdout.split()
 
 
-def test_a_study_under_topology_ssh_runs_the_app_and_the_load_on_their_hosts(tmp_path):
+def _ssh_study(tmp_path, hosts, inventory, **settings) -> list[dict]:
+    """A study over ssh with `settings`, the harness run from the client namespace (as it would
+    reach the hosts over a LAN); its rows, each checked: valid, measured across the hosts,
+    every request the tool completed counted by the app on the server host."""
+    params = StudyParams.from_dict({**BASE, "inventory": str(inventory), **settings})
+    results = netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
+    rows = list(csv.DictReader(results.open()))
+    for r in rows:
+        assert r["valid"] == "True", r["invalid_reason"]
+        assert r["topology"] == "ssh"
+        assert r["request_path"] == "ssh loadgen-host -> server-host"
+        assert float(r["rtt_ms"]) > 0
+        served = int(r["server_requests"])  # wrk and ab may stop with requests in flight
+        assert served > 0 and abs(int(r["requests"]) - served) <= 0.02 * served, r["tool"]
+        assert float(r["cpu_server_cores"]) > 0 and float(r["cpu_loadgen_cores"]) > 0
+        assert float(r["rss_server_mb"]) > 0
+        load = tmp_path / "ssh" / r["run_key"] / "load"
+        # Aimed at the server host's address (k6's URL is in its script).
+        aimed = [load / "command.txt", *load.glob("script.js")]
+        assert f"http://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
+        assert (load / "stdout.txt").exists()  # fetched from the loadgen host
+    assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    return rows
+
+
+def _one_mode_per_way_of_launching() -> list[str]:
+    """Of the modes topology ssh runs, the first of each set of programs and hop (kestrel,
+    nginx, nginx-uds, caddy, yarp, iris-mvc): every program and every way they connect,
+    without repeating one that differs only in its settings."""
+    first = {}
+    for m in map(get_mode, SSH_MODES):
+        first.setdefault((m.server, m.proxy, m.unix_socket), m.id)
+    return list(first.values())
+
+
+def test_every_program_and_hop_runs_on_the_server_host(tmp_path):
+    # The Go servers, YARP and nginx over a Unix socket are copied or found there as the test
+    # app, nginx and caddy are. "values" is what all serve.
+    modes = _one_mode_per_way_of_launching()
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        params = StudyParams.from_dict(
-            {**BASE, "modes": ["kestrel", "nginx", "caddy"], "inventory": str(inventory)}
-        )
-        # The harness reaches the hosts from the client namespace, as it would over a LAN.
-        results = netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
-        rows = list(csv.DictReader(results.open()))
-        assert sorted(r["mode"] for r in rows) == ["caddy", "kestrel", "nginx"]
+        rows = _ssh_study(tmp_path, hosts, inventory, modes=modes, scenarios=["values"],
+                          duration_s=2)  # fmt: skip
+        assert sorted(r["mode"] for r in rows) == sorted(modes)
         for r in rows:
-            assert r["valid"] == "True", r["invalid_reason"]
-            assert r["topology"] == "ssh"
-            assert r["request_path"] == "ssh loadgen-host -> server-host"
-            assert float(r["rtt_ms"]) > 0
-            # Every request the tool completed was counted by the app on the server host.
-            assert int(r["requests"]) == int(r["server_requests"]) > 0
-            assert float(r["cpu_server_cores"]) > 0 and float(r["cpu_loadgen_cores"]) > 0
-            assert float(r["rss_server_mb"]) > 0
-            if r["mode"] != "kestrel":  # the proxy's CPU, read on the server host
-                assert float(r["cpu_proxy_cores"]) > 0
-                config = "nginx.conf" if r["mode"] == "nginx" else "Caddyfile"
+            if get_mode(r["mode"]).proxy:
+                assert float(r["cpu_proxy_cores"]) > 0  # read on the server host
+                # Its config, made here and kept, listens on the server host's address and
+                # (nginx's and caddy's, which name files) names its folder there.
                 launch = tmp_path / "ssh" / f"launch__r{r['block']}" / r["mode"]
-                assert "/tmp/hostbench." in (launch / config).read_text()
-            load = tmp_path / "ssh" / r["run_key"] / "load"
-            assert f"http://{netns.SERVER_ADDRESS}:" in (load / "command.txt").read_text()
-            assert (load / "stdout.txt").read_text().strip()  # fetched from the loadgen host
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+                (config,) = [p for p in launch.iterdir() if p.name in CONFIGS]
+                assert netns.SERVER_ADDRESS in config.read_text()
+                assert ("/tmp/hostbench." in config.read_text()) == (config.name != "yarp.json")
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
     assert not _left(str(tmp_path / "server" / "sshd_config"))
+
+
+CONFIGS = ("nginx.conf", "Caddyfile", "yarp.json")
+
+
+def test_every_load_tool_fires_from_the_load_host(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        rows = _ssh_study(tmp_path, hosts, inventory, tools=sorted(TOOLS), duration_s=2)
+        assert sorted(r["tool"] for r in rows) == sorted(TOOLS)
+        for r in rows:
+            assert r["tool_version"] not in ("", "unknown")  # asked on the load host
+            load = tmp_path / "ssh" / r["run_key"] / "load"
+            # The script made here went there; what the tool wrote there came back.
+            wrote = {"k6": "summary.json", "wrk": "summary.json", "ab": "percentiles.csv"}
+            if r["tool"] in wrote:
+                assert (load / wrote[r["tool"]]).read_text().strip()
+            if r["tool"] in ("k6", "wrk"):
+                script = "script.js" if r["tool"] == "k6" else "script.lua"
+                assert "/tmp/hostbench." in (load / script).read_text()
 
 
 def test_an_error_in_a_run_stops_everything_on_the_hosts(tmp_path):
@@ -169,17 +216,21 @@ def test_an_error_in_a_run_stops_everything_on_the_hosts(tmp_path):
     assert not _left(str(tmp_path / "server" / "sshd_config"))
 
 
-LOAD = "/tmp/hostbench\\..*/bombardier .*http://"  # the load, not the tool's version check
+# The load on the loadgen host, not the tool's version check.
+LOAD = {"bombardier": "/tmp/hostbench\\..*/bombardier .*http://",
+        "k6": "/tmp/hostbench\\..*/k6 run .*script.js"}  # fmt: skip
 
 
 @contextmanager
-def _study_under_load(hosts, inventory, tmp_path) -> Iterator[subprocess.Popen]:
-    """A 30 s ssh study in its own harness process, yielded once its load runs; stopped (and
-    killed if need be) when the block ends, so a failing test leaves nothing to the next."""
+def _study_under_load(hosts, inventory, tmp_path, tool="bombardier") -> Iterator[subprocess.Popen]:
+    """A 30 s ssh study of `tool` in its own harness process, yielded once its load runs;
+    stopped (and killed if need be) when the block ends, so a failing test leaves nothing to
+    the next. Its SIGINT is at its default, whatever the shell running the tests left it."""
+    settings = dict(BASE, duration_s=30, inventory=str(inventory), tools=[tool])
     script = textwrap.dedent(f"""
         from hostbench.harness.params import StudyParams
         from hostbench.harness.study import run_study
-        params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
+        params = StudyParams.from_dict({settings!r})
         run_study(params, "ssh", {str(tmp_path)!r}, progress=True)
     """)
     log = tmp_path / "harness.log"
@@ -188,11 +239,12 @@ def _study_under_load(hosts, inventory, tmp_path) -> Iterator[subprocess.Popen]:
             [*netns.exec_prefix(hosts.client), sys.executable, "-c", script],
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     try:
         # A wait, not a timing check: a cold or busy machine takes longer to reach the load.
         deadline = time.monotonic() + 300
-        while not _left(LOAD):
+        while not _left(LOAD[tool]):
             said = log.read_text()[-2000:]
             assert child.poll() is None, f"the study ended before its load started:\n{said}"
             assert time.monotonic() < deadline, f"no load after 300 s; the harness said:\n{said}"
@@ -208,19 +260,20 @@ def _study_under_load(hosts, inventory, tmp_path) -> Iterator[subprocess.Popen]:
                 child.wait()
 
 
-def test_sigint_stops_everything_on_the_hosts(tmp_path):
+def test_sigint_during_a_k6_load_stops_everything_on_the_hosts(tmp_path):
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        with _study_under_load(hosts, inventory, tmp_path) as child:
-            assert _left(LOAD)  # the load runs on the loadgen host
+        with _study_under_load(hosts, inventory, tmp_path, "k6") as child:
+            assert _left(LOAD["k6"])  # the load runs on the loadgen host
             child.send_signal(signal.SIGINT)
-            child.wait(timeout=60)
+            assert child.wait(timeout=60) != 0
+        assert "KeyboardInterrupt" in (tmp_path / "harness.log").read_text()  # not a kill
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
 
 def _refusal(tmp_path, inventory, server_tools=()) -> str:
     with pytest.raises(BadInput) as refused:
-        with remote.ssh_hosts(inventory, server_tools):
+        with remote.ssh_hosts(inventory, [(t, None) for t in server_tools]):
             pass
     message = str(refused.value)
     assert "\n" not in message

@@ -47,7 +47,8 @@ def os_name() -> str:
 
 
 def tool_versions() -> dict[str, str]:
-    from .launch import proxies
+    from .launch.places import Local
+    from .launch.programs import PROGRAMS
     from .measure.loadgen import get_generator
 
     versions = {}
@@ -56,15 +57,13 @@ def tool_versions() -> dict[str, str]:
             versions[name] = get_generator(name).version()
         except HostbenchError:
             versions[name] = "not installed"
-    for name, read in (
-        ("nginx", proxies.nginx_version),
-        ("caddy", proxies.caddy_version),
-        ("yarp", proxies.yarp_version),
-    ):
+    for program in PROGRAMS.values():  # the proxies: the app's build is recorded below
         try:
-            versions[name] = read()
+            version = program.version(Local())
         except HostbenchError:
-            versions[name] = "not installed"
+            version = "not installed"
+        if version is not None:
+            versions[program.name] = version
     return versions
 
 

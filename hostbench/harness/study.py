@@ -41,6 +41,8 @@ from . import environment
 from .design import blocks_needed
 from .launch import netns, remote
 from .launch.modes import check_socket_path
+from .launch.programs import programs_of
+from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
 from .measure.run import (
     BUSY,
@@ -325,10 +327,10 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         # topology ssh: both hosts connected and checked, closed however it ends.
         ssh = None
         if params.topology == "ssh":
-            proxies = tuple({get_mode(m).proxy for m in params.modes} - {None})
-            ssh = stack.enter_context(
-                remote.ssh_hosts(params.inventory, proxies, tuple(params.tools))
-            )
+            # Each host's programs, found there or copied, before anything starts.
+            servers = {(p.tool, p.ships) for m in params.modes for p in programs_of(get_mode(m))}
+            loadgens = {(t, get_generator(t).ships()) for t in params.tools}
+            ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:

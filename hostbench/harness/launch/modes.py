@@ -7,7 +7,6 @@ stopped on success, on error and on Ctrl-C.
 """
 
 import json
-import os
 import platform
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -20,10 +19,11 @@ import psutil
 from ...catalog import Mode, get_mode, runnable_here
 from ...errors import BadInput, HostbenchError
 from ...params import LaunchOptions  # data: the params' launch keys
-from . import proxies, remote, web
-from .netns import TwoHosts, call_in
+from . import web
+from .netns import TwoHosts
+from .places import Local
 from .processes import ManagedProcess, tail
-from .tools import find_tool
+from .programs import Setup, programs_of
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
@@ -38,8 +38,9 @@ class Target:
     app_url: str | None = None  # direct URL of the test app, for /__stats
     app_socket: str | None = None  # when the app listens on a Unix socket
     processes: list[ManagedProcess] = field(default_factory=list)  # what we started
-    netns: str | None = None  # the server's network namespace; None: the harness's own
-    host: object = None  # topology ssh: the server host's remote.Connection, probes go there
+    # Where its programs run, and the harness's own probes go: places.Local (this machine or
+    # its server namespace) or, under topology ssh, the server host's remote.Connection.
+    place: object = field(default_factory=Local)
 
     def exited(self) -> str:
         """ "" while every process we started runs; else which one ended, with its log tail."""
@@ -51,16 +52,11 @@ class Target:
         return ""
 
     def get(self, path: str) -> web.Response:
-        if self.host is not None:
-            return self.host.request("GET", self.url + path)
-        return call_in(self.netns, web.get, self.url + path)
+        return self.place.request("GET", self.url + path)
 
     def _app_request(self, method: str, path: str) -> web.Response:
         # The harness's own requests to the app go where the app is (its namespace, its host).
-        if self.host is not None:
-            return self.host.request(method, self.app_url + path, self.app_socket)
-        return call_in(self.netns, web.request, method, self.app_url + path,
-                       unix_socket=self.app_socket)  # fmt: skip
+        return self.place.request(method, self.app_url + path, self.app_socket)
 
     def server_stats(self) -> dict | None:
         """The app's served-request counters, or None for a server that has none."""
@@ -80,44 +76,6 @@ class Target:
     def reset_server_stats(self):
         if self.app_url is not None:
             self._app_request("POST", "/__stats/reset")
-
-
-def _app_process(
-    run_dir: Path,
-    listen: str,
-    opts: LaunchOptions,
-    extra=(),
-    cpus=None,
-    server="TestApp",
-    netns: str | None = None,
-    host=None,
-) -> ManagedProcess:
-    """The server program (the test app, or goserver) listening on `listen` (a URL or
-    http://unix:/path), in network namespace `netns` if given; the params' app_args and
-    app_env go to the test app only."""
-    if host is not None:  # topology ssh: on the server host, the test app copied there
-        env_argv = ["env", *(f"{k}={v}" for k, v in opts.app_env.items())] if opts.app_env else []
-        return host.process(server, [*env_argv, host.app(), "--urls", listen, *extra,
-                            *opts.app_args], run_dir / "app.log",
-                            ready=lambda: host.answers_ok(listen + "/health"))  # fmt: skip
-    if listen.startswith("http://unix:"):
-        socket_path = listen.removeprefix("http://unix:")
-
-        def ready():
-            return web.answers_ok("http://localhost/health", unix_socket=socket_path)
-    else:
-
-        def ready():
-            return call_in(netns, web.answers_ok, listen + "/health")
-
-    app_args = opts.app_args if server == "TestApp" else []
-    argv = [find_tool(server), "--urls", listen, *extra, *app_args]
-    # None: the harness's own environment; else that plus the app's variables.
-    env = {**os.environ, **opts.app_env} if server == "TestApp" and opts.app_env else None
-    return ManagedProcess(
-        server, argv, run_dir / "app.log", ready=ready, ready_timeout_s=60, cpus=cpus, env=env,
-        netns=netns,
-    )  # fmt: skip
 
 
 def check(mode: Mode, opts: LaunchOptions) -> None:
@@ -164,39 +122,11 @@ def launch(
                        "topology netns is for the modes the harness launches")  # fmt: skip
     if mode.launch == "external":
         return _launch_external(mode, Path(run_dir), opts, cpus)
-    launcher = _launch_proxy if mode.launch == "proxy" else _launch_app
-    where = _Where.of(hosts) if ssh is None else _Where(None, ssh.server_address, ssh.server)
-    return launcher(mode, Path(run_dir), opts, cpus, where)
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Where a launched system runs: its namespace and the address its front listens on."""
-
-    netns: str | None = None
-    front_host: str = "127.0.0.1"
-    host: object = None  # topology ssh: the server host's remote.Connection
-
-    @classmethod
-    def of(cls, hosts: TwoHosts | None) -> "_Where":
-        return cls() if hosts is None else cls(hosts.server, hosts.server_address)
-
-    def free_port(self) -> int:
-        if self.host is not None:
-            return self.host.free_port(self.front_host)
-        return call_in(self.netns, web.free_port)
-
-
-@contextmanager
-def _launch_app(
-    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
-) -> Iterator[Target]:
-    url = f"http://{where.front_host}:{where.free_port()}"
-    app = _app_process(run_dir, url, opts, mode.server_args, cpus, mode.server, where.netns,
-                       where.host)  # fmt: skip
-    with app:
-        yield Target(mode.id, url, {"server": [app.pid]}, app_url=url, processes=[app],
-                     netns=where.netns, host=where.host)  # fmt: skip
+    if ssh is not None:  # on the server host, the front on its inventory address
+        return _launch(mode, Path(run_dir), opts, cpus, ssh.server, ssh.server_address)
+    if hosts is not None:  # in the server namespace, the front on its address
+        return _launch(mode, Path(run_dir), opts, cpus, Local(hosts.server), hosts.server_address)
+    return _launch(mode, Path(run_dir), opts, cpus, Local(), "127.0.0.1")
 
 
 # Linux's limit on a Unix socket path (sun_path is 108 bytes with the terminating NUL).
@@ -217,83 +147,30 @@ def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
 
 
 @contextmanager
-def _launch_proxy(
-    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, where: _Where
+def _launch(
+    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, place, front_host: str
 ) -> Iterator[Target]:
-    """The app on loopback TCP (or a Unix socket) behind nginx, caddy or YARP; with two
-    hosts,
-    both in the server namespace, the app on that namespace's loopback."""
+    """`mode`'s programs (programs.py) on `place`, the app first: alone, the app listens on
+    front_host; behind a proxy, on the place's loopback (or a Unix socket in the launch's
+    folder there) and the proxy on front_host."""
+    server, *proxy = programs_of(mode)
     with ExitStack() as stack:
-        if mode.unix_socket:
-            socket_path = check_socket_path(mode, run_dir)
-            app_url, listen = "http://localhost", f"http://unix:{socket_path}"
-            upstream = f"unix:{socket_path}"
+        if not proxy:
+            listen = front = f"{front_host}:{place.free_port(front_host)}"
+        elif mode.unix_socket:
+            listen = f"unix:{place.folder(run_dir)}/app.sock"
         else:
-            socket_path = None
-            port = where.free_port()
-            app_url = listen = f"http://127.0.0.1:{port}"
-            upstream = f"127.0.0.1:{port}"
-        app = stack.enter_context(
-            _app_process(
-                run_dir, listen, opts, mode.server_args, cpus, netns=where.netns, host=where.host
-            )  # fmt: skip
-        )
-        proxy_port = where.free_port()
-        if where.host is not None and mode.proxy == "caddy":  # topology ssh: on the server host
-            proc = remote.caddy_process(
-                where.host,
-                run_dir,
-                listen_port=proxy_port,
-                upstream=upstream,
-                access_log=opts.access_log,
-                listen_host=where.front_host,
-            )
-        elif where.host is not None:  # topology ssh: nginx (params allow no other proxy there)
-            proc = remote.nginx_process(
-                where.host,
-                run_dir,
-                listen_port=proxy_port,
-                upstream=upstream,
-                keepalive=mode.keepalive and (opts.nginx_keepalive_pool or mode.keepalive),
-                access_log=opts.access_log,
-                listen_host=where.front_host,
-                workers=opts.nginx_workers,
-            )
-        elif mode.proxy == "nginx":
-            proc = proxies.nginx_process(
-                listen_port=proxy_port,
-                upstream=upstream,
-                # The pool's size, where the mode has a pool (a mode without one keeps none).
-                keepalive=mode.keepalive and (opts.nginx_keepalive_pool or mode.keepalive),
-                run_dir=run_dir,
-                access_log=opts.access_log,
-                cpus=cpus,
-                listen_host=where.front_host,
-                netns=where.netns,
-                workers=opts.nginx_workers,
-            )
-        else:
-            proc = proxies.proxy_process(
-                mode.proxy,
-                listen_port=proxy_port,
-                upstream=upstream,
-                run_dir=run_dir,
-                access_log=opts.access_log,
-                cpus=cpus,
-                listen_host=where.front_host,
-                netns=where.netns,
-            )
-        proxy = stack.enter_context(proc)
-        yield Target(
-            mode.id,
-            f"http://{where.front_host}:{proxy_port}",
-            {"server": [app.pid], "proxy": [proxy.pid]},
-            app_url=app_url,
-            app_socket=socket_path,
-            processes=[app, proxy],
-            netns=where.netns,
-            host=where.host,
-        )
+            listen = f"127.0.0.1:{place.free_port('127.0.0.1')}"
+        app_setup = Setup(mode, opts, listen, cpus=cpus)
+        app = stack.enter_context(server.process(place, run_dir, app_setup))
+        started, groups = [app], {"server": [app.pid]}
+        if proxy:  # its port taken once the app is up, so the two never get the same
+            front = f"{front_host}:{place.free_port(front_host)}"
+            proxy_setup = Setup(mode, opts, front, upstream=listen, cpus=cpus)
+            started.append(stack.enter_context(proxy[0].process(place, run_dir, proxy_setup)))
+            groups["proxy"] = [started[-1].pid]
+        yield Target(mode.id, f"http://{front}", groups, app_url=app_setup.url,
+                     app_socket=app_setup.socket, processes=started, place=place)  # fmt: skip
 
 
 @contextmanager

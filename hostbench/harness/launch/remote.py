@@ -11,7 +11,6 @@ and the folder and the connections removed, on success, error and Ctrl-C.
 """
 
 import base64
-import collections
 import json
 import math
 import shlex
@@ -21,32 +20,16 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 
 from ...errors import BadInput, HostbenchError, LaunchFailed
-from ...paths import BIN, TESTAPP
-from ..measure.cpumonitor import machine_shares
-from . import proxies, web
+from . import web
 from .processes import tail, wait_for_exit, wait_until_ready
 
 ROLES = ("server", "loadgen")
 HELPER = Path(__file__).with_name("remote_helper.py")
 CONNECT_TIMEOUT_S = 10
-# /proc/stat's first line, in its order (what machine_shares reads by name).
-STAT_FIELDS = (
-    "user",
-    "nice",
-    "system",
-    "idle",
-    "iowait",
-    "irq",
-    "softirq",
-    "steal",
-    "guest",
-    "guest_nice",
-)
-_CpuTimes = collections.namedtuple("_CpuTimes", STAT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -129,9 +112,11 @@ class Connection:
     def __init__(self, host: Host, control_dir: Path):
         self.host = host
         self.control_path = control_dir / host.role
-        self.folder = ""  # the work folder on the host, made by open()
+        self.folder_root = ""  # the work folder on the host, made by open()
+        self._folders: dict[str, str] = {}  # a local run folder's folder there
         self._started: list[RemoteProcess] = []
         self._tools: dict[str, str] = {}
+        self._cores: int | None = None
         self._seq = 0
         self._keeper: subprocess.Popen | None = None
         self._master: subprocess.Popen | None = None
@@ -176,7 +161,7 @@ class Connection:
 
     def helper(self, *args, timeout: float = 60) -> dict:
         """The helper's JSON answer to one command on the host."""
-        out = self.run("python3", f"{self.folder}/helper.py", *args, timeout=timeout).stdout
+        out = self.run("python3", f"{self.folder_root}/helper.py", *args, timeout=timeout).stdout
         return json.loads(out.strip().splitlines()[-1])
 
     def open(self) -> "Connection":
@@ -219,8 +204,8 @@ class Connection:
                 f"{self.host.label()} lacks {', '.join(missing)}: run "
                 "ansible-playbook -i INVENTORY deploy/provision.yml"
             )
-        self.folder = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
-        self.copy([HELPER], self.folder, name="helper.py")
+        self.folder_root = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
+        self.copy([HELPER], self.folder_root, name="helper.py")
         # The keeper's input is this process's pipe: when the harness ends, however (setpriv
         # kills the ssh client with it), the host kills what was started there.
         keeper = [
@@ -228,7 +213,7 @@ class Connection:
             *self.options(),
             self.host.address,
             "--",
-            f"python3 {self.folder}/helper.py keeper {self.folder}",
+            f"python3 {self.folder_root}/helper.py keeper {self.folder_root}",
         ]
         self._keeper = subprocess.Popen(
             [*_dies_with_us(), *keeper],
@@ -277,14 +262,18 @@ class Connection:
         ]
         subprocess.run(argv, capture_output=True, timeout=300)
 
-    def tool(self, name: str) -> str:
-        """The path on the host of program `name`: a copy of what `make setup` built into
-        build/bin (static Go programs), else the host's own (PATH: the playbook installs it)."""
+    def tool(self, name: str, ships: Path | None = None) -> str:
+        """The path on the host of program `name`: a copy of `ships` (this machine's build of
+        it: the file itself, or the published folder it is in), copied once; else the host's
+        own (PATH: the playbook installs it)."""
         if name not in self._tools:
-            built = BIN / name
-            if built.is_file():
-                self.copy([built], self.folder)
-                self._tools[name] = f"{self.folder}/{name}"
+            if ships is not None:
+                if not ships.exists():
+                    raise BadInput(f"{name}: {ships} is not built here, so it cannot be copied "
+                                   f"to the {self.host.label()}: run `make setup`")  # fmt: skip
+                self.copy([ships], self.folder_root)
+                inside = f"/{name}" if ships.is_dir() else ""
+                self._tools[name] = f"{self.folder_root}/{ships.name}{inside}"
             else:
                 found = self.run("sh", "-c", f"command -v {shlex.quote(name)}", check=False)
                 if found.returncode != 0:
@@ -295,15 +284,47 @@ class Connection:
                 self._tools[name] = found.stdout.strip()
         return self._tools[name]
 
-    def app(self) -> str:
-        """The published test app, copied to the host once."""
-        if "TestApp" not in self._tools:
-            self.copy([TESTAPP.parent], self.folder, name="testapp")
-            self._tools["TestApp"] = f"{self.folder}/testapp/{TESTAPP.name}"
-        return self._tools["TestApp"]
+    # What a place is (places.Local is the other): a launch's programs run through these.
 
-    def process(self, name: str, argv: list[str], log_path: Path, **kw) -> "RemoteProcess":
+    def folder(self, run_dir: Path) -> str:
+        """The folder on the host of a local run folder: made once, its own for each."""
+        key = str(Path(run_dir).resolve())
+        if key not in self._folders:
+            self._seq += 1
+            self._folders[key] = f"{self.folder_root}/{self._seq}-{Path(run_dir).name}"
+            self.run("mkdir", "-p", self._folders[key])
+        return self._folders[key]
+
+    def put(self, run_dir: Path, folder: str, files: dict[str, str], dirs=()) -> None:
+        """Write `files` (name: text) into the local run folder, where they are kept, copy
+        them to `folder` on the host, and make `dirs` there."""
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (Path(run_dir) / name).write_text(text)
+        if files:
+            self.copy([Path(run_dir) / name for name in files], folder)
+        if dirs:
+            self.run("mkdir", "-p", *dirs)
+
+    def output(self, *argv) -> str:
+        done = self.run(*argv, check=False)
+        return (done.stdout + done.stderr).strip()
+
+    def cores(self, cpus=None) -> int:
+        if self._cores is None:
+            self._cores = int(self.run("nproc").stdout.strip())
+        return self._cores
+
+    def root_user(self) -> str | None:
+        uid, user, group = self.run("sh", "-c", "id -u; id -un; id -gn").stdout.split()
+        return f"{user} {group}" if uid == "0" else None
+
+    def process(self, name: str, argv: list[str], log_path: Path, *, env=None, cpus=None,
+                cwd=None, **kw) -> "RemoteProcess":  # fmt: skip
+        """A RemoteProcess on the host (not started), `env` added to its environment. It runs
+        in the work folder, on any CPU (cwd and cpus are this machine's)."""
         self._seq += 1
+        argv = ["env", *(f"{k}={v}" for k, v in env.items()), *argv] if env else list(argv)
         proc = RemoteProcess(self, f"{self._seq}-{name}", name, argv, log_path, **kw)
         self._started.append(proc)
         return proc
@@ -316,9 +337,9 @@ class Connection:
             raise ConnectionError(answer["error"])
         return web.Response(answer["status"], answer["headers"], base64.b64decode(answer["body"]))
 
-    def answers_ok(self, url: str) -> bool:
+    def answers_ok(self, url: str, unix_socket: str | None = None) -> bool:
         try:
-            return self.request("GET", url).status == 200
+            return self.request("GET", url, unix_socket).status == 200
         except OSError:
             return False
 
@@ -342,8 +363,8 @@ class Connection:
             except subprocess.TimeoutExpired:
                 self._keeper.kill()
                 self._keeper.wait()
-        if self.folder:
-            self.run("rm", "-rf", self.folder, check=False)
+        if self.folder_root:
+            self.run("rm", "-rf", self.folder_root, check=False)
         if self._master is not None:
             self._control("exit")
             try:
@@ -374,9 +395,11 @@ class RemoteProcess:
         ready: Callable[[], bool] | None = None,
         ready_timeout_s: float = 60.0,
         grace_s: float = 5.0,
+        fetch: dict[str, Path] | None = None,
     ):
         self.conn, self.key, self.name, self.argv = conn, key, name, [str(a) for a in argv]
         self.log_path = Path(log_path)
+        self.fetch = fetch or {}  # files it writes on the host: brought here with its logs
         self.stderr_path = Path(stderr_path) if stderr_path else None
         self.ready, self.ready_timeout_s, self.grace_s = ready, ready_timeout_s, grace_s
         self.group: int | None = None
@@ -394,7 +417,7 @@ class RemoteProcess:
         return (self._ended or {}).get("cpu_s", math.nan)
 
     def start(self) -> "RemoteProcess":
-        started = self.conn.helper("start", self.conn.folder, self.key, *self.argv)
+        started = self.conn.helper("start", self.conn.folder_root, self.key, *self.argv)
         if "error" in started:
             raise LaunchFailed(
                 f"cannot start {self.name} on {self.conn.host.label()}: {started['error']}"
@@ -435,17 +458,19 @@ class RemoteProcess:
             self._fetch_logs()
 
     def _status(self) -> int | None:
-        ended = self.conn.helper("status", self.conn.folder, self.key)
+        ended = self.conn.helper("status", self.conn.folder_root, self.key)
         if ended["code"] is not None:
             self._ended = ended
         return ended["code"]
 
     def _fetch_logs(self):
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        base = f"{self.conn.folder}/{self.key}"
+        base = f"{self.conn.folder_root}/{self.key}"
         self.conn.fetch(f"{base}.out", self.log_path)
         if self.stderr_path:
             self.conn.fetch(f"{base}.err", self.stderr_path)
+        for there, here in self.fetch.items():
+            self.conn.fetch(there, here)
 
     def __enter__(self) -> "RemoteProcess":
         return self.start()
@@ -453,51 +478,6 @@ class RemoteProcess:
     def __exit__(self, *exc):
         self.stop()
         return False
-
-
-def nginx_process(
-    host: Connection, run_dir: Path, *, listen_port: int, listen_host: str, workers, **config
-) -> RemoteProcess:
-    """nginx on `host` from a config made here (kept as run_dir/nginx.conf) and copied to
-    the run's folder there; not started yet. Ready once GET /health through it answers 200."""
-    folder = f"{host.folder}/{Path(run_dir).name}"
-    host.run("mkdir", "-p", f"{folder}/nginx-temp")
-    workers = workers or int(host.run("nproc").stdout.strip())  # one per core of that host
-    text = proxies.nginx_config(
-        listen_port=listen_port,
-        listen_host=listen_host,
-        workers=workers,
-        run_dir=Path(folder),
-        **config,
-    )
-    # As proxies does for this machine: a root master keeps its workers as that host's user.
-    uid, user, group = host.run("sh", "-c", "id -u; id -un; id -gn").stdout.split()
-    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("user ")]
-    text = "".join(lines[:1] + ([f"user {user} {group};\n"] if uid == "0" else []) + lines[1:])
-    (run_dir / "nginx.conf").write_text(text)
-    host.copy([run_dir / "nginx.conf"], folder)
-    argv = [host.tool("nginx"), "-p", folder, "-e", "stderr", "-c", f"{folder}/nginx.conf"]
-    url = f"http://{listen_host}:{listen_port}/health"
-    return host.process("nginx", argv, run_dir / "nginx.log", ready=lambda: host.answers_ok(url))
-
-
-def caddy_process(
-    host: Connection, run_dir: Path, *, listen_port: int, listen_host: str, **config
-) -> RemoteProcess:
-    """caddy on `host` from a Caddyfile made here (kept as run_dir/Caddyfile) and copied to the
-    run's folder there; not started yet. Ready once GET /health through it answers 200."""
-    folder = f"{host.folder}/{Path(run_dir).name}"
-    env = proxies.caddy_home_env(PurePosixPath(folder) / "caddy-home")
-    host.run("mkdir", "-p", env["XDG_DATA_HOME"], env["XDG_CONFIG_HOME"])
-    text = proxies.caddy_config(
-        listen_port=listen_port, listen_host=listen_host, run_dir=Path(folder), **config
-    )
-    (run_dir / "Caddyfile").write_text(text)
-    host.copy([run_dir / "Caddyfile"], folder)
-    caddy = [host.tool("caddy"), "run", "--config", f"{folder}/Caddyfile", "--adapter", "caddyfile"]
-    url = f"http://{listen_host}:{listen_port}/health"
-    argv = ["env", *(f"{k}={v}" for k, v in env.items()), *caddy]
-    return host.process("caddy", argv, run_dir / "caddy.log", ready=lambda: host.answers_ok(url))
 
 
 @dataclass
@@ -517,13 +497,11 @@ class SshHosts:
 
 
 @contextmanager
-def ssh_hosts(
-    inventory: str | Path, server_tools: tuple[str, ...] = (), loadgen_tools: tuple[str, ...] = ()
-) -> Iterator[SshHosts]:
-    """Both hosts connected and checked, each with the programs it will run (the test app
-    copied to the server, `server_tools` and `loadgen_tools` found or copied): one line
-    naming the host and the fix otherwise, before anything starts. Everything closed however
-    the block ends."""
+def ssh_hosts(inventory: str | Path, server_programs=(), loadgen_programs=()) -> Iterator[SshHosts]:
+    """Both hosts connected and checked, each with the programs it will run, found there or
+    copied (each given as (name, ships): Connection.tool's arguments): one line naming the
+    host and the fix otherwise, before anything starts. Everything closed however the block
+    ends."""
     hosts = read_inventory(inventory)
     for tool in ("ssh", "scp"):
         if not shutil.which(tool):
@@ -535,86 +513,7 @@ def ssh_hosts(
             conn = Connection(hosts[role], control_dir)
             stack.callback(conn.close)
             conns[role] = conn.open()
-        for role, tools in (("server", server_tools), ("loadgen", loadgen_tools)):
-            for tool in tools:
-                conns[role].tool(tool)
-        conns["server"].app()
+        for role, programs in (("server", server_programs), ("loadgen", loadgen_programs)):
+            for name, ships in programs:
+                conns[role].tool(name, ships)
         yield SshHosts(conns["server"], conns["loadgen"])
-
-
-@dataclass
-class RemoteCpu:
-    """The server host's CPU and memory per process tree, read there at the load's start and
-    stop; the same columns as CpuMonitor.summary (the load tool's CPU: its rusage there)."""
-
-    conn: Connection
-    roots: dict[str, list[int]] = field(default_factory=dict)
-    _exited: dict[str, float] = field(default_factory=dict)
-
-    def watch(self, group: str, pid: int):
-        if group != "loadgen":  # the load tool's pid is on the other host: its rusage counts
-            self.roots.setdefault(group, []).append(pid)
-
-    def exited(self, group: str, cpu_s: float) -> None:
-        self._exited[group] = cpu_s
-
-    def _read(self) -> dict:
-        pids = [p for pids in self.roots.values() for p in pids]
-        return self.conn.helper("tree", *pids)
-
-    def __enter__(self):
-        self._start = self._read()
-        return self
-
-    def __exit__(self, *exc):
-        if exc[0] is None:
-            self._stop = self._read()
-        return False
-
-    def _cores(self, group: str, elapsed: float) -> float:
-        if group in self._exited:
-            return self._exited[group] / elapsed
-        if not self.roots.get(group):
-            return math.nan
-        used = 0.0
-        for pid in self.roots[group]:
-            before = self._start["trees"][str(pid)]["cpu_s"]
-            after = self._stop["trees"][str(pid)]["cpu_s"]
-            # A process born during the load counts from zero; one gone at stop is not seen.
-            used += sum(s - before.get(p, 0.0) for p, s in after.items())
-        return used / elapsed
-
-    def _memory(self, key: str) -> list[float]:
-        return [
-            r["trees"][str(p)][key] / 2**20
-            for r in (self._start, self._stop)
-            for p in self.roots.get("server", [])
-        ]
-
-    def summary(self) -> dict:
-        elapsed = max(self._stop["t"] - self._start["t"], 1e-9)
-        cores = self._stop["cores"]
-        stat = [_CpuTimes(*(r["stat"] + [0.0] * 10)[:10]) for r in (self._start, self._stop)]
-        shares = machine_shares(*stat, cores)
-        cpu = {g: self._cores(g, elapsed) for g in ("server", "proxy", "loadgen")}
-        # Processes on the server host other than the watched trees (the load tool is not there).
-        ours = sum(v for g, v in cpu.items() if g != "loadgen" and not math.isnan(v))
-        rss = self._memory("rss")
-        anon = [r - f for r, f in zip(self._memory("rss"), self._memory("rss_file"), strict=True)]
-        return {
-            "cpu_total_pct": shares["busy_pct"],
-            "cpu_total_pct_max": shares["busy_pct"],
-            "cpu_server_cores": cpu["server"],
-            "cpu_proxy_cores": cpu["proxy"],
-            "cpu_loadgen_cores": cpu["loadgen"],
-            "foreign_cores": max(0.0, shares["process_cores"] - ours),
-            "cpu_steal_pct": shares["steal_pct"],
-            "rss_server_mb": max(rss, default=math.nan),
-            "rss_server_mean_mb": sum(rss) / len(rss) if rss else math.nan,
-            "rss_server_peak_mb": max(rss, default=math.nan),
-            "rss_server_anon_mean_mb": sum(anon) / len(anon) if anon else math.nan,
-            "cpu_samples": 0,
-            "cpu_sampler_cores": math.nan,
-            "machine_cores": cores,
-            "measured_s": round(elapsed, 3),
-        }

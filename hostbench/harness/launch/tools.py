@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ...errors import ToolMissing
 from ...paths import BIN, TESTAPP, YARP_PROXY
+from .programs import PROGRAMS
 
 # How the README's setup provides each tool; quoted in the error when one is missing.
 HOW_TO_INSTALL = {
@@ -18,11 +19,8 @@ HOW_TO_INSTALL = {
     "bombardier": "built from testapp/go by `make setup` (needs Go >= 1.22)",
     "wrk": "apt-get install wrk (done by `make setup` as root)",
     "ab": "apt-get install apache2-utils (done by `make setup` as root)",
-    "nginx": "apt-get install nginx (done by `make setup` as root)",
-    "caddy": "apt-get install caddy (done by `make setup` as root)",
-    "TestApp": "`make setup` publishes it to build/testapp/",
-    "YarpProxy": "`make setup`, which publishes it to build/yarp/ (from testapp/yarp)",
-    "goserver": "built from testapp/go by `make setup` (needs Go >= 1.22)",
+    # The programs a mode starts: as each declares (programs.py).
+    **{p.tool: p.package for p in PROGRAMS.values()},
 }
 
 

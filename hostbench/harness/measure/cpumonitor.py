@@ -12,6 +12,7 @@ machine did besides the watched trees and the harness is `foreign_cores`: the
 CPU used by processes the harness did not start.
 """
 
+import collections
 import csv
 import math
 import os
@@ -338,4 +339,88 @@ class CpuMonitor:
             "cpu_sampler_cores": getattr(self, "sampler_cores", math.nan),
             "machine_cores": self.cores,
             "measured_s": round(self.elapsed_s, 3),
+        }
+
+
+# /proc/stat's first line, in its order (what machine_shares reads by name).
+STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest",
+               "guest_nice")  # fmt: skip
+_CpuTimes = collections.namedtuple("_CpuTimes", STAT_FIELDS)
+
+
+@dataclass
+class RemoteCpu:
+    """The server host's CPU and memory per process tree, read there at the load's start and
+    stop; the same columns as CpuMonitor.summary (the load tool's CPU: its rusage there)."""
+
+    conn: object  # the server host: launch.remote.Connection
+    roots: dict[str, list[int]] = field(default_factory=dict)
+    _exited: dict[str, float] = field(default_factory=dict)
+
+    def watch(self, group: str, pid: int):
+        if group != "loadgen":  # the load tool's pid is on the other host: its rusage counts
+            self.roots.setdefault(group, []).append(pid)
+
+    def exited(self, group: str, cpu_s: float) -> None:
+        self._exited[group] = cpu_s
+
+    def _read(self) -> dict:
+        pids = [p for pids in self.roots.values() for p in pids]
+        return self.conn.helper("tree", *pids)
+
+    def __enter__(self):
+        self._start = self._read()
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self._stop = self._read()
+        return False
+
+    def _cores(self, group: str, elapsed: float) -> float:
+        if group in self._exited:
+            return self._exited[group] / elapsed
+        if not self.roots.get(group):
+            return math.nan
+        used = 0.0
+        for pid in self.roots[group]:
+            before = self._start["trees"][str(pid)]["cpu_s"]
+            after = self._stop["trees"][str(pid)]["cpu_s"]
+            # A process born during the load counts from zero; one gone at stop is not seen.
+            used += sum(s - before.get(p, 0.0) for p, s in after.items())
+        return used / elapsed
+
+    def _memory(self, key: str) -> list[float]:
+        return [
+            r["trees"][str(p)][key] / 2**20
+            for r in (self._start, self._stop)
+            for p in self.roots.get("server", [])
+        ]
+
+    def summary(self) -> dict:
+        elapsed = max(self._stop["t"] - self._start["t"], 1e-9)
+        cores = self._stop["cores"]
+        stat = [_CpuTimes(*(r["stat"] + [0.0] * 10)[:10]) for r in (self._start, self._stop)]
+        shares = machine_shares(*stat, cores)
+        cpu = {g: self._cores(g, elapsed) for g in ("server", "proxy", "loadgen")}
+        # Processes on the server host other than the watched trees (the load tool is not there).
+        ours = sum(v for g, v in cpu.items() if g != "loadgen" and not math.isnan(v))
+        rss = self._memory("rss")
+        anon = [r - f for r, f in zip(self._memory("rss"), self._memory("rss_file"), strict=True)]
+        return {
+            "cpu_total_pct": shares["busy_pct"],
+            "cpu_total_pct_max": shares["busy_pct"],
+            "cpu_server_cores": cpu["server"],
+            "cpu_proxy_cores": cpu["proxy"],
+            "cpu_loadgen_cores": cpu["loadgen"],
+            "foreign_cores": max(0.0, shares["process_cores"] - ours),
+            "cpu_steal_pct": shares["steal_pct"],
+            "rss_server_mb": max(rss, default=math.nan),
+            "rss_server_mean_mb": sum(rss) / len(rss) if rss else math.nan,
+            "rss_server_peak_mb": max(rss, default=math.nan),
+            "rss_server_anon_mean_mb": sum(anon) / len(anon) if anon else math.nan,
+            "cpu_samples": 0,
+            "cpu_sampler_cores": math.nan,
+            "machine_cores": cores,
+            "measured_s": round(elapsed, 3),
         }

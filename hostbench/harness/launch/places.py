@@ -1,0 +1,72 @@
+"""Where a launch's programs run: this machine (its loopback, or a network namespace of it).
+
+A place is what a program needs from the machine it runs on: a folder for its configs, the
+path of its executable, a free port, a way to start it and to ask it for /health. The other
+place is an ssh host (remote.Connection), which answers the same calls; programs.py and
+modes.py launch through either without asking which.
+"""
+
+import grp
+import os
+import pwd
+import subprocess
+from pathlib import Path
+
+from . import web
+from .netns import call_in
+from .processes import ManagedProcess
+from .tools import find_tool
+
+
+class Local:
+    """This machine, or network namespace `netns` of it: programs run as children of the
+    harness, their configs in the run folder itself."""
+
+    def __init__(self, netns: str | None = None):
+        self.netns = netns
+
+    def folder(self, run_dir: Path) -> str:
+        """Where a launch's files are on this place: the run folder itself."""
+        run_dir = Path(run_dir).resolve()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return str(run_dir)
+
+    def put(self, run_dir: Path, folder: str, files: dict[str, str], dirs=()) -> None:
+        """Write `files` (name: text) into the run folder and make `dirs` (paths) there."""
+        for name, text in files.items():
+            (Path(run_dir) / name).write_text(text)
+        for path in dirs:
+            Path(path).mkdir(parents=True, exist_ok=True)
+
+    def tool(self, name: str, ships: Path | None = None) -> str:
+        """The path of program `name` here (`ships`: what an ssh host would be given)."""
+        return str(find_tool(name))
+
+    def output(self, *argv) -> str:
+        """What `argv` prints here (stdout and stderr), for a version probe."""
+        done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=30)
+        return (done.stdout + done.stderr).strip()
+
+    def cores(self, cpus=None) -> int:
+        return len(cpus) if cpus else os.cpu_count() or 1
+
+    def root_user(self) -> str | None:
+        """The "user group" of the harness when it runs as root (nginx's workers keep it); None
+        otherwise."""
+        if os.geteuid() != 0:
+            return None
+        return f"{pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name}"
+
+    def free_port(self, address: str) -> int:
+        return call_in(self.netns, web.free_port)
+
+    def request(self, method: str, url: str, unix_socket: str | None = None):
+        return call_in(self.netns, web.request, method, url, unix_socket=unix_socket)
+
+    def answers_ok(self, url: str, unix_socket: str | None = None) -> bool:
+        return call_in(self.netns, web.answers_ok, url, unix_socket=unix_socket)
+
+    def process(self, name, argv, log_path, *, env=None, cpus=None, cwd=None, **kw):
+        """A ManagedProcess here (not started); `env`: variables added to the harness's."""
+        return ManagedProcess(name, argv, log_path, env={**os.environ, **env} if env else None,
+                              cpus=cpus, cwd=cwd, netns=self.netns, **kw)  # fmt: skip
