@@ -210,7 +210,8 @@ def test_what_differed_names_the_machine_and_the_params(tmp_path):
 
 
 def test_a_sub_studys_run_is_compared_with_the_committed_sub_study():
-    subs = [p for p in RUNS.glob("example-*") if not (p / "reproduce.json").exists()]
+    subs = [p.parent for s in STUDIES.values() for p in RUNS.glob(f"{s.paper_run}-*/params.json")
+            if not (p.parent / "reproduce.json").exists()]  # fmt: skip
     if not subs:
         pytest.skip("no committed sub-study run")
     for path in subs:
