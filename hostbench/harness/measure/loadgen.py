@@ -287,8 +287,7 @@ class K6(LoadGenerator):
 
     def command(self, load, out_dir):
         script = out_dir / "script.js"
-        summary = str(out_dir / "summary.json")
-        script.write_text(k6_script(load.url, load.concurrency, load.duration_s, summary))
+        script.write_text(self.script(load, str(out_dir / "summary.json")))
         # --address "": no REST API server (two runs would fight over port 6565).
         return [
             str(self.executable()),
@@ -300,6 +299,10 @@ class K6(LoadGenerator):
             "",
             str(script),
         ]
+
+    def script(self, load: Load, summary: str) -> str:
+        """The script k6 runs for `load`, writing its summary to `summary`."""
+        return k6_script(load.url, load.concurrency, load.duration_s, summary)
 
     def env(self):
         # No usage report, no cloud; K6_* from the user's shell must not change the run.
