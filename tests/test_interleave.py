@@ -24,6 +24,7 @@ from hostbench.harness.measure.interleave import (
 )
 from hostbench.harness.measure.loadgen import parse_k6
 from hostbench.harness.measure.run import count_diff_pct
+from hostbench.params import StudyParams
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "k6-interleaved"
 
@@ -123,3 +124,31 @@ def test_a_target_is_valid_only_when_both_counts_agree_and_every_answer_was_good
     assert "2 non-2xx" in target_reasons(_row(non_2xx=2))
     assert "counter could not be read" in target_reasons(_row(server=None))
     assert target_reasons(_row(0, 0)) == "no response in its slices"
+
+
+STUDY = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
+         "concurrency": [8], "duration_s": 15, "warmup_s": 0, "repetitions": 3}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"tools": ["k6", "bombardier"]}, "only k6 switches target within a run"),
+        ({"topology": "netns"}, "interleaved windows run on topology local only"),
+        ({"focus": ["nginx-keepalive"]}, "leave focus out"),
+        ({"interleave_slice_s": 20}, "is longer than duration_s 15"),
+        ({"interleave_slice_s": 0.01}, "'interleave_slice_s' must be a number >= 0.05"),
+        ({"interleave_slice_s": 0.2505}, "whole milliseconds"),
+    ],
+)
+def test_interleaved_windows_are_refused_where_they_cannot_run(change, message):
+    with pytest.raises(BadInput) as info:
+        StudyParams.from_dict({**STUDY, "interleave_slice_s": 0.25, **change})
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_interleaving_is_off_by_default_and_in_the_fingerprint_only_when_set():
+    off = StudyParams.from_dict(STUDY)
+    on = StudyParams.from_dict({**STUDY, "interleave_slice_s": 0.25})
+    assert off.interleave_slice_s is None and "interleave_slice_s" not in off.measured_settings()
+    assert on.measured_settings()["interleave_slice_s"] == 0.25

@@ -3,6 +3,8 @@ share of the time and both counts agree; a mode against itself (A/A) gives a rat
 interval holds 100%; Ctrl-C in the middle of a slice of the characterisation script stops
 every process it started. A few seconds of load each."""
 
+import csv
+import json
 import math
 import os
 import signal
@@ -14,18 +16,24 @@ from contextlib import ExitStack
 import psutil
 import pytest
 
+from conftest import SHORT_RUNS
 from hostbench.analysis.intervals import mean_interval
+from hostbench.analysis.tables import with_cpu_per_request
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.interleave import (
     COUNT_TOLERANCE_PCT,
+    INTERLEAVED_FILE,
     SCHEDULE_FILE,
     SliceSchedule,
     interleaved_window,
     slice_schedule,
 )
+from hostbench.harness.study import run_study
 from hostbench.load import Load
-from hostbench.params import LaunchOptions
+from hostbench.params import LaunchOptions, StudyParams
 from hostbench.paths import ROOT
+from hostbench.results import NAMES as RESULT_COLUMNS
+from hostbench.results import read_results
 
 pytestmark = pytest.mark.live  # every test here starts real processes
 
@@ -155,9 +163,9 @@ def test_ctrl_c_mid_slice_stops_every_process_the_script_started(tmp_path):
     assert left == []
 
 
-def _children_once_a_chunk_loads(cli, out, timeout=120) -> dict[psutil.Process, str]:
+def _children_once_a_chunk_loads(cli, out, timeout=240) -> dict[psutil.Process, str]:
     """The script's processes, with their names, once k6 fires a measured chunk (not a
-    warm-up)."""
+    warm-up). Generous: the script first waits for the machine while a study measures."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert cli.poll() is None, cli.communicate()
@@ -171,3 +179,37 @@ def _children_once_a_chunk_loads(cli, out, timeout=120) -> dict[psutil.Process, 
             return children
         time.sleep(0.05)
     raise AssertionError(f"no chunk's k6 within {timeout} s; output so far in {out}")
+
+
+def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_path):
+    params = StudyParams.from_dict({
+        "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
+        "concurrency": [VUS], "duration_s": 2, "warmup_s": 0, "repetitions": 1, "windows": 2,
+        "interleave_slice_s": 0.25, "seed": 3, **SHORT_RUNS,
+    })  # fmt: skip
+    run_study(params, "il", runs_dir=tmp_path, progress=False)
+    study = tmp_path / "il"
+    with open(study / "results.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == RESULT_COLUMNS  # the same columns as any window's
+    by_window = {}
+    for r in rows:
+        by_window.setdefault(r["window"], []).append(r)
+    assert sorted(by_window) == ["1", "2"]
+    for shared in by_window.values():
+        assert sorted(r["mode"] for r in shared) == ["kestrel", "nginx-keepalive"]
+        assert len({r["started_at"] for r in shared}) == 1  # one window, both modes in it
+        first, other = sorted(shared, key=lambda r: int(r["position"]))
+        assert (study / first["run_key"] / "load" / "summary.json").exists()
+        assert (study / first["run_key"] / SCHEDULE_FILE).exists()
+        assert first["run_key"] in (study / other["run_key"] / INTERLEAVED_FILE).read_text()
+    for r in rows:
+        assert r["valid"] == "True", r["invalid_reason"]
+        assert float(r["duration_s"]) == 2.0  # the time it had: duration_s in slices
+        assert float(r["rps"]) == pytest.approx(int(r["requests"]) / 2.0)
+        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT
+        assert float(r["cpu_server_cores"]) > 0
+        saved = json.loads((study / r["run_key"] / "row.json").read_text())
+        assert saved["settings"]["interleave_slice_s"] == 0.25  # in its fingerprint
+    typed = with_cpu_per_request(read_results(study))
+    assert (typed["cpu_us_per_request"] > 0).all()

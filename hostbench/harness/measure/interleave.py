@@ -17,6 +17,7 @@ window's is today). CPU per request comes from each target's own process trees.
 import json
 import math
 import random
+import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -27,9 +28,24 @@ import psutil
 from ...errors import BadInput, HostbenchError
 from ...load import Load
 from ..launch.modes import Target
+from ..params import StudyParams, fingerprint
 from .cpumonitor import CpuMonitor, _Tree
 from .loadgen import K6, LATENCIES, _ms, _num, _result, parse_k6
-from .run import _quiesce, _raise_if_dead, _server_stats, count_diff_pct
+from .quiet import wait_until_quiet
+from .run import (
+    LOAD_RESULT_FIELDS,
+    RunSpec,
+    Where,
+    _affinity,
+    _judged,
+    _machine_state,
+    _quiesce,
+    _raise_if_dead,
+    _row,
+    _server_stats,
+    count_diff_pct,
+    measure_reasons,
+)
 
 MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
 COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
@@ -236,6 +252,24 @@ def _tree_readers(target: Target) -> dict[str, _Tree]:
     return trees
 
 
+def _server_memory(trees: dict[str, _Tree]) -> tuple[float, float]:
+    """The server tree's (RSS, RSS without file-mapped pages) in MiB now; NaN without one."""
+    return trees["server"].memory_mb() if "server" in trees else (math.nan, math.nan)
+
+
+def _memory_columns(readings: list[tuple[float, float]]) -> dict:
+    """A target's memory columns from its server tree read at the window's start and end (no
+    samples in between: the curve of a window shared by several trees is not drawn)."""
+    rss = [r for r, _ in readings]
+    anon = [a for _, a in readings]
+    return {
+        "rss_server_mb": max(rss),
+        "rss_server_mean_mb": sum(rss) / len(rss),
+        "rss_server_peak_mb": max(rss),
+        "rss_server_anon_mean_mb": sum(anon) / len(anon),
+    }
+
+
 def _served(target: Target, stats_key: str) -> int | None:
     stats = _server_stats(target)
     return None if stats is None else int(stats["endpoints"].get(stats_key, 0))
@@ -295,10 +329,13 @@ def interleaved_window(
         # target's CPU per request is its trees' CPU over the window over its requests; an
         # idle target still costs a little (its timers, the GC), charged to its requests.
         trees = [_tree_readers(t) for t in targets]
+        memory = [[_server_memory(t)] for t in trees]
         result = generator.run(load, out_dir / "load",
                                on_start=lambda pid: monitor.watch("loadgen", pid))  # fmt: skip
         monitor.exited("loadgen", result.cpu_s)
         cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in trees]
+        for readings, t in zip(memory, trees, strict=True):
+            readings.append(_server_memory(t))
     for target in targets:
         _raise_if_dead(target)
     served1 = [_served(t, stats_key) for t in targets]
@@ -321,6 +358,7 @@ def interleaved_window(
             "cpu_server_s": used.get("server", math.nan),
             "cpu_proxy_s": used.get("proxy", math.nan),
             "cpu_us_per_request": own_s / counted.requests * 1e6 if counted.requests else math.nan,
+            **_memory_columns(memory[i]),
         }
         row["invalid_reason"] = target_reasons(row)
         row["valid"] = not row["invalid_reason"]
@@ -338,5 +376,73 @@ def interleaved_window(
         "foreign_cores": machine["foreign_cores"],
         "cpu_steal_pct": machine["cpu_steal_pct"],
         "measured_s": machine["measured_s"],
+        "cpu": machine,  # the CPU monitor's summary of the window (its server group unwatched)
     }
     return InterleavedWindow(rows, window, schedule)
+
+
+INTERLEAVED_FILE = "interleaved.txt"  # in the run folder of a mode whose window others hold
+
+
+def measure_interleaved(
+    specs: list[RunSpec],
+    targets: list[Target],
+    ready: list[dict],
+    run_dirs: list[Path],
+    params: StudyParams,
+    say=print,
+) -> list[dict]:
+    """One interleaved window of `specs` (every compared mode of one cell, each on its
+    launched, prepared target; `ready[i]` what `prepare` returned for specs[i]): wait for a
+    quiet machine, fire k6 over the targets in slices of params.interleave_slice_s, each
+    getting the load's duration_s in all (measure/interleave.py). One row per mode, with
+    the columns of any window: its rate over its own slices' time, its cores per second
+    of them (so cores / rps is its CPU per request, as for any row), the window's machine.
+    The raw files go to the first mode's run folder; the others' say where they are."""
+    for run_dir in run_dirs:
+        if run_dir.exists():
+            shutil.rmtree(run_dir)  # an interrupted attempt's leftovers: start clean
+        run_dir.mkdir(parents=True)
+    quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
+    if params.quiet_max_cores is not None:
+        quiet = wait_until_quiet(
+            params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
+        )
+    first, load = specs[0], specs[0].load
+    # Seeded by the window's identity: a resumed study slices its windows as before.
+    seed = int(fingerprint({"key": first.key})[:8], 16)
+    total_s = len(specs) * load.duration_s
+    schedule = slice_schedule(len(specs), params.interleave_slice_s, total_s, seed)
+    state = _machine_state()
+    window = interleaved_window(targets, load, schedule, run_dirs[0], first.scenario.stats_key,
+                                params.sample_interval_s)  # fmt: skip
+    for run_dir in run_dirs[1:]:
+        (run_dir / INTERLEAVED_FILE).write_text(
+            f"measured in one interleaved window with {first.key}: its raw files are there\n"
+        )
+    for spec, counted in zip(specs, window.targets, strict=True):
+        if counted["requests"] == 0:
+            raise HostbenchError(f"{spec.key}: k6 completed no request in its slices "
+                                 f"({run_dirs[0]})")  # fmt: skip
+    rows = []
+    for spec, target, own, counted, run_dir in zip(specs, targets, ready, window.targets,
+                                                  run_dirs, strict=True):  # fmt: skip
+        seconds = counted["seconds"]  # the time it had: its rate is requests / seconds
+        measured = {k: seconds if k == "duration_s" else counted[k] for k in LOAD_RESULT_FIELDS}
+        server_pid = target.groups["server"][0] if target.groups.get("server") else None
+        cpu = {
+            **window.window["cpu"],
+            # Per second of its own slices: its trees' CPU over the whole window (idle in the
+            # others' slices, costing a little) over the time it had.
+            "cpu_server_cores": counted["cpu_server_s"] / seconds,
+            "cpu_proxy_cores": counted["cpu_proxy_s"] / seconds,
+            **{k: counted[k] for k in ("rss_server_mb", "rss_server_mean_mb",
+                                       "rss_server_peak_mb", "rss_server_anon_mean_mb")},
+        }  # fmt: skip
+        row = _row(spec, params, Where(), own, load, window.window["started_at"], measured,
+                   counted["server_requests"], (cpu, quiet, state),
+                   _affinity(server_pid) if server_pid else "")  # fmt: skip
+        watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
+        reasons = [counted["invalid_reason"], *measure_reasons(row, params, watched)]
+        rows.append(_judged(row, reasons, params, run_dir))
+    return rows
