@@ -213,3 +213,14 @@ def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_
         assert saved["settings"]["interleave_slice_s"] == 0.25  # in its fingerprint
     typed = with_cpu_per_request(read_results(study))
     assert (typed["cpu_us_per_request"] > 0).all()
+    # A window whose rows were not all written (interrupted between them) is measured again
+    # whole on resume; a complete one is kept.
+    second = sorted(by_window["2"], key=lambda r: int(r["position"]))
+    (study / second[1]["run_key"] / "row.json").unlink()
+    run_study(params, "il", runs_dir=tmp_path, progress=False)
+    with open(study / "results.csv") as f:
+        again = {r["run_key"]: r for r in csv.DictReader(f)}
+    assert [again[r["run_key"]] for r in by_window["1"]] == by_window["1"]
+    redone = [again[r["run_key"]] for r in second]
+    assert len({r["started_at"] for r in redone}) == 1  # the two modes in one window again
+    assert redone[0]["started_at"] != second[0]["started_at"]
