@@ -4,9 +4,11 @@ A block is one launch of every mode (and variant) the study compares, kept up wh
 block measures: each sub-block (every mode of one scenario, tool and concurrency) is
 warmed up, then its windows run back to back, seconds apart, in a Williams design's order
 across rounds and blocks, so neither drift nor the window before favours a mode; the
-sub-blocks' order is random (from a seed recorded in params.json). A window the machine was
-too busy for, or whose launch's warm-up ran out before the rate settled (then warmed up
-again first), is measured again at once, beside its pair (busy_reruns times at most). The
+sub-blocks' order is random (from a seed recorded in params.json). With interleave_slice_s,
+the modes of a sub-block share each window instead, in slices (measure/interleave.py). A
+window the machine was too busy for, or whose launch's warm-up ran out before the rate
+settled (then warmed up again first), is measured again at once, beside its pair
+(busy_reruns times at most). The
 launch is the unit of every interval (docs/method.md); with target_halfwidth_pct the first
 blocks' spread sets the number of blocks once (design.py). A block holds the machine-wide
 measuring lock, so two studies on one machine take turns. Each window's artifacts go to

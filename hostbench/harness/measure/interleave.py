@@ -12,6 +12,10 @@ request tagged with its target; a threshold on the tag makes k6 summarise each t
 apart) and by the app's own /__stats counter, read before and after. The two must agree
 within COUNT_TOLERANCE_PCT, else the target's count is not trusted (invalid, as a
 window's is today). CPU per request comes from each target's own process trees.
+
+A study opts in with `interleave_slice_s` (measure_interleaved: one row per mode of the
+window, with the columns of any window); benchmarks/interleave_components.py measures what
+the slice length does to the ratio and where the design's variance lives.
 """
 
 import json
@@ -19,7 +23,7 @@ import math
 import random
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -314,7 +318,8 @@ def interleaved_window(
     out_dir.mkdir(parents=True, exist_ok=True)
     urls = [t.url.rstrip("/") + load.path for t in targets]
     generator = InterleavedK6(urls, schedule)
-    load = load._but(duration_s=schedule.duration_s, base_url=None, warmup_s=0.0)
+    # The whole window, over every target: the load's own URL and warm-up are not used.
+    load = replace(load, duration_s=schedule.duration_s, base_url=None, warmup_s=0.0)
     (out_dir / SCHEDULE_FILE).write_text(json.dumps(
         {**asdict(schedule), "modes": [t.mode for t in targets], "urls": urls}, indent=1) + "\n"
     )  # fmt: skip
