@@ -406,6 +406,13 @@ KEYS: tuple[Key, ...] = (
        "baseline get `windows` windows per block, the other modes one (and none in blocks "
        "target_halfwidth_pct adds); empty: every mode.",
        STR, LIST, also="some of modes, not the baseline"),
+    _k("interleave_slice_s", None, "s",
+       "Interleaved windows: every compared mode of a cell, launched and warmed up together, "
+       "shares each window, k6 sending each request to the mode whose slice of this length it "
+       "is (one slice per mode per round, in a seeded random order); each mode gets duration_s "
+       "in all and its rate is its requests over its own slices' time (docs/method.md).",
+       Rule("float", minimum=0.05), null="each mode's windows back to back",
+       also="tools [k6] only; topology local; no focus; at most duration_s; whole ms"),
     _k("target_halfwidth_pct", None, "%",
        "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "
        "`repetitions` blocks, the blocks are raised once to what their spread calls for "
@@ -594,6 +601,7 @@ def _check_together(p: dict) -> None:
                 ) from None
     for key in ("nginx_keepalive_pool", "nginx_workers"):
         _nginx_setting(key, p[key], modes)
+    _interleave(p)
     _topology(p["topology"], modes)
     _inventory(p, modes, p["tools"])
 
@@ -625,6 +633,7 @@ class StudyParams:
     repetitions: int  # blocks: every cell once per block, in a seeded random order
     windows: int = _default("windows")  # measured windows per cell and block
     focus: list[str] = _default("focus")  # modes that get `windows` windows (all when empty)
+    interleave_slice_s: float | None = _default("interleave_slice_s")  # None: back to back
     target_halfwidth_pct: float | None = _default("target_halfwidth_pct")
     max_repetitions: int = _default("max_repetitions")
     max_minutes: float | None = _default("max_minutes")
@@ -823,6 +832,11 @@ class StudyParams:
             "require_steady": self.require_steady,
             # Only when not the default, so runs recorded before the key keep their fingerprint.
             **({"topology": self.topology} if self.topology != "local" else {}),
+            **(
+                {"interleave_slice_s": self.interleave_slice_s}
+                if self.interleave_slice_s is not None
+                else {}
+            ),
             **({"inventory": self.inventory} if self.inventory else {}),
             **{k: v for k, v in asdict(self.options).items() if k not in SET_ONLY or v is not None},
             "hostbench_version": __version__,
@@ -863,6 +877,27 @@ def _inventory(p: dict, modes: list[str], tools: list[str]) -> None:
     if p["loadgen_cpus"] is not None:
         raise BadInput("topology ssh: loadgen_cpus pins on one machine; the load tool has "
                        "its own host: drop loadgen_cpus")  # fmt: skip
+
+
+def _interleave(p: dict) -> None:
+    """interleave_slice_s: what the interleaved window (harness/measure/interleave.py) can do."""
+    slice_s = p["interleave_slice_s"]
+    if slice_s is None:
+        return
+    what = f"params key 'interleave_slice_s' {slice_s:g}"
+    if p["tools"] != ["k6"]:
+        raise BadInput(f"{what}: only k6 switches target within a run; tools must be [k6], "
+                       f"got {p['tools']}")  # fmt: skip
+    if p["topology"] != "local":
+        raise BadInput(f"{what}: interleaved windows run on topology local only")
+    if p["focus"]:
+        raise BadInput(f"{what}: every mode shares every window, so focus has no effect; "
+                       "leave focus out")  # fmt: skip
+    if slice_s > p["duration_s"]:
+        raise BadInput(f"{what} is longer than duration_s {p['duration_s']:g}: each mode gets "
+                       "duration_s in slices of it")  # fmt: skip
+    if round(slice_s * 1000) != slice_s * 1000:
+        raise BadInput(f"{what}: k6's clock counts whole milliseconds")
 
 
 def _topology(value: str, modes: list[str]) -> None:

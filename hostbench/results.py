@@ -231,7 +231,9 @@ COLUMNS: tuple[Column, ...] = (
     _c("warmup_steady", BOOL, "",
        "Whether warm-up throughput got steady; empty: the server has no counter to tell.",
        nullable=True),
-    _c("duration_s", FLOAT, "s", "How long the measured load ran, by the tool's clock.", ".2f"),
+    _c("duration_s", FLOAT, "s",
+       "How long the measured load ran, by the tool's clock; in an interleaved window "
+       "(interleave_slice_s), the time of this mode's own slices.", ".2f"),
     _c("requests", INT, "requests", "Responses the load tool counted.", ",d"),
     _c("rps", FLOAT, "requests/s", "Throughput: requests / duration_s.", ",.0f"),
     _c("latency_mean_ms", FLOAT, "ms", "Mean response time the load tool measured.", ".2f"),
@@ -255,8 +257,12 @@ COLUMNS: tuple[Column, ...] = (
     _c("cpu_total_pct", FLOAT, "% of all cores", "How busy the whole machine was.", ".1f"),
     _c("cpu_total_pct_max", FLOAT, "% of all cores", "The busiest CPU sample at steady state.",
        ".1f"),
-    _c("cpu_server_cores", FLOAT, "cores", "CPU the server's process tree used.", ".2f"),
-    _c("cpu_proxy_cores", FLOAT, "cores", "CPU the reverse proxy used; NaN: no proxy.", ".2f"),
+    _c("cpu_server_cores", FLOAT, "cores",
+       "CPU the server's process tree used; in an interleaved window, its CPU over the whole "
+       "window per second of its own slices, so cores / rps is its CPU per request as in any "
+       "window.", ".2f"),
+    _c("cpu_proxy_cores", FLOAT, "cores",
+       "CPU the reverse proxy used (interleaved: as cpu_server_cores); NaN: no proxy.", ".2f"),
     _c("cpu_loadgen_cores", FLOAT, "cores", "CPU the load generator used.", ".2f"),
     _c("rss_server_mb", FLOAT, "MiB", "The server's largest resident memory at steady state.",
        ".1f"),

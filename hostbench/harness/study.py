@@ -4,9 +4,11 @@ A block is one launch of every mode (and variant) the study compares, kept up wh
 block measures: each sub-block (every mode of one scenario, tool and concurrency) is
 warmed up, then its windows run back to back, seconds apart, in a Williams design's order
 across rounds and blocks, so neither drift nor the window before favours a mode; the
-sub-blocks' order is random (from a seed recorded in params.json). A window the machine was
-too busy for, or whose launch's warm-up ran out before the rate settled (then warmed up
-again first), is measured again at once, beside its pair (busy_reruns times at most). The
+sub-blocks' order is random (from a seed recorded in params.json). With interleave_slice_s,
+the modes of a sub-block share each window instead, in slices (measure/interleave.py). A
+window the machine was too busy for, or whose launch's warm-up ran out before the rate
+settled (then warmed up again first), is measured again at once, beside its pair
+(busy_reruns times at most). The
 launch is the unit of every interval (docs/method.md); with target_halfwidth_pct the first
 blocks' spread sets the number of blocks once (design.py). A block holds the machine-wide
 measuring lock, so two studies on one machine take turns. Each window's artifacts go to
@@ -42,6 +44,7 @@ from .design import blocks_needed
 from .launch import netns, remote
 from .launch.modes import check_socket_path
 from .launch.programs import programs_of
+from .measure.interleave import measure_interleaved
 from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
 from .measure.run import (
@@ -334,7 +337,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
-            kept, pending = _block_state([s for s in specs if s.block == block], study_dir, params)
+            state = _interleaved_state if params.interleave_slice_s is not None else _block_state
+            kept, pending = state([s for s in specs if s.block == block], study_dir, params)
             rows.update(kept)
             if pending:  # not run, or interrupted: its missing windows, on a launch of its own
                 bar.set_description(f"block {block} of {design['blocks']}")
@@ -373,6 +377,32 @@ def _block_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
     return kept, pending
 
 
+def _windows(specs: list[RunSpec]) -> list[list[RunSpec]]:
+    """Interleaved: the windows of a block's specs, in order, each the compared modes of one
+    cell that share it (the same scenario, load, window and attempt)."""
+    windows: dict[tuple, list[RunSpec]] = {}
+    for s in specs:
+        windows.setdefault((s.scenario.id, s.load, s.window, s.attempt), []).append(s)
+    return list(windows.values())
+
+
+def _interleaved_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
+    """_block_state for interleaved windows: a window counts only when every mode's row of
+    it is there (an interrupted one is measured again whole), and is measured again whole."""
+    kept, pending = {}, []
+    for window in _windows(specs):
+        while True:
+            found = [completed_row(study_dir / s.key) for s in window]
+            if any(row is None for row in found):
+                pending += window
+                break
+            kept.update({s.key: row for s, row in zip(window, found, strict=True)})
+            if not any(_redo(row) for row in found) or window[0].attempt > params.busy_reruns:
+                break
+            window = [replace(s, attempt=s.attempt + 1) for s in window]
+    return kept, pending
+
+
 def _redo(row: dict) -> bool:
     """A window measured again at once: the machine was busy, or the warm-up never settled
     (its number says nothing about the mode, and the launch is still up beside its pair)."""
@@ -395,6 +425,9 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
                 targets[spec.member] = up.enter_context(
                     launched(spec, launch_dir / spec.member, params, where)
                 )
+        if params.interleave_slice_s is not None:
+            _run_interleaved(specs, targets, launch_dir, study_dir, params, say, bar, rows)
+            return
         ready: dict[tuple[str, str], dict] = {}
         for spec in specs:
             if (spec.member, spec.cell_key) not in ready:  # the sub-block starts: warm it up
@@ -419,6 +452,36 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
                         spec, targets[spec.member], warmup, params, where
                     )
                 bar.grow(1)
+
+
+def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, say, bar,
+                     rows: dict) -> None:  # fmt: skip
+    """_run_block's windows when they are interleaved: each window's modes, launched, are
+    warmed up (each once per cell, just before the cell's first window), then share the
+    window; a window the machine was too busy for, or one of whose modes never got steady
+    (warmed up again first), is measured again whole, at once."""
+    ready: dict[tuple[str, str], dict] = {}
+    for window in _windows(specs):
+        for s in window:
+            if (s.member, s.cell_key) not in ready:
+                warmup = launch_dir / s.member / f"warmup__{s.cell_key}"
+                ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params)
+        while True:
+            new = measure_interleaved(window, [targets[s.member] for s in window],
+                                      [ready[s.member, s.cell_key] for s in window],
+                                      [study_dir / s.key for s in window], params, say)  # fmt: skip
+            rows.update({row["run_key"]: row for row in new})
+            write_results(study_dir, list(rows.values()))
+            for row in new:
+                _report(row, bar, say)
+            if not any(_redo(row) for row in new) or window[0].attempt > params.busy_reruns:
+                break
+            window = [replace(s, attempt=s.attempt + 1) for s in window]
+            for s, row in zip(window, new, strict=True):
+                if UNSTEADY in (row.get("invalid_reason") or ""):  # warm this one up again
+                    warmup = launch_dir / s.member / f"warmup__{s.cell_key}__a{s.attempt}"
+                    ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params)
+            bar.grow(len(window))
 
 
 class _Counter:

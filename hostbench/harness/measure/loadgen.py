@@ -307,8 +307,7 @@ class K6(LoadGenerator):
     outputs = ("summary.json",)
 
     def scripts(self, load, folder):
-        summary = f"{folder}/summary.json"
-        return {"script.js": k6_script(load.url, load.concurrency, load.duration_s, summary)}
+        return {"script.js": self.script(load, f"{folder}/summary.json")}
 
     def argv(self, load, folder, exe):
         # --address "": no REST API server (two runs would fight over port 6565).
@@ -317,6 +316,10 @@ class K6(LoadGenerator):
 
     def env_added(self):
         return {"K6_NO_USAGE_REPORT": "true"}
+
+    def script(self, load: Load, summary: str) -> str:
+        """The script k6 runs for `load`, writing its summary to `summary`."""
+        return k6_script(load.url, load.concurrency, load.duration_s, summary)
 
     def env(self):
         # No usage report, no cloud; K6_* from the user's shell must not change the run.

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import time
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -36,7 +36,7 @@ from ..params import StudyParams, fingerprint
 from .checks import validate
 from .cpumonitor import CpuMonitor, RemoteCpu
 from .limits import loadgen_limited_row
-from .loadgen import LoadGenerator, generator_for
+from .loadgen import LoadGenerator, LoadResult, generator_for
 from .progress import FILE as PROGRESS_FILE
 from .progress import ProgressMonitor
 from .quiet import wait_until_quiet
@@ -44,6 +44,9 @@ from .quiet import wait_until_quiet
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
 SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
+# A load tool's counts as a row holds them: LoadResult's fields but its own CPU (a column of
+# the CPU monitor's, cpu_loadgen_cores).
+LOAD_RESULT_FIELDS = tuple(f.name for f in fields(LoadResult) if f.name != "cpu_s")
 
 
 @dataclass(frozen=True)
@@ -452,14 +455,12 @@ def measure_window(
     `say` gets a line while the window waits for a quiet machine."""
     run_dir.mkdir(parents=True, exist_ok=True)
     scenario, ssh = spec.scenario, where.ssh
-    settings = run_settings(spec, params)
     quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
     if params.quiet_max_cores is not None and ssh is None:  # ssh: busy_reason, from the host
         quiet = wait_until_quiet(
             params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
         )
     load = spec.load.aimed_at(target.url)
-    loadgen_cpus = list(load.cpus or [])
     _raise_if_dead(target)
     _quiesce(target)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -475,6 +476,21 @@ def measure_window(
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
     server_requests = stats["endpoints"].get(scenario.stats_key, 0) if stats else None
     measured = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
+    row = _row(spec, params, where, ready, load, started_at, measured, server_requests,
+               (cpu, quiet, state), server_affinity)  # fmt: skip
+    reasons = [invalid_reason(row), *measure_reasons(row, params, watched)]
+    return _judged(row, reasons, params, run_dir)
+
+
+def _row(spec: RunSpec, params: StudyParams, where: Where, ready: dict, load: Load,
+         started_at: str, measured: dict, server_requests: int | None,
+         machine: tuple[dict, dict, dict], server_cpus: str) -> dict:  # fmt: skip
+    """A window's row of `spec` as results.csv holds it, but for its validity: `measured`,
+    the load tool's counts (LoadResult's fields); `machine`, the CPU monitor's, the quiet
+    gate's and the machine state's columns."""
+    cpu, quiet, state = machine
+    settings = run_settings(spec, params)
+    loadgen_cpus = list(load.cpus or [])
     row = {
         "run_key": spec.key,
         **spec.columns(),
@@ -491,19 +507,23 @@ def measure_window(
         "warmup_steady": ready["warmup_steady"],
         **measured,  # its duration_s is the measured one
         "server_requests": server_requests,
-        "count_diff_pct": count_diff_pct(result.requests, server_requests),
+        "count_diff_pct": count_diff_pct(measured["requests"], server_requests),
         **cpu,
         **quiet,
         **{column: ready[column] for column in TRANSPORT_COLUMNS},
         "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
-        "server_cpus": server_affinity,
+        "server_cpus": server_cpus,
         **state,
         "fingerprint": fingerprint(settings),
         "settings": settings,
     }
     # Whether the load generator, not the target, limited throughput (limits.py says how).
     row["loadgen_limited"] = loadgen_limited_row(row, loadgen_cpus or None)
-    reasons = [invalid_reason(row), *measure_reasons(row, params, watched)]
+    return row
+
+
+def _judged(row: dict, reasons: list[str], params: StudyParams, run_dir: Path) -> dict:
+    """The row with its validity (`reasons`, and whether the machine was busy), saved."""
     reasons.append(busy_reason(row, params))
     row["invalid_reason"] = "; ".join(r for r in reasons if r)
     row["valid"] = not row["invalid_reason"]

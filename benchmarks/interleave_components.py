@@ -1,0 +1,392 @@
+"""The interleaved design characterised: what the slice length does to the ratio, and where
+its variance lives (issue 38, item 1).
+
+benchmarks/variance_components.py measured today's design (15 s windows back to back); this
+script measures the interleaved one (hostbench/harness/measure/interleave.py) with the
+package's own parts: `--launches` times, Kestrel and the jcsi2018 analog (nginx-keepalive),
+and optionally a sensitivity mode, are launched fresh together and each warmed up on every
+scenario (until its JIT settles); then `--runs` runs, each a pass over every scenario and
+slice length in a seeded random order, `--chunks` interleaved chunks of `--chunk-s` seconds
+each (one k6 process, the study's 8 VUs, every target the same time).
+
+It writes chunks.csv (one row per chunk and mode: requests, the seconds the mode had, its
+rate, and the log ratio to the baseline; also both counts, CPU per request, the machine),
+seed.json, each chunk's raw files, and prints per compared mode, scenario and slice length:
+the ratio (geometric mean) with its 95% interval (the launch the unit; runs, then chunks,
+when there is only one), the sd of a chunk's log ratio within a run, the between-runs and
+between-launches components (nested ANOVA on the log ratios), and the bias against the
+longest slice (the ratio over the longest slice's, paired by the same unit).
+
+    .venv/bin/python benchmarks/interleave_components.py --out data/benchmarks/interleave
+    .venv/bin/python benchmarks/interleave_components.py --analyse data/benchmarks/interleave
+    .venv/bin/python benchmarks/interleave_components.py --quick --out /tmp/interleave-smoke
+
+Measure alone on a quiet machine (it holds the machine-wide measuring lock, so a study
+started beside it waits). Every process it starts stops on success, error and Ctrl-C.
+"""
+
+import argparse
+import json
+import math
+import random
+import signal
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import pandas as pd
+
+from hostbench.analysis.intervals import t_quantile
+from hostbench.catalog import get_mode, get_scenario
+from hostbench.errors import BadInput, HostbenchError
+from hostbench.harness.launch.modes import launch
+from hostbench.harness.measure.checks import validate
+from hostbench.harness.measure.interleave import interleaved_window, slice_schedule
+from hostbench.harness.measure.loadgen import generator_for
+from hostbench.harness.measure.quiet import measuring_alone, wait_until_quiet
+from hostbench.harness.measure.run import warm_up
+from hostbench.load import Load
+from hostbench.params import LaunchOptions
+
+CHUNKS_FILE = "chunks.csv"
+SEED_FILE = "seed.json"
+DEFAULT_SLICES = [0.1, 0.25, 0.5, 1, 2, 5, 15]
+QUIET_MAX_CORES = 0.1  # a chunk whose foreign CPU was above this is left out (docs/method.md)
+STEADY_TOLERANCE_PCT = 5.0
+CHUNK_OVERHEAD_S = 2.0  # k6's start and the counters' reads around a chunk, for the estimate
+# --quick: a seconds-long smoke of the whole pipeline; its numbers are not evidence.
+QUICK = {"launches": 1, "runs": 1, "chunks": 2, "slices": [0.25, 1], "scenarios": ["text"],
+         "chunk_s": 2.0, "warmup_s": 2.0}  # fmt: skip
+
+
+# ------------------------------------------------------------------ the variance components
+
+
+def unit_means(d: pd.DataFrame) -> tuple[str, pd.Series]:
+    """The independent units of a set of log ratios and each unit's mean: launches when
+    there are 2 or more, else the runs of the one launch, else its chunks."""
+    if d["launch"].nunique() >= 2:
+        runs = d.groupby(["launch", "run"])["value"].mean()
+        return "launches", runs.groupby(level="launch").mean()
+    if d["run"].nunique() >= 2:
+        return "runs", d.groupby("run")["value"].mean()
+    return "chunks", d["value"]
+
+
+def interval(means: pd.Series) -> tuple[float, float, float]:
+    """The mean of unit means and its 95% t interval (NaN bounds with one unit)."""
+    n, centre = len(means), float(means.mean())
+    if n < 2:
+        return centre, math.nan, math.nan
+    half = t_quantile(0.975, n - 1) * float(means.std(ddof=1)) / math.sqrt(n)
+    return centre, centre - half, centre + half
+
+
+def components(d: pd.DataFrame) -> dict:
+    """The variance components of `value` (a log ratio) nested as chunks in runs in
+    launches, by the balanced nested ANOVA's mean squares (average group sizes when a chunk
+    was left out): sd_chunk within a run, sd_run between runs of a launch, sd_launch between
+    launches; a component the data cannot tell from zero is 0, one it cannot estimate NaN."""
+    runs = d.groupby(["launch", "run"])["value"]
+    n_launch = d["launch"].nunique()
+    n_run = runs.ngroups
+    c = len(d) / n_run  # chunks per run
+    r = n_run / n_launch  # runs per launch
+    ss_chunk = float(((d["value"] - runs.transform("mean")) ** 2).sum())
+    df_chunk = len(d) - n_run
+    run_means = runs.mean()
+    launch_of_run = run_means.groupby(level="launch").transform("mean")
+    ss_run = c * float(((run_means - launch_of_run) ** 2).sum())
+    df_run = n_run - n_launch
+    launch_means = run_means.groupby(level="launch").mean()
+    ss_launch = r * c * float(((launch_means - launch_means.mean()) ** 2).sum())
+    df_launch = n_launch - 1
+    ms_chunk = ss_chunk / df_chunk if df_chunk > 0 else math.nan
+    ms_run = ss_run / df_run if df_run > 0 else math.nan
+    ms_launch = ss_launch / df_launch if df_launch > 0 else math.nan
+    var_run = (ms_run - ms_chunk) / c
+    var_launch = (ms_launch - ms_run) / (r * c)
+
+    def sd(var: float) -> float:
+        return math.nan if math.isnan(var) else math.sqrt(max(0.0, var))
+
+    return {"sd_chunk": sd(ms_chunk), "sd_run": sd(var_run), "sd_launch": sd(var_launch)}
+
+
+def valid_chunks(chunks: pd.DataFrame, quick: bool) -> pd.DataFrame:
+    """The chunks whose every target counted cleanly and, unless a smoke run, on a quiet
+    machine: one row per chunk and compared mode, its log ratio as `value`."""
+    ok = chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])["valid"].transform("all")
+    if not quick:
+        ok &= chunks["foreign_cores"] <= QUIET_MAX_CORES
+    rows = chunks[ok & chunks["log_ratio"].notna()]
+    return rows.rename(columns={"log_ratio": "value"})
+
+
+def summarise(chunks: pd.DataFrame, quick: bool = False) -> pd.DataFrame:
+    """Per compared mode, scenario and slice length: the ratio with its 95% interval, the
+    three components, and the bias against the longest slice with its interval."""
+    d = valid_chunks(chunks, quick)
+    out = []
+    for (mode, scenario), by_mode in d.groupby(["mode", "scenario"]):
+        longest = by_mode["slice_s"].max()
+        base = by_mode[by_mode["slice_s"] == longest]
+        for slice_s, g in by_mode.groupby("slice_s"):
+            unit, means = unit_means(g)
+            centre, low, high = interval(means)
+            # The bias: this slice's log ratio less the longest slice's, unit by unit.
+            _, base_means = unit_means(base)
+            paired = (means - base_means).dropna() if unit != "chunks" else pd.Series([])
+            bias, bias_low, bias_high = interval(paired) if len(paired) else (math.nan,) * 3
+            out.append({
+                "mode": mode, "scenario": scenario, "slice_s": slice_s, "chunks": len(g),
+                "units": f"{len(means)} {unit}", "ratio": math.exp(centre),
+                "ci_low": math.exp(low), "ci_high": math.exp(high), **components(g),
+                "bias": math.exp(bias), "bias_low": math.exp(bias_low),
+                "bias_high": math.exp(bias_high),
+            })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def table(summary: pd.DataFrame, baseline: str) -> str:
+    """The summary as Markdown tables, one per compared mode."""
+    parts = []
+    for mode, s in summary.groupby("mode", sort=False):
+        longest = s["slice_s"].max()
+        parts.append(f"## {mode} / {baseline}\n")
+        parts.append(
+            f"| scenario | slice s | chunks | ratio (95% CI) | sd within a run | sd between runs "
+            f"| sd between launches | bias against {longest:g} s slices (95% CI) |"
+        )
+        parts.append("|---|---:|---:|---|---:|---:|---:|---|")
+        for r in s.itertuples():
+            bias = _ci(r.bias, r.bias_low, r.bias_high) if r.slice_s != longest else "-"
+            parts.append(
+                f"| {r.scenario} | {r.slice_s:g} | {r.chunks} ({r.units}) "
+                f"| {_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | {_num(r.sd_run)} "
+                f"| {_num(r.sd_launch)} | {bias} |"
+            )
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _num(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.4f}"
+
+
+def _ci(centre: float, low: float, high: float) -> str:
+    if math.isnan(centre):
+        return "n/a"
+    if math.isnan(low):
+        return f"{centre:.3f} (no interval)"
+    return f"{centre:.3f} ({low:.3f}-{high:.3f})"
+
+
+# ------------------------------------------------------------------ measuring
+
+
+def chunk_rows(window, ids: dict, baseline: str) -> list[dict]:
+    """The tidy rows of one interleaved chunk: one per mode, its log ratio to the baseline
+    (empty for the baseline itself)."""
+    rates = {t["mode"]: t["rps"] for t in window.targets}
+    rows = []
+    for t in window.targets:
+        ratio = rates[t["mode"]] / rates[baseline] if rates[baseline] > 0 else math.nan
+        log_ratio = math.log(ratio) if t["mode"] != baseline and ratio > 0 else math.nan
+        rows.append({
+            **ids, "mode": t["mode"], "requests": t["requests"], "seconds": t["seconds"],
+            "rate": t["rps"], "log_ratio": log_ratio, "server_requests": t["server_requests"],
+            "count_diff_pct": t["count_diff_pct"], "cpu_us_per_request": t["cpu_us_per_request"],
+            "latency_p50_ms": t["latency_p50_ms"], "valid": t["valid"],
+            "invalid_reason": t["invalid_reason"],
+            **{k: window.window[k] for k in ("schedule_seed", "rounds", "foreign_cores",
+                                             "cpu_steal_pct", "cpu_loadgen_s", "started_at")},
+        })  # fmt: skip
+    return rows
+
+
+def estimate_minutes(args, modes: int) -> float:
+    chunks = args.launches * args.runs * len(args.scenarios) * len(args.slices) * args.chunks
+    per_chunk = args.chunk_s + CHUNK_OVERHEAD_S
+    warmups = args.launches * modes * len(args.scenarios) * args.warmup_s
+    return (chunks * per_chunk + warmups) / 60
+
+
+def warm_targets(targets, scenarios, args, folder: Path) -> dict:
+    """Each target warmed up alone on every scenario, until its rate is steady and its JIT
+    has settled (run.warm_up); returns each scenario's load."""
+    loads = {}
+    for scenario in scenarios:
+        load = Load("k6", args.vus, args.chunk_s, warmup_s=args.warmup_s, path=scenario.path)
+        loads[scenario.id] = load
+        for target in targets:
+            validate(scenario, target.get(scenario.path))
+            aimed = load.aimed_at(target.url)
+            warmup_dir = folder / target.mode / f"warmup-{scenario.id}"
+            warm = warm_up(generator_for(aimed), target, aimed, STEADY_TOLERANCE_PCT, warmup_dir)
+            print(f"{folder.name}: {target.mode} {scenario.id} warm-up {warm['warmup_s']:.0f} s, "
+                  f"steady {warm['warmup_steady']}", flush=True)  # fmt: skip
+    return loads
+
+
+class Progress:
+    """Chunks done out of all, and the rows so far, rewritten to chunks.csv after each."""
+
+    def __init__(self, out: Path, total: int):
+        self.out, self.total, self.rows = out, total, []
+
+    def add(self, ids: dict, window, baseline: str) -> None:
+        new = chunk_rows(window, ids, baseline)
+        self.rows += new
+        pd.DataFrame(self.rows).to_csv(self.out / CHUNKS_FILE, index=False)
+        done = len(self.rows) // len(new)
+        rates = ", ".join(f"{r['mode']} {r['rate']:,.0f}/s" for r in new)
+        ratios = ", ".join(f"{math.exp(r['log_ratio']):.3f}" for r in new
+                           if not math.isnan(r["log_ratio"]))  # fmt: skip
+        flag = "".join(f" INVALID {r['mode']}: {r['invalid_reason']}" for r in new
+                       if r["invalid_reason"])  # fmt: skip
+        print(f"[{done}/{self.total}] launch {ids['launch']} run {ids['run']} {ids['scenario']} "
+              f"slice {ids['slice_s']:g} s chunk {ids['chunk']}: {rates}; ratio {ratios}; "
+              f"foreign {window.window['foreign_cores']:.2f} cores{flag}", flush=True)  # fmt: skip
+
+
+def one_run(targets, loads, scenarios, args, rng, folder: Path, ids: dict, progress) -> None:
+    """One pass over every scenario and slice length, in a random order (drift favours no
+    slice length), `args.chunks` interleaved chunks each."""
+    plan = [(scenario, slice_s) for scenario in scenarios for slice_s in args.slices]
+    rng.shuffle(plan)
+    for scenario, slice_s in plan:
+        for chunk in range(1, args.chunks + 1):
+            seed = rng.randrange(2**31)
+            schedule = slice_schedule(len(targets), slice_s, args.chunk_s, seed)
+            where = folder / f"{scenario.id}-s{slice_s:g}-c{chunk}"
+            window = interleaved_window(targets, loads[scenario.id], schedule, where,
+                                        scenario.stats_key)  # fmt: skip
+            chunk_ids = {**ids, "slice_s": slice_s, "scenario": scenario.id, "chunk": chunk}
+            progress.add(chunk_ids, window, args.modes[1])
+
+
+def measure(args) -> pd.DataFrame:
+    out = Path(args.out).resolve()  # k6 is started in its own folder and given paths
+    out.mkdir(parents=True, exist_ok=True)
+    modes = [get_mode(m) for m in [*args.modes, *([args.sensitivity] if args.sensitivity else [])]]
+    scenarios = [get_scenario(s) for s in args.scenarios]
+    (out / SEED_FILE).write_text(json.dumps(vars(args), indent=1) + "\n")
+    rng = random.Random(args.seed)
+    total = args.launches * args.runs * len(scenarios) * len(args.slices) * args.chunks
+    minutes = estimate_minutes(args, len(modes))
+    print(f"{total} chunks of {args.chunk_s:g} s over {', '.join(m.id for m in modes)}; "
+          f"about {minutes:.1f} min; seed {args.seed}", flush=True)  # fmt: skip
+    progress = Progress(out, total)
+    with measuring_alone(f"benchmarks/interleave_components.py (out {out})"):
+        for launch_no in range(1, args.launches + 1):
+            if not args.quick:
+                wait_until_quiet(QUIET_MAX_CORES, 10, 120)
+            folder = out / f"l{launch_no}"
+            with ExitStack() as up:  # stops what it launched however the launch ends
+                targets = [up.enter_context(launch(m, folder / m.id, LaunchOptions()))
+                           for m in modes]  # fmt: skip
+                loads = warm_targets(targets, scenarios, args, folder)
+                for run in range(1, args.runs + 1):
+                    ids = {"launch": launch_no, "run": run}
+                    one_run(targets, loads, scenarios, args, rng, folder / f"r{run}", ids,
+                            progress)  # fmt: skip
+    return pd.DataFrame(progress.rows)
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="data/benchmarks/interleave")
+    ap.add_argument("--analyse", metavar="FOLDER", help="only analyse FOLDER/chunks.csv")
+    ap.add_argument("--modes", nargs=2, default=["kestrel", "nginx-keepalive"],
+                    metavar=("MODE", "BASELINE"))  # fmt: skip
+    ap.add_argument("--sensitivity", metavar="MODE", help="a third mode, e.g. nginx or caddy")
+    ap.add_argument("--scenarios", nargs="+", default=["text", "html"])
+    ap.add_argument("--slices", nargs="+", type=float, default=DEFAULT_SLICES, metavar="S")
+    ap.add_argument("--launches", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--chunks", type=int, default=4)
+    ap.add_argument("--chunk-s", type=float, default=30.0)
+    ap.add_argument("--warmup-s", type=float, default=20.0)
+    ap.add_argument("--vus", type=int, default=8)
+    ap.add_argument("--seed", type=int, help="the order's seed (default: drawn, recorded)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a seconds-long smoke of the pipeline: " + ", ".join(
+                        f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))  # fmt: skip
+    return ap
+
+
+def check(args) -> None:
+    """BadInput (one line) for a value the measurement cannot use, before anything starts."""
+    for key in ("launches", "runs", "chunks", "vus"):
+        if getattr(args, key) < 1:
+            raise BadInput(f"--{key} must be 1 or more, got {getattr(args, key)}")
+    if args.chunks < 2 and args.launches * args.runs < 2:
+        raise BadInput("one chunk of one run gives no interval: use --chunks 2 or more")
+    modes = [*args.modes, *([args.sensitivity] if args.sensitivity else [])]
+    if len(set(modes)) < len(modes):
+        raise BadInput(f"each mode once: got {', '.join(modes)}")
+    for mode in modes:
+        get_mode(mode)  # BadInput naming the modes there are
+    for scenario in args.scenarios:
+        get_scenario(scenario)
+    for slice_s in args.slices:  # BadInput saying what a slice and a chunk allow
+        slice_schedule(len(modes), slice_s, args.chunk_s, 0)
+    Load("k6", args.vus, args.chunk_s, warmup_s=args.warmup_s)
+
+
+def read_chunks(folder: Path) -> tuple[pd.DataFrame, bool]:
+    """A measured folder's chunks, and whether it was a smoke run (--quick)."""
+    try:
+        chunks = pd.read_csv(folder / CHUNKS_FILE)
+    except FileNotFoundError:
+        raise BadInput(f"{folder / CHUNKS_FILE} not found: give a folder this script measured "
+                       "into (--out)") from None  # fmt: skip
+    try:
+        quick = bool(json.loads((folder / SEED_FILE).read_text()).get("quick"))
+    except FileNotFoundError:
+        quick = False
+    return chunks, quick
+
+
+def _sigterm_as_interrupt(signum, frame):
+    raise KeyboardInterrupt  # so the context managers stop every process it started
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    if args.quick:
+        for key, value in QUICK.items():
+            setattr(args, key, value)
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    try:
+        if args.analyse:
+            chunks, args.quick = read_chunks(Path(args.analyse))
+        else:
+            check(args)
+            if args.seed is None:
+                args.seed = random.SystemRandom().randrange(2**31)
+            t0 = time.monotonic()
+            chunks = measure(args)
+            print(f"measured in {(time.monotonic() - t0) / 60:.1f} min")
+    except BadInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except HostbenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: every process it started is stopped; chunks.csv keeps the "
+              "chunks measured", file=sys.stderr)  # fmt: skip
+        return 130
+    print()
+    print(table(summarise(chunks, quick=args.quick), args.modes[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,453 @@
+"""Interleaved windows: the compared targets alternated in short slices within one k6 run.
+
+The VM's speed drifts by about ±15% from one 30 s stretch to the next (docs/method.md), so
+two windows 15 s apart see different machines. Here two or more warm targets share one
+window instead: one k6 process with the study's virtual users sends each request to the
+target whose turn it is, by wall-clock slice of `slice_s` seconds from the window's start.
+The slices come in rounds, one slice per target in a random order per round (seeded and
+recorded), so every target gets the same total time and no target is always first.
+
+Each target's rate is its requests over its own slices' time, counted twice: by k6 (a
+request tagged with its target; a threshold on the tag makes k6 summarise each target
+apart) and by the app's own /__stats counter, read before and after. The two must agree
+within COUNT_TOLERANCE_PCT, else the target's count is not trusted (invalid, as a
+window's is today). CPU per request comes from each target's own process trees.
+
+A study opts in with `interleave_slice_s` (measure_interleaved: one row per mode of the
+window, with the columns of any window); benchmarks/interleave_components.py measures what
+the slice length does to the ratio and where the design's variance lives.
+"""
+
+import json
+import math
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+
+from ...errors import BadInput, HostbenchError
+from ...load import Load
+from ..launch.modes import Target
+from ..params import StudyParams, fingerprint
+from .cpumonitor import CpuMonitor, _Tree
+from .loadgen import K6, LATENCIES, _ms, _num, _result, parse_k6
+from .quiet import wait_until_quiet
+from .run import (
+    LOAD_RESULT_FIELDS,
+    RunSpec,
+    Where,
+    _affinity,
+    _judged,
+    _machine_state,
+    _quiesce,
+    _raise_if_dead,
+    _row,
+    _server_stats,
+    count_diff_pct,
+    measure_reasons,
+)
+
+MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
+COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
+SCHEDULE_FILE = "interleave.json"  # beside load.json: the targets and the slices' order
+
+
+@dataclass(frozen=True)
+class SliceSchedule:
+    """Which target each slice of a window goes to: `order[i]` is the target (an index into
+    the window's targets) of seconds [i * slice_s, (i + 1) * slice_s) from the start."""
+
+    targets: int
+    slice_s: float
+    seed: int
+    order: tuple[int, ...]
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.order) * self.slice_s
+
+    @property
+    def rounds(self) -> int:
+        return len(self.order) // self.targets
+
+    def seconds(self, target: int) -> float:
+        """The time target `target` had: the sum of its slices."""
+        return self.order.count(target) * self.slice_s
+
+
+def slice_schedule(targets: int, slice_s: float, window_s: float, seed: int) -> SliceSchedule:
+    """The slices of a window of about `window_s` seconds over `targets` targets: whole
+    rounds (the nearest number to window_s, at least one), each round one slice per target
+    in an order drawn from `seed`, so each target gets the same total time."""
+    if not isinstance(targets, int) or targets < 2:
+        raise BadInput(f"an interleaved window needs 2 or more targets, got {targets!r}")
+    if not isinstance(slice_s, int | float) or not math.isfinite(slice_s) or slice_s < MIN_SLICE_S:
+        raise BadInput(f"slice_s must be a number >= {MIN_SLICE_S:g} s, got {slice_s!r}")
+    if not isinstance(window_s, int | float) or not window_s >= targets * slice_s:
+        raise BadInput(
+            f"window_s {window_s!r} is shorter than one slice per target "
+            f"({targets} x {slice_s:g} s); use window_s >= {targets * slice_s:g}"
+        )
+    if round(slice_s * 1000) != slice_s * 1000:
+        raise BadInput(f"slice_s {slice_s:g}: k6's clock counts whole milliseconds")
+    rng = random.Random(seed)
+    rounds = max(1, round(window_s / (targets * slice_s)))
+    order = []
+    for _ in range(rounds):
+        order += rng.sample(range(targets), targets)
+    return SliceSchedule(targets, float(slice_s), seed, tuple(order))
+
+
+# The paper's Listing 1 (the run's k6 script, loadgen.K6_SCRIPT) with the target chosen per
+# request by the slice it starts in. Tags are k6's way to count per target: a threshold on a
+# tagged metric that always passes makes the summary carry that target's sub-metric.
+# Counters are added to only on a failure, so the per-request work stays as in K6_SCRIPT.
+K6_INTERLEAVED_SCRIPT = """\
+import {{ check }} from "k6";
+import exec from "k6/execution";
+import http from "k6/http";
+import {{ Counter }} from "k6/metrics";
+
+const URLS = {urls};
+const SLICE_MS = {slice_ms};
+const ORDER = {order};
+const PARAMS = URLS.map((_, i) => ({{ tags: {{ target: "t" + i }} }}));
+const non2xx = new Counter("hostbench_non_2xx");
+const transportErrors = new Counter("hostbench_errors");
+
+const thresholds = {{}};
+const RULES = {{
+  http_reqs: "count>=0",
+  http_req_duration: "max>=0",
+  hostbench_non_2xx: "count>=0",
+  hostbench_errors: "count>=0",
+}};
+URLS.forEach((_, i) => {{
+  for (const [metric, rule] of Object.entries(RULES)) {{
+    thresholds[metric + "{{target:t" + i + "}}"] = [rule];
+  }}
+}});
+
+export const options = {{
+  vus: {vus},
+  duration: "{duration}",
+  summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
+  thresholds: thresholds,
+}};
+
+export default function () {{
+  const slice = Math.floor((Date.now() - exec.scenario.startTime) / SLICE_MS);
+  const i = ORDER[Math.min(Math.max(slice, 0), ORDER.length - 1)];
+  const response = http.get(URLS[i], PARAMS[i]);
+  check(response, {{
+    "is status 200": (r) => r.status === 200,
+  }});
+  if (response.status === 0) {{
+    transportErrors.add(1, PARAMS[i].tags);
+  }} else if (response.status < 200 || response.status > 299) {{
+    non2xx.add(1, PARAMS[i].tags);
+  }}
+}}
+
+export function handleSummary(data) {{
+  return {{ {summary}: JSON.stringify(data, null, 1) }};
+}}
+"""
+
+
+def k6_interleaved_script(
+    urls: Sequence[str], vus: int, schedule: SliceSchedule, summary: str = "summary.json"
+) -> str:
+    """The k6 script of an interleaved window: `urls[i]` is target i's full URL."""
+    if len(urls) != schedule.targets:
+        raise HostbenchError(f"{len(urls)} URLs for a schedule of {schedule.targets} targets")
+    return K6_INTERLEAVED_SCRIPT.format(
+        urls=json.dumps(list(urls)),
+        slice_ms=round(schedule.slice_s * 1000),
+        order=json.dumps(list(schedule.order)),
+        vus=vus,
+        duration=_ms(schedule.duration_s),
+        summary=json.dumps(summary),
+    )
+
+
+def parse_k6_targets(summary_json: str, schedule: SliceSchedule, tool_version: str = ""):
+    """Each target's LoadResult from the interleaved script's summary: its requests over
+    its own slices' time. k6 does not tag the bytes it reads by request, so a target's
+    bytes_read is the window's in proportion to its responses (an estimate: a proxy's
+    headers make its responses a little longer)."""
+    metrics = json.loads(summary_json)["metrics"]
+
+    def values(name: str) -> dict:
+        return metrics.get(name, {}).get("values", {})
+
+    def count(name: str) -> int:
+        # A sub-metric with no sample at all may be left out of the summary.
+        return int(values(name).get("count", 0))
+
+    answered_all = count("http_reqs") - count("hostbench_errors")
+    out = []
+    for i in range(schedule.targets):
+        tag = f"{{target:t{i}}}"
+        errors = count("hostbench_errors" + tag)
+        sent = count("http_reqs" + tag)
+        trend = values("http_req_duration" + tag)
+        names = ("avg", "p(50)", "p(90)", "p(99)", "max")
+        share = (sent - errors) / answered_all if answered_all else 0.0
+        out.append(
+            _result(
+                "k6",
+                tool_version,
+                sent - errors,
+                schedule.seconds(i),
+                {k: _num(trend.get(n)) for k, n in zip(LATENCIES, names, strict=True)},
+                non_2xx=count("hostbench_non_2xx" + tag),
+                errors=errors,
+                bytes_read=round(count("data_received") * share),
+            )
+        )
+    return out
+
+
+class InterleavedK6(K6):
+    """k6 firing one window over several targets, in slices (the K6 generator's command
+    line, environment and process handling; its own script)."""
+
+    def __init__(self, urls: Sequence[str], schedule: SliceSchedule):
+        super().__init__()
+        self.urls = list(urls)
+        self.schedule = schedule
+
+    def script(self, load, summary):
+        return k6_interleaved_script(self.urls, load.concurrency, self.schedule, summary)
+
+    def parse(self, load, out_dir):
+        return parse_k6((out_dir / "summary.json").read_text())  # the window's total
+
+    def parse_targets(self, out_dir: Path):
+        return parse_k6_targets((Path(out_dir) / "summary.json").read_text(), self.schedule,
+                                self.version())  # fmt: skip
+
+
+@dataclass
+class InterleavedWindow:
+    """What one interleaved window measured: a row per target, and the window's own."""
+
+    targets: list[dict]  # per target: requests, seconds, rps, counts, CPU, validity
+    window: dict  # the schedule, the load generator's CPU, the machine
+    schedule: SliceSchedule = field(repr=False)
+
+    @property
+    def valid(self) -> bool:
+        return all(t["valid"] for t in self.targets)
+
+
+def _tree_readers(target: Target) -> dict[str, _Tree]:
+    """A CPU reader per process group of `target` (server, proxy), counting from now."""
+    trees = {}
+    for group, pids in target.groups.items():
+        tree = _Tree(roots=[psutil.Process(pid) for pid in pids])
+        tree.seen = tree.seen_now()
+        trees[group] = tree
+    return trees
+
+
+def _server_memory(trees: dict[str, _Tree]) -> tuple[float, float]:
+    """The server tree's (RSS, RSS without file-mapped pages) in MiB now; NaN without one."""
+    return trees["server"].memory_mb() if "server" in trees else (math.nan, math.nan)
+
+
+def _memory_columns(readings: list[tuple[float, float]]) -> dict:
+    """A target's memory columns from its server tree read at the window's start and end (no
+    samples in between: the curve of a window shared by several trees is not drawn)."""
+    rss = [r for r, _ in readings]
+    anon = [a for _, a in readings]
+    return {
+        "rss_server_mb": max(rss),
+        "rss_server_mean_mb": sum(rss) / len(rss),
+        "rss_server_peak_mb": max(rss),
+        "rss_server_anon_mean_mb": sum(anon) / len(anon),
+    }
+
+
+def _served(target: Target, stats_key: str) -> int | None:
+    stats = _server_stats(target)
+    return None if stats is None else int(stats["endpoints"].get(stats_key, 0))
+
+
+def target_reasons(row: dict) -> str:
+    """Why a target's count is not a clean count of successful responses ("" if it is):
+    errors, non-2xx answers, or k6's and the app's counts more than COUNT_TOLERANCE_PCT
+    apart (k6 waits for the requests in flight, so they agree but for a stray request)."""
+    reasons = []
+    if row["errors"]:
+        reasons.append(f"{row['errors']} transport errors")
+    if row["non_2xx"]:
+        reasons.append(f"{row['non_2xx']} non-2xx responses")
+    if row["requests"] == 0:
+        reasons.append("no response in its slices")
+    diff = row["count_diff_pct"]
+    if row["server_requests"] is None:
+        reasons.append("the app's counter could not be read")
+    elif not abs(diff) <= COUNT_TOLERANCE_PCT:
+        reasons.append(f"k6 counted {row['requests']}, the app {row['server_requests']} "
+                       f"(more than {COUNT_TOLERANCE_PCT:g}% apart)")  # fmt: skip
+    return "; ".join(reasons)
+
+
+def interleaved_window(
+    targets: Sequence[Target],
+    load: Load,
+    schedule: SliceSchedule,
+    out_dir: Path,
+    stats_key: str,
+    sample_interval_s: float = 0.5,
+) -> InterleavedWindow:
+    """Fire `load` (k6: its virtual users and path; its duration is the schedule's) over
+    `targets`, launched and warm, in `schedule`'s slices. Keeps the raw files in out_dir
+    (load/ as any run's, interleave.json, cpu_samples.csv)."""
+    if load.tool != "k6":
+        raise BadInput(f"only k6 can switch target within a run; got {load.tool}")
+    if len(targets) != schedule.targets:
+        raise HostbenchError(f"{len(targets)} targets for a schedule of {schedule.targets}")
+    out_dir = Path(out_dir).resolve()  # k6 runs in its own folder and is given paths
+    out_dir.mkdir(parents=True, exist_ok=True)
+    urls = [t.url.rstrip("/") + load.path for t in targets]
+    generator = InterleavedK6(urls, schedule)
+    # The whole window, over every target: the load's own URL and warm-up are not used.
+    load = replace(load, duration_s=schedule.duration_s, base_url=None, warmup_s=0.0)
+    (out_dir / SCHEDULE_FILE).write_text(json.dumps(
+        {**asdict(schedule), "modes": [t.mode for t in targets], "urls": urls}, indent=1) + "\n"
+    )  # fmt: skip
+    for target in targets:
+        _raise_if_dead(target)
+        _quiesce(target)  # what a warm-up or the window before left in flight is not counted
+    served0 = [_served(t, stats_key) for t in targets]
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+    monitor = CpuMonitor(out_dir / "cpu_samples.csv", interval_s=sample_interval_s)
+    with monitor:
+        # Both trees run through the whole window (each idles in the other's slices), so a
+        # target's CPU per request is its trees' CPU over the window over its requests; an
+        # idle target still costs a little (its timers, the GC), charged to its requests.
+        trees = [_tree_readers(t) for t in targets]
+        memory = [[_server_memory(t)] for t in trees]
+        result = generator.run(load, out_dir / "load",
+                               on_start=lambda pid: monitor.watch("loadgen", pid))  # fmt: skip
+        monitor.exited("loadgen", result.cpu_s)
+        cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in trees]
+        for readings, t in zip(memory, trees, strict=True):
+            readings.append(_server_memory(t))
+    for target in targets:
+        _raise_if_dead(target)
+    served1 = [_served(t, stats_key) for t in targets]
+    per_target = generator.parse_targets(out_dir / "load")
+    machine = monitor.summary()
+    rows = []
+    for i, (target, counted) in enumerate(zip(targets, per_target, strict=True)):
+        server = None if served0[i] is None or served1[i] is None else served1[i] - served0[i]
+        used = cpu_s[i]
+        own_s = used.get("server", 0.0) + used.get("proxy", 0.0)
+        row = {
+            "target": i,
+            "mode": target.mode,
+            "url": urls[i],
+            "slices": schedule.order.count(i),
+            "seconds": schedule.seconds(i),
+            **{k: v for k, v in asdict(counted).items() if k not in ("cpu_s", "duration_s")},
+            "server_requests": server,
+            "count_diff_pct": count_diff_pct(counted.requests, server),
+            "cpu_server_s": used.get("server", math.nan),
+            "cpu_proxy_s": used.get("proxy", math.nan),
+            "cpu_us_per_request": own_s / counted.requests * 1e6 if counted.requests else math.nan,
+            **_memory_columns(memory[i]),
+        }
+        row["invalid_reason"] = target_reasons(row)
+        row["valid"] = not row["invalid_reason"]
+        rows.append(row)
+    window = {
+        "started_at": started_at,
+        "slice_s": schedule.slice_s,
+        "schedule_seed": schedule.seed,
+        "rounds": schedule.rounds,
+        "window_s": schedule.duration_s,
+        "k6_duration_s": result.duration_s,
+        "requests": result.requests,
+        "cpu_loadgen_s": result.cpu_s,
+        "cpu_total_pct": machine["cpu_total_pct"],
+        "foreign_cores": machine["foreign_cores"],
+        "cpu_steal_pct": machine["cpu_steal_pct"],
+        "measured_s": machine["measured_s"],
+        "cpu": machine,  # the CPU monitor's summary of the window (its server group unwatched)
+    }
+    return InterleavedWindow(rows, window, schedule)
+
+
+INTERLEAVED_FILE = "interleaved.txt"  # in the run folder of a mode whose window others hold
+
+
+def measure_interleaved(
+    specs: list[RunSpec],
+    targets: list[Target],
+    ready: list[dict],
+    run_dirs: list[Path],
+    params: StudyParams,
+    say=print,
+) -> list[dict]:
+    """One interleaved window of `specs` (every compared mode of one cell, each on its
+    launched, prepared target; `ready[i]` what `prepare` returned for specs[i]): wait for a
+    quiet machine, fire k6 over the targets in slices of params.interleave_slice_s, each
+    getting the load's duration_s in all (measure/interleave.py). One row per mode, with
+    the columns of any window: its rate over its own slices' time, its cores per second
+    of them (so cores / rps is its CPU per request, as for any row), the window's machine.
+    The raw files go to the first mode's run folder; the others' say where they are."""
+    for run_dir in run_dirs:
+        if run_dir.exists():
+            shutil.rmtree(run_dir)  # an interrupted attempt's leftovers: start clean
+        run_dir.mkdir(parents=True)
+    quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
+    if params.quiet_max_cores is not None:
+        quiet = wait_until_quiet(
+            params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
+        )
+    first, load = specs[0], specs[0].load
+    # Seeded by the window's identity: a resumed study slices its windows as before.
+    seed = int(fingerprint({"key": first.key})[:8], 16)
+    total_s = len(specs) * load.duration_s
+    schedule = slice_schedule(len(specs), params.interleave_slice_s, total_s, seed)
+    state = _machine_state()
+    window = interleaved_window(targets, load, schedule, run_dirs[0], first.scenario.stats_key,
+                                params.sample_interval_s)  # fmt: skip
+    for run_dir in run_dirs[1:]:
+        (run_dir / INTERLEAVED_FILE).write_text(
+            f"measured in one interleaved window with {first.key}: its raw files are there\n"
+        )
+    for spec, counted in zip(specs, window.targets, strict=True):
+        if counted["requests"] == 0:
+            raise HostbenchError(f"{spec.key}: k6 completed no request in its slices "
+                                 f"({run_dirs[0]})")  # fmt: skip
+    rows = []
+    for spec, target, own, counted, run_dir in zip(specs, targets, ready, window.targets,
+                                                  run_dirs, strict=True):  # fmt: skip
+        seconds = counted["seconds"]  # the time it had: its rate is requests / seconds
+        measured = {k: seconds if k == "duration_s" else counted[k] for k in LOAD_RESULT_FIELDS}
+        server_pid = target.groups["server"][0] if target.groups.get("server") else None
+        cpu = {
+            **window.window["cpu"],
+            # Per second of its own slices: its trees' CPU over the whole window (idle in the
+            # others' slices, costing a little) over the time it had.
+            "cpu_server_cores": counted["cpu_server_s"] / seconds,
+            "cpu_proxy_cores": counted["cpu_proxy_s"] / seconds,
+            **{k: counted[k] for k in ("rss_server_mb", "rss_server_mean_mb",
+                                       "rss_server_peak_mb", "rss_server_anon_mean_mb")},
+        }  # fmt: skip
+        row = _row(spec, params, Where(), own, load, window.window["started_at"], measured,
+                   counted["server_requests"], (cpu, quiet, state),
+                   _affinity(server_pid) if server_pid else "")  # fmt: skip
+        watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
+        reasons = [counted["invalid_reason"], *measure_reasons(row, params, watched)]
+        rows.append(_judged(row, reasons, params, run_dir))
+    return rows

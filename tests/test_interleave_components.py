@@ -1,0 +1,146 @@
+"""benchmarks/interleave_components.py's arithmetic, on constructed log ratios with a known
+answer: the nested ANOVA's components, the ratio's interval, the bias against the longest
+slice, and which chunks count. Its measuring is run live in test_interleave_live.py."""
+
+import importlib.util
+import itertools
+import math
+
+import pandas as pd
+import pytest
+
+from hostbench.analysis.intervals import t_quantile
+from hostbench.harness.measure.interleave import InterleavedWindow, SliceSchedule
+from hostbench.paths import ROOT
+
+_spec = importlib.util.spec_from_file_location(
+    "interleave_components", ROOT / "benchmarks" / "interleave_components.py"
+)
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+MU = math.log(1.3)
+A, B, C = 0.05, 0.02, 0.01  # launch, run and chunk deviations
+
+
+def nested(a=A, b=B, c=C, launches=3, offset=0.0) -> pd.DataFrame:
+    """Log ratios mu + launch + run + chunk, each level's deviations chosen so the mean
+    squares are known: launch means mu+a, mu, mu-a; run means +-b about their launch's;
+    chunks +-c about their run's. With 2 runs of 2 chunks: MS_chunk = 2c^2, MS_run = 4b^2,
+    MS_launch = 4a^2 (3 launches), so sd_chunk^2 = 2c^2, sd_run^2 = 2b^2 - c^2 and
+    sd_launch^2 = a^2 - b^2."""
+    launch_dev = [a, 0.0, -a][:launches]
+    rows = []
+    for (li, la), (run, rb), (chunk, cc) in itertools.product(
+        enumerate(launch_dev, 1), [(1, b), (2, -b)], [(1, c), (2, -c)]
+    ):
+        rows.append({"launch": li, "run": run, "chunk": chunk, "value": MU + la + rb + cc + offset})
+    return pd.DataFrame(rows)
+
+
+def test_the_components_of_a_known_nested_design():
+    got = bench.components(nested())
+    assert got["sd_chunk"] == pytest.approx(math.sqrt(2 * C**2))
+    assert got["sd_run"] == pytest.approx(math.sqrt(2 * B**2 - C**2))
+    assert got["sd_launch"] == pytest.approx(math.sqrt(A**2 - B**2))
+
+
+def test_a_component_the_data_cannot_tell_from_zero_is_zero():
+    # Run means that differ less than their chunks' noise explains: 2b^2 - c^2 < 0.
+    assert bench.components(nested(b=0.005, c=0.02))["sd_run"] == 0.0
+    one_launch = bench.components(nested(launches=1))
+    assert math.isnan(one_launch["sd_launch"])  # one launch: no between-launches component
+    assert one_launch["sd_run"] == pytest.approx(math.sqrt(2 * B**2 - C**2))
+
+
+def test_the_interval_takes_the_launch_as_its_unit():
+    unit, means = bench.unit_means(nested())
+    assert unit == "launches" and means.tolist() == pytest.approx([MU + A, MU, MU - A])
+    centre, low, high = bench.interval(means)
+    half = t_quantile(0.975, 2) * A / math.sqrt(3)  # the launch means' sd is a
+    assert (centre, low, high) == pytest.approx((MU, MU - half, MU + half))
+    unit, means = bench.unit_means(nested(launches=1))
+    assert unit == "runs" and len(means) == 2
+
+
+def _chunks(frames: dict[float, pd.DataFrame]) -> pd.DataFrame:
+    """Tidy chunk rows as the script writes them: per slice length, a Kestrel row with
+    the log ratio and a baseline row without one."""
+    rows = []
+    for slice_s, d in frames.items():
+        for r in d.itertuples():
+            ids = {"launch": r.launch, "run": r.run, "chunk": r.chunk, "slice_s": slice_s,
+                   "scenario": "text", "valid": True, "foreign_cores": 0.01}  # fmt: skip
+            rows.append({**ids, "mode": "kestrel", "log_ratio": r.value})
+            rows.append({**ids, "mode": "nginx-keepalive", "log_ratio": math.nan})
+    return pd.DataFrame(rows)
+
+
+def test_the_summary_gives_each_slice_its_ratio_and_its_bias_against_the_longest():
+    chunks = _chunks({0.25: nested(offset=0.05), 15.0: nested()})
+    s = bench.summarise(chunks).set_index("slice_s")
+    assert s.loc[15.0, "ratio"] == pytest.approx(1.3)
+    assert s.loc[0.25, "ratio"] == pytest.approx(1.3 * math.exp(0.05))
+    # Paired launch by launch, the offset is exact: an interval of no width around it.
+    assert s.loc[0.25, ["bias", "bias_low", "bias_high"]].tolist() == pytest.approx(
+        [math.exp(0.05)] * 3
+    )
+    assert s.loc[15.0, "bias"] == pytest.approx(1.0)
+    assert s.loc[0.25, "chunks"] == 12 and s.loc[0.25, "units"] == "3 launches"
+    assert s.loc[0.25, "sd_launch"] == pytest.approx(math.sqrt(A**2 - B**2))
+    text = bench.table(bench.summarise(chunks), "nginx-keepalive")
+    assert "## kestrel / nginx-keepalive" in text and "| text | 0.25 | 12 (3 launches) |" in text
+
+
+def test_a_chunk_counts_only_when_every_target_counted_cleanly_on_a_quiet_machine():
+    chunks = _chunks({1.0: nested()})
+    first = (chunks["launch"] == 1) & (chunks["run"] == 1) & (chunks["chunk"] == 1)
+    chunks.loc[first & (chunks["mode"] == "nginx-keepalive"), "valid"] = False  # its partner
+    second = (chunks["launch"] == 2) & (chunks["run"] == 1) & (chunks["chunk"] == 1)
+    chunks.loc[second, "foreign_cores"] = 0.5  # busy
+    assert len(bench.valid_chunks(chunks, quick=False)) == 10
+    assert len(bench.valid_chunks(chunks, quick=True)) == 11  # a smoke run is not held to it
+    assert bench.summarise(chunks).loc[0, "chunks"] == 10
+
+
+def test_a_chunks_rows_carry_each_modes_time_rate_and_log_ratio():
+    schedule = SliceSchedule(2, 0.5, 9, (0, 1, 1, 0))
+    target = {"requests": 3000, "seconds": 1.0, "server_requests": 3000, "count_diff_pct": 0.0,
+              "cpu_us_per_request": 100.0, "latency_p50_ms": 0.5, "valid": True,
+              "invalid_reason": ""}  # fmt: skip
+    window = InterleavedWindow(
+        [{**target, "mode": "kestrel", "rps": 3000.0},
+         {**target, "mode": "nginx-keepalive", "requests": 2000, "rps": 2000.0}],
+        {"schedule_seed": 9, "rounds": 2, "foreign_cores": 0.0, "cpu_steal_pct": 0.0,
+         "cpu_loadgen_s": 1.0, "started_at": "t"},
+        schedule,
+    )  # fmt: skip
+    ids = {"launch": 1, "run": 1, "slice_s": 0.5, "scenario": "text", "chunk": 1}
+    rows = bench.chunk_rows(window, ids, "nginx-keepalive")
+    assert [r["mode"] for r in rows] == ["kestrel", "nginx-keepalive"]
+    assert rows[0]["log_ratio"] == pytest.approx(math.log(1.5)) and math.isnan(rows[1]["log_ratio"])
+    assert list(rows[0])[:10] == ["launch", "run", "slice_s", "scenario", "chunk", "mode",
+                                  "requests", "seconds", "rate", "log_ratio"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--slices", "0.01"], "slice_s must be a number >= 0.05 s, got 0.01"),
+        (["--slices", "20"], "window_s 30.0 is shorter than one slice per target"),
+        (["--chunks", "0"], "--chunks must be 1 or more, got 0"),
+        (["--launches", "1", "--runs", "1", "--chunks", "1"], "gives no interval"),
+        (["--modes", "kestrel", "iis"], "unknown mode 'iis'; allowed:"),
+        (["--scenarios", "pdf"], "unknown scenario 'pdf'"),
+        (["--sensitivity", "kestrel"], "each mode once"),
+    ],
+)
+def test_bad_options_are_one_line_before_anything_starts(args, message, capsys):
+    assert bench.main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_analysing_a_folder_without_chunks_says_what_to_give(tmp_path, capsys):
+    assert bench.main(["--analyse", str(tmp_path)]) == 2
+    assert "chunks.csv not found" in capsys.readouterr().err
