@@ -208,6 +208,8 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
     where it ran fewer than the `compared` the verdict rests on. Another analog changes only a
     claim against the run's baseline."""
     on_baseline = bool((claim_rows["relative_to"] == RUN_BASELINE).any())
+    # A claim about one pair of modes names a comparison by its scenario alone, as in OURS.
+    short = len(claim_rows[["mode", "relative_to"]].drop_duplicates()) == 1
     held, changed = [], []
     for name, (results, baseline, is_analog) in conditions.items():
         if is_analog and not on_baseline:
@@ -217,7 +219,7 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
             continue
         again = _claim_verdict(first.kind, first.side, found, [])
         if len(found) < compared:
-            name += f" (on {', '.join(_label(c, short=False) for c in found)} only)"
+            name += f" (on {', '.join(_label(c, short) for c in found)} only)"
         (held if again == verdict else changed).append((name, again))
     if changed:
         return "changes under: " + "; ".join(f"{n}: {v}" for n, v in changed)
