@@ -256,14 +256,14 @@ def test_the_example_blocks_replace_only_what_is_between_their_markers(tmp_path)
     runs = tmp_path / "data" / "runs"
     runs.mkdir(parents=True)
     (runs / STUDY.paper_run).symlink_to(ROOT / "data" / "runs" / STUDY.paper_run)
-    readme = f"# x\n\n{generated.LINE_START}\nold\n{generated.LINE_END}\n\nrest\n"
-    page = f"# y\n{generated.START}\nold\n{generated.END}\ntail\n"
+    readme = f"# x\n\n{generated.LINE_START}\nSTALE\n{generated.LINE_END}\n\nrest\n"
+    page = f"# y\n{generated.START}\nSTALE\n{generated.END}\ntail\n"
     (tmp_path / "README.md").write_text(readme)
     (tmp_path / generated.PAGE).write_text(page)
     for name, block, start, end in generated.sections(tmp_path):  # as `hostbench docs` does
         (tmp_path / name).write_text(replace_in((tmp_path / name).read_text(), block, start, end))
     text = (tmp_path / "README.md").read_text()
-    assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "old" not in text
+    assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "STALE" not in text
     assert "Details: [docs/example.md](docs/example.md)." in text
     text = (tmp_path / generated.PAGE).read_text()
     assert text.startswith("# y\n") and text.endswith("\ntail\n") and "| Kestrel | HTML |" in text
