@@ -120,7 +120,6 @@ def stated_rounds(study: str) -> int:
 
 def profile_params(study: str, profile: str, **overrides):
     """A study's profile, validated, with `overrides` applied last."""
-    from hostbench.harness.params import StudyParams
     from hostbench.studies import get_study
 
     return StudyParams.from_file(get_study(study).params_path(profile), overrides)

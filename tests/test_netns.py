@@ -14,8 +14,8 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, web
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
+from hostbench.params import StudyParams
 
 pytestmark = [
     pytest.mark.live,

@@ -20,8 +20,8 @@ from conftest import SHORT_RUNS
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, remote
 from hostbench.harness.launch.processes import ManagedProcess
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
+from hostbench.params import StudyParams
 
 SSHD = Path("/usr/sbin/sshd")
 _missing = [t for t in ("ssh-keygen", "ansible-inventory") if not shutil.which(t)]
@@ -177,7 +177,7 @@ def _study_under_load(hosts, inventory, tmp_path) -> Iterator[subprocess.Popen]:
     """A 30 s ssh study in its own harness process, yielded once its load runs; stopped (and
     killed if need be) when the block ends, so a failing test leaves nothing to the next."""
     script = textwrap.dedent(f"""
-        from hostbench.harness.params import StudyParams
+        from hostbench.params import StudyParams
         from hostbench.harness.study import run_study
         params = StudyParams.from_dict({dict(BASE, duration_s=30, inventory=str(inventory))!r})
         run_study(params, "ssh", {str(tmp_path)!r}, progress=True)

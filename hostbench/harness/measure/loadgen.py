@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import BadInput, HostbenchError
-from ...load import TOOLS, Load, tools_with
+from ...load import TOOLS, Load
 from ..launch.processes import ManagedProcess, tail
 from ..launch.tools import find_tool
 
@@ -603,70 +603,3 @@ def get_generator(name: str) -> LoadGenerator:
 def generator_for(load: Load) -> LoadGenerator:
     """A fresh generator of `load`'s tool."""
     return get_generator(load.tool)
-
-
-# ---------------------------------------------------------------- what this machine can open
-
-PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-TW_REUSE = Path("/proc/sys/net/ipv4/tcp_tw_reuse")
-# Descriptors a load tool holds besides its connections: stdio, epoll and timer fds,
-# per-thread pipes, its script and summary files.
-TOOL_SPARE_FILES = 64
-# Local ports taken by other sockets in the range: the listening app and proxy (their
-# free ports come from the same range), the harness's own checks.
-SPARE_PORTS = 64
-
-
-def _port_range(path: Path = PORT_RANGE) -> tuple[int, int]:
-    low, high = (int(x) for x in path.read_text().split())
-    return low, high
-
-
-def max_connections(tool: str | None = None) -> tuple[int, str]:
-    """The most connections to one address `tool` can open here, and what sets that number.
-
-    Two limits: the tool's open files (one descriptor per connection; the soft limit,
-    or the hard one for tools that raise it, less TOOL_SPARE_FILES), and the
-    ephemeral ports (Linux picks a local port per connection from
-    ip_local_port_range, unique per destination address and port, less SPARE_PORTS).
-    The warm-up's connections go to the same address and close just before the
-    measured load: unless tcp_tw_reuse lets a new connection take a port in
-    TIME_WAIT (1, or 2 = loopback only, Linux's default), they hold their ports for
-    60 s and only half the range is left.
-    A proxy's connections to the app go to another address (the app's port) and
-    draw from the range separately, so they do not lower this number; over a Unix
-    socket they take no port at all.
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    raises = tool in tools_with("raises_nofile")  # load.py ToolTraits
-    files = hard if raises else soft
-    files_what = f"open-file {'hard' if raises else 'soft'} limit (RLIMIT_NOFILE) {files}"
-    by_files = math.inf if files == resource.RLIM_INFINITY else files - TOOL_SPARE_FILES
-    low, high = _port_range()
-    ports = high - low + 1
-    try:
-        reuse = int(TW_REUSE.read_text())
-    except (OSError, ValueError):
-        reuse = 2
-    by_ports = ports - SPARE_PORTS
-    ports_what = f"ephemeral ports {low}-{high} ({ports})"
-    if reuse == 0:
-        by_ports //= 2
-        ports_what += ", half of them as tcp_tw_reuse is 0"
-    if by_files <= by_ports:
-        return int(by_files), f"{files_what} less {TOOL_SPARE_FILES} spare"
-    return max(0, by_ports), f"{ports_what} less {SPARE_PORTS} spare"
-
-
-def check_connections(concurrency: int, tool: str | None = None) -> None:
-    """BadInput (one line) when `concurrency` connections cannot be opened from this machine.
-
-    tool: the load tool's name (its open-file limit may differ); None: the strictest.
-    """
-    allowed, why = max_connections(tool)
-    if concurrency > allowed:
-        who = tool or "a load tool"
-        raise BadInput(
-            f"concurrency {concurrency}: {who} can open at most {allowed} connections to one "
-            f"address here ({why}); use concurrency <= {allowed}"
-        )

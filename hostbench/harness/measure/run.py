@@ -32,7 +32,7 @@ from ..launch import remote_helper
 from ..launch.modes import Target, launch
 from ..launch.netns import TwoHosts, call_in, check_route
 from ..launch.remote import RemoteCpu, SshHosts
-from ..params import StudyParams, fingerprint
+from ...params import StudyParams, fingerprint
 from .checks import validate
 from .cpumonitor import CpuMonitor
 from .limits import loadgen_limited_row
