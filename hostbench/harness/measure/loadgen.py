@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ...errors import BadInput, HostbenchError
 from ...load import TOOLS, Load
+from ..environment import tool_version
 from ..launch.processes import ManagedProcess, tail
 from ..launch.tools import find_tool
 
@@ -87,7 +88,6 @@ class LoadGenerator:
     the tool in load.py TOOLS, which declares what the tool can do (get_generator finds it)."""
 
     name: str = ""
-    version_args: tuple[str, ...] = ("--version",)
 
     def __init__(self):
         self._version: str | None = None
@@ -95,18 +95,14 @@ class LoadGenerator:
     def executable(self) -> Path:
         return find_tool(self.name)
 
+    @property
+    def version_args(self) -> tuple[str, ...]:
+        return TOOLS[self.name].version_args
+
     def version(self) -> str:
         """First line the tool prints about its version (cached)."""
         if self._version is None:
-            # wrk -v exits 1 and bombardier prints to stderr: take any output.
-            proc = subprocess.run(
-                [str(self.executable()), *self.version_args],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-            lines = (proc.stdout + proc.stderr).strip().splitlines()
-            self._version = lines[0].strip() if lines else "unknown"
+            self._version = tool_version(self.name)
         return self._version
 
     def command(self, load: Load, out_dir: Path) -> list[str]:
@@ -283,7 +279,6 @@ def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
 
 class K6(LoadGenerator):
     name = "k6"
-    version_args = ("version",)
 
     def command(self, load, out_dir):
         script = out_dir / "script.js"
@@ -463,7 +458,6 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
 
 class Wrk(LoadGenerator):
     name = "wrk"
-    version_args = ("-v",)
 
     def command(self, load, out_dir):
         summary = str(out_dir / "summary.json")
@@ -557,7 +551,6 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
 
 class Ab(LoadGenerator):
     name = "ab"
-    version_args = ("-V",)
 
     def command(self, load, out_dir):
         limit = ["-n", str(ab_request_limit(load))]
