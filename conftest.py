@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -79,6 +80,15 @@ def _group_gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def interruptible(argv: list, **kwargs) -> subprocess.Popen:
+    """`argv` started as a harness a test will Ctrl-C (SIGINT), with SIGINT at its default
+    disposition: a background job's children inherit SIGINT ignored, and Python then never
+    raises KeyboardInterrupt, so the test would test the shell that runs it, not the harness."""
+    return subprocess.Popen(
+        argv, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs
+    )
 
 
 def record_params(folder: Path, **changes) -> StudyParams:

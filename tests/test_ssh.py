@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHORT_RUNS
+from conftest import SHORT_RUNS, interruptible
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, remote
 from hostbench.harness.launch.processes import ManagedProcess
@@ -184,7 +184,7 @@ def _study_under_load(hosts, inventory, tmp_path) -> Iterator[subprocess.Popen]:
     """)
     log = tmp_path / "harness.log"
     with log.open("w") as out:
-        child = subprocess.Popen(
+        child = interruptible(
             [*netns.exec_prefix(hosts.client), sys.executable, "-c", script],
             stdout=out,
             stderr=subprocess.STDOUT,
