@@ -54,6 +54,15 @@ def batch(tmp_path_factory):
     return reproduce_all("quick", batch_id="ci-quick", runs_dir=runs).parent
 
 
+@pytest.fixture(scope="session")
+def stale_docs() -> list[str]:
+    """What `python -m hostbench docs` would change in this checkout (docs.stale()): rendered
+    once for every test of the generated docs' freshness."""
+    from hostbench import docs
+
+    return docs.stale()
+
+
 @pytest.fixture
 def group_gone():
     """group_gone(pid) -> True once no live process is left in process group `pid`."""

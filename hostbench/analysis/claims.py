@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..params import PARAMS_FILE
+from ..results import RESULTS_FILE
 from ..studies import get_study
 from . import tables
 
@@ -26,12 +28,20 @@ def key_of(study: str) -> tuple[str, ...]:
 
 
 def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
-    """The study's claims table for one run folder; None for a study without the hook."""
-    hook = getattr(get_study(study).analysis, "claims", None)
-    if hook is None:
+    """The study's claims table for one run folder; None for a study without the hook.
+
+    Judged once per content of the run's results and params: the gallery, the artifact
+    appendix and compare ask for the same runs' verdicts. The caller gets its own copy."""
+    if getattr(get_study(study).analysis, "claims", None) is None:
         return None
+    run_dir = Path(run_dir)
+    key = ("claims", study, tables.content_key(run_dir / RESULTS_FILE, run_dir / PARAMS_FILE))
+    return tables.kept(key, lambda: _judged(study, run_dir)).copy()
+
+
+def _judged(study: str, run_dir: Path) -> pd.DataFrame:
     results = tables.load_results(run_dir, valid_only=False)
-    return hook(results, tables.load_params(run_dir))
+    return get_study(study).analysis.claims(results, tables.load_params(run_dir))
 
 
 def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
