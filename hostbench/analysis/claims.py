@@ -16,6 +16,7 @@ from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
 from . import tables
+from .kept import content_key, keep
 
 CLAIM = "the article's claim"
 VERDICT = "verdict"
@@ -30,13 +31,13 @@ def key_of(study: str) -> tuple[str, ...]:
 def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
     """The study's claims table for one run folder; None for a study without the hook.
 
-    Judged once per content of the run's results and params: the gallery, the artifact
-    appendix and compare ask for the same runs' verdicts. The caller gets its own copy."""
+    Judged once per content of the run's results and params (kept.py); the caller gets its
+    own copy."""
     if getattr(get_study(study).analysis, "claims", None) is None:
         return None
     run_dir = Path(run_dir)
-    key = ("claims", study, tables.content_key(run_dir / RESULTS_FILE, run_dir / PARAMS_FILE))
-    return tables.kept(key, lambda: _judged(study, run_dir)).copy()
+    key = ("claims", study, content_key(run_dir / RESULTS_FILE, run_dir / PARAMS_FILE))
+    return keep(key, lambda: _judged(study, run_dir)).copy()
 
 
 def _judged(study: str, run_dir: Path) -> pd.DataFrame:

@@ -34,6 +34,7 @@ from ..paths import RUNS
 from ..studies import get_study
 from . import claims, tables
 from .intervals import ci_bounds, pct_text, t_quantile
+from .kept import content_key, keep
 
 TOLERANCE_PCT = 10.0  # a ratio of ratios within 100 +- this % counts as reproduced
 REPRODUCED = "reproduced"
@@ -112,12 +113,12 @@ def run_ratios(path: Path, study: str | None = None) -> pd.DataFrame:
     run's baseline (as `python -m hostbench summary` writes ratios.csv). A cell the baseline
     never ran beside (n = 0, no ratio) is left out."""
     key = ("ratios", study, _content(Path(path)))
-    return tables.kept(key, lambda: _published_ratios(Path(path), study)).copy()
+    return keep(key, lambda: _published_ratios(Path(path), study)).copy()
 
 
 def _content(path: Path) -> str:
-    """What a run's comparison reads of its folder, hashed (tables.content_key)."""
-    return tables.content_key(path / "results.csv", path / RATIOS_FILE, path / PARAMS_FILE)
+    """What a run's comparison reads of its folder, hashed (kept.content_key)."""
+    return content_key(path / "results.csv", path / RATIOS_FILE, path / PARAMS_FILE)
 
 
 def write_ratios_file(path: Path, study: str) -> Path:
@@ -259,12 +260,9 @@ def check_comparable(runs: list[Run]) -> None:
 def compare(runs: list[Run], tolerance_pct: float = TOLERANCE_PCT) -> pd.DataFrame:
     """Every ratio the reference run (runs[0]) and another run share: both ratios with their
     intervals, the ratio of ratios (other / reference) with its interval and the verdict;
-    one row per ratio and compared run. Made once per content of the runs' folders: the
-    gallery and the artifact appendix compare the same runs many times."""
+    one row per ratio and compared run. Made once per content of the runs' folders (kept.py)."""
     each = tuple((r.name, r.study, r.sub_study, _content(r.path)) for r in runs)
-    return tables.kept(
-        ("compare", tolerance_pct, each), lambda: _compared(runs, tolerance_pct)
-    ).copy()
+    return keep(("compare", tolerance_pct, each), lambda: _compared(runs, tolerance_pct)).copy()
 
 
 def _compared(runs: list[Run], tolerance_pct: float) -> pd.DataFrame:

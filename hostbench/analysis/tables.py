@@ -6,11 +6,9 @@ plotting here.
 """
 
 import copy
-import hashlib
 import json
 import re
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +18,7 @@ from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import Load, read_load
 from ..params import PARAMS_FILE, StudyParams
+from .kept import content_key, keep
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
 SCENARIO_ORDER = tuple(SCENARIOS)
@@ -53,39 +52,12 @@ def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.Dat
     """Read a run's results.csv (or the file itself), typed (hostbench.results), checked and
     with mode/scenario ordered.
 
-    Typed once per content of the file: a page's tables, the README lines and the gallery read
-    one run many times, and typing every cell is what takes the time. The caller gets its own
-    copy."""
+    Typed once per content of the file (kept.py); the caller gets its own copy."""
     path = Path(path_or_run_dir)
     file = path / schema.RESULTS_FILE if path.is_dir() else path
     key = ("results", content_key(file), valid_only)
-    made = kept(key, lambda: prepare(schema.read_results(path), str(path), valid_only))
+    made = keep(key, lambda: prepare(schema.read_results(path), str(path), valid_only))
     return made.copy()
-
-
-# What was read from files, by what they held (kept): a docs page, a gallery and a report
-# read the same committed runs many times; a file written again is read again.
-_KEPT: dict[tuple, object] = {}
-KEPT_MAX = 128
-
-
-def kept(key: tuple, make: Callable):
-    """make() once per key, which names the content it reads (content_key); the oldest
-    dropped beyond KEPT_MAX. Shared: the caller copies what it hands on."""
-    if key not in _KEPT:
-        if len(_KEPT) >= KEPT_MAX:
-            del _KEPT[next(iter(_KEPT))]
-        _KEPT[key] = make()
-    return _KEPT[key]
-
-
-def content_key(*files: Path) -> str:
-    """A hash of the files' contents (a missing one counts as empty)."""
-    digest = hashlib.sha256()
-    for file in files:
-        digest.update(file.read_bytes() if file.is_file() else b"")
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) -> pd.DataFrame:
@@ -347,14 +319,14 @@ def read_ratios(path: str | Path, measure: str = "rps") -> pd.DataFrame:
 
 
 def load_params(run_dir: str | Path) -> StudyParams:
-    """The params a study ran with (its params.json), typed and validated; validated once per
-    content of the file (the gallery reads each run's many times). The caller gets its own
-    copy."""
+    """The params a study ran with (its params.json), typed and validated: validated once per
+    content of the file (kept.py), each caller's params built from those values."""
     run_dir = Path(run_dir)
     if run_dir.is_file():  # results.csv, as a study's measure() returns it
         run_dir = run_dir.parent
     key = ("params", content_key(run_dir / PARAMS_FILE))
-    return copy.deepcopy(kept(key, lambda: StudyParams.from_run(run_dir)))
+    values = keep(key, lambda: StudyParams.from_run(run_dir).to_dict())
+    return StudyParams.from_validated(copy.deepcopy(values))
 
 
 def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:
