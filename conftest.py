@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -53,6 +54,15 @@ def batch(tmp_path_factory):
     return reproduce_all("quick", batch_id="ci-quick", runs_dir=runs).parent
 
 
+@pytest.fixture(scope="session")
+def stale_docs() -> list[str]:
+    """What `python -m hostbench docs` would change in this checkout (docs.stale()): rendered
+    once for every test of the generated docs' freshness."""
+    from hostbench import docs
+
+    return docs.stale()
+
+
 @pytest.fixture
 def group_gone():
     """group_gone(pid) -> True once no live process is left in process group `pid`."""
@@ -79,6 +89,15 @@ def _group_gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def interruptible(argv: list, **kwargs) -> subprocess.Popen:
+    """`argv` started as a harness a test will Ctrl-C (SIGINT), with SIGINT at its default
+    disposition: a background job's children inherit SIGINT ignored, and Python then never
+    raises KeyboardInterrupt, so the test would test the shell that runs it, not the harness."""
+    return subprocess.Popen(
+        argv, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs
+    )
 
 
 def record_params(folder: Path, **changes) -> StudyParams:
@@ -120,7 +139,6 @@ def stated_rounds(study: str) -> int:
 
 def profile_params(study: str, profile: str, **overrides):
     """A study's profile, validated, with `overrides` applied last."""
-    from hostbench.harness.params import StudyParams
     from hostbench.studies import get_study
 
     return StudyParams.from_file(get_study(study).params_path(profile), overrides)

@@ -18,8 +18,8 @@ from pathlib import Path
 from hostbench.harness.launch.modes import LaunchOptions, launch
 from hostbench.harness.measure.loadgen import generator_for
 from hostbench.harness.measure.run import RunSpec, execute
-from hostbench.harness.params import StudyParams
 from hostbench.load import Load
+from hostbench.params import StudyParams
 
 
 def bare_rps(tool: str, duration_s: float, concurrency: int, work: Path) -> float:

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 from hostbench.analysis import tables as analysis
 from hostbench.catalog import MODES, linux_modes
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
+from hostbench.params import StudyParams
 
 
 def main():

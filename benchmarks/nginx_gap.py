@@ -58,7 +58,7 @@ from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.harness.launch.programs import PROGRAMS, Setup
 from hostbench.harness.launch.tools import find_tool
 from hostbench.harness.measure.run import RunSpec, execute
-from hostbench.harness.params import StudyParams
+from hostbench.params import StudyParams
 
 # The guide's server block (Microsoft, "Host ASP.NET Core on Linux with Nginx"), with
 # $http_host for Host as hostbench has it; everything else is nginx's defaults.

@@ -22,8 +22,9 @@ def _cmd_studies(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .harness.params import StudyParams, check_run_id, check_runnable
+    from .harness.preflight import check_runnable
     from .harness.study import run_study
+    from .params import StudyParams, check_run_id
     from .studies import get_study
 
     check_run_id(args.run_id)
@@ -48,8 +49,9 @@ def _cmd_run(args) -> int:
 def _cmd_calibrate(args) -> int:
     from .analysis.prose import calibration_note
     from .analysis.tables import calibration, calibration_findings, load_results
-    from .harness.params import StudyParams, check_run_id, check_runnable
+    from .harness.preflight import check_runnable
     from .harness.study import run_study
+    from .params import StudyParams, check_run_id
 
     raw = {
         "modes": args.mode,
@@ -158,7 +160,7 @@ def _cmd_check_report(args) -> int:
 
 def _cmd_summary(args) -> int:
     from .analysis.tables import write_ratios
-    from .harness.params import check_run_id
+    from .params import check_run_id
 
     path = write_ratios(Path(args.runs_dir) / check_run_id(args.run_id), args.baseline)
     print(path.read_text(), end="")

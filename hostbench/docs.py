@@ -4,45 +4,26 @@ about its committed paper run, the README's list of them and the blocks a study 
 its own runs (hostbench.readmes), the gallery of re-runs (docs/gallery/, hostbench.gallery)
 and the artifact appendix (docs/artifact.md, hostbench.artifact): `python -m hostbench docs`."""
 
+from functools import partial
 from pathlib import Path
 
-from . import params, results
+from . import artifact, gallery, params, readmes, results
 from .paths import ROOT
 from .studies import STUDIES
-
-GALLERY = "docs/gallery"  # the gallery of re-runs: a page per study, <study>.md
-
-
-def _gallery(study_id: str):
-    def render() -> str:
-        from .gallery import page
-
-        return page(study_id)
-
-    return render
-
-
-def _artifact() -> str:
-    from .artifact import markdown
-
-    return markdown()
-
 
 # Each generated file, relative to the repository, and what writes it. The gallery pages and
 # the artifact appendix are written from the committed runs: regenerate after re-measuring.
 GENERATED = {
     "docs/results.md": results.markdown,
     "docs/params.md": params.markdown,
-    **{f"{GALLERY}/{sid}.md": _gallery(sid) for sid in STUDIES},
-    "docs/artifact.md": _artifact,
+    **{gallery.page_path(sid): partial(gallery.page, sid) for sid in STUDIES},
+    "docs/artifact.md": artifact.markdown,
 }
 
 
 def _sections(root: Path) -> list[tuple[Path, str, str]]:
     """(file, its text now, its text with the generated sections fresh) for the READMEs that
     exist under `root`."""
-    from . import readmes
-
     texts: dict[Path, str] = {}
     for name, block, start, end in readmes.readme_sections(root):
         path = Path(root) / name

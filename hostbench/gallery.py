@@ -15,11 +15,11 @@ import pandas as pd
 from .analysis import claims, compare
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params
-from .docs import GALLERY
 from .errors import BadInput
 from .paths import RUNS
 from .studies import STUDIES, get_study
 
+GALLERY = "docs/gallery"  # the gallery of re-runs: a page per study, <study>.md
 COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
 LINK_BASE = "../../data/runs"  # from a page to the runs folder
 

@@ -20,7 +20,8 @@ import yaml
 
 from .errors import BadInput
 from .harness.notebook import StudyRun
-from .harness.params import StudyParams, check_run_id, check_runnable, fingerprint, load_yaml
+from .harness.preflight import check_runnable
+from .params import StudyParams, check_run_id, fingerprint, load_yaml
 from .paths import NOTEBOOKS, RUNS
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"

@@ -39,15 +39,18 @@ class ToolTraits:
     # Raises its open-file soft limit to the hard limit at start (the Go runtime does, since
     # Go 1.19); C tools keep the soft limit they inherit.
     raises_nofile: bool = False
+    version_args: tuple[str, ...] = ("--version",)  # what makes it say its version
 
 
 # The load tools, each declared once, in name order: every list of tools derives from here
 # (the params' allowed tools, topology ssh's, the harness's generators, the docs).
 TOOLS: dict[str, ToolTraits] = {
-    "ab": ToolTraits(whole_seconds=True, counts_requests=True, can_close=True, remote=True),
+    "ab": ToolTraits(
+        whole_seconds=True, counts_requests=True, can_close=True, remote=True, version_args=("-V",)
+    ),
     "bombardier": ToolTraits(counts_requests=True, remote=True, raises_nofile=True),
-    "k6": ToolTraits(raises_nofile=True, remote=True),
-    "wrk": ToolTraits(whole_seconds=True, pipelines=True, remote=True),
+    "k6": ToolTraits(raises_nofile=True, remote=True, version_args=("version",)),
+    "wrk": ToolTraits(whole_seconds=True, pipelines=True, remote=True, version_args=("-v",)),
 }
 
 

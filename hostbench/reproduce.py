@@ -22,9 +22,9 @@ from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
 from .harness import tour
-from .harness.params import StudyParams, check_run_id, check_runnable
+from .harness.preflight import check_runnable
 from .harness.study import PROGRESS_FILE, RENDER_ONLY
-from .params import PARAMS_FILE
+from .params import PARAMS_FILE, StudyParams, check_run_id
 from .paths import RUNS
 from .studies import DEFAULT_STUDY, STUDIES, available, get_study
 

@@ -242,3 +242,20 @@ def test_load_params_takes_the_run_folder_or_its_results_file(tmp_path):
     params = analysis.load_params(tmp_path)
     assert params == recorded and analysis.is_smoke(tmp_path)
     assert params.loadgen_cpus == [1] and params.options.app_args == []  # typed, defaults too
+
+
+def test_a_run_written_again_is_read_again_and_each_caller_gets_its_own_copy(tmp_path):
+    # What was read is kept by the files' content: an edit that keeps the size is seen too.
+    recorded = get_study(DEFAULT_STUDY).fixtures_dir / "quick-results.csv"
+    results = tmp_path / "results.csv"
+    results.write_text(recorded.read_text())
+    first = analysis.load_results(results, valid_only=False)
+    first["rps"] = 0.0  # the caller's own copy
+    kept = analysis.load_results(results, valid_only=False)
+    assert (kept["rps"] > 0).all()
+    assert "nginx" in set(kept["mode"].astype(str))
+    results.write_text(recorded.read_text().replace(",nginx,", ",caddy,"))  # the same size
+    assert "nginx" not in set(analysis.load_results(results, valid_only=False)["mode"].astype(str))
+    record_params(tmp_path, seed=1)
+    record_params(tmp_path, seed=2)  # the same size, another seed
+    assert analysis.load_params(tmp_path).seed == 2

@@ -12,6 +12,7 @@ import time
 import psutil
 import pytest
 
+from conftest import interruptible
 from hostbench.params import StudyParams
 from hostbench.reproduce import BATCH_FILE, DONE_FILE, reproduce_all
 from hostbench.studies import available
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 def _batch(runs, *more):
-    return subprocess.Popen(
+    return interruptible(
         [sys.executable, "-m", "hostbench", "reproduce-all", "--profile", "quick",
          "--batch-id", "b1", "--runs-dir", str(runs), "--study", STUDY, *more],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,

@@ -19,7 +19,7 @@ from hostbench.errors import BadInput
 from hostbench.harness.launch import web
 from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.harness.launch.tools import find_tool
-from hostbench.harness.measure.loadgen import TOOL_SPARE_FILES, check_connections, max_connections
+from hostbench.harness.preflight import TOOL_SPARE_FILES, check_connections, max_connections
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -47,7 +47,7 @@ def _child(code: str, *, nofile: int | None = None, netns: bool = False) -> dict
 CHECK = """
     import json, sys
     from hostbench.errors import BadInput
-    from hostbench.harness.measure.loadgen import check_connections, max_connections
+    from hostbench.harness.preflight import check_connections, max_connections
     out = {"max": {t: max_connections(t)[0] for t in ("wrk", "ab", "k6", "bombardier")}}
     for c, tool in %s:
         try:
@@ -111,7 +111,7 @@ NETNS = """
     with open("/proc/sys/net/ipv4/ip_local_port_range", "w") as f:
         f.write("40000 40199")  # 200 ports, in this namespace only
     from hostbench.errors import BadInput
-    from hostbench.harness.measure.loadgen import SPARE_PORTS, check_connections, max_connections
+    from hostbench.harness.preflight import SPARE_PORTS, check_connections, max_connections
     out = {"max": max_connections("bombardier"), "spare": SPARE_PORTS}
     for c in (150, 100):
         try:

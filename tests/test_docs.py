@@ -72,10 +72,8 @@ def _committed_paper_runs() -> dict[str, Path]:
     return {sid: run for sid, run in runs.items() if (run / "reproduce.json").is_file()}
 
 
-def test_each_study_readme_states_its_committed_paper_run_fresh():
-    from hostbench import docs
-
-    stale = [name for name in docs.stale() if name.startswith("studies/")]
+def test_each_study_readme_states_its_committed_paper_run_fresh(stale_docs):
+    stale = [name for name in stale_docs if name.startswith("studies/")]
     assert stale == [], f"{', '.join(stale)}: run `python -m hostbench docs` and commit the result"
     committed = _committed_paper_runs()
     for study in available():
@@ -114,13 +112,13 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
     assert f"took {wall:,} s" in text and f"{cores}-core" in text
 
 
-def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_path):
+def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_path, stale_docs):
     """The README's list is fresh, and it says the batch takes longer while a study is missing;
     once every study has its run, the batch's time is their sum."""
     from hostbench import docs
     from hostbench.studies import STUDIES
 
-    assert "README.md" not in docs.stale(), "run `python -m hostbench docs` and commit README.md"
+    assert "README.md" not in stale_docs, "run `python -m hostbench docs` and commit README.md"
     shutil.copy(README, tmp_path / "README.md")
     docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
     assert "not measured yet" in (tmp_path / "README.md").read_text()  # no run in tmp_path

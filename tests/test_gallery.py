@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from hostbench import artifact, docs, gallery
+from hostbench import artifact, gallery
 from hostbench.analysis import claims, compare
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import STUDIES
@@ -61,8 +61,8 @@ def test_a_study_without_runs_says_how_to_add_one(tmp_path):
     assert "No run of this study is committed yet" in gallery.page(study, tmp_path)
 
 
-def test_generated_pages_are_fresh():
-    stale = [n for n in docs.stale() if n.startswith(("docs/gallery/", artifact.PAGE))]
+def test_generated_pages_are_fresh(stale_docs):
+    stale = [n for n in stale_docs if n.startswith(("docs/gallery/", artifact.PAGE))]
     assert stale == [], f"{', '.join(stale)}: run `python -m hostbench docs` and commit them"
 
 

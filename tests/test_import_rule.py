@@ -1,9 +1,12 @@
-"""The analysis never reaches the harness, and a package's modules import each other one way.
+"""The analysis never reaches the harness, layers import downwards, and a package's modules
+import each other one way.
 
 The analysis reads results and starts no process (hostbench/analysis/__init__.py); the harness
-starts processes. So every module of hostbench/analysis/, the docs generator beside it and
-every module of every study's folder (its tests aside) must import with `hostbench.harness`
-made unimportable. Nothing here names a study: a new folder is checked the moment it exists.
+starts processes. So every module of hostbench/analysis/, the params, the docs generator beside
+them and every module of every study's folder (its tests aside) must import with
+`hostbench.harness` made unimportable. Within the harness, the machine's record
+(environment.py, which measure/ reads) and the params' preflight read what is installed, never
+what measures. Nothing here names a study: a new folder is checked the moment it exists.
 """
 
 import ast
@@ -16,7 +19,9 @@ import pytest
 from hostbench.paths import ROOT
 from hostbench.studies import STUDIES
 
-ANALYSIS = ROOT / "hostbench" / "analysis"
+PACKAGE = ROOT / "hostbench"
+ANALYSIS = PACKAGE / "analysis"
+HARNESS = PACKAGE / "harness"
 
 # Run in a fresh interpreter (this one has imported the harness already): a finder first on
 # sys.meta_path refuses every hostbench.harness module, then everything is imported.
@@ -54,10 +59,12 @@ except ImportError:
 
 
 def _kept_apart() -> list[Path]:
-    """The modules that must not import the harness: the analysis, the docs generator beside
-    it and every study's own code (its tests may: they start what they test)."""
+    """The modules that must not import the harness: the analysis, the params, the docs
+    generator beside them and every study's own code (its tests may: they start what they
+    test)."""
     studies = [p for s in STUDIES.values() for p in sorted(s.folder.glob("*.py"))]
-    return [*sorted(ANALYSIS.glob("*.py")), ROOT / "hostbench" / "readmes.py",
+    return [*sorted(ANALYSIS.glob("*.py")), *sorted((PACKAGE / "params").glob("*.py")),
+            PACKAGE / "readmes.py",
             *(p for p in studies if not p.name.startswith("test_"))]  # fmt: skip
 
 
@@ -72,10 +79,30 @@ def _imported(path: Path) -> list[str]:
     return names
 
 
+def _naming(path: Path, layer: str) -> list[str]:
+    """The modules an import statement of `path` names that are in (or are) `layer`."""
+    return [n for n in _imported(path) if layer in n.split(".")]
+
+
 @pytest.mark.parametrize("path", _kept_apart(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_import_statement_names_the_harness(path):
     # A function's import runs only when it is called: read every statement, not just a load.
-    assert [n for n in _imported(path) if "harness" in n.split(".")] == []
+    assert _naming(path, "harness") == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [HARNESS / "environment.py", HARNESS / "preflight.py"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_the_machines_record_and_the_preflight_import_nothing_that_measures(path):
+    # measure/ reads environment.py (each tool's version): importing back would cross layers.
+    assert _naming(path, "measure") == []
+
+
+def test_a_crossing_import_is_found(tmp_path):
+    (tmp_path / "environment.py").write_text("def f():\n    from .measure.loadgen import g\n")
+    assert _naming(tmp_path / "environment.py", "measure") == [".measure.loadgen"]
 
 
 @pytest.mark.live  # a fresh interpreter is a process
@@ -120,9 +147,10 @@ def _cycles(folder: Path) -> list[list[str]]:
 
 @pytest.mark.parametrize(
     "folder",
-    [ANALYSIS, *(s.folder for s in STUDIES.values())],
+    [PACKAGE, ANALYSIS, PACKAGE / "params", HARNESS, HARNESS / "launch", HARNESS / "measure",
+     *(s.folder for s in STUDIES.values())],
     ids=lambda f: str(f.relative_to(ROOT)),
-)
+)  # fmt: skip
 def test_a_folders_modules_import_each_other_one_way(folder):
     assert _cycles(folder) == []
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.harness.measure.limits import loadgen_limited, loadgen_limited_row
 from hostbench.harness.measure.run import RunSpec, execute
-from hostbench.harness.params import StudyParams
+from hostbench.params import StudyParams
 
 NAN = math.nan
 

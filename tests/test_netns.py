@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from conftest import SHORT_RUNS
+from conftest import SHORT_RUNS, interruptible
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, web
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
+from hostbench.params import StudyParams
 
 pytestmark = [
     pytest.mark.live,
@@ -84,7 +84,7 @@ def _holding_two_hosts() -> tuple[subprocess.Popen, list[str]]:
             print(hosts.server, hosts.client, flush=True)
             time.sleep(60)
     """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    child = interruptible([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     return child, child.stdout.readline().split()
 
 

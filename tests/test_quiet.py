@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from hostbench.harness.measure.run import RunSpec, execute
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_order, williams_rows
+from hostbench.params import StudyParams
 
 BURN = "import time\nend = time.time() + 120\nwhile time.time() < end: pass\n"
 

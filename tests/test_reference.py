@@ -125,7 +125,7 @@ def test_claim_quotes_are_verbatim(study):
 
 
 def _paper_baseline(study: Study) -> str:
-    from hostbench.harness.params import StudyParams
+    from hostbench.params import StudyParams
 
     return StudyParams.from_file(study.params_path("paper")).baseline_mode
 

@@ -22,8 +22,8 @@ from hostbench.harness.measure.run import (
     jit_settled,
     steady,
 )
-from hostbench.harness.params import StudyParams
 from hostbench.load import read_load
+from hostbench.params import StudyParams
 
 
 def params(**changes) -> StudyParams:

@@ -18,8 +18,8 @@ from conftest import SHORT_RUNS
 from hostbench.analysis import intervals
 from hostbench.harness.design import blocks_needed
 from hostbench.harness.measure.cpumonitor import CpuMonitor
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import _added_block_share, run_order
+from hostbench.params import StudyParams
 from hostbench.results import per_launch, read_results
 
 BASE = {

@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHORT_RUNS
+from conftest import SHORT_RUNS, interruptible
 from hostbench.catalog import get_mode
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, remote
 from hostbench.harness.launch.processes import ManagedProcess
-from hostbench.harness.params import StudyParams
 from hostbench.harness.study import run_study
 from hostbench.load import TOOLS
-from hostbench.params import SSH_MODES
+from hostbench.params import SSH_MODES, StudyParams
 
 SSHD = Path("/usr/sbin/sshd")
 _missing = [t for t in ("ssh-keygen", "ansible-inventory") if not shutil.which(t)]
@@ -228,18 +227,17 @@ def _study_under_load(hosts, inventory, tmp_path, tool="bombardier") -> Iterator
     the next. Its SIGINT is at its default, whatever the shell running the tests left it."""
     settings = dict(BASE, duration_s=30, inventory=str(inventory), tools=[tool])
     script = textwrap.dedent(f"""
-        from hostbench.harness.params import StudyParams
+        from hostbench.params import StudyParams
         from hostbench.harness.study import run_study
         params = StudyParams.from_dict({settings!r})
         run_study(params, "ssh", {str(tmp_path)!r}, progress=True)
     """)
     log = tmp_path / "harness.log"
     with log.open("w") as out:
-        child = subprocess.Popen(
+        child = interruptible(
             [*netns.exec_prefix(hosts.client), sys.executable, "-c", script],
             stdout=out,
             stderr=subprocess.STDOUT,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     try:
         # A wait, not a timing check: a cold or busy machine takes longer to reach the load.

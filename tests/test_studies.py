@@ -17,7 +17,7 @@ import yaml
 from hostbench import readmes
 from hostbench.analysis import claims, intervals, tables
 from hostbench.analysis.reference import load_claims, load_reference, load_setup
-from hostbench.harness.params import StudyParams, load_yaml
+from hostbench.params import StudyParams, load_yaml
 from hostbench.paths import ROOT
 from hostbench.studies import DEFAULT_STUDY, STUDIES, Study, available, discover
 

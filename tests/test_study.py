@@ -12,7 +12,7 @@ import psutil
 import pytest
 import yaml
 
-from conftest import SHORT_RUNS
+from conftest import SHORT_RUNS, interruptible
 from hostbench.results import NAMES as RESULT_COLUMNS
 from hostbench.results import CpuList, read_results
 
@@ -29,7 +29,7 @@ PARAMS = {
 
 
 def _cli(*args, **kwargs):
-    return subprocess.Popen(
+    return interruptible(
         [sys.executable, "-m", "hostbench", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -4,8 +4,9 @@ import pytest
 import yaml
 
 from hostbench.errors import BadInput
-from hostbench.harness.params import StudyParams, check_run_id, check_runnable, load_yaml
+from hostbench.harness.preflight import check_runnable
 from hostbench.harness.study import run_order
+from hostbench.params import StudyParams, check_run_id, load_yaml
 from hostbench.studies import STUDIES
 
 GOOD = {
@@ -229,7 +230,7 @@ def test_scenario_modes_runs_a_scenario_under_the_modes_listed_only():
 
 
 def test_nginx_settings_reach_the_launch_and_change_fingerprints_only_when_set():
-    from hostbench.harness.params import fingerprint
+    from hostbench.params import fingerprint
 
     plain = StudyParams.from_dict({**GOOD, "modes": ["kestrel", "nginx-keepalive"]})
     tuned = StudyParams.from_dict(
@@ -244,7 +245,7 @@ def test_nginx_settings_reach_the_launch_and_change_fingerprints_only_when_set()
 
 
 def test_progress_is_off_unless_asked_and_changes_fingerprints_only_when_set():
-    from hostbench.harness.params import fingerprint
+    from hostbench.params import fingerprint
 
     plain = StudyParams.from_dict(GOOD)
     progress = StudyParams.from_dict({**GOOD, "progress_interval_s": 1})
@@ -270,9 +271,9 @@ SWEEP = {
 
 @pytest.mark.parametrize("cores", [1, 2, 4])
 def test_a_variant_sweep_runs_from_one_to_twice_the_cores(monkeypatch, cores):
-    import hostbench.params
+    from hostbench.params import expansion
 
-    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: cores)
+    monkeypatch.setattr(expansion, "machine_cores", lambda: cores)
     raw = {**GOOD, "modes": ["kestrel"], "variants": {"default": {}}, "variant_sweep": SWEEP}
     p = StudyParams.from_dict(raw)
     values = list(range(1, 2 * cores + 1))
@@ -287,15 +288,15 @@ def test_a_variant_sweep_runs_from_one_to_twice_the_cores(monkeypatch, cores):
     # params.json keeps the values it ran with: read back on a machine with other cores, the
     # same variants.
     recorded = p.to_dict()
-    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: cores + 3)
+    monkeypatch.setattr(expansion, "machine_cores", lambda: cores + 3)
     assert StudyParams.from_dict(recorded) == p
     assert list(recorded["variants"]) == ["default"]  # the sweep is stated once, as the sweep
 
 
 def test_a_variant_sweep_lists_values_and_words(monkeypatch):
-    import hostbench.params
+    from hostbench.params import expansion
 
-    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: 3)
+    monkeypatch.setattr(expansion, "machine_cores", lambda: 3)
     sweep = {**SWEEP, "n": [1, "cores", "cores-x2"]}
     p = StudyParams.from_dict({**GOOD, "modes": ["kestrel"], "variant_sweep": sweep})
     assert p.variant_sweep["values"] == [1, 3, 6]
@@ -330,26 +331,26 @@ def test_a_keys_rule_is_declared_once_and_validation_and_docs_follow(monkeypatch
     validation and docs/params.md both follow, for a list and for a per-scenario key."""
     import dataclasses
 
-    import hostbench.params as core
+    from hostbench.params import keys, markdown
 
     assert StudyParams.from_dict({**GOOD, "concurrency": [1]}).concurrency == [1]
     ab = {**GOOD, "tools": ["ab"], "requests": {"html": 500}}
     assert StudyParams.from_dict(ab).requests_for("html") == 500
     stricter = {"concurrency": 2, "requests": 1000}
-    keys = tuple(
+    declared = tuple(
         dataclasses.replace(k, rule=dataclasses.replace(k.rule, minimum=stricter[k.name]))
         if k.name in stricter
         else k
-        for k in core.KEYS
+        for k in keys.KEYS
     )
-    monkeypatch.setattr(core, "KEYS", keys)
+    monkeypatch.setattr(keys, "KEYS", declared)
     with pytest.raises(BadInput) as err:
         StudyParams.from_dict({**GOOD, "concurrency": [1]})
     assert str(err.value) == "params key 'concurrency' must be an integer >= 2, got 1"
     with pytest.raises(BadInput) as err:
         StudyParams.from_dict(ab)
     assert str(err.value) == "params key 'requests.html' must be an integer >= 1000, got 500"
-    rows = {line.split(" | ")[0]: line for line in core.markdown().splitlines()}
+    rows = {line.split(" | ")[0]: line for line in markdown().splitlines()}
     assert rows["| `concurrency`"].startswith("| `concurrency` | list of int | required |")
     assert rows["| `concurrency`"].endswith("| >= 2 |")
     assert rows["| `requests`"].endswith("| >= 1000; ab and bombardier only |")

@@ -8,18 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from hostbench import load, params
+from hostbench import load
 from hostbench.errors import BadInput, HostbenchError
-from hostbench.harness.measure.loadgen import get_generator, k6_script, max_connections
+from hostbench.harness.measure.loadgen import get_generator, k6_script
+from hostbench.harness.preflight import max_connections
 from hostbench.load import TOOLS, Load, ToolTraits
-from hostbench.params import StudyParams
+from hostbench.params import KEYS, StudyParams
 
 SSH = {"modes": ["kestrel"], "scenarios": ["text"], "concurrency": [4], "duration_s": 5,
        "warmup_s": 0, "repetitions": 1, "topology": "ssh", "inventory": "i"}  # fmt: skip
 
 
 def test_the_params_and_the_harness_know_the_registrys_tools():
-    assert params.TOOLS is load.TOOLS
+    assert next(k for k in KEYS if k.name == "tools").rule.choices is load.TOOLS
     assert list(TOOLS) == sorted(TOOLS)  # in name order: every list is in that order
     for name in TOOLS:
         assert get_generator(name).name == name  # its command line and parser

@@ -16,6 +16,7 @@ import psutil
 import pytest
 import yaml
 
+from conftest import interruptible
 from hostbench.errors import LaunchFailed, ToolMissing
 from hostbench.harness.launch import netns, tools, web
 from hostbench.harness.launch.modes import LaunchOptions, launch
@@ -158,7 +159,7 @@ def test_ctrl_c_during_a_run_leaves_nothing_running(tmp_path):
         })
     )  # fmt: skip
     runs = tmp_path / "runs"
-    cli = subprocess.Popen(
+    cli = interruptible(
         [sys.executable, "-m", "hostbench", "run", str(params), "--run-id", "s",
          "--runs-dir", str(runs), "--no-progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -19,9 +19,12 @@ import pandas as pd
 
 from ..catalog import mode_label, scenario_label
 from ..errors import BadInput
+from ..params import PARAMS_FILE
+from ..results import RESULTS_FILE
 from ..studies import get_study
 from . import intervals, prose, tables
-from .reference import RUN_BASELINE, load_claims
+from .kept import content_key, keep
+from .reference import CLAIMS_CSV, RUN_BASELINE, load_claims
 
 CLAIM = "the article's claim"
 VERDICT = "verdict"
@@ -256,17 +259,29 @@ def sub_study_results(run_dir: str | Path, params) -> dict[str, pd.DataFrame]:
     found = {}
     for name in getattr(params, "sub_studies", None) or {}:
         folder = run_dir.parent / f"{run_dir.name}-{name}"
-        if (folder / "results.csv").is_file():
+        if (folder / RESULTS_FILE).is_file():
             found[name] = tables.load_results(folder, valid_only=False)
     return found
 
 
 def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
     """The study's claims table for one run folder, its sub-studies beside it; None for a
-    study without claims."""
+    study without claims.
+
+    Judged once per content of the run's and its sub-studies' results, its params and the
+    claims file (kept.py); the caller gets its own copy."""
     if load_claims(study) is None:
         return None
+    run_dir = Path(run_dir)
     params = tables.load_params(run_dir)
+    subs = [run_dir.parent / f"{run_dir.name}-{name}" / RESULTS_FILE for name in params.sub_studies]
+    files = [run_dir / RESULTS_FILE, run_dir / PARAMS_FILE, *subs,
+             get_study(study).reference_dir / CLAIMS_CSV]  # fmt: skip
+    key = ("claims", study, content_key(*files))
+    return keep(key, lambda: _judged(study, run_dir, params)).copy()
+
+
+def _judged(study: str, run_dir: Path, params) -> pd.DataFrame:
     results = tables.load_results(run_dir, valid_only=False)
     return for_results(study, results, params, sub_study_results(run_dir, params))
 

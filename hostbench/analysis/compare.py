@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -35,6 +34,7 @@ from ..paths import RUNS
 from ..studies import get_study
 from . import claims, intervals, tables
 from .intervals import ci_bounds, pct_text, t_quantile
+from .kept import content_key, keep
 
 # A ratio of ratios within the package's one tolerance (intervals.TOLERANCE_PCT, relative and
 # log-symmetric) counts as reproduced; wholly outside it on either side, as differing.
@@ -114,8 +114,13 @@ def run_ratios(path: Path, study: str | None = None) -> pd.DataFrame:
     `compared_ratios(results)` where its analysis.py defines one, else every mode to the
     run's baseline (as `python -m hostbench summary` writes ratios.csv). A cell the baseline
     never ran beside (n = 0, no ratio) is left out."""
-    stamp = tuple(_stamp(path / name) for name in ("results.csv", RATIOS_FILE, "params.json"))
-    return _cached_ratios(Path(path).resolve(), study, stamp).copy()
+    key = ("ratios", study, _content(Path(path)))
+    return keep(key, lambda: _published_ratios(Path(path), study)).copy()
+
+
+def _content(path: Path) -> str:
+    """What a run's comparison reads of its folder, hashed (kept.content_key)."""
+    return content_key(path / "results.csv", path / RATIOS_FILE, path / PARAMS_FILE)
 
 
 def write_ratios_file(path: Path, study: str) -> Path:
@@ -130,18 +135,7 @@ def write_ratios_file(path: Path, study: str) -> Path:
     return target
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
-    """A file's modification time and size: a cached reading is stale when either changes."""
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    return stat.st_mtime_ns, stat.st_size
-
-
-@lru_cache(maxsize=64)
-def _cached_ratios(path: Path, study: str | None, stamp: tuple) -> pd.DataFrame:
-    # The gallery and the artifact appendix read the same committed runs many times.
+def _published_ratios(path: Path, study: str | None) -> pd.DataFrame:
     ratios = _ratios(path, study)
     if "measure" not in ratios.columns:
         ratios = ratios.assign(measure=THROUGHPUT)
@@ -266,7 +260,12 @@ def check_comparable(runs: list[Run]) -> None:
 def compare(runs: list[Run], tolerance_pct: float = TOLERANCE_PCT) -> pd.DataFrame:
     """Every ratio the reference run (runs[0]) and another run share: both ratios with their
     intervals, the ratio of ratios (other / reference) with its interval and the verdict;
-    one row per ratio and compared run."""
+    one row per ratio and compared run. Made once per content of the runs' folders (kept.py)."""
+    each = tuple((r.name, r.study, r.sub_study, _content(r.path)) for r in runs)
+    return keep(("compare", tolerance_pct, each), lambda: _compared(runs, tolerance_pct)).copy()
+
+
+def _compared(runs: list[Run], tolerance_pct: float) -> pd.DataFrame:
     check_comparable(runs)
     reference = runs[0]
     ref = run_ratios(reference.path, reference.study)

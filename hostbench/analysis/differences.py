@@ -17,6 +17,7 @@ from .. import results as schema
 from ..errors import BadInput
 from ..studies import Study, get_study
 from . import prose
+from .kept import content_key, keep
 from .reference import load_setup
 from .tables import load_environment, load_params
 
@@ -32,7 +33,9 @@ class _Run:
     def __init__(self, run_dir: Path):
         self.env = load_environment(run_dir)
         self.params = load_params(run_dir)
-        self.kept = schema.valid_rows(schema.read_results(run_dir))
+        results = Path(run_dir) / schema.RESULTS_FILE  # read once per content (kept.py)
+        rows = keep(("rows", content_key(results)), lambda: schema.read_results(results))
+        self.kept = schema.valid_rows(rows)
         if self.kept.empty:
             raise BadInput(f"{run_dir}: no valid window to read the differences from")
 

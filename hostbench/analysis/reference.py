@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..errors import BadInput
 from ..studies import STUDIES, Study, get_study
+from .kept import content_key, keep
 
 PUBLISHED_CSV = "published.csv"
 SETUP_CSV = "setup.csv"
@@ -143,10 +144,15 @@ def load_reference(study: str | Study | None = None) -> pd.DataFrame:
     """
     frames = []
     for one in _studies(study):
-        frame = _read(one, PUBLISHED_CSV, NUMBER_COLUMNS, PUBLISHED_COLUMNS)
-        _check_published(frame, one)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+        key = ("published", one.id, content_key(one.reference_dir / PUBLISHED_CSV))
+        frames.append(keep(key, lambda one=one: _published(one)))
+    return pd.concat(frames, ignore_index=True)  # a new frame: the caller's own
+
+
+def _published(study: Study) -> pd.DataFrame:
+    frame = _read(study, PUBLISHED_CSV, NUMBER_COLUMNS, PUBLISHED_COLUMNS)
+    _check_published(frame, study)
+    return frame
 
 
 def load_setup(study: str | Study | None = None) -> pd.DataFrame:

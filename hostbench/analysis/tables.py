@@ -5,6 +5,7 @@ declares); every function returns a tidy DataFrame for the notebooks to show or 
 plotting here.
 """
 
+import copy
 import json
 import re
 import shlex
@@ -16,7 +17,8 @@ from .. import results as schema
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import Load, read_load
-from ..params import StudyParams
+from ..params import PARAMS_FILE, StudyParams
+from .kept import content_key, keep
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
 SCENARIO_ORDER = tuple(SCENARIOS)
@@ -48,9 +50,14 @@ CPU_GROUPS = ("server", "proxy", "loadgen")
 
 def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.DataFrame:
     """Read a run's results.csv (or the file itself), typed (hostbench.results), checked and
-    with mode/scenario ordered."""
+    with mode/scenario ordered.
+
+    Typed once per content of the file (kept.py); the caller gets its own copy."""
     path = Path(path_or_run_dir)
-    return prepare(schema.read_results(path), source=str(path), valid_only=valid_only)
+    file = path / schema.RESULTS_FILE if path.is_dir() else path
+    key = ("results", content_key(file), valid_only)
+    made = keep(key, lambda: prepare(schema.read_results(path), str(path), valid_only))
+    return made.copy()
 
 
 def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) -> pd.DataFrame:
@@ -312,8 +319,14 @@ def read_ratios(path: str | Path, measure: str = "rps") -> pd.DataFrame:
 
 
 def load_params(run_dir: str | Path) -> StudyParams:
-    """The params a study ran with (its params.json), typed and validated."""
-    return StudyParams.from_run(run_dir)
+    """The params a study ran with (its params.json), typed and validated: validated once per
+    content of the file (kept.py), each caller's params built from those values."""
+    run_dir = Path(run_dir)
+    if run_dir.is_file():  # results.csv, as a study's measure() returns it
+        run_dir = run_dir.parent
+    key = ("params", content_key(run_dir / PARAMS_FILE))
+    values = keep(key, lambda: StudyParams.from_run(run_dir).to_dict())
+    return StudyParams.from_validated(copy.deepcopy(values))
 
 
 def load_app_work(run_dir: str | Path) -> pd.DataFrame | None:

@@ -7,5 +7,7 @@ Three concerns, one folder each (docs/layout.md):
   the response checks, the row (run.py);
 - here: a study as a whole: its params' preflight, the blocks and their order, how many
   (design), resuming, the notebook run, the machine's record, the C# tour.
-launch -> measure -> study. It never plots; the analysis reads what it writes (results.csv).
+launch -> measure -> study; the machine's record (environment.py: each tool's version) is read
+by measure/ too, so it imports launch/ only (tests/test_import_rule.py). It never plots; the
+analysis reads what it writes (results.csv).
 """

@@ -18,7 +18,7 @@ meaning: the study cannot stop early because an interval happened to look narrow
 import math
 
 from ..analysis.intervals import blocks_for_halfwidth
-from .params import StudyParams
+from ..params import StudyParams
 
 RULE = (
     "Stein's two-stage rule: after the first blocks, the blocks are set once to "

@@ -2,7 +2,9 @@
 
 Results mean little without the hardware and versions beside them (the paper's
 Tables 1 and 2). Anything that can't be read is recorded as "not installed" or
-"unknown" rather than failing the study.
+"unknown" rather than failing the study. Each load tool's version is read here, once
+(tool_version), for this record, `doctor` and every run's row alike: this module reads what
+is installed (launch/) and never what measures (measure/).
 """
 
 import hashlib
@@ -18,6 +20,7 @@ import psutil
 from ..errors import HostbenchError
 from ..load import TOOLS
 from ..paths import BIN, ROOT
+from .launch.tools import find_tool
 
 PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psutil", "k6")
 
@@ -46,15 +49,27 @@ def os_name() -> str:
         return f"{platform.system()} {platform.release()}"
 
 
+def tool_version(name: str) -> str:
+    """The first line load tool `name` (load.py TOOLS) prints about its version; ToolMissing
+    when it is not installed. wrk -v exits 1 and bombardier prints to stderr: any output."""
+    done = subprocess.run(
+        [str(find_tool(name)), *TOOLS[name].version_args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else "unknown"
+
+
 def tool_versions() -> dict[str, str]:
     from .launch.places import Local
     from .launch.programs import PROGRAMS
-    from .measure.loadgen import get_generator
 
     versions = {}
     for name in TOOLS:
         try:
-            versions[name] = get_generator(name).version()
+            versions[name] = tool_version(name)
         except HostbenchError:
             versions[name] = "not installed"
     for program in PROGRAMS.values():  # the proxies: the app's build is recorded below

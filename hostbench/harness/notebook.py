@@ -14,12 +14,13 @@ import pandas as pd
 
 from ..catalog import get_scenario
 from ..errors import HostbenchError
+from ..params import StudyParams, check_run_id
 from ..paths import ROOT, RUNS, TESTAPP
 from ..studies import get_study
 from .launch import netns
 from .launch.modes import LaunchOptions, launch
 from .measure.checks import validate
-from .params import StudyParams, check_run_id, check_runnable
+from .preflight import check_runnable
 from .study import run_study
 
 APP_SOURCES = ROOT / "testapp" / "dotnet"

@@ -37,7 +37,7 @@ from pathlib import Path
 from .. import __version__, results
 from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
-from ..params import PARAMS_FILE
+from ..params import NOT_MEASURED, OPTIONAL, PARAMS_FILE, StudyParams, check_run_id, fingerprint
 from ..paths import RUNS
 from . import environment
 from .design import blocks_needed
@@ -59,7 +59,6 @@ from .measure.run import (
     read_json,
     run_settings,
 )
-from .params import NOT_MEASURED, OPTIONAL, StudyParams, check_run_id, fingerprint
 
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run

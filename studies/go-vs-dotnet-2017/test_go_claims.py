@@ -13,7 +13,7 @@ import pytest
 
 from hostbench.analysis import claims, findings, intervals, tables
 from hostbench.analysis.reference import load_claims
-from hostbench.harness.params import StudyParams
+from hostbench.params import StudyParams
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import study_of
 

@@ -12,7 +12,7 @@ import pytest
 from hostbench.analysis import convergence, tables
 from hostbench.analysis.figures import caption_text
 from hostbench.errors import BadInput
-from hostbench.harness.params import StudyParams, load_yaml
+from hostbench.params import StudyParams, load_yaml
 from hostbench.studies import study_of
 
 STUDY = study_of(__file__)

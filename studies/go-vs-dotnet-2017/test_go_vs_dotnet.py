@@ -15,7 +15,7 @@ from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.environment import go_build
 from hostbench.harness.launch import web
-from hostbench.harness.params import StudyParams
+from hostbench.params import StudyParams
 from hostbench.paths import BIN, ROOT
 from hostbench.results import valid_rows
 from hostbench.studies import study_of

@@ -15,8 +15,7 @@ from hostbench.analysis import tables
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.run import RunSpec, execute
-from hostbench.harness.params import StudyParams
-from hostbench.params import machine_cores
+from hostbench.params import StudyParams, machine_cores
 from hostbench.paths import RUNS
 from hostbench.studies import study_of
 
@@ -211,10 +210,10 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
 
 
 def test_the_report_states_the_swept_values_and_the_cores(monkeypatch):
-    import hostbench.params
+    from hostbench.params import expansion
 
     transports = TRANSPORT_STUDY.analysis
-    monkeypatch.setattr(hostbench.params, "machine_cores", lambda: 4)
+    monkeypatch.setattr(expansion, "machine_cores", lambda: 4)
     params = StudyParams.from_file(TRANSPORT_STUDY.params_path("paper"))
     note = transports.sweep_note(params)
     assert note.startswith("IOQueueCount swept over 1, 2, 3, 4, 5, 6, 7, 8, from this run's 4 ")

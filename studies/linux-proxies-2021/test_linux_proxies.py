@@ -338,7 +338,7 @@ def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_setti
     profile with only the topology changed and the additions out."""
     import yaml
 
-    from hostbench.harness.params import StudyParams
+    from hostbench.params import StudyParams
     from hostbench.paths import ROOT
 
     text = (ROOT / "docs" / "hosts.md").read_text()

@@ -31,8 +31,8 @@ import psutil
 
 from ...errors import BadInput, HostbenchError
 from ...load import Load
+from ...params import StudyParams, fingerprint
 from ..launch.modes import Target
-from ..params import StudyParams, fingerprint
 from .cpumonitor import CpuMonitor, _Tree
 from .loadgen import K6, LATENCIES, _ms, _num, _result, parse_k6
 from .quiet import wait_until_quiet

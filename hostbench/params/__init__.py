@@ -1,0 +1,54 @@
+"""A study's parameters as data: every key declared once, validated once, read back typed.
+
+Params are data (as crank's job definitions): modes x scenarios x tools x concurrency,
+repeated in blocks, plus the settings that shape every run. A profile file may say
+`extends: paper` and state only what differs. Every key has an effect or is refused, and
+each problem is one line naming what was wrong and what is allowed.
+
+One module per concern, and this package's names are imported from here:
+- rules: what a key is (Key) and what its values may be (Rule: type, range or choices; its
+  form: one value, a list, or one per scenario);
+- keys: every key's declaration (KEYS), and reading a params mapping against them;
+- study: StudyParams, the rules between keys, each cell's Load (built and checked once);
+- expansion: a variant sweep's variants and a sub-study's params;
+- topology: loopback, network namespaces, or two hosts over ssh from an inventory;
+- loading: a params file and the profile it `extends`;
+- record: what a run folder records (params.json, the settings' fingerprint, the run id);
+- docs_page: docs/params.md, from the same declarations (`python -m hostbench docs`).
+
+This package is the core: the harness adds what only a launch can check
+(harness/preflight.py: this machine's CPUs and connections, Windows-only modes), and the
+analysis reads a run's params.json back as StudyParams (StudyParams.from_run). Nothing here
+imports the harness.
+"""
+
+from .docs_page import markdown
+from .expansion import expand_sweep, machine_cores
+from .keys import KEYS, NOT_MEASURED, OPTIONAL, REQUIRED, SCHEDULE
+from .loading import load_yaml
+from .record import PARAMS_FILE, RECORDED, check_run_id, fingerprint
+from .rules import Key, Rule
+from .study import LaunchOptions, StudyParams
+from .topology import SSH_MODES, TOPOLOGIES
+
+__all__ = [
+    "KEYS",
+    "NOT_MEASURED",
+    "OPTIONAL",
+    "PARAMS_FILE",
+    "RECORDED",
+    "REQUIRED",
+    "SCHEDULE",
+    "SSH_MODES",
+    "TOPOLOGIES",
+    "Key",
+    "LaunchOptions",
+    "Rule",
+    "StudyParams",
+    "check_run_id",
+    "expand_sweep",
+    "fingerprint",
+    "load_yaml",
+    "machine_cores",
+    "markdown",
+]

@@ -1,0 +1,368 @@
+"""A study's params, validated (StudyParams): each key read against its declaration (keys.py),
+then the rules between keys (_check_together), then each cell's Load as it is made (checked
+once, kept: its runs fire it) and each sub-study's params. The analysis reads a run's
+params.json back as StudyParams (StudyParams.from_run)."""
+
+import copy
+import itertools
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+from .. import __version__
+from ..catalog import check_serves, get_mode, get_scenario
+from ..errors import BadInput
+from ..load import Load
+from . import keys
+from .expansion import expand_sweep, overlay
+from .loading import load_yaml
+from .record import PARAMS_FILE, RECORDED
+from .rules import AS_DEFAULT
+from .topology import check_topology
+
+
+def _default(name: str):
+    """A dataclass field with KEYS' default (a fresh copy of a list or mapping)."""
+    value = keys.KEY[name].default
+    if isinstance(value, list | dict):
+        return field(default_factory=lambda: copy.deepcopy(value))
+    return field(default=value)
+
+
+def _swept(sweep: dict | None) -> dict[str, dict]:
+    """The variants a resolved variant_sweep makes, each checked as a stated one."""
+    return keys.read_variants("variant_sweep", expand_sweep(sweep))
+
+
+def _check_together(p: dict) -> None:
+    """The rules between keys (each key's own rule is in its declaration); BadInput names the
+    first one broken. The Loads each tool fires are checked when they are made (StudyParams)."""
+    modes, scenarios = p["modes"], p["scenarios"]
+    if p["duration_s"] < p["min_duration_s"]:
+        raise BadInput(
+            f"params key 'duration_s' is {p['duration_s']:g}, shorter than min_duration_s "
+            f"{p['min_duration_s']:g}: every run would be invalid; raise duration_s"
+        )
+    if p["target_halfwidth_pct"] is not None and p["max_repetitions"] < p["repetitions"]:
+        raise BadInput(
+            f"params key 'max_repetitions' is {p['max_repetitions']}, fewer than repetitions "
+            f"{p['repetitions']}; the first blocks are never cut"
+        )
+    baseline = p["baseline"]
+    if baseline is not None and baseline not in modes:
+        raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
+    for m in p["focus"]:
+        if m not in modes:
+            raise BadInput(f"params key 'focus' names {m!r}, not one of the modes {modes}")
+        if m == (baseline or modes[0]):
+            raise BadInput(f"params key 'focus' names the baseline {m!r}; name the modes "
+                           "compared with it")  # fmt: skip
+    swept = _swept(p["variant_sweep"])
+    for name in swept:
+        if name in p["variants"]:
+            raise BadInput(f"variant_sweep makes variant {name!r}, already in 'variants'")
+    for m in modes:
+        mode = get_mode(m)
+        if (p["variants"] or swept) and mode.server != "TestApp":
+            raise BadInput(
+                f"params key 'variants' sets test-app options, but mode {m!r} runs "
+                f"{mode.server}; give variants to TestApp modes only"
+            )
+        for sc in scenarios:
+            if m not in p["scenario_modes"].get(sc, modes):
+                continue
+            try:
+                check_serves(mode, get_scenario(sc))
+            except BadInput as e:
+                raise BadInput(
+                    f"{e} (params key scenario_modes can run a scenario under some modes only)"
+                ) from None
+    for key in ("nginx_keepalive_pool", "nginx_workers"):
+        _nginx_setting(key, p[key], modes)
+    _interleave(p)
+    check_topology(p)
+
+
+def _interleave(p: dict) -> None:
+    """interleave_slice_s: what the interleaved window (harness/measure/interleave.py) can do."""
+    slice_s = p["interleave_slice_s"]
+    if slice_s is None:
+        return
+    what = f"params key 'interleave_slice_s' {slice_s:g}"
+    if p["tools"] != ["k6"]:
+        raise BadInput(f"{what}: only k6 switches target within a run; tools must be [k6], "
+                       f"got {p['tools']}")  # fmt: skip
+    if p["topology"] != "local":
+        raise BadInput(f"{what}: interleaved windows run on topology local only")
+    if p["focus"]:
+        raise BadInput(f"{what}: every mode shares every window, so focus has no effect; "
+                       "leave focus out")  # fmt: skip
+    if slice_s > p["duration_s"]:
+        raise BadInput(f"{what} is longer than duration_s {p['duration_s']:g}: each mode gets "
+                       "duration_s in slices of it")  # fmt: skip
+    if round(slice_s * 1000) != slice_s * 1000:
+        raise BadInput(f"{what}: k6's clock counts whole milliseconds")
+
+
+@dataclass
+class LaunchOptions:
+    app_args: list[str] = _default("app_args")  # extra TestApp options
+    access_log: bool = _default("access_log")  # proxy access logs (off, as in a tuned setup)
+    url: str | None = _default("url")  # external / IIS modes: where the user's server answers
+    watch: list[str] = _default("watch")  # external: process names to sample
+    allow_remote: bool = _default("allow_remote")  # external: permit a non-loopback URL
+    app_env: dict[str, str] = _default("app_env")  # extra environment of the test app
+    # nginx modes with an upstream pool: idle connections kept per worker; None: the catalog's.
+    nginx_keepalive_pool: int | None = _default("nginx_keepalive_pool")
+    nginx_workers: int | None = _default("nginx_workers")  # None: one per core it may use
+
+
+@dataclass
+class StudyParams:
+    """A study's params, validated; each field is the KEYS entry of its name (the launch
+    options are in `options`)."""
+
+    modes: list[str]
+    scenarios: list[str]
+    tools: list[str]
+    concurrency: list[int]
+    duration_s: float
+    warmup_s: float  # the longest warm-up; it ends earlier once throughput is steady
+    repetitions: int  # blocks: every cell once per block, in a seeded random order
+    windows: int = _default("windows")  # measured windows per cell and block
+    focus: list[str] = _default("focus")  # modes that get `windows` windows (all when empty)
+    interleave_slice_s: float | None = _default("interleave_slice_s")  # None: back to back
+    target_halfwidth_pct: float | None = _default("target_halfwidth_pct")
+    max_repetitions: int = _default("max_repetitions")
+    max_minutes: float | None = _default("max_minutes")
+    description: str = _default("description")
+    baseline: str | None = _default("baseline")
+    seed: int | None = _default("seed")
+    sample_interval_s: float = _default("sample_interval_s")
+    progress_interval_s: float | None = _default("progress_interval_s")
+    steady_tolerance_pct: float = _default("steady_tolerance_pct")
+    requests: int | dict[str, int] | None = _default("requests")  # one, or one per scenario
+    pipeline: int | dict[str, int] = _default("pipeline")  # one depth, or one per scenario
+    keepalive: bool = _default("keepalive")
+    loadgen_cpus: list[int] | None = _default("loadgen_cpus")
+    variants: dict[str, dict] = _default("variants")  # the stated ones, then the swept ones
+    variant_sweep: dict | None = _default("variant_sweep")  # as resolved: values and cores
+    scenario_modes: dict[str, list[str]] = _default("scenario_modes")
+    options: LaunchOptions = field(default_factory=LaunchOptions)
+    sub_studies: dict[str, dict] = _default("sub_studies")
+    smoke: bool = _default("smoke")
+    min_duration_s: float = _default("min_duration_s")
+    quiet_max_cores: float | None = _default("quiet_max_cores")
+    quiet_max_steal_pct: float = _default("quiet_max_steal_pct")
+    quiet_wait_s: float = _default("quiet_wait_s")
+    busy_reruns: int = _default("busy_reruns")
+    require_steady: bool = _default("require_steady")
+    topology: str = _default("topology")
+    inventory: str | None = _default("inventory")
+
+    @classmethod
+    def from_dict(cls, raw) -> "StudyParams":
+        """Validate a params mapping; BadInput names the first problem and what is allowed.
+
+        Each key against its declaration, the rules between keys, then each cell's Load as it
+        is made (kept: the runs fire it) and each sub-study's params (kept: its runs use them).
+        """
+        values = keys.read(raw)
+        _check_together(values)
+        params = cls.from_validated(values)
+        # Each tool can fire each scenario's load: a load no tool can fire is refused here,
+        # before anything starts.
+        for sc, t, c in itertools.product(params.scenarios, params.tools, params.concurrency):
+            try:
+                params.load(sc, t, c)
+            except BadInput as e:
+                raise BadInput(f"{e} (scenario {sc})") from None
+        for name in params.sub_studies:
+            try:
+                params.sub_study(name)
+            except BadInput as e:
+                raise BadInput(f"sub-study {name!r}: {e}") from None
+        return params
+
+    @classmethod
+    def from_validated(cls, values: dict) -> "StudyParams":
+        """Params from values validated already, as from_dict reads them or to_dict writes them
+        (papermill hands a study notebook to_dict's): built, not checked again."""
+        options = LaunchOptions(**{f.name: values[f.name] for f in fields(LaunchOptions)})
+        swept = _swept(values["variant_sweep"])
+        own = {f.name: values[f.name] for f in fields(cls) if f.name != "options"}
+        return cls(**{**own, "variants": {**values["variants"], **swept}}, options=options)
+
+    @classmethod
+    def from_file(cls, path: Path, overrides: dict | None = None) -> "StudyParams":
+        """Params from a YAML file (following `extends:`), with `overrides` applied last."""
+        raw = load_yaml(Path(path))
+        if overrides:
+            raw = {**raw, **overrides}
+        return cls.from_dict(raw)
+
+    @classmethod
+    def from_run(cls, run_dir: str | Path) -> "StudyParams":
+        """The params a study ran with, from its run folder's params.json (or from beside its
+        results.csv), validated; the recorded seed is the one its order was drawn from."""
+        run_dir = Path(run_dir)
+        if run_dir.is_file():  # results.csv, as a study's measure() returns it
+            run_dir = run_dir.parent
+        path = run_dir / PARAMS_FILE
+        try:
+            raw = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise BadInput(f"no {PARAMS_FILE} at {run_dir}: run the study first") from None
+        except (OSError, ValueError) as e:
+            raise BadInput(f"{path} is damaged ({type(e).__name__})") from None
+        if not isinstance(raw, dict):
+            raise BadInput(f"{path} must be a mapping of params keys to values")
+        # Keys newer than the record: what the harness did before they existed (their default
+        # unless `before` says otherwise; never a smoke value, which is for params files).
+        older = {k.name: k.default if k.before is AS_DEFAULT else k.before
+                 for k in keys.KEYS if k.name not in raw and not k.required}  # fmt: skip
+        try:
+            return cls.from_dict({**older, **{k: v for k, v in raw.items() if k not in RECORDED}})
+        except BadInput as e:
+            raise BadInput(f"{path}: {e}") from None
+
+    def to_dict(self) -> dict:
+        """The params as a params file would state them (round-trips through from_dict)."""
+        out = {k: v for k, v in asdict(self).items() if k != "options"}
+        out.update(asdict(self.options))
+        swept = expand_sweep(self.variant_sweep)  # stated once, as the sweep
+        out["variants"] = {k: v for k, v in out["variants"].items() if k not in swept}
+        return out
+
+    def _made(self, what: str) -> dict:
+        """What these params made once and keep (their cells' loads, their sub-studies)."""
+        return self.__dict__.setdefault(f"_{what}", {})
+
+    def sub_study(self, name: str) -> "StudyParams":
+        """The params of sub-study `name`: these params with its overrides, validated once."""
+        if name not in self.sub_studies:
+            allowed = ", ".join(self.sub_studies) or "none"
+            raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
+        made = self._made("sub_studies")
+        if name not in made:
+            made[name] = type(self).from_dict(overlay(self.to_dict(), self.sub_studies[name]))
+        return made[name]
+
+    def requests_for(self, scenario: str) -> int | None:
+        """The fixed request count of a scenario's runs; None: they run for duration_s."""
+        return _for(self.requests, scenario, None)
+
+    def pipeline_for(self, scenario: str) -> int:
+        """Requests per write in a scenario's runs (1: no pipelining)."""
+        return _for(self.pipeline, scenario, 1)
+
+    def load(self, scenario: str, tool: str, concurrency: int) -> Load:
+        """The load of a cell's runs, made (and checked: BadInput names the problem) once;
+        every run of the cell fires this one value."""
+        made = self._made("loads")
+        cell = (scenario, tool, concurrency)
+        if cell not in made:
+            cpus = self.loadgen_cpus
+            made[cell] = Load(
+                tool,
+                concurrency,
+                self.duration_s,
+                requests=self.requests_for(scenario),
+                warmup_s=self.warmup_s,
+                keepalive=self.keepalive,
+                pipeline=self.pipeline_for(scenario),
+                cpus=tuple(cpus) if cpus else None,
+                path=get_scenario(scenario).path,
+            )
+        return made[cell]
+
+    def options_for(self, variant: str) -> LaunchOptions:
+        """The launch options of a variant's runs: the study's, then the variant's added."""
+        if not variant:
+            return self.options
+        v = self.variants[variant]
+        return replace(
+            self.options,
+            app_args=[*self.options.app_args, *v["app_args"]],
+            app_env={**self.options.app_env, **v["app_env"]},
+        )
+
+    def cells(self) -> list[tuple[str, str, str, str, int]]:
+        """Every (mode, variant, scenario, tool, concurrency) a block runs once.
+
+        variant is "" when the study has none; scenario_modes leaves out the modes a scenario
+        does not run under.
+        """
+        variants = list(self.variants) or [""]
+        return [
+            (m, v, sc, t, c)
+            for m, v, sc, t, c in itertools.product(
+                self.modes, variants, self.scenarios, self.tools, self.concurrency
+            )
+            if m in self.scenario_modes.get(sc, self.modes)
+        ]
+
+    @property
+    def baseline_mode(self) -> str:
+        """The mode ratios are taken to: the params' baseline, else the first mode."""
+        return self.baseline or self.modes[0]
+
+    def measured_settings(self) -> dict:
+        """What shapes every run's measurement, besides its cell: resuming must not change it."""
+        return {
+            "duration_s": self.duration_s,
+            "warmup_s": self.warmup_s,
+            "steady_tolerance_pct": self.steady_tolerance_pct,
+            "requests": self.requests,
+            "pipeline": self.pipeline,
+            "keepalive": self.keepalive,
+            "sample_interval_s": self.sample_interval_s,
+            # Only when set: runs without progress keep their fingerprints.
+            **(
+                {"progress_interval_s": self.progress_interval_s}
+                if self.progress_interval_s is not None
+                else {}
+            ),
+            "loadgen_cpus": self.loadgen_cpus,
+            "min_duration_s": self.min_duration_s,
+            "quiet_max_cores": self.quiet_max_cores,
+            "quiet_max_steal_pct": self.quiet_max_steal_pct,
+            "require_steady": self.require_steady,
+            # Only when not the default, so runs recorded before the key keep their fingerprint.
+            **({"topology": self.topology} if self.topology != "local" else {}),
+            **(
+                {"interleave_slice_s": self.interleave_slice_s}
+                if self.interleave_slice_s is not None
+                else {}
+            ),
+            **({"inventory": self.inventory} if self.inventory else {}),
+            **{
+                k: v
+                for k, v in asdict(self.options).items()
+                if k not in keys.SET_ONLY or v is not None
+            },
+            "hostbench_version": __version__,
+        }
+
+
+def _nginx_setting(key: str, value: int | None, modes: list[str]) -> None:
+    """A count for the nginx modes among `modes` (null: nginx's default here); refused when
+    no mode it shapes runs, since it would change nothing."""
+    if value is None:
+        return
+    pooled = key == "nginx_keepalive_pool"
+    shaped = [
+        m
+        for m in modes
+        if get_mode(m).proxy == "nginx" and (get_mode(m).keepalive is not None or not pooled)
+    ]
+    if not shaped:
+        which = "an nginx mode with an upstream pool (nginx-keepalive)" if pooled else "nginx"
+        raise BadInput(f"params key {key!r} shapes {which}, but no such mode is in {modes}")
+
+
+def _for(value, scenario: str, default):
+    """A per-scenario setting's value for `scenario` (a plain value applies to all)."""
+    if isinstance(value, dict):
+        return value.get(scenario, default)
+    return default if value is None else value
