@@ -2,7 +2,7 @@
 and a run with a window still to measure is refused in one line, before anything starts."""
 
 import shutil
-import subprocess
+import tarfile
 
 import pandas as pd
 import psutil
@@ -11,7 +11,7 @@ import pytest
 from hostbench.analysis import tables
 from hostbench.errors import BadInput
 from hostbench.harness.study import RENDER_ONLY, run_study
-from hostbench.paths import ROOT, RUNS
+from hostbench.paths import RUNS
 
 RUN = RUNS / "example-selfhost-2012-paper"  # the smallest committed example: 26 windows
 
@@ -19,9 +19,9 @@ RUN = RUNS / "example-selfhost-2012-paper"  # the smallest committed example: 26
 def _copy(tmp_path, unpack: bool):
     folder = tmp_path / RUN.name
     shutil.copytree(RUN, folder)
-    if unpack:
-        subprocess.run([ROOT / "scripts" / "archive-runs.sh", "unpack", folder], check=True,
-                       capture_output=True)  # fmt: skip
+    if unpack:  # as scripts/archive-runs.sh unpack does, without starting a process
+        with tarfile.open(folder / "runs.tar.gz") as archive:
+            archive.extractall(folder, filter="data")
     return folder
 
 
@@ -36,7 +36,7 @@ def test_a_complete_run_is_rendered_from_its_own_rows(tmp_path, monkeypatch):
     monkeypatch.setenv(RENDER_ONLY, "1")
     before = _children()
     path = run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
-    assert _children() == before  # nothing launched
+    assert not _children() - before  # nothing launched
     again, committed = pd.read_csv(path), pd.read_csv(RUN / "results.csv")
     pd.testing.assert_frame_equal(again, committed)
 
@@ -49,5 +49,5 @@ def test_a_window_still_to_measure_is_refused_in_one_line(tmp_path, monkeypatch)
     before = _children()
     with pytest.raises(BadInput, match=r"\d+ window\(s\) not measured.*never measures"):
         run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
-    assert _children() == before
+    assert not _children() - before
     assert (folder / "results.csv").read_bytes() == (RUN / "results.csv").read_bytes()

@@ -32,7 +32,7 @@ def _inventory(p: dict) -> None:
     for key, names, allowed in (("modes", p["modes"], SSH_MODES), ("tools", p["tools"], ssh_tools)):
         if other := [n for n in names if n not in allowed]:
             raise BadInput(f"topology ssh runs {key} {', '.join(allowed)} only (not "
-                           f"for {', '.join(other)})")  # fmt: skip
+                           f"{', '.join(other)})")  # fmt: skip
     if p["loadgen_cpus"] is not None:
         raise BadInput("topology ssh: loadgen_cpus pins on one machine; the load tool has "
                        "its own host: drop loadgen_cpus")  # fmt: skip
