@@ -104,26 +104,30 @@ def batch_section(root: Path) -> str:
     return "\n".join([BATCH_START, *lines, "", whole, BATCH_END])
 
 
-def study_sections(root: Path) -> list[tuple[str, str]]:
-    """(README path relative to `root`, its fresh paper-run block) for every study."""
-    return [(f"studies/{sid}/README.md", paper_section(sid, root)) for sid in STUDIES]
-
-
 def readme_sections(root: Path) -> list[tuple[str, str, str, str]]:
     """(file relative to `root`, its fresh block, start marker, end marker) for every block
     `python -m hostbench docs` keeps fresh: each study README's paper-run line and its
     differences from the article (analysis/differences.py), the README's
     list of paper runs, and what a study's own `generated.py` writes from its committed runs
-    (its `sections(root)`, same tuples; e.g. the README's line about the example run)."""
-    studies = [(f, block, PAPER_START, PAPER_END) for f, block in study_sections(root)]
-    studies += [(f"studies/{sid}/README.md",
-                 differences.readme_block(sid, Path(root) / "data" / "runs" / study.paper_run),
-                 differences.START, differences.END) for sid, study in STUDIES.items()]  # fmt: skip
+    (its `sections(root)`, same tuples; e.g. the README's line about the example run). A
+    README that `root` lacks gets no blocks made (its study's runs are not read for it)."""
+    root = Path(root)
+    blocks = []
+    for sid, study in STUDIES.items():
+        name = f"studies/{sid}/README.md"
+        if (root / name).is_file():
+            run_dir = root / "data" / "runs" / study.paper_run
+            blocks += [(name, paper_section(sid, root), PAPER_START, PAPER_END),
+                       (name, differences.readme_block(sid, run_dir), differences.START,
+                        differences.END)]  # fmt: skip
+    if (root / README).is_file():
+        blocks.append((README, batch_section(root), BATCH_START, BATCH_END))
     own = [s for study in STUDIES.values() if (study.folder / GENERATED).is_file()
-           for s in study.module(GENERATED.removesuffix(".py")).sections(Path(root))]  # fmt: skip
-    table = f"{MODES_START}\n{where_modes_run()}{MODES_END}"
-    modes = ("docs/hosting-modes.md", table, MODES_START, MODES_END)
-    return [*studies, (README, batch_section(root), BATCH_START, BATCH_END), modes, *own]
+           for s in study.module(GENERATED.removesuffix(".py")).sections(root)]  # fmt: skip
+    if (root / "docs/hosting-modes.md").is_file():
+        table = f"{MODES_START}\n{where_modes_run()}{MODES_END}"
+        blocks.append(("docs/hosting-modes.md", table, MODES_START, MODES_END))
+    return [*blocks, *own]
 
 
 def replace_in(text: str, new_block: str, start: str, end: str) -> str:
