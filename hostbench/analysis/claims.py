@@ -33,8 +33,6 @@ OURS = "ours (95% CI)"
 AGAINST = "ours / the article's"
 SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
-COMPARISON = "comparison"
-DETAIL_COLUMNS = [CLAIM, COMPARISON, "ours", "n", "the article's", AGAINST, VERDICT]
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 
 
