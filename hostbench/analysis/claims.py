@@ -139,7 +139,7 @@ def _against(kind: str, found: list[dict]) -> str:
     lows = [c["ci_low"] / c["value"] for c in found]
     highs = [c["ci_high"] / c["value"] for c in found]
     centres = [c["ratio"] / c["value"] for c in found]
-    if any(intervals._missing(v) for v in lows + highs):
+    if any(pd.isna(v) for v in lows + highs):
         return f"{prose.span(centres, '.2f')}x, no interval"
     within = max(intervals.agrees_within_pct(c["ci_low"], c["ci_high"], c["value"])
                  for c in found)  # fmt: skip
