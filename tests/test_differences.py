@@ -1,6 +1,7 @@
 """The "differences from the article" table: the article's side from its quoted settings,
 ours read from the run folder (committed examples, measured for real)."""
 
+import json
 import shutil
 
 import pandas as pd
@@ -90,3 +91,36 @@ def test_each_study_readme_carries_the_table_its_committed_run_gives(study):
     assert differences.START in text and differences.END in text
     block = differences.readme_block(study.id, EXAMPLES / study.paper_run)
     assert block in text
+
+
+def _paper_run_with(tmp_path, **changes) -> tuple[Study, object]:
+    """The default study's committed paper run, its params.json changed as given (a real run's
+    records: the row reads only params.json for the design)."""
+    study = available()[0]
+    source = _example(study)
+    if source is None:
+        pytest.skip(f"{study.id} has no committed paper run")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for name in ("results.csv", "environment.json"):
+        shutil.copy(source / name, folder / name)
+    raw = json.loads((source / "params.json").read_text())
+    (folder / "params.json").write_text(json.dumps({**raw, "sub_studies": {}, **changes}))
+    return study, folder
+
+
+def test_the_windows_row_says_interleaved_with_the_slice_and_each_modes_time(tmp_path):
+    study, folder = _paper_run_with(tmp_path, interleave_slice_s=0.25, focus=[], duration_s=15.0)
+    row = differences.table(study.id, folder).set_index("aspect").loc["compared modes' windows"]
+    assert row["this run"] == ("interleaved: the compared modes share each window in slices "
+                               "of 0.25 s (each mode gets 15 s in all)")  # fmt: skip
+    # The article's side: its differences.csv's words (every study's articles ran one mode
+    # at a time).
+    assert row["the article"].startswith("one after another")
+
+
+def test_the_windows_row_says_back_to_back_without_a_slice(tmp_path):
+    study, folder = _paper_run_with(tmp_path, interleave_slice_s=None)
+    row = differences.table(study.id, folder).set_index("aspect").loc["compared modes' windows"]
+    assert row["this run"].startswith("back to back: ")
+    assert "slices" not in row["this run"]

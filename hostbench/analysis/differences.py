@@ -1,6 +1,7 @@
 """What a re-run did differently from its article: one row per aspect a reviewer checks
-(the system, the runtime, the load tool and its version, connections, keep-alive, bytes per
-response, how busy the CPU was), the article's side beside ours.
+(the system, the runtime, the load tool and its version, connections, keep-alive, how the
+compared modes' windows were laid out in time, bytes per response, how busy the CPU was), the
+article's side beside ours.
 
 The article's side is what its text states (reference/setup.csv, quoted there), named per
 aspect in the study's reference/differences.csv; an aspect the article does not state says
@@ -16,7 +17,7 @@ import pandas as pd
 from .. import results as schema
 from ..errors import BadInput
 from ..studies import Study, get_study
-from . import prose
+from . import prose, window_design
 from .kept import content_key, keep
 from .reference import load_setup
 from .tables import load_environment, load_params
@@ -78,6 +79,12 @@ def _keepalive(run: _Run) -> str:
     return f"kept open in {kept.mean():.0%} of the windows"
 
 
+def _windows(run: _Run) -> str:
+    """Back to back (the articles' way) or interleaved, with the slice and each mode's time
+    from params.json (window_design)."""
+    return window_design.in_words(run.params)
+
+
 def bytes_per_response(kept: pd.DataFrame) -> pd.Series:
     """Per scenario, the bytes the load tool received per response, headers included, over
     the windows given (empty when no window recorded them)."""
@@ -113,6 +120,7 @@ ASPECTS = {
     "load tool": _load_tool,
     "connections": _connections,
     "keep-alive": _keepalive,
+    "compared modes' windows": _windows,
     "bytes per response": _bytes_per_response,
     "CPU reached": _cpu_reached,
 }

@@ -1,0 +1,38 @@
+"""How a run's compared modes shared the machine's time, in words read from its params: back
+to back (each mode's windows in turn, seconds apart, as the articles ran them) or interleaved
+(the compared modes share each window in slices of `interleave_slice_s`; docs/method.md,
+"Interleaved windows").
+
+The differences table, a study's method, the sub-studies' comparisons and the generated pages
+all say it through here, so what a page says of a run's design follows its params.json.
+"""
+
+from ..params import StudyParams
+
+BACK_TO_BACK = "back to back"
+INTERLEAVED = "interleaved"
+
+
+def kind(params: StudyParams) -> str:
+    """BACK_TO_BACK or INTERLEAVED."""
+    return BACK_TO_BACK if params.interleave_slice_s is None else INTERLEAVED
+
+
+def in_words(params: StudyParams) -> str:
+    """ "interleaved: the compared modes share each window in slices of 0.25 s (each mode gets
+    15 s in all)", or "back to back: the compared modes' windows one after another, seconds
+    apart"."""
+    if params.interleave_slice_s is None:
+        return f"{BACK_TO_BACK}: the compared modes' windows one after another, seconds apart"
+    return (f"{INTERLEAVED}: the compared modes share each window in slices of "
+            f"{params.interleave_slice_s:g} s (each mode gets {params.duration_s:g} s in all)")  # fmt: skip
+
+
+def change(main: StudyParams, sub: StudyParams) -> str:
+    """What a sub-study's design changed against its main study's, in one sentence (Markdown);
+    empty when both ran their windows the same way."""
+    if main.interleave_slice_s == sub.interleave_slice_s:
+        return ""
+    return (f"Its windows ran {in_words(sub)}, where the main study's ran {in_words(main)}; "
+            "so a ratio's move between the two may come from the design as well as from the "
+            "factor.")  # fmt: skip
