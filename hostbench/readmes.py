@@ -1,6 +1,7 @@
 """The generated lines of the READMEs, between markers, kept fresh by `python -m hostbench
 docs` (hostbench.docs): each study README's line about its committed paper run, the README's
-list of those runs with the batch's wall time and the precision each reached, and the blocks
+list of those runs with the batch's wall time, the precision each reached and its half-widths
+against its goals, and the blocks
 a study writes from its own committed runs (its `generated.py`)."""
 
 import json
@@ -84,14 +85,16 @@ def batch_section(root: Path) -> str:
         results = tables.load_results(run_dir, valid_only=False)
         started = pd.to_datetime(results["started_at"])
         measured.append(wall)
-        # As the report's first screen says it; else from the ratios the run publishes.
+        # As the report's first screen says it; else from the ratios the run publishes. Then
+        # its ratios' half-widths against the goals they are held to (findings.goals_line).
+        published = compare.run_ratios(run_dir, sid)
         precision = findings.precision_line(run_dir, results) or findings.ratios_precision(
-            compare.run_ratios(run_dir, sid)
+            published
         )
+        said = " ".join(p for p in (precision, findings.goals_line(sid, published)) if p)
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
-            f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}"
-            + (f". {precision}" if precision else "")
+            f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}" + (f". {said}" if said else "")
         )
     total = f"{sum(measured) / 60:.0f} min"
     batch = "the whole batch (`make reproduce-all PROFILE=paper`)"

@@ -24,7 +24,7 @@ from .paths import STUDIES_DIR
 DEFINITION = "study.yaml"
 # The keys of study.yaml: each one's meaning is the field's comment in Study.
 _REQUIRED = ("title", "article", "citation", "notebook")
-_OPTIONAL = ("runs_tour", "figures", "default", "paper_run")
+_OPTIONAL = ("runs_tour", "figures", "default", "paper_run", "halfwidth_goals")
 # A study's modules are imported under this name: one package per study folder.
 _PACKAGE = "hostbench_studies"
 
@@ -42,6 +42,9 @@ class Study:
     default: bool = False  # the study `make reproduce` runs when none is named (one study)
     # Its committed paper run's folder under data/runs (default: example-<id>-paper).
     paper_run: str = ""
+    # (mode, %): the 95% half-width it aims at for that mode's ratios to the run's baseline,
+    # tighter than the package's goal for every ratio (analysis/findings.py); none: that goal.
+    halfwidth_goals: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self):
         if not self.paper_run:
@@ -119,7 +122,21 @@ class Study:
             figures=tuple(str(f) for f in data.get("figures") or ()),
             default=bool(data.get("default", False)),
             paper_run=str(data.get("paper_run") or ""),
+            halfwidth_goals=_goals(path, data.get("halfwidth_goals")),
         )
+
+
+def _goals(path: Path, raw) -> tuple[tuple[str, float], ...]:
+    """study.yaml's halfwidth_goals, {mode: % > 0}, as (mode, %) pairs in its order."""
+    if raw is None:
+        return ()
+    good = isinstance(raw, dict) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in raw.values()
+    )
+    if not good:
+        raise BadInput(f"{path}: halfwidth_goals must map modes to a half-width in % above 0, "
+                       f"e.g. {{kestrel: 2}}; got {raw!r}")  # fmt: skip
+    return tuple((str(mode), float(pct)) for mode, pct in raw.items())
 
 
 def discover(root: Path = STUDIES_DIR) -> dict[str, Study]:

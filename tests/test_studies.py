@@ -72,6 +72,25 @@ def test_a_studys_paper_run_is_its_own_folder_unless_it_names_one(tmp_path):
     assert len({s.paper_run for s in STUDIES.values()}) == len(STUDIES)  # none shared
 
 
+def test_a_studys_tighter_half_width_goals_are_read_from_its_study_yaml(tmp_path):
+    from hostbench.errors import BadInput
+
+    head = "title: T\narticle: a.txt\ncitation: C\nnotebook: n\n"
+    (tmp_path / "study.yaml").write_text(head)
+    assert Study.from_folder(tmp_path).halfwidth_goals == ()  # the package's goal alone
+    (tmp_path / "study.yaml").write_text(head + "halfwidth_goals: {kestrel: 2, nginx: 2.5}\n")
+    assert Study.from_folder(tmp_path).halfwidth_goals == (("kestrel", 2.0), ("nginx", 2.5))
+    for bad in ("[kestrel]", "{kestrel: 0}", "{kestrel: two}"):
+        (tmp_path / "study.yaml").write_text(head + f"halfwidth_goals: {bad}\n")
+        with pytest.raises(BadInput, match=r"halfwidth_goals must map modes to a half-width"):
+            Study.from_folder(tmp_path)
+    # Every goal a study declares names a mode the catalog knows.
+    from hostbench.catalog import MODES
+
+    for study in STUDIES.values():
+        assert {mode for mode, _ in study.halfwidth_goals} <= set(MODES), study.id
+
+
 @every_study
 def test_the_notebook_is_committed_clean_with_one_parameters_cell_naming_its_study(study):
     code = _code_cells(study)

@@ -14,7 +14,9 @@ import pandas as pd
 
 from ..catalog import mode_label
 from ..errors import BadInput
+from ..studies import get_study
 from . import intervals, prose, tables
+from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
 MARK = '<section class="findings">'
@@ -63,6 +65,7 @@ def findings_box(
     formats: dict | None = None,
     run_dir: str | Path | None = None,
     ratios: pd.DataFrame | None = None,
+    study: str | None = None,
 ) -> FindingsBox:
     """The report's first screen: `claims` (the study's claims table, one row per claim: its
     words and their reading, our evidence with its interval and n, the verdict, where it
@@ -72,18 +75,23 @@ def findings_box(
     the claims table's cell formats, as its section passes them to prose.table.
     run_dir: the run folder, for the precision line (precision_line). ratios: for a study
     whose ratios are not modes against one baseline, the ratios it publishes, for the
-    precision line (ratios_precision)."""
+    precision line (ratios_precision). study: the study's id, for the goals line after it
+    (goals_line, on `ratios` or else the run's published ratios)."""
     precision = ""
     if not smoke and run_dir is not None:
         precision = precision_line(run_dir, results)
     if not smoke and ratios is not None and not precision:
         precision = ratios_precision(ratios)
+    if not smoke and study is not None and (ratios is not None or run_dir is not None):
+        published = ratios if ratios is not None else run_ratios(Path(run_dir), study)
+        precision = " ".join(p for p in (precision, goals_line(study, published)) if p)
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
 
 
-# The package's aim for every ratio it publishes (docs/method.md): a run whose profile set no
-# target of its own is held to it in its precision line.
-GOAL_HALFWIDTH_PCT = 10.0
+# The package's aim for every ratio it publishes (docs/method.md): every run's goals line
+# holds its ratios to it, and a run whose profile set no target of its own is held to it in
+# its precision line. A study may aim tighter for some ratios (study.yaml halfwidth_goals).
+GOAL_HALFWIDTH_PCT = 5.0
 
 
 def _with_interval(ratios: pd.DataFrame) -> pd.DataFrame:
@@ -92,8 +100,8 @@ def _with_interval(ratios: pd.DataFrame) -> pd.DataFrame:
 
 
 def _half_pct(rows: pd.DataFrame) -> pd.Series:
-    """Each ratio's 95% half-width in % of it, on the log scale (where it is symmetric)."""
-    return 100 * (rows["ci_high"] / rows["ratio"] - 1)
+    """Each ratio's 95% half-width in % of it (intervals.halfwidth_pct)."""
+    return intervals.halfwidth_pct(rows["ratio"], rows["ci_high"])
 
 
 def _half_widths(rows: pd.DataFrame) -> str:
@@ -129,15 +137,45 @@ def _goal_clause(rows: pd.DataFrame) -> str:
             f"by Stein's rule on this spread, against {int(rows['n'].max())} here")  # fmt: skip
 
 
+def _throughput(ratios: pd.DataFrame) -> pd.DataFrame:
+    """The requests/s ratios of a published ratios table (all, without a `measure` column)."""
+    return ratios[ratios.get("measure", pd.Series(THROUGHPUT, ratios.index)) == THROUGHPUT]
+
+
+def goals_line(study_id: str, ratios: pd.DataFrame) -> str:
+    """A run's published requests/s ratios (its ratios.csv, compare.run_ratios) against the
+    goals they are held to, their 95% half-widths beside each: the study's own for a mode's
+    ratios to the baseline (study.yaml halfwidth_goals), then the package's for every ratio
+    (GOAL_HALFWIDTH_PCT): "Goals for the 95% half-widths: Kestrel against the baseline
+    ±4.1-7.9% (goal ±2%; 0 of 4 ratios within it); all ratios ±2.9-23.1% (goal ±5%; 6 of 20
+    ratios within it)." Empty when no ratio has an interval."""
+    rows = _with_interval(_throughput(ratios))
+    if rows.empty:
+        return ""
+    parts = []
+    for mode, goal in get_study(study_id).halfwidth_goals:
+        if "mode" in rows.columns:
+            mine = rows[rows["mode"].astype(str) == mode]
+            if len(mine):
+                parts.append(_against(f"{mode_label(mode)} against the baseline", mine, goal))
+    parts.append(_against("all ratios", rows, GOAL_HALFWIDTH_PCT))
+    return f"Goals for the 95% half-widths: {'; '.join(parts)}."
+
+
+def _against(what: str, rows: pd.DataFrame, goal_pct: float) -> str:
+    """ "Kestrel against the baseline ±4.1-7.9% (goal ±2%; 0 of 4 ratios within it)"."""
+    half = _half_pct(rows)
+    n = len(rows)
+    return (f"{what} ±{prose.span(half, '.1f')}% (goal ±{goal_pct:g}%; "
+            f"{int((half <= goal_pct).sum())} of {n} ratio{'s' * (n != 1)} within it)")  # fmt: skip
+
+
 def ratios_precision(ratios: pd.DataFrame) -> str:
     """How precise a run's published ratios came out (its ratios.csv, compare.run_ratios),
     for a study whose ratios are not modes against one baseline (kestrel-transports' settings
     against the defaults): their count and their 95% half-widths over the blocks they rest
     on. Empty when none has an interval."""
-    from .compare import THROUGHPUT
-
-    rows = ratios[ratios.get("measure", pd.Series(THROUGHPUT, ratios.index)) == THROUGHPUT]
-    rows = _with_interval(rows)
+    rows = _with_interval(_throughput(ratios))
     if rows.empty:
         return ""
     return f"Precision: {len(rows)} compared ratios, {_half_widths(rows)}; {_goal_clause(rows)}."

@@ -284,6 +284,12 @@ def block_spread(ratio: float, ci_high: float, n: int, confidence: float = 0.95)
     return math.log(ci_high / ratio) * math.sqrt(n) / t
 
 
+def halfwidth_pct(ratio, ci_high):
+    """A ratio's 95% half-width in % of it (floats or Series), on the log scale where its t
+    interval is symmetric: 100 x (ci_high / ratio - 1), as every page states it."""
+    return 100 * (ci_high / ratio - 1)
+
+
 def blocks_for_halfwidth(spread: float, first_blocks: int, target_pct: float) -> int:
     """Stein's two-stage rule: the blocks in all whose 95% interval of the mean log ratio
     reaches +-target_pct, from the sd `spread` of the per-block log ratio over the

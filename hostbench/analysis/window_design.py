@@ -24,15 +24,26 @@ def in_words(params: StudyParams) -> str:
     apart"."""
     if params.interleave_slice_s is None:
         return f"{BACK_TO_BACK}: the compared modes' windows one after another, seconds apart"
-    return (f"{INTERLEAVED}: the compared modes share each window in slices of "
-            f"{params.interleave_slice_s:g} s (each mode gets {params.duration_s:g} s in all)")  # fmt: skip
+    return (
+        f"{INTERLEAVED}: the compared modes share each window in slices of "
+        f"{params.interleave_slice_s:g} s (each mode gets {params.duration_s:g} s in all)"
+    )
 
 
-def change(main: StudyParams, sub: StudyParams) -> str:
-    """What a sub-study's design changed against its main study's, in one sentence (Markdown);
-    empty when both ran their windows the same way."""
+def short(params: StudyParams) -> str:
+    """ "back to back", or "interleaved in slices of 0.25 s"."""
+    if params.interleave_slice_s is None:
+        return BACK_TO_BACK
+    return f"{INTERLEAVED} in slices of {params.interleave_slice_s:g} s"
+
+
+def change(main: StudyParams, sub: StudyParams, subject: str = "Its") -> str:
+    """What a sub-study's design changed against its main study's, in one sentence: "Its
+    windows ran back to back, the main study's interleaved in slices of 0.25 s: ..."
+    (`subject` names the sub-study); empty when both ran their windows the same way."""
     if main.interleave_slice_s == sub.interleave_slice_s:
         return ""
-    return (f"Its windows ran {in_words(sub)}, where the main study's ran {in_words(main)}; "
-            "so a ratio's move between the two may come from the design as well as from the "
-            "factor.")  # fmt: skip
+    return (
+        f"{subject} windows ran {short(sub)}, the main study's {short(main)}: a ratio's move "
+        "between the two may come from the design as well as from the factor."
+    )
