@@ -1,13 +1,15 @@
 """The JCSI 2018 paper's own figures re-made: Fig. 4-7 (a panel per model), Fig. 8 (all
-models) and Fig. 9 (throughput relative to the baseline, the paper's values beside ours)."""
+models) and Fig. 9 (throughput relative to the baseline, the paper's values beside ours); and
+one of ours: the same ratio with the main study's design and with windows back to back."""
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import StrMethodFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
-from hostbench.analysis import figures, tables
+from hostbench.analysis import figures, intervals, prose, tables
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.errors import BadInput
 
@@ -234,4 +236,72 @@ def _above_baseline(ratios: pd.DataFrame, modes: list[str], scenarios: list[str]
     return (
         f"Scenarios where the whole 95% interval lies above {mode_label(baseline)} (faster): "
         + ", ".join(parts)
+    )
+
+
+# The two designs of analysis.designs(), each its own colour: the main study's, the sub-study's.
+_DESIGN_COLORS = {"main": "#1f5f99", "sub": "#c0504d"}
+
+
+def designs_chart(compared: pd.DataFrame) -> Figure:
+    """The main study's ratio beside the back-to-back sub-study's, per scenario
+    (analysis.designs): dots at the ratio, lines over the 95% interval, labelled with its
+    half-width and blocks; a log scale, as the intervals are computed on it."""
+    rows = [
+        (f"{scenario_label(r['scenario'])}, {who}", side, r)
+        for r in compared.to_dict("records")
+        for side, who in zip(("main", "sub"), ("main study", "sub-study"), strict=True)
+    ]
+    ends = compared[["ci_low_main", "ci_low_sub", "ci_high_main", "ci_high_sub",
+                     "ratio_main", "ratio_sub"]].to_numpy(dtype=float) * 100  # fmt: skip
+    ends = ends[np.isfinite(ends)]
+    left, high = ends.min() / 1.04, ends.max()
+    right = high * 1.3  # room for the labels
+    with figures.style():
+        fig = Figure(figsize=(9.5, 0.55 * len(rows) + 2.0), layout="constrained")
+        ax = fig.subplots()
+        y = np.arange(len(rows))[::-1]
+        for yi, (_, side, r) in zip(y, rows, strict=True):
+            color = _DESIGN_COLORS[side]
+            ratio, low, top = (100 * r[f"{c}_{side}"] for c in ("ratio", "ci_low", "ci_high"))
+            if np.isfinite(low) and np.isfinite(top):
+                ax.plot([low, top], [yi, yi], color=color, linewidth=2.5, zorder=2)
+            ax.plot(ratio, yi, "o", color=color, markersize=8, zorder=3)
+            half = r[f"half_{side}"]
+            text = intervals.pct_text(ratio / 100)
+            text += "" if np.isnan(half) else f" ±{half:.1f}%, {r[f'n_{side}']} blocks"
+            ax.annotate(text, (top if np.isfinite(top) else ratio, yi), xytext=(8, 0),
+                        textcoords="offset points", va="center")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_xlim(left, right)
+        ax.set_xticks(figures.log_ticks(left, high))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: f"{x:,.0f}%"))
+        ax.set_yticks(y, [label for label, _, _ in rows])
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        base, mode = mode_label(compared.attrs["baseline"]), mode_label(compared.attrs["mode"])
+        ax.set_xlabel(f"{mode} as % of {base} (log scale)")
+        handles = [
+            Line2D([], [], color=_DESIGN_COLORS[side], marker="o", linewidth=2.5,
+                   label=f"{who}: {design} (95% CI)")  # fmt: skip
+            for side, who, design in zip(("main", "sub"), ("main study", "sub-study"),
+                                         compared.attrs["designs"], strict=True)  # fmt: skip
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
+        fig.suptitle("The same ratio, the compared modes' windows laid out two ways")
+        figures.footnote(fig, "labels: the ratio, its 95% half-width and its blocks")
+    return figures.set_finding(fig, designs_finding(compared))
+
+
+def designs_finding(compared: pd.DataFrame) -> str:
+    """What the designs' figure shows, in one sentence: how many times narrower the main
+    study's intervals are than the sub-study's, and in how many scenarios the two overlap."""
+    judged = compared.dropna(subset=["narrower"])
+    if judged.empty:
+        return "No scenario has an interval on both sides"
+    overlap = int(judged["overlap"].astype(bool).sum())
+    return (
+        f"The sub-study's half-width over the main study's: "
+        f"{prose.span(judged['narrower'], '.1f')}; the two intervals overlap in {overlap} of "
+        f"{len(judged)} scenario{'s' * (len(judged) != 1)}"
     )
