@@ -129,12 +129,14 @@ def test_the_precision_line_sets_the_reached_half_widths_beside_the_target():
     assert line.startswith(f"Precision: targeted ±{params.target_halfwidth_pct:g}%; "), line
     assert f"asked for {design['wanted_blocks']} blocks" in line
     ratios = intervals.paired_ratios(results, params.baseline_mode)
-    focus = ratios[ratios["mode"].astype(str).isin(params.focus)]
+    # The focus modes where the profile names them, else every mode against the baseline.
+    compared = params.focus or [m for m in params.modes if m != params.baseline_mode]
+    focus = ratios[ratios["mode"].astype(str).isin(compared)]
     half = 100 * (focus["ci_high"] / focus["ratio"] - 1)
     assert f"95% half-widths of {prose.span(half, '.0f')}% over" in line
     within = int((half <= params.target_halfwidth_pct).sum())
     assert f", {within} of {len(focus)} within it." in line, line
-    others = ratios[~ratios["mode"].astype(str).isin(params.focus) & (ratios["n"] >= 2)]
+    others = ratios[~ratios["mode"].astype(str).isin(compared) & (ratios["n"] >= 2)]
     if len(others):  # the modes outside the focus, held to the package's aim
         assert f" The other {len(others)} ratios: 95% half-widths of " in line, line
         assert line.endswith(f"; {findings._goal_clause(others)}."), line
@@ -204,8 +206,10 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
     assert line.startswith(f"Precision: {len(rps)} compared ratios, 95% half-widths of "
                            f"{prose.span(half, '.0f')}% over {blocks} blocks; ")  # fmt: skip
     assert findings.ratios_precision(rps.assign(n=1)) == ""  # no interval, no precision
-    # The report's first screen says it as the README does.
-    assert line in (run / "report.html").read_text().replace("&#x27;", "'")
+    # The report's first screen says it as the README does: the half-widths it reached (its
+    # goal clause is the package's goal as of the report's render).
+    reached = line.partition("; ")[0]
+    assert reached in (run / "report.html").read_text().replace("&#x27;", "'")
 
 
 def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
@@ -224,3 +228,91 @@ def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
     assert clause == (f"1 of 2 within ±{goal:g}%; all 2 would take about {wanted} blocks "
                       "by Stein's rule on this spread, against 3 here")  # fmt: skip
     assert findings._goal_clause(rows.iloc[[1]]) == f"all within ±{findings.GOAL_HALFWIDTH_PCT:g}%"
+
+
+def _run_of_a_study_with_its_own_goals():
+    """A committed paper run of a study that declares tighter goals (study.yaml
+    halfwidth_goals), with its ratios.csv."""
+    from hostbench.studies import STUDIES
+
+    for study in STUDIES.values():
+        run = ROOT / "data" / "runs" / study.paper_run
+        if study.halfwidth_goals and (run / "ratios.csv").is_file():
+            return study, run
+    pytest.skip("no committed run of a study with goals of its own")
+
+
+def _half(rows: pd.DataFrame) -> pd.Series:
+    return 100 * (rows["ci_high"] / rows["ratio"] - 1)
+
+
+def test_the_goals_line_sets_a_runs_half_widths_beside_the_studys_goals_and_the_packages():
+    from hostbench.analysis import compare, tables
+    from hostbench.catalog import mode_label
+
+    study, run = _run_of_a_study_with_its_own_goals()
+    ratios = pd.read_csv(run / "ratios.csv")
+    rps = ratios[ratios["measure"] == "rps"] if "measure" in ratios else ratios
+    rps = rps[rps["n"] >= 2]
+    line = findings.goals_line(study.id, compare.run_ratios(run, study.id))
+    assert line.startswith("Goals for the 95% half-widths: "), line
+    for mode, goal in study.halfwidth_goals:
+        mine = rps[rps["mode"] == mode]
+        half = _half(mine)
+        ratios_word = "ratios" if len(mine) != 1 else "ratio"
+        assert (f"{mode_label(mode)} against the baseline ±{prose.span(half, '.1f')}% (goal "
+                f"±{goal:g}%; {int((half <= goal).sum())} of {len(mine)} {ratios_word} within "
+                "it)") in line  # fmt: skip
+    half, goal = _half(rps), findings.GOAL_HALFWIDTH_PCT
+    within = int((half <= goal).sum())
+    assert line.endswith(f"all ratios ±{prose.span(half, '.1f')}% (goal ±{goal:g}%; "
+                         f"{within} of {len(rps)} ratios within it).")  # fmt: skip
+    # The report's first screen carries it after the precision line; a smoke run's does not.
+    results = tables.load_results(run, valid_only=False)
+    box = findings.findings_box(None, results, {}, run_dir=run, study=study.id)._repr_html_()
+    assert line in box.replace("&#x27;", "'")
+    assert findings.precision_line(run, results) in box.replace("&#x27;", "'")
+    smoke = findings.findings_box(None, results, {}, smoke=True, run_dir=run, study=study.id)
+    assert "Goals" not in smoke._repr_html_()
+
+
+def test_the_goals_line_holds_every_ratio_to_the_packages_goal_and_counts_each():
+    """Three blocks: half-widths of 3% and 8% (a ratio of one block has no interval, left
+    out); a study without goals of its own is held to the package's alone."""
+    from hostbench.studies import STUDIES
+
+    plain = next((s for s in STUDIES.values() if not s.halfwidth_goals), None)
+    if plain is None:
+        pytest.skip("every study declares goals of its own")
+    rows = pd.DataFrame({"mode": ["a", "b", "c"], "ratio": [1.5, 2.0, 1.1], "n": [3, 3, 1],
+                         "ci_high": [1.5 * 1.03, 2.0 * 1.08, math.nan]})  # fmt: skip
+    goal = findings.GOAL_HALFWIDTH_PCT
+    within = int(3.0 <= goal) + int(8.0 <= goal)
+    assert findings.goals_line(plain.id, rows) == (
+        f"Goals for the 95% half-widths: all ratios ±3.0-8.0% (goal ±{goal:g}%; {within} of 2 "
+        "ratios within it)."
+    )
+    assert findings.goals_line(plain.id, rows.iloc[[2]]) == ""  # no interval, no line
+    # A study's own goal for a mode the run did not compare leaves the package's alone.
+    study, _ = _run_of_a_study_with_its_own_goals()
+    assert findings.goals_line(study.id, rows).startswith("Goals for the 95% half-widths: all")
+
+
+def test_the_readmes_list_and_the_artifact_appendix_carry_each_runs_goals_line():
+    from hostbench import artifact, readmes
+    from hostbench.analysis import compare
+    from hostbench.studies import STUDIES
+
+    listed, appendix = readmes.batch_section(ROOT), artifact.markdown()
+    seen = 0
+    for sid, study in STUDIES.items():
+        run = ROOT / "data" / "runs" / study.paper_run
+        if not (run / "results.csv").is_file():
+            continue
+        line = findings.goals_line(sid, compare.run_ratios(run, sid))
+        if line:
+            assert line in listed, sid
+            assert line in appendix, sid
+            seen += 1
+    if not seen:
+        pytest.skip("no committed paper run with intervals")

@@ -182,12 +182,27 @@ def test_sensitivity_compares_the_two_setups():
 def test_each_sub_study_names_the_one_factor_it_changed():
     from hostbench.params import StudyParams
 
+    from hostbench.analysis import window_design
+
     paper = StudyParams.from_file(STUDY.params_path("paper"))
-    assert jcsi2018.changed_factors(paper, paper.sub_study("isolated")) == (
-        "loadgen_cpus: none -> 1"
+
+    def laid_out(sub) -> list[str]:
+        """The windows' layout, where the sub-study's differs from the main study's: a factor
+        of its own, listed first (sorted by key) and said in words too."""
+        if sub.interleave_slice_s == paper.interleave_slice_s:
+            assert window_design.change(paper, sub) == ""
+            return []
+        assert window_design.change(paper, sub).startswith("Its windows ran ")
+        ends = ["none" if v is None else f"{v:g}"
+                for v in (paper.interleave_slice_s, sub.interleave_slice_s)]  # fmt: skip
+        return [f"interleave_slice_s: {ends[0]} -> {ends[1]}"]
+
+    isolated, bombardier = paper.sub_study("isolated"), paper.sub_study("bombardier")
+    assert jcsi2018.changed_factors(paper, isolated) == "; ".join(
+        [*laid_out(isolated), "loadgen_cpus: none -> 1"]
     )
-    assert jcsi2018.changed_factors(paper, paper.sub_study("bombardier")) == (
-        "tools: k6 -> bombardier"
+    assert jcsi2018.changed_factors(paper, bombardier) == "; ".join(
+        [*laid_out(bombardier), "tools: k6 -> bombardier"]
     )
     assert jcsi2018.changed_factors(paper, paper) == "nothing"
 
@@ -238,7 +253,9 @@ def test_the_example_numbers_in_the_readme_and_docs_are_the_example_runs():
     run_dir = ROOT / "data" / "runs" / STUDY.paper_run
     fresh = generated.sections(ROOT)
     names = [name for name, *_ in fresh]
-    assert names == [generated.METHOD, "README.md", generated.PAGE], "its run is committed"
+    assert names == [generated.METHOD, generated.STUDY_README, "README.md", generated.PAGE], (
+        "its run is committed"
+    )
     for name, new, start, end in fresh:
         text = (ROOT / name).read_text()
         written = text[text.index(start) : text.index(end) + len(end)]
@@ -422,3 +439,143 @@ def test_an_order_claim_compares_only_the_analogs_of_the_papers_own_models():
         assert row.mode in same
         assert row.relative_to == "baseline"  # the run's analog by mechanism of the baseline
         assert "HTTP.sys" in row.note and "in-process" in row.note  # named: cannot run here
+
+
+# --- the measuring design: the main study's windows beside windows back to back
+
+EXAMPLE = ROOT / "data" / "runs" / STUDY.paper_run
+
+
+def _committed(name: str | None = None):
+    """Every run and the params of the committed paper run, or of its sub-study `name`."""
+    folder = EXAMPLE if name is None else EXAMPLE.parent / f"{EXAMPLE.name}-{name}"
+    if not (folder / "results.csv").is_file():
+        pytest.skip(f"{folder.name} is not committed")
+    return analysis.load_results(folder, valid_only=False), analysis.load_params(folder)
+
+
+def _check_designs(compared, main_runs, sub_runs, main_params, sub_params):
+    """designs() against paired_ratios of each side, and its words and table against it."""
+    from hostbench.analysis import window_design
+    from hostbench.pagecheck import page_defects
+
+    baseline = main_params.baseline_mode
+    scenarios = set(main_runs["scenario"].astype(str)) & set(sub_runs["scenario"].astype(str))
+    assert sorted(compared["scenario"]) == sorted(scenarios)
+    for side, runs in (("main", main_runs), ("sub", sub_runs)):
+        ratios = intervals.paired_ratios(runs, baseline)
+        ratios = ratios[ratios["mode"].astype(str) == jcsi2018.HEADLINE_MODE]
+        ratios = ratios.set_index(ratios["scenario"].astype(str))
+        for row in compared.to_dict("records"):
+            r = ratios.loc[row["scenario"]]
+            assert row[f"ratio_{side}"] == pytest.approx(r.ratio)
+            assert row[f"n_{side}"] == r.n
+            assert row[f"half_{side}"] == pytest.approx(100 * (r.ci_high / r.ratio - 1),
+                                                        nan_ok=True)  # fmt: skip
+    assert compared.attrs["designs"] == (window_design.short(main_params),
+                                         window_design.short(sub_params))  # fmt: skip
+    text = jcsi2018.designs_sentences(compared)
+    for row in compared.to_dict("records"):
+        for side in ("main", "sub"):
+            printed = intervals.ratio_text(row[f"ratio_{side}"], row[f"ci_low_{side}"],
+                                           row[f"ci_high_{side}"])  # fmt: skip
+            assert printed in text
+        if row["overlap"] is None:
+            assert "one side has no interval" in text
+            continue
+        overlap = (row["ci_low_main"] <= row["ci_high_sub"]
+                   and row["ci_low_sub"] <= row["ci_high_main"])  # fmt: skip
+        assert row["overlap"] == overlap
+        narrower = row["half_sub"] / row["half_main"]
+        assert row["narrower"] == pytest.approx(narrower)
+        times, word = (narrower, "narrower") if narrower >= 1 else (1 / narrower, "wider")
+        assert f"interval is {times:.1f} times {word}" in text, text
+    table = jcsi2018.designs_table(compared)
+    assert len(table) == len(compared)
+    page = f"<html><body><main>{report.table(table).to_html()}</main></body></html>"
+    assert page_defects(page) == []
+    return text
+
+
+def test_the_designs_set_the_main_studys_ratio_beside_a_sub_studys_on_recorded_runs():
+    """The committed paper run and its isolated sub-study, both measured for real: the same
+    pair, Kestrel and the baseline, on the scenarios both ran."""
+    main_runs, main_params = _committed()
+    sub_runs, sub_params = _committed("isolated")
+    compared = jcsi2018.designs(main_runs, sub_runs, main_params, sub_params)
+    assert len(compared)
+    _check_designs(compared, main_runs, sub_runs, main_params, sub_params)
+    # One block on one side: no interval there, so the widths are not compared.
+    first = sub_runs[sub_runs["block"] == sub_runs["block"].min()]
+    one = jcsi2018.designs(main_runs, first, main_params, sub_params)
+    assert one["overlap"].isna().all()
+    assert "one side has no interval" in _check_designs(one, main_runs, first, main_params,
+                                                         sub_params)  # fmt: skip
+    # A sub-study sharing no scenario with the main study: nothing compared, said so.
+    none = jcsi2018.designs(main_runs, sub_runs.assign(scenario="nothing"), main_params,
+                            sub_params)  # fmt: skip
+    assert none.empty and "not compared" in jcsi2018.designs_sentences(none)
+
+
+def test_the_designs_figure_draws_each_side_and_says_what_it_shows():
+    main_runs, main_params = _committed()
+    sub_runs, sub_params = _committed("isolated")
+    compared = jcsi2018.designs(main_runs, sub_runs, main_params, sub_params)
+    fig = jcsi2018.figures.designs_chart(compared)
+    finding = jcsi2018.figures.designs_finding(compared)
+    assert fig._hostbench_finding == finding
+    overlap = int(compared["overlap"].astype(bool).sum())
+    assert finding.endswith(f"overlap in {overlap} of {len(compared)} scenarios"), finding
+    assert len(fig.axes[0].get_yticklabels()) == 2 * len(compared)
+
+
+def test_without_a_back_to_back_sub_study_the_designs_are_not_measured():
+    from hostbench.params import StudyParams
+
+    assert "is not in this run's profile" in jcsi2018.designs_missing(NGINX_BASELINE)
+    subs = {jcsi2018.BACK_TO_BACK: {"repetitions": 2}}
+    listed = StudyParams.from_dict({**NGINX_BASELINE.to_dict(), "sub_studies": subs})
+    said = jcsi2018.designs_missing(listed)
+    assert said.startswith("*Not measured") and "did not run on this machine" in said
+
+
+def test_the_committed_back_to_back_sub_study_beside_the_main_study():
+    """The committed example's own back-to-back sub-study: the comparison its page shows."""
+    main_runs, main_params = _committed()
+    sub_runs, sub_params = _committed(jcsi2018.BACK_TO_BACK)
+    compared = jcsi2018.designs(main_runs, sub_runs, main_params, sub_params)
+    assert set(compared["scenario"]) == set(sub_runs["scenario"].astype(str))
+    _check_designs(compared, main_runs, sub_runs, main_params, sub_params)
+
+
+def test_method_says_how_the_compared_modes_windows_were_laid_out(run3):
+    from hostbench.params import StudyParams
+
+    p = run3["params"]
+    assert p.interleave_slice_s is None  # recorded back to back
+    assert "windows back to back in an order that puts each mode" in jcsi2018.method(p)
+    shared = StudyParams.from_dict({**p.to_dict(), "interleave_slice_s": 0.25, "focus": []})
+    text = jcsi2018.method(shared)
+    assert "back to back" not in text
+    assert "whose slice of 0.25 s it is" in text
+    assert f"each mode gets {p.duration_s:g} s of every window" in text
+
+
+def test_the_readmes_paper_profile_line_is_written_from_the_profile():
+    from hostbench.analysis import window_design
+    from hostbench.params import StudyParams
+
+    generated = STUDY.module("generated")
+    paper = StudyParams.from_file(STUDY.params_path("paper"))
+    block = generated.profile_block()
+    assert f"Windows {window_design.in_words(paper)};" in block
+    for name in paper.sub_studies:
+        sub = window_design.short(paper.sub_study(name))
+        # Each sub-study sits in the group of its own layout, which says whether it is the
+        # main study's.
+        group = next(g for g in block.split("; ") if f"`{name}`" in g)
+        assert f"with windows {sub}" in group
+        same = sub == window_design.short(paper)
+        assert ("as the main study's" if same else "unlike the main study's") in group
+    readme = (STUDY.folder / "README.md").read_text()
+    assert block in readme, "stale: python -m hostbench docs"
