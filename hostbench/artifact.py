@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from . import gallery
-from .analysis import claims, compare, findings, intervals
-from .analysis.tables import load_environment
+from .analysis import claims, compare, findings, intervals, window_design
+from .analysis.tables import load_environment, load_params
 from .paths import RUNS
 from .studies import STUDIES
 
@@ -105,9 +105,10 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
     for run in committed:
         table = compare.compare([run, run])
         what = f"the {run.sub_study} sub-study" if run.sub_study else "the paper profile"
+        layout = window_design.short(load_params(run.path))  # a sub-study's may differ
         lines += [
-            f"Expected ranges, {what} ([{run.name}](../data/runs/{run.name}/)): each ratio's "
-            f"95% interval in the committed run",
+            f"Expected ranges, {what} ([{run.name}](../data/runs/{run.name}/), windows "
+            f"{layout}): each ratio's 95% interval in the committed run",
             "",
             "| claim: a ratio of requests/s, or of the measure named | committed "
             "| expected range (95% CI) | blocks |",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import claims, compare
+from .analysis import claims, compare, window_design
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params
 from .errors import BadInput
@@ -69,6 +69,7 @@ def machine(run: compare.Run) -> dict:
         "machine": f"{env.get('cpu_cores_logical', '?')}-core {env.get('cpu_model', '?')}",
         "OS": env.get("os", "(not recorded)"),
         "client and server": params.topology,
+        "windows": window_design.short(params),  # a sub-study's may differ from its main run's
         "commit": env.get("git_commit") or "(not recorded)",
         "measured": f"{started:%Y-%m-%d}",
     }
@@ -162,9 +163,9 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
         f"lies within ±{compare.TOLERANCE_PCT:g}%, *differs* when it excludes 100%, "
         f"*undecided* otherwise ([docs/reproducing.md](../reproducing.md)).",
         "",
-        "| run | machine | OS | client and server | commit | measured "
+        "| run | machine | OS | client and server | windows | commit | measured "
         "| against the committed run |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     ratios = {}
     for run in runs:
@@ -174,7 +175,7 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
         link = f"[{_shown(run, runs_dir)}]({LINK_BASE}/{_shown(run, runs_dir)}/)"
         lines.append(
             f"| {link} | {m['machine']} | {m['OS']} | {m['client and server']} | "
-            f"`{m['commit']}` | {m['measured']} | {verdicts} |"
+            f"{m['windows']} | `{m['commit']}` | {m['measured']} | {verdicts} |"
         )
     lines += ["", "## Their ratios", "", _ratio_table(ratios), ""]
     verdicts = compare.claim_verdicts([r for r in runs if r.sub_study is None])
