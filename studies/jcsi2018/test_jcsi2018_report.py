@@ -186,8 +186,12 @@ def test_each_sub_study_names_the_one_factor_it_changed():
     assert jcsi2018.changed_factors(paper, paper.sub_study("isolated")) == (
         "loadgen_cpus: none -> 1"
     )
+    # bombardier cannot switch targets within a run: its windows run back to back too.
     assert jcsi2018.changed_factors(paper, paper.sub_study("bombardier")) == (
-        "tools: k6 -> bombardier"
+        "interleave_slice_s: 0.25 -> none; tools: k6 -> bombardier"
+    )
+    assert jcsi2018.changed_factors(paper, paper.sub_study("back-to-back")) == (
+        "interleave_slice_s: 0.25 -> none"
     )
     assert jcsi2018.changed_factors(paper, paper) == "nothing"
 
