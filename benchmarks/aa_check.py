@@ -1,8 +1,10 @@
 """The A/A check (docs/method.md, "Verdicts"): Kestrel against a second launch of itself, with
 the JCSI 2018 load, measured by the study harness like any study (quiet gate, warm-up, blocks),
-then how often a 95% interval excluded 100%. Run alone on a quiet machine (about 20 minutes):
+then how often a 95% interval excluded 100%; once with windows back to back (aa.yaml), once
+interleaved (aa-interleaved.yaml). Run alone on a quiet machine (about 20 minutes each):
 
     .venv/bin/python benchmarks/aa_check.py                 # measure into data/runs/example-aa
+    .venv/bin/python benchmarks/aa_check.py --design interleaved  # data/runs/example-aa-interleaved
     .venv/bin/python benchmarks/aa_check.py --analyse-only  # the summary of what is there
 
 An interrupted run resumes with the same command. `python -m hostbench docs` then writes the
@@ -18,17 +20,18 @@ from hostbench.harness.study import run_study
 from hostbench.params import StudyParams
 from hostbench.paths import RUNS
 
-PARAMS = Path(__file__).with_name("aa.yaml")
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs-dir", type=Path, default=RUNS)
+    parser.add_argument("--design", choices=list(aa.RUNS), default="back to back")
     parser.add_argument("--analyse-only", action="store_true", help="measure nothing")
     args = parser.parse_args()
-    run_dir = args.runs_dir / aa.RUN
+    run_id, params_file = aa.RUNS[args.design]
+    run_dir = args.runs_dir / run_id
     if not args.analyse_only:
-        run_study(StudyParams.from_file(PARAMS), aa.RUN, args.runs_dir)
+        params = StudyParams.from_file(Path(__file__).with_name(params_file))
+        run_study(params, run_id, args.runs_dir)
     results = tables.load_results(run_dir, valid_only=False)
     print(aa.aa_intervals(results).to_string(index=False))
     print(aa.summary(results))

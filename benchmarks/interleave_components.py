@@ -37,7 +37,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from hostbench.analysis.intervals import t_quantile
+from hostbench.analysis.components import (
+    CHUNKS_FILE,
+    QUIET_MAX_CORES,
+    SEED_FILE,
+    summarise,
+    table,
+)
 from hostbench.catalog import get_mode, get_scenario
 from hostbench.errors import BadInput, HostbenchError
 from hostbench.harness.launch.modes import launch
@@ -49,138 +55,12 @@ from hostbench.harness.measure.run import warm_up
 from hostbench.load import Load
 from hostbench.params import LaunchOptions
 
-CHUNKS_FILE = "chunks.csv"
-SEED_FILE = "seed.json"
 DEFAULT_SLICES = [0.1, 0.25, 0.5, 1, 2, 5, 15]
-QUIET_MAX_CORES = 0.1  # a chunk whose foreign CPU was above this is left out (docs/method.md)
 STEADY_TOLERANCE_PCT = 5.0
 CHUNK_OVERHEAD_S = 2.0  # k6's start and the counters' reads around a chunk, for the estimate
 # --quick: a seconds-long smoke of the whole pipeline; its numbers are not evidence.
 QUICK = {"launches": 1, "runs": 1, "chunks": 2, "slices": [0.25, 1], "scenarios": ["text"],
          "chunk_s": 2.0, "warmup_s": 2.0}  # fmt: skip
-
-
-# ------------------------------------------------------------------ the variance components
-
-
-def unit_means(d: pd.DataFrame) -> tuple[str, pd.Series]:
-    """The independent units of a set of log ratios and each unit's mean: launches when
-    there are 2 or more, else the runs of the one launch, else its chunks."""
-    if d["launch"].nunique() >= 2:
-        runs = d.groupby(["launch", "run"])["value"].mean()
-        return "launches", runs.groupby(level="launch").mean()
-    if d["run"].nunique() >= 2:
-        return "runs", d.groupby("run")["value"].mean()
-    return "chunks", d["value"]
-
-
-def interval(means: pd.Series) -> tuple[float, float, float]:
-    """The mean of unit means and its 95% t interval (NaN bounds with one unit)."""
-    n, centre = len(means), float(means.mean())
-    if n < 2:
-        return centre, math.nan, math.nan
-    half = t_quantile(0.975, n - 1) * float(means.std(ddof=1)) / math.sqrt(n)
-    return centre, centre - half, centre + half
-
-
-def components(d: pd.DataFrame) -> dict:
-    """The variance components of `value` (a log ratio) nested as chunks in runs in
-    launches, by the balanced nested ANOVA's mean squares (average group sizes when a chunk
-    was left out): sd_chunk within a run, sd_run between runs of a launch, sd_launch between
-    launches; a component the data cannot tell from zero is 0, one it cannot estimate NaN."""
-    runs = d.groupby(["launch", "run"])["value"]
-    n_launch = d["launch"].nunique()
-    n_run = runs.ngroups
-    c = len(d) / n_run  # chunks per run
-    r = n_run / n_launch  # runs per launch
-    ss_chunk = float(((d["value"] - runs.transform("mean")) ** 2).sum())
-    df_chunk = len(d) - n_run
-    run_means = runs.mean()
-    launch_of_run = run_means.groupby(level="launch").transform("mean")
-    ss_run = c * float(((run_means - launch_of_run) ** 2).sum())
-    df_run = n_run - n_launch
-    launch_means = run_means.groupby(level="launch").mean()
-    ss_launch = r * c * float(((launch_means - launch_means.mean()) ** 2).sum())
-    df_launch = n_launch - 1
-    ms_chunk = ss_chunk / df_chunk if df_chunk > 0 else math.nan
-    ms_run = ss_run / df_run if df_run > 0 else math.nan
-    ms_launch = ss_launch / df_launch if df_launch > 0 else math.nan
-    var_run = (ms_run - ms_chunk) / c
-    var_launch = (ms_launch - ms_run) / (r * c)
-
-    def sd(var: float) -> float:
-        return math.nan if math.isnan(var) else math.sqrt(max(0.0, var))
-
-    return {"sd_chunk": sd(ms_chunk), "sd_run": sd(var_run), "sd_launch": sd(var_launch)}
-
-
-def valid_chunks(chunks: pd.DataFrame, quick: bool) -> pd.DataFrame:
-    """The chunks whose every target counted cleanly and, unless a smoke run, on a quiet
-    machine: one row per chunk and compared mode, its log ratio as `value`."""
-    ok = chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])["valid"].transform("all")
-    if not quick:
-        ok &= chunks["foreign_cores"] <= QUIET_MAX_CORES
-    rows = chunks[ok & chunks["log_ratio"].notna()]
-    return rows.rename(columns={"log_ratio": "value"})
-
-
-def summarise(chunks: pd.DataFrame, quick: bool = False) -> pd.DataFrame:
-    """Per compared mode, scenario and slice length: the ratio with its 95% interval, the
-    three components, and the bias against the longest slice with its interval."""
-    d = valid_chunks(chunks, quick)
-    out = []
-    for (mode, scenario), by_mode in d.groupby(["mode", "scenario"]):
-        longest = by_mode["slice_s"].max()
-        base = by_mode[by_mode["slice_s"] == longest]
-        for slice_s, g in by_mode.groupby("slice_s"):
-            unit, means = unit_means(g)
-            centre, low, high = interval(means)
-            # The bias: this slice's log ratio less the longest slice's, unit by unit.
-            _, base_means = unit_means(base)
-            paired = (means - base_means).dropna() if unit != "chunks" else pd.Series([])
-            bias, bias_low, bias_high = interval(paired) if len(paired) else (math.nan,) * 3
-            out.append({
-                "mode": mode, "scenario": scenario, "slice_s": slice_s, "chunks": len(g),
-                "units": f"{len(means)} {unit}", "ratio": math.exp(centre),
-                "ci_low": math.exp(low), "ci_high": math.exp(high), **components(g),
-                "bias": math.exp(bias), "bias_low": math.exp(bias_low),
-                "bias_high": math.exp(bias_high),
-            })  # fmt: skip
-    return pd.DataFrame(out)
-
-
-def table(summary: pd.DataFrame, baseline: str) -> str:
-    """The summary as Markdown tables, one per compared mode."""
-    parts = []
-    for mode, s in summary.groupby("mode", sort=False):
-        longest = s["slice_s"].max()
-        parts.append(f"## {mode} / {baseline}\n")
-        parts.append(
-            f"| scenario | slice s | chunks | ratio (95% CI) | sd within a run | sd between runs "
-            f"| sd between launches | bias against {longest:g} s slices (95% CI) |"
-        )
-        parts.append("|---|---:|---:|---|---:|---:|---:|---|")
-        for r in s.itertuples():
-            bias = _ci(r.bias, r.bias_low, r.bias_high) if r.slice_s != longest else "-"
-            parts.append(
-                f"| {r.scenario} | {r.slice_s:g} | {r.chunks} ({r.units}) "
-                f"| {_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | {_num(r.sd_run)} "
-                f"| {_num(r.sd_launch)} | {bias} |"
-            )
-        parts.append("")
-    return "\n".join(parts)
-
-
-def _num(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.4f}"
-
-
-def _ci(centre: float, low: float, high: float) -> str:
-    if math.isnan(centre):
-        return "n/a"
-    if math.isnan(low):
-        return f"{centre:.3f} (no interval)"
-    return f"{centre:.3f} ({low:.3f}-{high:.3f})"
 
 
 # ------------------------------------------------------------------ measuring

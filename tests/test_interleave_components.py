@@ -1,15 +1,20 @@
-"""benchmarks/interleave_components.py's arithmetic, on constructed log ratios with a known
-answer: the nested ANOVA's components, the ratio's interval, the bias against the longest
-slice, and which chunks count. Its measuring is run live in test_interleave_live.py."""
+"""The interleaved design's arithmetic (hostbench/analysis/components.py), on constructed log
+ratios with a known answer: the nested ANOVA's components, the ratio's interval, the bias
+against the longest slice, and which chunks count. Its measuring is run live in
+test_interleave_live.py."""
 
 import importlib.util
 import itertools
+import json
 import math
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 
+from hostbench.analysis import components
 from hostbench.analysis.intervals import t_quantile
+from hostbench.catalog import scenario_label
 from hostbench.harness.measure.interleave import InterleavedWindow, SliceSchedule
 from hostbench.paths import ROOT
 
@@ -39,7 +44,7 @@ def nested(a=A, b=B, c=C, launches=3, offset=0.0) -> pd.DataFrame:
 
 
 def test_the_components_of_a_known_nested_design():
-    got = bench.components(nested())
+    got = components.components(nested())
     assert got["sd_chunk"] == pytest.approx(math.sqrt(2 * C**2))
     assert got["sd_run"] == pytest.approx(math.sqrt(2 * B**2 - C**2))
     assert got["sd_launch"] == pytest.approx(math.sqrt(A**2 - B**2))
@@ -47,19 +52,19 @@ def test_the_components_of_a_known_nested_design():
 
 def test_a_component_the_data_cannot_tell_from_zero_is_zero():
     # Run means that differ less than their chunks' noise explains: 2b^2 - c^2 < 0.
-    assert bench.components(nested(b=0.005, c=0.02))["sd_run"] == 0.0
-    one_launch = bench.components(nested(launches=1))
+    assert components.components(nested(b=0.005, c=0.02))["sd_run"] == 0.0
+    one_launch = components.components(nested(launches=1))
     assert math.isnan(one_launch["sd_launch"])  # one launch: no between-launches component
     assert one_launch["sd_run"] == pytest.approx(math.sqrt(2 * B**2 - C**2))
 
 
 def test_the_interval_takes_the_launch_as_its_unit():
-    unit, means = bench.unit_means(nested())
+    unit, means = components.unit_means(nested())
     assert unit == "launches" and means.tolist() == pytest.approx([MU + A, MU, MU - A])
-    centre, low, high = bench.interval(means)
+    centre, low, high = components.interval(means)
     half = t_quantile(0.975, 2) * A / math.sqrt(3)  # the launch means' sd is a
     assert (centre, low, high) == pytest.approx((MU, MU - half, MU + half))
-    unit, means = bench.unit_means(nested(launches=1))
+    unit, means = components.unit_means(nested(launches=1))
     assert unit == "runs" and len(means) == 2
 
 
@@ -78,7 +83,7 @@ def _chunks(frames: dict[float, pd.DataFrame]) -> pd.DataFrame:
 
 def test_the_summary_gives_each_slice_its_ratio_and_its_bias_against_the_longest():
     chunks = _chunks({0.25: nested(offset=0.05), 15.0: nested()})
-    s = bench.summarise(chunks).set_index("slice_s")
+    s = components.summarise(chunks).set_index("slice_s")
     assert s.loc[15.0, "ratio"] == pytest.approx(1.3)
     assert s.loc[0.25, "ratio"] == pytest.approx(1.3 * math.exp(0.05))
     # Paired launch by launch, the offset is exact: an interval of no width around it.
@@ -88,8 +93,24 @@ def test_the_summary_gives_each_slice_its_ratio_and_its_bias_against_the_longest
     assert s.loc[15.0, "bias"] == pytest.approx(1.0)
     assert s.loc[0.25, "chunks"] == 12 and s.loc[0.25, "units"] == "3 launches"
     assert s.loc[0.25, "sd_launch"] == pytest.approx(math.sqrt(A**2 - B**2))
-    text = bench.table(bench.summarise(chunks), "nginx-keepalive")
-    assert "## kestrel / nginx-keepalive" in text and "| text | 0.25 | 12 (3 launches) |" in text
+    text = components.table(components.summarise(chunks), "nginx-keepalive")
+    assert "Kestrel / " in text and "| 0.25 | 12 (3 launches) |" in text
+
+
+def test_the_method_page_says_how_much_variance_each_slice_removes(tmp_path):
+    # Within a run, 0.25 s slices' chunks spread half as much as 15 s slices': 4-fold.
+    chunks = _chunks({0.25: nested(c=0.01), 15.0: nested(c=0.02)})
+    chunks.to_csv(tmp_path / components.CHUNKS_FILE, index=False)
+    setup = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "slices": [0.25, 15],
+             "launches": 3, "runs": 2, "chunks": 2, "chunk_s": 30.0, "vus": 8}  # fmt: skip
+    (tmp_path / components.SEED_FILE).write_text(json.dumps(setup))
+    drop = components.variance_drop(components.summarise(chunks)).set_index("slice_s")
+    assert drop.loc[0.25, "variance_drop"] == pytest.approx(4.0)
+    assert drop.loc[15.0, "variance_drop"] == pytest.approx(1.0)
+    text = components.method_block(tmp_path, "data/benchmarks/x")
+    assert "`data/benchmarks/x`" in text and "3 fresh launches" in text
+    assert "(24 of 24 chunks)" in text
+    assert f"falls {scenario_label('text')}: 4-fold at 0.25 s." in text
 
 
 def test_a_chunk_counts_only_when_every_target_counted_cleanly_on_a_quiet_machine():
@@ -98,9 +119,9 @@ def test_a_chunk_counts_only_when_every_target_counted_cleanly_on_a_quiet_machin
     chunks.loc[first & (chunks["mode"] == "nginx-keepalive"), "valid"] = False  # its partner
     second = (chunks["launch"] == 2) & (chunks["run"] == 1) & (chunks["chunk"] == 1)
     chunks.loc[second, "foreign_cores"] = 0.5  # busy
-    assert len(bench.valid_chunks(chunks, quick=False)) == 10
-    assert len(bench.valid_chunks(chunks, quick=True)) == 11  # a smoke run is not held to it
-    assert bench.summarise(chunks).loc[0, "chunks"] == 10
+    assert len(components.valid_chunks(chunks, quick=False)) == 10
+    assert len(components.valid_chunks(chunks, quick=True)) == 11  # a smoke run is not held to it
+    assert components.summarise(chunks).loc[0, "chunks"] == 10
 
 
 def test_a_chunks_rows_carry_each_modes_time_rate_and_log_ratio():
@@ -144,3 +165,25 @@ def test_bad_options_are_one_line_before_anything_starts(args, message, capsys):
 def test_analysing_a_folder_without_chunks_says_what_to_give(tmp_path, capsys):
     assert bench.main(["--analyse", str(tmp_path)]) == 2
     assert "chunks.csv not found" in capsys.readouterr().err
+
+
+def test_the_schedule_a_profile_gets_from_the_components():
+    from hostbench.params import StudyParams
+
+    chunks = _chunks({0.25: nested(c=0.01), 15.0: nested(c=0.02)})
+    summary = components.summarise(chunks)
+    row = next(summary[summary["slice_s"] == 0.25].itertuples())
+    # A block is one launch: its launch and run components whole, its chunks' over 2 windows.
+    spread = math.sqrt(row.sd_launch**2 + row.sd_run**2 + row.sd_chunk**2 / 2)
+    assert components.block_spread(row, 2) == pytest.approx(spread)
+    half = t_quantile(0.975, 2) * spread / math.sqrt(3)
+    assert components.predicted_halfwidth_pct(row, 2, 3) == pytest.approx(100 * math.expm1(half))
+    params = StudyParams.from_dict({
+        "modes": ["nginx-keepalive", "kestrel"], "scenarios": ["text"], "tools": ["k6"],
+        "concurrency": [8], "duration_s": 15, "warmup_s": 0, "repetitions": 3, "windows": 2,
+        "interleave_slice_s": 0.25, "target_halfwidth_pct": 2, "max_minutes": 45,
+    })  # fmt: skip
+    text = components.schedule_text(summary, "jcsi2018", params)
+    assert f"±{100 * math.expm1(half):.1f}% after 3 blocks" in text and "for ±2%" in text
+    # A profile at a slice length that was not measured gets no prediction.
+    assert components.schedule_text(summary, "x", replace(params, interleave_slice_s=0.5)) == ""

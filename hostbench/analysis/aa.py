@@ -9,7 +9,9 @@ from ..catalog import mode_label, scenario_label
 from . import intervals, prose
 
 SELF, TWIN = "kestrel", "kestrel-twin"
-RUN = "example-aa"  # its committed run, data/runs/example-aa/
+# Its committed runs (data/runs/<id>/), one per design, from benchmarks/<params file>.
+RUNS = {"back to back": ("example-aa", "aa.yaml"),
+        "interleaved": ("example-aa-interleaved", "aa-interleaved.yaml")}  # fmt: skip
 
 
 def aa_intervals(results: pd.DataFrame, group: int = intervals.MIN_UNITS) -> pd.DataFrame:

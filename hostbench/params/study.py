@@ -94,9 +94,6 @@ def _interleave(p: dict) -> None:
                        f"got {p['tools']}")  # fmt: skip
     if p["topology"] != "local":
         raise BadInput(f"{what}: interleaved windows run on topology local only")
-    if p["focus"]:
-        raise BadInput(f"{what}: every mode shares every window, so focus has no effect; "
-                       "leave focus out")  # fmt: skip
     if slice_s > p["duration_s"]:
         raise BadInput(f"{what} is longer than duration_s {p['duration_s']:g}: each mode gets "
                        "duration_s in slices of it")  # fmt: skip

@@ -240,16 +240,23 @@ AA_END = "<!-- aa-check:end -->"
 METHOD = "docs/method.md"
 
 
-def aa_block(run_dir: Path) -> str:
-    """docs/method.md's A/A paragraph, from the committed A/A run (benchmarks/aa_check.py)."""
-    if not (run_dir / "results.csv").exists():
-        return (f"{AA_START}\nThe A/A check (`benchmarks/aa_check.py`) has no committed run "
-                f"yet.\n{AA_END}")  # fmt: skip
-    results = tables.load_results(run_dir, valid_only=False)
-    env = tables.load_environment(run_dir)
-    where = f"{env['cpu_cores_logical']}-core {env['cpu_model']}"
-    return (f"{AA_START}\nMeasured here ({where}; `data/runs/{run_dir.name}/`, "
-            f"`benchmarks/aa_check.py`): {aa.summary(results)}\n{AA_END}")  # fmt: skip
+def aa_block(runs: Path) -> str:
+    """docs/method.md's A/A paragraphs, one per design with a committed run
+    (benchmarks/aa_check.py)."""
+    paragraphs = []
+    for design, (run_id, params_file) in aa.RUNS.items():
+        run_dir = runs / run_id
+        if not (run_dir / "results.csv").exists():
+            paragraphs.append(f"Windows {design}: no committed run yet "
+                              f"(`benchmarks/aa_check.py --design '{design}'`).")  # fmt: skip
+            continue
+        results = tables.load_results(run_dir, valid_only=False)
+        env = tables.load_environment(run_dir)
+        paragraphs.append(
+            f"Windows {design} (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
+            f"{aa.summary(results)} {findings.machine_line(results, env)}"
+        )
+    return "\n\n".join([AA_START, *paragraphs, AA_END])
 
 
 def sections(root: Path) -> list[tuple[str, str, str, str]]:
@@ -257,7 +264,7 @@ def sections(root: Path) -> list[tuple[str, str, str, str]]:
     line and the example page's block, from the study's committed paper run under `root`;
     none while that run is not committed (the pages keep what they say)."""
     runs = Path(root) / "data" / "runs"
-    checked = [(METHOD, aa_block(runs / aa.RUN), AA_START, AA_END),
+    checked = [(METHOD, aa_block(runs), AA_START, AA_END),
                (STUDY_README, profile_block(), PROFILE_START, PROFILE_END)]  # fmt: skip
     checked = [c for c in checked if (Path(root) / c[0]).is_file()]
     run_dir = runs / study_of(__file__).paper_run

@@ -180,9 +180,8 @@ def test_sensitivity_compares_the_two_setups():
 
 
 def test_each_sub_study_names_the_one_factor_it_changed():
-    from hostbench.params import StudyParams
-
     from hostbench.analysis import window_design
+    from hostbench.params import StudyParams
 
     paper = StudyParams.from_file(STUDY.params_path("paper"))
 
@@ -201,9 +200,13 @@ def test_each_sub_study_names_the_one_factor_it_changed():
     assert jcsi2018.changed_factors(paper, isolated) == "; ".join(
         [*laid_out(isolated), "loadgen_cpus: none -> 1"]
     )
+    # bombardier cannot switch targets within a run: its windows run back to back too.
     assert jcsi2018.changed_factors(paper, bombardier) == "; ".join(
         [*laid_out(bombardier), "tools: k6 -> bombardier"]
     )
+    back = paper.sub_study("back-to-back")
+    assert laid_out(back), "the back-to-back sub-study lays out its windows otherwise"
+    assert jcsi2018.changed_factors(paper, back) == "; ".join(laid_out(back))
     assert jcsi2018.changed_factors(paper, paper) == "nothing"
 
 

@@ -1,0 +1,228 @@
+"""The interleaved design's variance, from benchmarks/interleave_components.py's chunks: per
+compared mode, scenario and slice length, the ratio with its 95% interval, the sd of a
+chunk's log ratio within a run, between runs of a launch and between launches (a nested
+ANOVA), and the bias against the longest slice. docs/method.md quotes it (`method_block`)."""
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from ..catalog import mode_label, scenario_label
+from .intervals import blocks_for_halfwidth, t_quantile
+
+CHUNKS_FILE = "chunks.csv"
+SEED_FILE = "seed.json"
+QUIET_MAX_CORES = 0.1  # a chunk whose foreign CPU was above this is left out (docs/method.md)
+
+
+def unit_means(d: pd.DataFrame) -> tuple[str, pd.Series]:
+    """The independent units of a set of log ratios and each unit's mean: launches when
+    there are 2 or more, else the runs of the one launch, else its chunks."""
+    if d["launch"].nunique() >= 2:
+        runs = d.groupby(["launch", "run"])["value"].mean()
+        return "launches", runs.groupby(level="launch").mean()
+    if d["run"].nunique() >= 2:
+        return "runs", d.groupby("run")["value"].mean()
+    return "chunks", d["value"]
+
+
+def interval(means: pd.Series) -> tuple[float, float, float]:
+    """The mean of unit means and its 95% t interval (NaN bounds with one unit)."""
+    n, centre = len(means), float(means.mean())
+    if n < 2:
+        return centre, math.nan, math.nan
+    half = t_quantile(0.975, n - 1) * float(means.std(ddof=1)) / math.sqrt(n)
+    return centre, centre - half, centre + half
+
+
+def components(d: pd.DataFrame) -> dict:
+    """The variance components of `value` (a log ratio) nested as chunks in runs in
+    launches, by the balanced nested ANOVA's mean squares (average group sizes when a chunk
+    was left out): sd_chunk within a run, sd_run between runs of a launch, sd_launch between
+    launches; a component the data cannot tell from zero is 0, one it cannot estimate NaN."""
+    runs = d.groupby(["launch", "run"])["value"]
+    n_launch = d["launch"].nunique()
+    n_run = runs.ngroups
+    c = len(d) / n_run  # chunks per run
+    r = n_run / n_launch  # runs per launch
+    ss_chunk = float(((d["value"] - runs.transform("mean")) ** 2).sum())
+    df_chunk = len(d) - n_run
+    run_means = runs.mean()
+    launch_of_run = run_means.groupby(level="launch").transform("mean")
+    ss_run = c * float(((run_means - launch_of_run) ** 2).sum())
+    df_run = n_run - n_launch
+    launch_means = run_means.groupby(level="launch").mean()
+    ss_launch = r * c * float(((launch_means - launch_means.mean()) ** 2).sum())
+    df_launch = n_launch - 1
+    ms_chunk = ss_chunk / df_chunk if df_chunk > 0 else math.nan
+    ms_run = ss_run / df_run if df_run > 0 else math.nan
+    ms_launch = ss_launch / df_launch if df_launch > 0 else math.nan
+    var_run = (ms_run - ms_chunk) / c
+    var_launch = (ms_launch - ms_run) / (r * c)
+
+    def sd(var: float) -> float:
+        return math.nan if math.isnan(var) else math.sqrt(max(0.0, var))
+
+    return {"sd_chunk": sd(ms_chunk), "sd_run": sd(var_run), "sd_launch": sd(var_launch)}
+
+
+def valid_chunks(chunks: pd.DataFrame, quick: bool) -> pd.DataFrame:
+    """The chunks whose every target counted cleanly and, unless a smoke run, on a quiet
+    machine: one row per chunk and compared mode, its log ratio as `value`."""
+    ok = chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])["valid"].transform("all")
+    if not quick:
+        ok &= chunks["foreign_cores"] <= QUIET_MAX_CORES
+    rows = chunks[ok & chunks["log_ratio"].notna()]
+    return rows.rename(columns={"log_ratio": "value"})
+
+
+def summarise(chunks: pd.DataFrame, quick: bool = False) -> pd.DataFrame:
+    """Per compared mode, scenario and slice length: the ratio with its 95% interval, the
+    three components, and the bias against the longest slice with its interval."""
+    d = valid_chunks(chunks, quick)
+    out = []
+    for (mode, scenario), by_mode in d.groupby(["mode", "scenario"]):
+        longest = by_mode["slice_s"].max()
+        base = by_mode[by_mode["slice_s"] == longest]
+        for slice_s, g in by_mode.groupby("slice_s"):
+            unit, means = unit_means(g)
+            centre, low, high = interval(means)
+            # The bias: this slice's log ratio less the longest slice's, unit by unit.
+            _, base_means = unit_means(base)
+            paired = (means - base_means).dropna() if unit != "chunks" else pd.Series([])
+            bias, bias_low, bias_high = interval(paired) if len(paired) else (math.nan,) * 3
+            out.append({
+                "mode": mode, "scenario": scenario, "slice_s": slice_s, "chunks": len(g),
+                "units": f"{len(means)} {unit}", "ratio": math.exp(centre),
+                "ci_low": math.exp(low), "ci_high": math.exp(high), **components(g),
+                "bias": math.exp(bias), "bias_low": math.exp(bias_low),
+                "bias_high": math.exp(bias_high),
+            })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def table(summary: pd.DataFrame, baseline: str) -> str:
+    """The summary as Markdown tables, one per compared mode."""
+    parts = []
+    for mode, s in summary.groupby("mode", sort=False):
+        longest = s["slice_s"].max()
+        parts.append(f"{mode_label(mode)} / {mode_label(baseline)}:\n")
+        parts.append(
+            f"| scenario | slice s | chunks (units) | ratio (95% CI) | sd within a run "
+            f"| sd between runs | sd between launches | against {longest:g} s slices (95% CI) |"
+        )
+        parts.append("|---|---:|---:|---|---:|---:|---:|---|")
+        for r in s.itertuples():
+            bias = _ci(r.bias, r.bias_low, r.bias_high) if r.slice_s != longest else "-"
+            parts.append(
+                f"| {scenario_label(r.scenario)} | {r.slice_s:g} | {r.chunks} ({r.units}) "
+                f"| {_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | {_num(r.sd_run)} "
+                f"| {_num(r.sd_launch)} | {bias} |"
+            )
+        parts.append("")
+    return "\n".join(parts)
+
+
+def read(folder: Path) -> tuple[pd.DataFrame, dict]:
+    """A measured folder's chunks and the settings it was measured with (seed.json)."""
+    return pd.read_csv(folder / CHUNKS_FILE), json.loads((folder / SEED_FILE).read_text())
+
+
+def variance_drop(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per compared mode, scenario and slice: how many times smaller the variance of a
+    chunk's log ratio within a run is than at the longest slice (back to back)."""
+    out = summary.copy()
+    longest = out.groupby(["mode", "scenario"])["slice_s"].transform("max")
+    at_longest = out[out["slice_s"] == longest].set_index(["mode", "scenario"])["sd_chunk"]
+    ref = out.set_index(["mode", "scenario"]).index.map(at_longest)
+    out["variance_drop"] = (ref.to_numpy() / out["sd_chunk"]) ** 2
+    return out
+
+
+def block_spread(row, windows: int) -> float:
+    """The sd of a block's log ratio in a study whose block is one launch with `windows`
+    interleaved windows of the cell (each as long as a chunk's share of a mode): the launch's
+    and the run's components whole, the chunks' averaged over the windows."""
+    parts = [0.0 if math.isnan(x) else x for x in (row.sd_launch, row.sd_run)]
+    return math.sqrt(parts[0] ** 2 + parts[1] ** 2 + row.sd_chunk**2 / windows)
+
+
+def predicted_halfwidth_pct(row, windows: int, blocks: int) -> float:
+    """The 95% half-width (%) these components predict for `blocks` blocks."""
+    half = t_quantile(0.975, blocks - 1) * block_spread(row, windows) / math.sqrt(blocks)
+    return 100 * (math.exp(half) - 1)
+
+
+def schedule_text(summary: pd.DataFrame, study: str, params) -> str:
+    """What the components predict for a study's interleaved profile (`params`, a
+    StudyParams): the half-width of its focus ratios after its first blocks, and the blocks
+    Stein's rule would then set for its target."""
+    rows = summary[summary["slice_s"] == params.interleave_slice_s]
+    if rows.empty or params.target_halfwidth_pct is None:
+        return ""
+    n0, w, target = params.repetitions, params.windows, params.target_halfwidth_pct
+    parts = []
+    for r in rows.itertuples():
+        spread = block_spread(r, w)
+        parts.append(
+            f"{scenario_label(r.scenario)} ±{predicted_halfwidth_pct(r, w, n0):.1f}% after "
+            f"{n0} blocks, {blocks_for_halfwidth(spread, n0, target)} blocks for ±{target:g}%"
+        )
+    return (
+        f"For {study}'s paper profile ({params.interleave_slice_s:g} s slices, {w} "
+        f"window{'s' if w > 1 else ''} a block, {n0} blocks first, "
+        f"target ±{target:g}%), these components predict: {'; '.join(parts)} "
+        f"(Stein's rule, docs above; capped by max_repetitions {params.max_repetitions} and "
+        f"max_minutes {params.max_minutes:g})."
+    )
+
+
+def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> str:
+    """docs/method.md's account of the characterisation in `folder` (named `shown_as`): what
+    was measured, the table, how much of the variance each slice length removes, and what it
+    predicts for each interleaved profile in `profiles` (study id -> StudyParams)."""
+    chunks, setup = read(folder)
+    summary = variance_drop(summarise(chunks, quick=bool(setup.get("quick"))))
+    baseline = setup["modes"][1]
+    slices = ", ".join(f"{s:g}" for s in setup["slices"])
+    head = (
+        f"Measured alone here (`{shown_as}`; `benchmarks/interleave_components.py "
+        f"--analyse` prints it again): {setup['launches']} fresh launches of "
+        f"{' and '.join(mode_label(m) for m in setup['modes'])}, each warmed up, then "
+        f"{setup['runs']} runs per launch, each a pass over "
+        f"{', '.join(scenario_label(s) for s in setup['scenarios'])} and slices of {slices} s "
+        f"in a random order, {setup['chunks']} interleaved chunks of {setup['chunk_s']:g} s "
+        f"each (k6, {setup['vus']} VUs; every mode half of each chunk). A chunk counts when "
+        f"both counts agreed and the machine was quiet ({len(valid_chunks(chunks, False))} of "
+        f"{len(chunks) // chunks['mode'].nunique()} chunks). The log ratio's sd per chunk is "
+        "split into its part within a run, between runs of one launch and between launches "
+        "(nested ANOVA; 0 when the data cannot tell it from 0):"
+    )
+    longest = summary["slice_s"].max()
+    drops = []
+    for (_, scenario), g in summary.groupby(["mode", "scenario"], sort=False):
+        shorter = g[g["slice_s"] < longest]
+        pieces = ", ".join(f"{r.variance_drop:.0f}-fold at {r.slice_s:g} s"
+                           for r in shorter.itertuples())  # fmt: skip
+        drops.append(f"{scenario_label(scenario)}: {pieces}")
+    tail = (
+        f"Against {longest:g} s slices (one mode after the other, as back-to-back windows), "
+        f"the variance of a chunk's log ratio within a run falls {'; '.join(drops)}."
+    )
+    schedules = [schedule_text(summary, sid, p) for sid, p in (profiles or {}).items()]
+    return "\n\n".join(p for p in [head, table(summary, baseline).rstrip(), tail, *schedules]
+                       if p)  # fmt: skip
+
+
+def _num(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.4f}"
+
+
+def _ci(centre: float, low: float, high: float) -> str:
+    if math.isnan(centre):
+        return "n/a"
+    if math.isnan(low):
+        return f"{centre:.3f} (no interval)"
+    return f"{centre:.3f} ({low:.3f}-{high:.3f})"
