@@ -42,9 +42,11 @@ def _setting(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-study"):
-    """The same ratios (intervals.paired_ratios) measured in the main study and in a sub-study
-    that changed one factor (`label` names it). `moved`: sub-study / main; `same words`:
+def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-study",
+                reference: str = "main study"):  # fmt: skip
+    """The same ratios (intervals.paired_ratios) measured in the main study (or the `reference`
+    it names: another sub-study) and in a sub-study that changed one factor (`label` names
+    it). `moved`: sub-study / main (or reference); `same words`:
     whether both intervals lead to the same words (faster, slower, indistinguishable).
     Ratios pair by mode and scenario, and by concurrency where both have it (a study at more
     than one concurrency shows it as a column). Each side shows its n (blocks); words from
@@ -74,8 +76,9 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
                 else "n/a",
             )
         )
-    columns = ["mode", "scenario", *(["concurrency"] if several else []), "main study",
-               "n (main)", label, f"n ({label})", MOVED, SAME]  # fmt: skip
+    main_n = "n (main)" if reference == "main study" else f"n ({reference})"
+    columns = ["mode", "scenario", *(["concurrency"] if several else []), reference,
+               main_n, label, f"n ({label})", MOVED, SAME]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -153,12 +153,17 @@ def claims(results: pd.DataFrame, params: StudyParams, variants=None) -> pd.Data
 
 
 def threats(
-    results: pd.DataFrame, env: dict, ratios: pd.DataFrame, two_hosts: pd.DataFrame | None = None
+    results: pd.DataFrame,
+    env: dict,
+    ratios: pd.DataFrame,
+    two_hosts: pd.DataFrame | None = None,
+    localhost: str | None = None,
 ) -> pd.DataFrame:
     """Threats to validity, each with its size measured in this run (or why it can't be).
 
     two_hosts: every run of the `two-hosts` sub-study (topology netns), which sizes the
-    localhost shortcut against this study's runs; None where it did not run."""
+    localhost shortcut against this study's runs; None where it did not run. localhost: that
+    size already said (localhost_size, against the sub-study laid out as two-hosts is)."""
     sat = tables.saturation(results)
     loadgen_share = 100 * sat["loadgen_cores"] / (sat["cpu_total_pct"] / 100 * sat["machine_cores"])
     by_mode = loadgen_share.groupby(sat["mode"], observed=True).mean()
@@ -206,7 +211,7 @@ def threats(
         ),
         (
             "client and server on one machine over loopback",
-            localhost_cost(results, two_hosts, _baseline(ratios)),
+            localhost or localhost_cost(results, two_hosts, _baseline(ratios)),
             "as in the paper (k6 on the same laptop); a real network adds latency",
         ),
     ]
@@ -229,6 +234,43 @@ SENSITIVITY = {
     "bombardier": "which load tool",
     TWO_HOSTS: "whether the client shares the server's loopback",
 }
+
+
+def reference_for(sub_params: StudyParams, main_params: StudyParams, main_runs: pd.DataFrame,
+                  sub_results: dict) -> tuple[str, StudyParams, pd.DataFrame]:  # fmt: skip
+    """What a one-factor sub-study's ratios are set beside, so that one factor changes, not
+    two: the main study where both lay out their windows alike (window_design); else the
+    back-to-back sub-study where it ran with this one's layout (bombardier and two hosts
+    cannot interleave); else the main study, its other layout said beside
+    (window_design.change). sub_results: {sub-study name: its folder or results.csv}.
+    Returns the reference's sub-study name ("" for the main study), its params, every run."""
+    back = sub_results.get(BACK_TO_BACK)
+    if back is not None and sub_params.interleave_slice_s != main_params.interleave_slice_s:
+        back_params = tables.load_params(back)
+        if back_params.interleave_slice_s == sub_params.interleave_slice_s:
+            return BACK_TO_BACK, back_params, tables.load_results(back, valid_only=False)
+    return "", main_params, main_runs
+
+
+def reference_name(name: str) -> str:
+    """reference_for's reference in words: "the main study", "the `back-to-back` sub-study"."""
+    return f"the `{name}` sub-study" if name else "the main study"
+
+
+def localhost_size(main_params: StudyParams, main_runs: pd.DataFrame, sub_results: dict) -> str:
+    """What the localhost shortcut cost the ratios (sensitivity.localhost_cost): the two-hosts
+    sub-study against its reference over loopback (reference_for), named where it is not the
+    main study; NOT_MEASURED without a two-hosts sub-study."""
+    baseline = main_params.baseline_mode
+    if TWO_HOSTS not in sub_results:
+        return localhost_cost(main_runs, None, baseline)
+    two_hosts = sub_results[TWO_HOSTS]
+    name, _, loopback = reference_for(tables.load_params(two_hosts), main_params, main_runs,
+                                      sub_results)  # fmt: skip
+    cost = localhost_cost(loopback, tables.load_results(two_hosts, valid_only=False), baseline)
+    return f"against {reference_name(name)}, laid out alike: {cost}" if name else cost
+
+
 # --- tables and sentences beside the paper's
 
 

@@ -582,3 +582,30 @@ def test_the_readmes_paper_profile_line_is_written_from_the_profile():
         assert ("as the main study's" if same else "unlike the main study's") in group
     readme = (STUDY.folder / "README.md").read_text()
     assert block in readme, "stale: python -m hostbench docs"
+
+
+def test_a_sub_study_laid_out_otherwise_is_set_beside_the_back_to_back_one():
+    """bombardier and two hosts cannot interleave: beside an interleaved main study, their
+    ratios are set beside the back-to-back sub-study's (one factor changed, not two)."""
+    main_runs, main_params = _committed()
+    _committed(jcsi2018.BACK_TO_BACK)  # committed with the example, or skip
+    subs = {name: EXAMPLE.parent / f"{EXAMPLE.name}-{name}" for name in main_params.sub_studies}
+    subs = {name: folder for name, folder in subs.items() if (folder / "results.csv").is_file()}
+    for name, folder in subs.items():
+        sub_params = analysis.load_params(folder)
+        against, against_params, runs = jcsi2018.reference_for(sub_params, main_params,
+                                                               main_runs, subs)  # fmt: skip
+        if sub_params.interleave_slice_s == main_params.interleave_slice_s:
+            assert against == "" and runs is main_runs, name
+        else:
+            assert against == jcsi2018.BACK_TO_BACK, name
+            assert against_params.interleave_slice_s == sub_params.interleave_slice_s
+        # Without a back-to-back sub-study, the main study, its other layout said beside.
+        alone = {k: v for k, v in subs.items() if k != jcsi2018.BACK_TO_BACK}
+        assert jcsi2018.reference_for(sub_params, main_params, main_runs, alone)[0] == ""
+    if jcsi2018.TWO_HOSTS in subs:
+        size = jcsi2018.localhost_size(main_params, main_runs, subs)
+        two_hosts = analysis.load_params(subs[jcsi2018.TWO_HOSTS])
+        if two_hosts.interleave_slice_s != main_params.interleave_slice_s:
+            assert size.startswith(f"against the `{jcsi2018.BACK_TO_BACK}` sub-study, ")
+        assert "(two hosts / loopback)" in size
