@@ -253,8 +253,8 @@ def reference_for(sub_params: StudyParams, main_params: StudyParams, main_runs: 
 
 
 def reference_name(name: str) -> str:
-    """reference_for's reference in words: "the main study", "the `back-to-back` sub-study"."""
-    return f"the `{name}` sub-study" if name else "the main study"
+    """reference_for's reference in words: "the main study", "the back-to-back sub-study"."""
+    return f"the {name} sub-study" if name else "the main study"
 
 
 def localhost_size(main_params: StudyParams, main_runs: pd.DataFrame, sub_results: dict) -> str:

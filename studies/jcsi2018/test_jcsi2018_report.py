@@ -607,5 +607,5 @@ def test_a_sub_study_laid_out_otherwise_is_set_beside_the_back_to_back_one():
         size = jcsi2018.localhost_size(main_params, main_runs, subs)
         two_hosts = analysis.load_params(subs[jcsi2018.TWO_HOSTS])
         if two_hosts.interleave_slice_s != main_params.interleave_slice_s:
-            assert size.startswith(f"against the `{jcsi2018.BACK_TO_BACK}` sub-study, ")
+            assert size.startswith(f"against the {jcsi2018.BACK_TO_BACK} sub-study, ")
         assert "(two hosts / loopback)" in size
