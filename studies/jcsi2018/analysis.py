@@ -96,8 +96,12 @@ def _measures(params: StudyParams) -> str:
             "(a Williams design: A B, then B A)"
         )
     each = "one window" if params.windows == 1 else f"{params.windows} windows"
+    shared = "that the compared modes share"
+    if params.focus and params.windows > 1:  # the others: the focus modes and the baseline
+        focus = ", ".join(f"`{m}`" for m in [*params.focus, params.baseline_mode])
+        shared = f"shared by every mode in the first, by {focus} in the others"
     return (
-        f"measures {each} of {load} that the compared modes share: one k6 process sends each "
+        f"measures {each} of {load} {shared}: one k6 process sends each "
         f"request to the mode whose slice of {params.interleave_slice_s:g} s it is (one slice "
         "per mode per round, in a seeded random order), so each mode gets "
         f"{params.duration_s:g} s of every window and a drift of the machine falls on all of "

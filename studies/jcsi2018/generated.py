@@ -220,8 +220,8 @@ def profile_block() -> str:
     study says so."""
     params = StudyParams.from_file(study_of(__file__).params_path("paper"))
     each = "one window" if params.windows == 1 else f"{params.windows} windows"
-    if params.focus:
-        named = ", ".join(f"`{m}`" for m in [*params.focus, params.baseline_mode])
+    named = " and ".join(f"`{m}`" for m in [*params.focus, params.baseline_mode])
+    if params.focus and params.windows > 1:
         windows = f"{each} a launch for {named}, one for each other mode"
     else:
         windows = f"{each} a launch for every mode"
@@ -232,6 +232,7 @@ def profile_block() -> str:
         blocks += (f", then as many as the spread asks for a {params.target_halfwidth_pct:g}% "
                    f"half-width, at most {' and '.join(limits)} (`design.json` in the run "
                    "folder)")  # fmt: skip
+        blocks += f", the blocks it adds launching {named} alone" if params.focus else ""
     main = window_design.short(params)
     by_design: dict[str, list[str]] = {}
     for name in params.sub_studies:
