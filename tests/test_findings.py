@@ -213,8 +213,8 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
 
 
 def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
-    """Three blocks whose log ratios spread 0.2 (sd): 1 of 2 ratios within ±10%, and the other
-    asks (t(0.975, 2) x 0.2 / log 1.1)^2 blocks; ratios already narrow say so."""
+    """Three blocks whose log ratios spread 0.2 (sd): 1 of 2 ratios within the goal, and the other
+    asks (t(0.975, 2) x 0.2 / log(1 + goal))^2 blocks; ratios already narrow say so."""
     t2 = intervals.t_quantile(0.975, 2)
     wide, narrow = 0.2, 0.01
     rows = pd.DataFrame({
