@@ -499,8 +499,12 @@ def designs_table(compared: pd.DataFrame) -> pd.DataFrame:
                                  strict=True):  # fmt: skip
         columns[f"{who} ({design})"] = [
             intervals.ratio_text(r, lo, hi)
-            for r, lo, hi in zip(compared[f"ratio_{side}"], compared[f"ci_low_{side}"],
-                                 compared[f"ci_high_{side}"], strict=True)  # fmt: skip
+            for r, lo, hi in zip(
+                compared[f"ratio_{side}"],
+                compared[f"ci_low_{side}"],
+                compared[f"ci_high_{side}"],
+                strict=True,
+            )  # fmt: skip
         ]
         columns[f"half-width [%], {who}"] = compared[f"half_{side}"]
         columns[f"blocks, {who}"] = compared[f"n_{side}"].astype(int)

@@ -282,10 +282,17 @@ def designs_chart(compared: pd.DataFrame) -> Figure:
         base, mode = mode_label(compared.attrs["baseline"]), mode_label(compared.attrs["mode"])
         ax.set_xlabel(f"{mode} as % of {base} (log scale)")
         handles = [
-            Line2D([], [], color=_DESIGN_COLORS[side], marker="o", linewidth=2.5,
-                   label=f"{who}: {design} (95% CI)")  # fmt: skip
-            for side, who, design in zip(("main", "sub"), ("main study", "sub-study"),
-                                         compared.attrs["designs"], strict=True)  # fmt: skip
+            Line2D(
+                [],
+                [],
+                color=_DESIGN_COLORS[side],
+                marker="o",
+                linewidth=2.5,
+                label=f"{who}: {design} (95% CI)",
+            )  # fmt: skip
+            for side, who, design in zip(
+                ("main", "sub"), ("main study", "sub-study"), compared.attrs["designs"], strict=True
+            )  # fmt: skip
         ]
         fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
         fig.suptitle("The same ratio, the compared modes' windows laid out two ways")
