@@ -515,8 +515,10 @@ def test_the_designs_set_the_main_studys_ratio_beside_a_sub_studys_on_recorded_r
     assert "one side has no interval" in _check_designs(one, main_runs, first, main_params,
                                                          sub_params)  # fmt: skip
     # A sub-study sharing no scenario with the main study: nothing compared, said so.
-    none = jcsi2018.designs(main_runs, sub_runs.assign(scenario="nothing"), main_params,
-                            sub_params)  # fmt: skip
+    others = main_runs[
+        ~main_runs["scenario"].astype(str).isin(set(sub_runs["scenario"].astype(str)))
+    ]
+    none = jcsi2018.designs(others, sub_runs, main_params, sub_params)
     assert none.empty and "not compared" in jcsi2018.designs_sentences(none)
 
 
