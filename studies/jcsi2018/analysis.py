@@ -513,8 +513,11 @@ def designs_table(compared: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def _times(ratio: float, fewer: str, more: str) -> str:
-    """ "2.9 times narrower" for 2.9, "1.3 times wider" for 1/1.3."""
+def _times(ratio: float, fewer: str, more: str, same: str) -> str:
+    """ "2.9 times narrower" for 2.9, "1.3 times wider" for 1/1.3, `same` where it rounds to 1.0
+    times either way."""
+    if round(ratio if ratio >= 1 else 1 / ratio, 1) == 1.0:
+        return same
     return f"{ratio:.1f} times {fewer}" if ratio >= 1 else f"{1 / ratio:.1f} times {more}"
 
 
@@ -537,7 +540,7 @@ def designs_sentences(compared: pd.DataFrame) -> str:
     lines = [f"{label} as % of {base}, from the main study ({main}) and from the "
              f"`{BACK_TO_BACK}` sub-study ({sub}):", ""]  # fmt: skip
     for row in compared.to_dict("records"):
-        each = f"{main}: {_side_text(row, 'main')}; {sub}: {_side_text(row, 'sub')}"
+        each = f"the main study {_side_text(row, 'main')}; the sub-study {_side_text(row, 'sub')}"
         if row["overlap"] is None:
             verdict = "one side has no interval (fewer than 2 blocks): the widths are not compared"
         else:
@@ -546,10 +549,14 @@ def designs_sentences(compared: pd.DataFrame) -> str:
                 if row["overlap"]
                 else "the two intervals do not overlap: the designs gave different ratios"
             )
+            theirs = "the sub-study's"
+            width = _times(row["narrower"], f"narrower than {theirs}", f"wider than {theirs}",
+                           f"about as wide as {theirs}")  # fmt: skip
+            spread = _times(row["spread_ratio"], f"smaller than {theirs}",
+                            f"larger than {theirs}", f"about the same as {theirs}")  # fmt: skip
             verdict = (
-                f"the main study's interval is {_times(row['narrower'], 'narrower', 'wider')}, "
-                f"its blocks' log ratios spread {_times(row['spread_ratio'], 'less', 'more')} "
-                f"(what more blocks do not explain); {overlap}"
+                f"the main study's interval is {width}, and the spread between its blocks, "
+                f"which more blocks would not shrink, is {spread}; {overlap}"
             )
         lines.append(f"- **{scenario_label(row['scenario'])}**: {each}. So {verdict}.")
     return "\n".join(lines)

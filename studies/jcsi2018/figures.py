@@ -296,7 +296,6 @@ def designs_chart(compared: pd.DataFrame) -> Figure:
         ]
         fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
         fig.suptitle("The same ratio, the compared modes' windows laid out two ways")
-        figures.footnote(fig, "labels: the ratio, its 95% half-width and its blocks")
     return figures.set_finding(fig, designs_finding(compared))
 
 
