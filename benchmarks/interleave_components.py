@@ -45,8 +45,8 @@ from hostbench.analysis.intervals import t_quantile
 from hostbench.catalog import get_mode, get_scenario
 from hostbench.errors import BadInput, HostbenchError
 from hostbench.harness.launch.modes import launch
-from hostbench.harness.measure.checks import validate
 from hostbench.harness.measure.alternate import window_for
+from hostbench.harness.measure.checks import validate
 from hostbench.harness.measure.interleave import slice_schedule
 from hostbench.harness.measure.loadgen import generator_for
 from hostbench.harness.measure.quiet import measuring_alone, wait_until_quiet
@@ -322,18 +322,32 @@ def parser() -> argparse.ArgumentParser:
                     metavar=("MODE", "BASELINE"))  # fmt: skip
     ap.add_argument("--sensitivity", metavar="MODE", help="a third mode, e.g. nginx or caddy")
     ap.add_argument("--scenarios", nargs="+", default=["text", "html"])
-    ap.add_argument("--tool", default="k6", choices=sorted(TOOLS),
-                    help="k6 switches target within one run; the others alternate short runs")
-    ap.add_argument("--slices", nargs="+", type=float, metavar="S",
-                    help=f"default: {' '.join(f'{s:g}' for s in DEFAULT_SLICES)} (k6), "
-                         f"{' '.join(f'{s:g}' for s in DEFAULT_RUN_SLICES)} (the others)")
+    ap.add_argument(
+        "--tool",
+        default="k6",
+        choices=sorted(TOOLS),
+        help="k6 switches target within one run; the others alternate short runs",
+    )
+    ap.add_argument(
+        "--slices",
+        nargs="+",
+        type=float,
+        metavar="S",
+        help=f"default: {' '.join(f'{s:g}' for s in DEFAULT_SLICES)} (k6), "
+        f"{' '.join(f'{s:g}' for s in DEFAULT_RUN_SLICES)} (the others)",
+    )
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--chunks", type=int, default=4)
     ap.add_argument("--chunk-s", type=float, default=30.0)
     ap.add_argument("--warmup-s", type=float, default=20.0)
-    ap.add_argument("--connections", "--vus", type=int, default=8,
-                    help="connections (k6: virtual users), as a study's concurrency")
+    ap.add_argument(
+        "--connections",
+        "--vus",
+        type=int,
+        default=8,
+        help="connections (k6: virtual users), as a study's concurrency",
+    )
     ap.add_argument("--seed", type=int, help="the order's seed (default: drawn, recorded)")
     ap.add_argument("--quick", action="store_true",
                     help="a seconds-long smoke of the pipeline: " + ", ".join(

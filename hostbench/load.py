@@ -54,7 +54,11 @@ class ToolTraits:
 # refuses a -d under 1 s ("must be >= 1s"); wrk's -d is whole seconds, 0 refused.
 TOOLS: dict[str, ToolTraits] = {
     "ab": ToolTraits(
-        whole_seconds=True, counts_requests=True, can_close=True, remote=True, version_args=("-V",),
+        whole_seconds=True,
+        counts_requests=True,
+        can_close=True,
+        remote=True,
+        version_args=("-V",),
         shortest_run_s=1.0,
     ),
     "bombardier": ToolTraits(

@@ -29,7 +29,8 @@ from hostbench.paths import ROOT  # noqa: E402
 FIXTURES = ROOT / "tests" / "fixtures" / "loadgen" / "alternate"
 CONNECTIONS, SLICE_S, WINDOW_S, SEED = 4, 1.0, 4.0, 7
 KEPT = ("target", "mode", "url", "slices", "seconds", "requests", "rps", "server_requests",
-        "count_diff_pct", "count_slack", "errors", "non_2xx", "valid", "invalid_reason")  # fmt: skip
+        "count_diff_pct", "count_slack", "errors", "non_2xx", "valid",
+        "invalid_reason")  # fmt: skip
 
 
 def record(tool: str, targets, tmp: Path) -> None:

@@ -103,8 +103,10 @@ def test_a_study_runs_each_tools_windows_in_its_own_design(tmp_path):
         assert sorted(r["mode"] for r in shared) == ["kestrel", "nginx-keepalive"]
         assert len({r["started_at"] for r in shared}) == 1  # one window, both modes in it
         first = min(shared, key=lambda r: int(r["position"]))
-        assert json.loads((study / first["run_key"] / SCHEDULE_FILE).read_text())["design"] \
+        assert (
+            json.loads((study / first["run_key"] / SCHEDULE_FILE).read_text())["design"]
             == designs[tool]
+        )
         for r in shared:
             assert r["valid"] == "True", r["invalid_reason"]
             assert float(r["rps"]) == pytest.approx(int(r["requests"]) / float(r["duration_s"]))

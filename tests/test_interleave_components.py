@@ -136,8 +136,10 @@ def test_a_chunks_rows_carry_each_modes_time_rate_and_log_ratio():
         (["--sensitivity", "kestrel"], "each mode once"),
         (["--connections", "0"], "--connections must be 1 or more, got 0"),
         # Alternating runs: each slice a run of the tool, as long as the tool can time one.
-        (["--tool", "bombardier", "--slices", "0.5"],
-         "each slice is one run of it, and it times runs of 1 s or more, not 0.5 s"),
+        (
+            ["--tool", "bombardier", "--slices", "0.5"],
+            "each slice is one run of it, and it times runs of 1 s or more, not 0.5 s",
+        ),
         (["--tool", "wrk", "--slices", "1.5"], "it times runs in whole seconds only, not 1.5 s"),
         (["--tool", "ab", "--chunk-s", "2.5"], "duration_s 2.5: ab takes whole seconds only"),
     ],

@@ -41,8 +41,8 @@ from .interleave import (
     InterleavedWindow,
     SliceSchedule,
     _memory_columns,
-    _server_memory,
     _served,
+    _server_memory,
     _tree_readers,
     interleaved_window,
 )
