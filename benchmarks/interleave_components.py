@@ -33,7 +33,6 @@ import argparse
 import json
 import math
 import random
-import signal
 import sys
 import time
 from contextlib import ExitStack
@@ -49,7 +48,7 @@ from hostbench.analysis.components import (
     table,
 )
 from hostbench.catalog import get_mode, get_scenario
-from hostbench.errors import BadInput, HostbenchError
+from hostbench.errors import BadInput, exit_code
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.alternate import window_for
 from hostbench.harness.measure.checks import validate
@@ -283,14 +282,10 @@ def read_chunks(folder: Path) -> tuple[pd.DataFrame, bool]:
     return chunks, quick
 
 
-def _sigterm_as_interrupt(signum, frame):
-    raise KeyboardInterrupt  # so the context managers stop every process it started
-
-
 def main(argv=None) -> int:
     args = resolved(parser().parse_args(argv))
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    try:
+
+    def run() -> None:
         if args.analyse:
             chunks, args.quick = read_chunks(Path(args.analyse))
         else:
@@ -300,19 +295,11 @@ def main(argv=None) -> int:
             t0 = time.monotonic()
             chunks = measure(args)
             print(f"measured in {(time.monotonic() - t0) / 60:.1f} min")
-    except BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except HostbenchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted: every process it started is stopped; chunks.csv keeps the "
-              "chunks measured", file=sys.stderr)  # fmt: skip
-        return 130
-    print()
-    print(table(summarise(chunks, quick=args.quick), args.modes[1]))
-    return 0
+        print()
+        print(table(summarise(chunks, quick=args.quick), args.modes[1]))
+
+    return exit_code(run, "interrupted: every process it started is stopped; chunks.csv keeps "
+                          "the chunks measured")  # fmt: skip
 
 
 if __name__ == "__main__":
