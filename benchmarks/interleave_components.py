@@ -2,12 +2,15 @@
 its variance lives (issue 38, item 1).
 
 benchmarks/variance_components.py measured today's design (15 s windows back to back); this
-script measures the interleaved one (hostbench/harness/measure/interleave.py) with the
-package's own parts: `--launches` times, Kestrel and the jcsi2018 analog (nginx-keepalive),
-and optionally a sensitivity mode, are launched fresh together and each warmed up on every
-scenario (until its JIT settles); then `--runs` runs, each a pass over every scenario and
-slice length in a seeded random order, `--chunks` interleaved chunks of `--chunk-s` seconds
-each (one k6 process, the study's 8 VUs, every target the same time).
+script measures the interleaved one with the package's own parts: `--launches` times, Kestrel
+and the jcsi2018 analog (nginx-keepalive), and optionally a sensitivity mode, are launched
+fresh together and each warmed up on every scenario (until its JIT settles); then `--runs`
+runs, each a pass over every scenario and slice length in a seeded random order, `--chunks`
+interleaved chunks of `--chunk-s` seconds each (every target the same time), fired by
+`--tool` at `--connections`: k6 (the default, the study's 8 VUs) in one process switching
+target (hostbench/harness/measure/interleave.py), or bombardier, wrk or ab alternating short
+runs, one per slice (measure/alternate.py; chunks.csv then also has each chunk's gaps between
+runs). Measure each tool into a folder of its own.
 
 It writes chunks.csv (one row per chunk and mode: requests, the seconds the mode had, its
 rate, and the log ratio to the baseline; also both counts, CPU per request, the machine),
@@ -18,6 +21,7 @@ between-launches components (nested ANOVA on the log ratios), and the bias again
 longest slice (the ratio over the longest slice's, paired by the same unit).
 
     .venv/bin/python benchmarks/interleave_components.py --out data/benchmarks/interleave
+    .venv/bin/python benchmarks/interleave_components.py --tool bombardier --out /tmp/alt-bombardier
     .venv/bin/python benchmarks/interleave_components.py --analyse data/benchmarks/interleave
     .venv/bin/python benchmarks/interleave_components.py --quick --out /tmp/interleave-smoke
 
@@ -29,7 +33,6 @@ import argparse
 import json
 import math
 import random
-import signal
 import sys
 import time
 from contextlib import ExitStack
@@ -45,22 +48,26 @@ from hostbench.analysis.components import (
     table,
 )
 from hostbench.catalog import get_mode, get_scenario
-from hostbench.errors import BadInput, HostbenchError
+from hostbench.errors import BadInput, exit_code
 from hostbench.harness.launch.modes import launch
+from hostbench.harness.measure.alternate import window_for
 from hostbench.harness.measure.checks import validate
-from hostbench.harness.measure.interleave import interleaved_window, slice_schedule
+from hostbench.harness.measure.interleave import slice_schedule
 from hostbench.harness.measure.loadgen import generator_for
 from hostbench.harness.measure.quiet import measuring_alone, wait_until_quiet
 from hostbench.harness.measure.run import warm_up
-from hostbench.load import Load
+from hostbench.load import TOOLS, Load, check_slice
 from hostbench.params import LaunchOptions
 
 DEFAULT_SLICES = [0.1, 0.25, 0.5, 1, 2, 5, 15]
+# Alternating runs: whole seconds (wrk's and ab's runs are), from the tools' shortest run.
+DEFAULT_RUN_SLICES = [1, 2, 5, 15]
 STEADY_TOLERANCE_PCT = 5.0
 CHUNK_OVERHEAD_S = 2.0  # k6's start and the counters' reads around a chunk, for the estimate
 # --quick: a seconds-long smoke of the whole pipeline; its numbers are not evidence.
 QUICK = {"launches": 1, "runs": 1, "chunks": 2, "slices": [0.25, 1], "scenarios": ["text"],
          "chunk_s": 2.0, "warmup_s": 2.0}  # fmt: skip
+QUICK_RUNS = {**QUICK, "slices": [1, 2], "chunk_s": 4.0}  # alternating runs: slices of runs
 
 
 # ------------------------------------------------------------------ measuring
@@ -82,6 +89,9 @@ def chunk_rows(window, ids: dict, baseline: str) -> list[dict]:
             "invalid_reason": t["invalid_reason"],
             **{k: window.window[k] for k in ("schedule_seed", "rounds", "foreign_cores",
                                              "cpu_steal_pct", "cpu_loadgen_s", "started_at")},
+            "tool": t["tool"],
+            # Alternating runs: the window's time outside every run's clock (k6: one run, none).
+            "gap_total_s": window.window.get("gap_total_s", 0.0),
         })  # fmt: skip
     return rows
 
@@ -98,7 +108,8 @@ def warm_targets(targets, scenarios, args, folder: Path) -> dict:
     has settled (run.warm_up); returns each scenario's load."""
     loads = {}
     for scenario in scenarios:
-        load = Load("k6", args.vus, args.chunk_s, warmup_s=args.warmup_s, path=scenario.path)
+        load = Load(args.tool, args.connections, args.chunk_s, warmup_s=args.warmup_s,
+                    path=scenario.path)  # fmt: skip
         loads[scenario.id] = load
         for target in targets:
             validate(scenario, target.get(scenario.path))
@@ -126,14 +137,18 @@ class Progress:
                            if not math.isnan(r["log_ratio"]))  # fmt: skip
         flag = "".join(f" INVALID {r['mode']}: {r['invalid_reason']}" for r in new
                        if r["invalid_reason"])  # fmt: skip
+        gaps = window.window.get("gap_total_s")
+        gaps = f"; gaps {gaps:.2f} s" if gaps is not None else ""
         print(f"[{done}/{self.total}] launch {ids['launch']} run {ids['run']} {ids['scenario']} "
               f"slice {ids['slice_s']:g} s chunk {ids['chunk']}: {rates}; ratio {ratios}; "
-              f"foreign {window.window['foreign_cores']:.2f} cores{flag}", flush=True)  # fmt: skip
+              f"foreign {window.window['foreign_cores']:.2f} cores{gaps}{flag}",
+              flush=True)  # fmt: skip
 
 
 def one_run(targets, loads, scenarios, args, rng, folder: Path, ids: dict, progress) -> None:
     """One pass over every scenario and slice length, in a random order (drift favours no
-    slice length), `args.chunks` interleaved chunks each."""
+    slice length), `args.chunks` interleaved chunks each, in the tool's design."""
+    fire = window_for(args.tool)
     plan = [(scenario, slice_s) for scenario in scenarios for slice_s in args.slices]
     rng.shuffle(plan)
     for scenario, slice_s in plan:
@@ -141,14 +156,13 @@ def one_run(targets, loads, scenarios, args, rng, folder: Path, ids: dict, progr
             seed = rng.randrange(2**31)
             schedule = slice_schedule(len(targets), slice_s, args.chunk_s, seed)
             where = folder / f"{scenario.id}-s{slice_s:g}-c{chunk}"
-            window = interleaved_window(targets, loads[scenario.id], schedule, where,
-                                        scenario.stats_key)  # fmt: skip
+            window = fire(targets, loads[scenario.id], schedule, where, scenario.stats_key)
             chunk_ids = {**ids, "slice_s": slice_s, "scenario": scenario.id, "chunk": chunk}
             progress.add(chunk_ids, window, args.modes[1])
 
 
 def measure(args) -> pd.DataFrame:
-    out = Path(args.out).resolve()  # k6 is started in its own folder and given paths
+    out = Path(args.out).resolve()  # the tool is started in its own folder and given paths
     out.mkdir(parents=True, exist_ok=True)
     modes = [get_mode(m) for m in [*args.modes, *([args.sensitivity] if args.sensitivity else [])]]
     scenarios = [get_scenario(s) for s in args.scenarios]
@@ -156,8 +170,9 @@ def measure(args) -> pd.DataFrame:
     rng = random.Random(args.seed)
     total = args.launches * args.runs * len(scenarios) * len(args.slices) * args.chunks
     minutes = estimate_minutes(args, len(modes))
-    print(f"{total} chunks of {args.chunk_s:g} s over {', '.join(m.id for m in modes)}; "
-          f"about {minutes:.1f} min; seed {args.seed}", flush=True)  # fmt: skip
+    print(f"{total} chunks of {args.chunk_s:g} s of {args.tool} at {args.connections} "
+          f"connections over {', '.join(m.id for m in modes)}; about {minutes:.1f} min; "
+          f"seed {args.seed}", flush=True)  # fmt: skip
     progress = Progress(out, total)
     with measuring_alone(f"benchmarks/interleave_components.py (out {out})"):
         for launch_no in range(1, args.launches + 1):
@@ -186,23 +201,56 @@ def parser() -> argparse.ArgumentParser:
                     metavar=("MODE", "BASELINE"))  # fmt: skip
     ap.add_argument("--sensitivity", metavar="MODE", help="a third mode, e.g. nginx or caddy")
     ap.add_argument("--scenarios", nargs="+", default=["text", "html"])
-    ap.add_argument("--slices", nargs="+", type=float, default=DEFAULT_SLICES, metavar="S")
+    ap.add_argument(
+        "--tool",
+        default="k6",
+        choices=sorted(TOOLS),
+        help="k6 switches target within one run; the others alternate short runs",
+    )
+    ap.add_argument(
+        "--slices",
+        nargs="+",
+        type=float,
+        metavar="S",
+        help=f"default: {' '.join(f'{s:g}' for s in DEFAULT_SLICES)} (k6), "
+        f"{' '.join(f'{s:g}' for s in DEFAULT_RUN_SLICES)} (the others)",
+    )
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--chunks", type=int, default=4)
     ap.add_argument("--chunk-s", type=float, default=30.0)
     ap.add_argument("--warmup-s", type=float, default=20.0)
-    ap.add_argument("--vus", type=int, default=8)
+    ap.add_argument(
+        "--connections",
+        "--vus",
+        type=int,
+        default=8,
+        help="connections (k6: virtual users), as a study's concurrency",
+    )
     ap.add_argument("--seed", type=int, help="the order's seed (default: drawn, recorded)")
     ap.add_argument("--quick", action="store_true",
                     help="a seconds-long smoke of the pipeline: " + ", ".join(
-                        f"{k.replace('_', '-')} {v}" for k, v in QUICK.items()))  # fmt: skip
+                        f"{k.replace('_', '-')} {v}" for k, v in QUICK.items())
+                    + f" (alternating runs: slices {QUICK_RUNS['slices']}, chunk-s "
+                    f"{QUICK_RUNS['chunk_s']})")  # fmt: skip
     return ap
+
+
+def resolved(args) -> argparse.Namespace:
+    """The options with what the tool's design sets: the smoke's values (--quick) and the
+    default slice lengths (k6 slices a run finely; the others' slices are whole runs)."""
+    switches = TOOLS[args.tool].switches_target
+    if args.quick:
+        for key, value in (QUICK if switches else QUICK_RUNS).items():
+            setattr(args, key, value)
+    if args.slices is None:
+        args.slices = DEFAULT_SLICES if switches else DEFAULT_RUN_SLICES
+    return args
 
 
 def check(args) -> None:
     """BadInput (one line) for a value the measurement cannot use, before anything starts."""
-    for key in ("launches", "runs", "chunks", "vus"):
+    for key in ("launches", "runs", "chunks", "connections"):
         if getattr(args, key) < 1:
             raise BadInput(f"--{key} must be 1 or more, got {getattr(args, key)}")
     if args.chunks < 2 and args.launches * args.runs < 2:
@@ -214,9 +262,10 @@ def check(args) -> None:
         get_mode(mode)  # BadInput naming the modes there are
     for scenario in args.scenarios:
         get_scenario(scenario)
-    for slice_s in args.slices:  # BadInput saying what a slice and a chunk allow
+    Load(args.tool, args.connections, args.chunk_s, warmup_s=args.warmup_s)
+    for slice_s in args.slices:  # BadInput saying what a slice, a chunk and the tool allow
         slice_schedule(len(modes), slice_s, args.chunk_s, 0)
-    Load("k6", args.vus, args.chunk_s, warmup_s=args.warmup_s)
+        check_slice(args.tool, slice_s)
 
 
 def read_chunks(folder: Path) -> tuple[pd.DataFrame, bool]:
@@ -233,17 +282,10 @@ def read_chunks(folder: Path) -> tuple[pd.DataFrame, bool]:
     return chunks, quick
 
 
-def _sigterm_as_interrupt(signum, frame):
-    raise KeyboardInterrupt  # so the context managers stop every process it started
-
-
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
-    if args.quick:
-        for key, value in QUICK.items():
-            setattr(args, key, value)
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    try:
+    args = resolved(parser().parse_args(argv))
+
+    def run() -> None:
         if args.analyse:
             chunks, args.quick = read_chunks(Path(args.analyse))
         else:
@@ -253,19 +295,11 @@ def main(argv=None) -> int:
             t0 = time.monotonic()
             chunks = measure(args)
             print(f"measured in {(time.monotonic() - t0) / 60:.1f} min")
-    except BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except HostbenchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted: every process it started is stopped; chunks.csv keeps the "
-              "chunks measured", file=sys.stderr)  # fmt: skip
-        return 130
-    print()
-    print(table(summarise(chunks, quick=args.quick), args.modes[1]))
-    return 0
+        print()
+        print(table(summarise(chunks, quick=args.quick), args.modes[1]))
+
+    return exit_code(run, "interrupted: every process it started is stopped; chunks.csv keeps "
+                          "the chunks measured")  # fmt: skip
 
 
 if __name__ == "__main__":

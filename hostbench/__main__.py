@@ -2,11 +2,10 @@
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
 
-from .errors import BadInput, HostbenchError
+from .errors import exit_code
 from .load import TOOLS
 from .paths import RUNS
 
@@ -321,24 +320,10 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _sigterm_as_interrupt(signum, frame):
-    raise KeyboardInterrupt  # so context managers stop every child process
-
-
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    try:
-        return args.func(args)
-    except BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except HostbenchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted: completed runs are kept; the same command resumes", file=sys.stderr)
-        return 130
+    return exit_code(lambda: args.func(args),
+                     "interrupted: completed runs are kept; the same command resumes")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Errors meant for the user: one line, what was wrong and what is allowed."""
+"""Errors meant for the user: one line, what was wrong and what is allowed; and how a command
+reports them (`exit_code`)."""
+
+import signal
+import sys
+from collections.abc import Callable
 
 
 class HostbenchError(Exception):
@@ -15,3 +20,25 @@ class BadInput(HostbenchError):
 
 class LaunchFailed(HostbenchError):
     """A server or proxy died or never became ready."""
+
+
+def _sigterm_as_interrupt(signum, frame):
+    raise KeyboardInterrupt  # so context managers stop every child process
+
+
+def exit_code(action: Callable[[], int | None], interrupted: str) -> int:
+    """Run a command's `action` and say how it ended: its own code (0 when none); 2 and one
+    line for bad input; 1 and one line for any other error the user can fix; 130 and
+    `interrupted` on Ctrl-C or SIGTERM, after the context managers stopped what it started."""
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    try:
+        return action() or 0
+    except BadInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except HostbenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(interrupted, file=sys.stderr)
+        return 130

@@ -40,17 +40,36 @@ class ToolTraits:
     # Go 1.19); C tools keep the soft limit they inherit.
     raises_nofile: bool = False
     version_args: tuple[str, ...] = ("--version",)  # what makes it say its version
+    # Sends each request of one run to the target whose turn it is (k6's script picks the URL):
+    # an interleaved window is one run of it. A tool that cannot alternates short runs, one run
+    # per slice (harness/measure/alternate.py).
+    switches_target: bool = False
+    # The shortest timed run it makes, so the shortest slice of its alternating runs.
+    shortest_run_s: float = 0.0
 
 
 # The load tools, each declared once, in name order: every list of tools derives from here
 # (the params' allowed tools, topology ssh's, the harness's generators, the docs).
+# Shortest runs: ab's -t is whole seconds (atoi), 0 meaning no time limit at all; bombardier
+# refuses a -d under 1 s ("must be >= 1s"); wrk's -d is whole seconds, 0 refused.
 TOOLS: dict[str, ToolTraits] = {
     "ab": ToolTraits(
-        whole_seconds=True, counts_requests=True, can_close=True, remote=True, version_args=("-V",)
+        whole_seconds=True,
+        counts_requests=True,
+        can_close=True,
+        remote=True,
+        version_args=("-V",),
+        shortest_run_s=1.0,
     ),
-    "bombardier": ToolTraits(counts_requests=True, remote=True, raises_nofile=True),
-    "k6": ToolTraits(raises_nofile=True, remote=True, version_args=("version",)),
-    "wrk": ToolTraits(whole_seconds=True, pipelines=True, remote=True, version_args=("-v",)),
+    "bombardier": ToolTraits(
+        counts_requests=True, remote=True, raises_nofile=True, shortest_run_s=1.0
+    ),
+    "k6": ToolTraits(
+        raises_nofile=True, remote=True, version_args=("version",), switches_target=True
+    ),
+    "wrk": ToolTraits(
+        whole_seconds=True, pipelines=True, remote=True, version_args=("-v",), shortest_run_s=1.0
+    ),
 }
 
 
@@ -62,6 +81,38 @@ def tools_with(trait: str) -> tuple[str, ...]:
 def tools_in_words(trait: str) -> str:
     """The tools with `trait` in a sentence: "wrk", "ab and bombardier"."""
     return " and ".join(tools_with(trait))
+
+
+def alternating_tools() -> tuple[str, ...]:
+    """The tools that cannot switch target within a run, in name order: their interleaved
+    windows alternate short runs."""
+    return tuple(name for name, traits in sorted(TOOLS.items()) if not traits.switches_target)
+
+
+def slice_rules_in_words() -> str:
+    """What a slice of alternating runs must be, per tool that alternates, in words:
+    "ab: >= 1 s, whole seconds; bombardier: >= 1 s; ..."."""
+    rules = []
+    for name in alternating_tools():
+        traits = TOOLS[name]
+        rule = f"{name}: >= {traits.shortest_run_s:g} s"
+        rules.append(rule + (", whole seconds" if traits.whole_seconds else ""))
+    return "; ".join(rules)
+
+
+def check_slice(tool: str, slice_s: float) -> None:
+    """BadInput (one line) when `tool` cannot fire one slice of slice_s seconds of an
+    interleaved window: a tool that cannot switch target makes each slice a timed run of its
+    own, as long as the slice, which it must be able to time."""
+    traits = TOOLS[tool]
+    if traits.switches_target:
+        return
+    why = f"{tool} cannot switch target within a run, so each slice is one run of it, and"
+    if not slice_s >= traits.shortest_run_s:
+        raise BadInput(f"{why} it times runs of {traits.shortest_run_s:g} s or more, "
+                       f"not {slice_s:g} s")  # fmt: skip
+    if traits.whole_seconds and not float(slice_s).is_integer():
+        raise BadInput(f"{why} it times runs in whole seconds only, not {slice_s:g} s")
 
 
 def _is_int(value) -> bool:

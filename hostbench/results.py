@@ -233,7 +233,8 @@ COLUMNS: tuple[Column, ...] = (
        nullable=True),
     _c("duration_s", FLOAT, "s",
        "How long the measured load ran, by the tool's clock; in an interleaved window "
-       "(interleave_slice_s), the time of this mode's own slices.", ".2f"),
+       "(interleave_slice_s), the time of this mode's own slices (alternating runs: its runs' "
+       "durations).", ".2f"),
     _c("requests", INT, "requests", "Responses the load tool counted.", ",d"),
     _c("rps", FLOAT, "requests/s", "Throughput: requests / duration_s.", ",.0f"),
     _c("latency_mean_ms", FLOAT, "ms", "Mean response time the load tool measured.", ".2f"),

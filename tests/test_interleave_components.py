@@ -126,7 +126,8 @@ def test_a_chunk_counts_only_when_every_target_counted_cleanly_on_a_quiet_machin
 
 def test_a_chunks_rows_carry_each_modes_time_rate_and_log_ratio():
     schedule = SliceSchedule(2, 0.5, 9, (0, 1, 1, 0))
-    target = {"requests": 3000, "seconds": 1.0, "server_requests": 3000, "count_diff_pct": 0.0,
+    target = {"tool": "k6", "requests": 3000, "seconds": 1.0, "server_requests": 3000,
+              "count_diff_pct": 0.0,
               "cpu_us_per_request": 100.0, "latency_p50_ms": 0.5, "valid": True,
               "invalid_reason": ""}  # fmt: skip
     window = InterleavedWindow(
@@ -154,6 +155,14 @@ def test_a_chunks_rows_carry_each_modes_time_rate_and_log_ratio():
         (["--modes", "kestrel", "iis"], "unknown mode 'iis'; allowed:"),
         (["--scenarios", "pdf"], "unknown scenario 'pdf'"),
         (["--sensitivity", "kestrel"], "each mode once"),
+        (["--connections", "0"], "--connections must be 1 or more, got 0"),
+        # Alternating runs: each slice a run of the tool, as long as the tool can time one.
+        (
+            ["--tool", "bombardier", "--slices", "0.5"],
+            "each slice is one run of it, and it times runs of 1 s or more, not 0.5 s",
+        ),
+        (["--tool", "wrk", "--slices", "1.5"], "it times runs in whole seconds only, not 1.5 s"),
+        (["--tool", "ab", "--chunk-s", "2.5"], "duration_s 2.5: ab takes whole seconds only"),
     ],
 )
 def test_bad_options_are_one_line_before_anything_starts(args, message, capsys):
@@ -187,3 +196,16 @@ def test_the_schedule_a_profile_gets_from_the_components():
     assert f"±{100 * math.expm1(half):.1f}% after 3 blocks" in text and "for ±2%" in text
     # A profile at a slice length that was not measured gets no prediction.
     assert components.schedule_text(summary, "x", replace(params, interleave_slice_s=0.5)) == ""
+
+
+def test_the_tools_design_sets_the_default_slices_and_the_smoke():
+    k6 = bench.resolved(bench.parser().parse_args([]))
+    assert k6.tool == "k6" and k6.slices == bench.DEFAULT_SLICES and k6.connections == 8
+    runs = bench.resolved(bench.parser().parse_args(["--tool", "wrk", "--connections", "16"]))
+    assert runs.slices == bench.DEFAULT_RUN_SLICES and runs.connections == 16
+    bench.check(runs)  # whole-second slices a run of wrk can time: accepted
+    smoke = bench.resolved(bench.parser().parse_args(["--tool", "ab", "--quick"]))
+    assert smoke.slices == bench.QUICK_RUNS["slices"]
+    assert smoke.chunk_s == bench.QUICK_RUNS["chunk_s"]
+    bench.check(smoke)
+    assert bench.resolved(bench.parser().parse_args(["--vus", "4"])).connections == 4  # as before

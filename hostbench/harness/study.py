@@ -5,7 +5,8 @@ block measures: each sub-block (every mode of one scenario, tool and concurrency
 warmed up, then its windows run back to back, seconds apart, in a Williams design's order
 across rounds and blocks, so neither drift nor the window before favours a mode; the
 sub-blocks' order is random (from a seed recorded in params.json). With interleave_slice_s,
-the modes of a sub-block share each window instead, in slices (measure/interleave.py). A
+the modes of a sub-block share each window instead, in slices (measure/interleave.py: one k6
+run switching target; measure/alternate.py: a short run per slice of the tools that cannot). A
 window the machine was too busy for, or whose launch's warm-up ran out before the rate
 settled (then warmed up again first), is measured again at once, beside its pair
 (busy_reruns times at most). The
@@ -44,6 +45,7 @@ from .design import blocks_needed
 from .launch import netns, remote
 from .launch.modes import check_socket_path
 from .launch.programs import programs_of
+from .measure.alternate import window_for
 from .measure.interleave import measure_interleaved
 from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
@@ -386,8 +388,9 @@ def _windows(specs: list[RunSpec]) -> list[list[RunSpec]]:
 
 
 def _interleaved_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
-    """_block_state for interleaved windows: a window counts only when every mode's row of
-    it is there (an interrupted one is measured again whole), and is measured again whole."""
+    """_block_state for interleaved windows, of either design (a window's rows are alike):
+    a window counts only when every mode's row of it is there (an interrupted one is
+    measured again whole), and is measured again whole."""
     kept, pending = {}, []
     for window in _windows(specs):
         while True:
@@ -457,8 +460,9 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
                      rows: dict) -> None:  # fmt: skip
     """_run_block's windows when they are interleaved: each window's modes, launched, are
     warmed up (each once per cell, just before the cell's first window), then share the
-    window; a window the machine was too busy for, or one of whose modes never got steady
-    (warmed up again first), is measured again whole, at once."""
+    window, in the design of its tool (alternate.window_for: k6 switching target within one
+    run, the others alternating short runs); a window the machine was too busy for, or one of
+    whose modes never got steady (warmed up again first), is measured again whole, at once."""
     ready: dict[tuple[str, str], dict] = {}
     for window in _windows(specs):
         for s in window:
@@ -468,7 +472,8 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
         while True:
             new = measure_interleaved(window, [targets[s.member] for s in window],
                                       [ready[s.member, s.cell_key] for s in window],
-                                      [study_dir / s.key for s in window], params, say)  # fmt: skip
+                                      [study_dir / s.key for s in window], params, say,
+                                      window_for(window[0].tool))  # fmt: skip
             rows.update({row["run_key"]: row for row in new})
             write_results(study_dir, list(rows.values()))
             for row in new:

@@ -7,7 +7,7 @@ import re
 
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
-from ..load import TOOLS, tools_in_words
+from ..load import TOOLS, alternating_tools, slice_rules_in_words, tools_in_words
 from .expansion import resolve_sweep
 from .record import RUN_ID
 from .rules import (
@@ -182,12 +182,16 @@ KEYS: tuple[Key, ...] = (
        STR, LIST, also="some of modes, not the baseline"),
     _k("interleave_slice_s", None, "s",
        "Interleaved windows: every compared mode of a cell, launched and warmed up together, "
-       "shares each window, k6 sending each request to the mode whose slice of this length it "
-       "is (one slice per mode per round, in a seeded random order); each mode gets duration_s "
-       "in all and its rate is its requests over its own slices' time (docs/method.md).",
+       "shares each window in slices of this length (one slice per mode per round, in a seeded "
+       f"random order). The design follows the tool: {tools_in_words('switches_target')} sends "
+       "each request to the mode whose slice it is; a tool that cannot switch target within a run "
+       f"({', '.join(alternating_tools())}) runs once per slice, against its mode "
+       "(alternating short runs). Each mode gets duration_s in all and its rate is its "
+       "requests over its own time (docs/method.md).",
        Rule("float", minimum=0.05), null="each mode's windows back to back",
-       also="tools [k6] only; topology local; at most duration_s; whole ms; with focus, a "
-            "block's first window holds every mode and its others the focus and baseline"),
+       also="topology local; no requests; at most duration_s; whole ms; "
+            f"{slice_rules_in_words()}; with focus, a block's first window holds every mode "
+            "and its others the focus and baseline"),
     _k("target_halfwidth_pct", None, "%",
        "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "
        "`repetitions` blocks, the blocks are raised once to what their spread calls for "

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
-from ..load import Load
+from ..load import Load, check_slice
 from . import keys
 from .expansion import expand_sweep, overlay
 from .loading import load_yaml
@@ -84,21 +84,29 @@ def _check_together(p: dict) -> None:
 
 
 def _interleave(p: dict) -> None:
-    """interleave_slice_s: what the interleaved window (harness/measure/interleave.py) can do."""
+    """interleave_slice_s: what an interleaved window can do. Its design follows the tool: k6
+    switches target within one run (harness/measure/interleave.py), the others alternate
+    short runs, one per slice (harness/measure/alternate.py), which their shortest timed run
+    bounds (load.check_slice)."""
     slice_s = p["interleave_slice_s"]
     if slice_s is None:
         return
     what = f"params key 'interleave_slice_s' {slice_s:g}"
-    if p["tools"] != ["k6"]:
-        raise BadInput(f"{what}: only k6 switches target within a run; tools must be [k6], "
-                       f"got {p['tools']}")  # fmt: skip
     if p["topology"] != "local":
         raise BadInput(f"{what}: interleaved windows run on topology local only")
+    if p["requests"]:
+        raise BadInput(f"{what}: an interleaved window is timed, each mode getting duration_s "
+                       "in slices; leave requests out")  # fmt: skip
     if slice_s > p["duration_s"]:
         raise BadInput(f"{what} is longer than duration_s {p['duration_s']:g}: each mode gets "
                        "duration_s in slices of it")  # fmt: skip
     if round(slice_s * 1000) != slice_s * 1000:
-        raise BadInput(f"{what}: k6's clock counts whole milliseconds")
+        raise BadInput(f"{what}: k6's clock and bombardier's -d count whole milliseconds")
+    for tool in p["tools"]:
+        try:
+            check_slice(tool, slice_s)
+        except BadInput as e:
+            raise BadInput(f"{what}: {e}") from None
 
 
 @dataclass

@@ -30,7 +30,7 @@ from pathlib import Path
 import psutil
 
 from ...errors import BadInput, HostbenchError
-from ...load import Load
+from ...load import TOOLS, Load
 from ...params import StudyParams, fingerprint
 from ..launch.modes import Target
 from .cpumonitor import CpuMonitor, _Tree
@@ -54,6 +54,7 @@ from .run import (
 MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
 COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
 SCHEDULE_FILE = "interleave.json"  # beside load.json: the targets and the slices' order
+SWITCHING = "one run switching target"  # its design (alternate.py's: alternating runs)
 
 
 @dataclass(frozen=True)
@@ -310,8 +311,9 @@ def interleaved_window(
     """Fire `load` (k6: its virtual users and path; its duration is the schedule's) over
     `targets`, launched and warm, in `schedule`'s slices. Keeps the raw files in out_dir
     (load/ as any run's, interleave.json, cpu_samples.csv)."""
-    if load.tool != "k6":
-        raise BadInput(f"only k6 can switch target within a run; got {load.tool}")
+    if not TOOLS[load.tool].switches_target:
+        raise BadInput(f"{load.tool} cannot switch target within a run: its windows alternate "
+                       "short runs (alternate.py)")  # fmt: skip
     if len(targets) != schedule.targets:
         raise HostbenchError(f"{len(targets)} targets for a schedule of {schedule.targets}")
     out_dir = Path(out_dir).resolve()  # k6 runs in its own folder and is given paths
@@ -321,7 +323,8 @@ def interleaved_window(
     # The whole window, over every target: the load's own URL and warm-up are not used.
     load = replace(load, duration_s=schedule.duration_s, base_url=None, warmup_s=0.0)
     (out_dir / SCHEDULE_FILE).write_text(json.dumps(
-        {**asdict(schedule), "modes": [t.mode for t in targets], "urls": urls}, indent=1) + "\n"
+        {**asdict(schedule), "design": SWITCHING, "modes": [t.mode for t in targets],
+         "urls": urls}, indent=1) + "\n"
     )  # fmt: skip
     for target in targets:
         _raise_if_dead(target)
@@ -396,11 +399,13 @@ def measure_interleaved(
     run_dirs: list[Path],
     params: StudyParams,
     say=print,
+    fire=interleaved_window,
 ) -> list[dict]:
     """One interleaved window of `specs` (every compared mode of one cell, each on its
     launched, prepared target; `ready[i]` what `prepare` returned for specs[i]): wait for a
-    quiet machine, fire k6 over the targets in slices of params.interleave_slice_s, each
-    getting the load's duration_s in all (measure/interleave.py). One row per mode, with
+    quiet machine, fire the load over the targets in slices of params.interleave_slice_s,
+    each getting the load's duration_s in all (`fire`: the window of the tool's design, k6's
+    here, alternate.alternating_window for the others). One row per mode, with
     the columns of any window: its rate over its own slices' time, its cores per second
     of them (so cores / rps is its CPU per request, as for any row), the window's machine.
     The raw files go to the first mode's run folder; the others' say where they are."""
@@ -419,15 +424,15 @@ def measure_interleaved(
     total_s = len(specs) * load.duration_s
     schedule = slice_schedule(len(specs), params.interleave_slice_s, total_s, seed)
     state = _machine_state()
-    window = interleaved_window(targets, load, schedule, run_dirs[0], first.scenario.stats_key,
-                                params.sample_interval_s)  # fmt: skip
+    window = fire(targets, load, schedule, run_dirs[0], first.scenario.stats_key,
+                  params.sample_interval_s)  # fmt: skip
     for run_dir in run_dirs[1:]:
         (run_dir / INTERLEAVED_FILE).write_text(
             f"measured in one interleaved window with {first.key}: its raw files are there\n"
         )
     for spec, counted in zip(specs, window.targets, strict=True):
         if counted["requests"] == 0:
-            raise HostbenchError(f"{spec.key}: k6 completed no request in its slices "
+            raise HostbenchError(f"{spec.key}: {load.tool} completed no request in its slices "
                                  f"({run_dirs[0]})")  # fmt: skip
     rows = []
     for spec, target, own, counted, run_dir in zip(specs, targets, ready, window.targets,
