@@ -76,9 +76,11 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
                 else "n/a",
             )
         )
-    main_n = "n (main)" if reference == "main study" else f"n ({reference})"
+    own = reference != "main study"  # another sub-study: the columns name it
+    main_n = f"n ({reference})" if own else "n (main)"
+    moved = f"moved (sub-study / {reference})" if own else MOVED
     columns = ["mode", "scenario", *(["concurrency"] if several else []), reference,
-               main_n, label, f"n ({label})", MOVED, SAME]  # fmt: skip
+               main_n, label, f"n ({label})", moved, SAME]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -531,7 +531,7 @@ def _side_text(row: dict, side: str) -> str:
 def designs_sentences(compared: pd.DataFrame) -> str:
     """designs() in words, one line per scenario (Markdown): each side's ratio, interval,
     half-width and blocks; how many times narrower the main study's interval is, and its
-    blocks' spread (the part more blocks do not explain); whether the intervals overlap."""
+    blocks' spread (which more blocks would not shrink); whether the intervals overlap."""
     if compared.empty:
         return (f"*The `{BACK_TO_BACK}` sub-study shares no ratio with the main study: the two "
                 "designs are not compared.*")  # fmt: skip

@@ -177,6 +177,10 @@ def test_sensitivity_compares_the_two_setups():
     fewer = jcsi2018.sensitivity(shared, isolated.assign(n=[2]), "k6 pinned")
     assert fewer["same words"].iloc[0] == "n/a"  # 2 blocks: no words compared
     assert "k6 pinned" in table.columns
+    # Set beside another sub-study (laid out as this one), the columns name it.
+    other = jcsi2018.sensitivity(shared, isolated, "k6 pinned", "back-to-back")
+    names = ["back-to-back", "n (back-to-back)", "moved (sub-study / back-to-back)"]
+    assert set(names) <= set(other.columns) and "main study" not in other.columns
 
 
 def test_each_sub_study_names_the_one_factor_it_changed():
