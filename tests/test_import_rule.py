@@ -6,7 +6,8 @@ starts processes. So every module of hostbench/analysis/, the params, the docs g
 them and every module of every study's folder (its tests aside) must import with
 `hostbench.harness` made unimportable. Within the harness, the machine's record
 (environment.py, which measure/ reads), the params' preflight and launch/ (what measure/
-fires load at) read what is installed or start what is measured, never what measures. Nothing here names a study: a new folder is checked the moment it exists.
+fires load at) read what is installed or start what is measured, never what measures.
+Nothing here names a study: a new folder is checked the moment it exists.
 """
 
 import ast
