@@ -37,7 +37,15 @@ from pathlib import Path
 from .. import __version__, results
 from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
-from ..params import NOT_MEASURED, OPTIONAL, PARAMS_FILE, StudyParams, check_run_id, fingerprint
+from ..params import (
+    NOT_MEASURED,
+    OPTIONAL,
+    PARAMS_FILE,
+    SKIPPED_SUB_STUDIES,
+    StudyParams,
+    check_run_id,
+    fingerprint,
+)
 from ..paths import RUNS
 from . import environment
 from .design import blocks_needed
@@ -174,18 +182,22 @@ def _now() -> str:
 
 
 def _recorded(params: StudyParams, seed: int) -> dict:
-    """params.json: the params, the seed of the order, and what shapes every run."""
+    """params.json: the params, the seed of the order, and what shapes every run, and the
+    sub-studies skipped where it runs (each with why; only when there are any)."""
+    skipped = params.sub_studies_skipped
     return {
         **params.to_dict(),
         "seed": seed,
         "hostbench_version": __version__,
         "fingerprint": fingerprint(params.measured_settings()),
+        **({SKIPPED_SUB_STUDIES: skipped} if skipped else {}),
     }
 
 
 def _changes(old: dict, new: dict) -> list[str]:
     """Keys whose values differ between two params.json mappings (descriptive keys aside)."""
-    keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint"})
+    # What is derived from the keys (the sub-studies skipped follow sub_studies) is not compared.
+    keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint", SKIPPED_SUB_STUDIES})
 
     def value(params: dict, k: str):  # a key newer than a record: its default then
         return params.get(k, OPTIONAL.get(k))
@@ -319,6 +331,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 "states; use a new --run-id, or --discard-old"
             )
     say = _progress_writer(study_dir, progress)
+    for name, why in params.sub_studies_skipped.items():
+        say(f"sub-study {name}: {why}")
     rows: dict[str, dict] = {}  # completed windows' rows, in the order they ran
     bar = _Counter(tqdm(total=len(specs), initial=done, disable=not progress, unit="window",
                         dynamic_ncols=True), done, len(specs))  # fmt: skip

@@ -18,7 +18,7 @@ from .expansion import expand_sweep, overlay
 from .loading import load_yaml
 from .record import PARAMS_FILE, RECORDED
 from .rules import AS_DEFAULT
-from .topology import check_topology
+from .topology import check_topology, skipped_under
 
 
 def _default(name: str):
@@ -177,7 +177,7 @@ class StudyParams:
                 params.load(sc, t, c)
             except BadInput as e:
                 raise BadInput(f"{e} (scenario {sc})") from None
-        for name in params.sub_studies:
+        for name in params.sub_studies_run:
             try:
                 params.sub_study(name)
             except BadInput as e:
@@ -238,11 +238,27 @@ class StudyParams:
         """What these params made once and keep (their cells' loads, their sub-studies)."""
         return self.__dict__.setdefault(f"_{what}", {})
 
+    @property
+    def sub_studies_skipped(self) -> dict[str, str]:
+        """{name: why} of the sub-studies that do not run where this study runs (over ssh:
+        those about one machine, topology.skipped_under)."""
+        return {name: why for name, overrides in self.sub_studies.items()
+                if (why := skipped_under(self.topology, overrides))}  # fmt: skip
+
+    @property
+    def sub_studies_run(self) -> list[str]:
+        """The sub-studies that run beside this study, in the params' order."""
+        skipped = self.sub_studies_skipped
+        return [name for name in self.sub_studies if name not in skipped]
+
     def sub_study(self, name: str) -> "StudyParams":
-        """The params of sub-study `name`: these params with its overrides, validated once."""
+        """The params of sub-study `name`: these params with its overrides, validated once
+        (BadInput for one that is skipped where this study runs)."""
         if name not in self.sub_studies:
             allowed = ", ".join(self.sub_studies) or "none"
             raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
+        if why := self.sub_studies_skipped.get(name):
+            raise BadInput(f"sub-study {name!r} does not run: {why}")
         made = self._made("sub_studies")
         if name not in made:
             made[name] = type(self).from_dict(overlay(self.to_dict(), self.sub_studies[name]))
