@@ -439,7 +439,7 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
                     launched(spec, launch_dir / spec.member, params, where)
                 )
         if params.interleave_slice_s is not None:
-            _run_interleaved(specs, targets, launch_dir, study_dir, params, say, bar, rows)
+            _run_interleaved(specs, targets, launch_dir, study_dir, params, say, bar, rows, where)
             return
         ready: dict[tuple[str, str], dict] = {}
         for spec in specs:
@@ -468,7 +468,7 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
 
 
 def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, say, bar,
-                     rows: dict) -> None:  # fmt: skip
+                     rows: dict, where: Where) -> None:  # fmt: skip
     """_run_block's windows when they are interleaved: each window's modes, launched, are
     warmed up (each once per cell, just before the cell's first window), then share the
     window; a window the machine was too busy for, or one of whose modes never got steady
@@ -478,11 +478,12 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
         for s in window:
             if (s.member, s.cell_key) not in ready:
                 warmup = launch_dir / s.member / f"warmup__{s.cell_key}"
-                ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params)
+                ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params, where)
         while True:
             new = measure_interleaved(window, [targets[s.member] for s in window],
                                       [ready[s.member, s.cell_key] for s in window],
-                                      [study_dir / s.key for s in window], params, say)  # fmt: skip
+                                      [study_dir / s.key for s in window], params, say,
+                                      where)  # fmt: skip
             rows.update({row["run_key"]: row for row in new})
             write_results(study_dir, list(rows.values()))
             for row in new:
@@ -493,7 +494,8 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
             for s, row in zip(window, new, strict=True):
                 if UNSTEADY in (row.get("invalid_reason") or ""):  # warm this one up again
                     warmup = launch_dir / s.member / f"warmup__{s.cell_key}__a{s.attempt}"
-                    ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params)
+                    ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup,
+                                                          params, where)  # fmt: skip
             bar.grow(len(window))
 
 

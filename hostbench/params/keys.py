@@ -186,7 +186,7 @@ KEYS: tuple[Key, ...] = (
        "is (one slice per mode per round, in a seeded random order); each mode gets duration_s "
        "in all and its rate is its requests over its own slices' time (docs/method.md).",
        Rule("float", minimum=0.05), null="each mode's windows back to back",
-       also="tools [k6] only; topology local; no focus; at most duration_s; whole ms"),
+       also="tools [k6] only; no focus; at most duration_s; whole ms"),
     _k("target_halfwidth_pct", None, "%",
        "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "
        "`repetitions` blocks, the blocks are raised once to what their spread calls for "

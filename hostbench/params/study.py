@@ -92,8 +92,6 @@ def _interleave(p: dict) -> None:
     if p["tools"] != ["k6"]:
         raise BadInput(f"{what}: only k6 switches target within a run; tools must be [k6], "
                        f"got {p['tools']}")  # fmt: skip
-    if p["topology"] != "local":
-        raise BadInput(f"{what}: interleaved windows run on topology local only")
     if p["focus"]:
         raise BadInput(f"{what}: every mode shares every window, so focus has no effect; "
                        "leave focus out")  # fmt: skip
