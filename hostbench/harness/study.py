@@ -313,9 +313,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 f"{'; '.join(changed)}. Use a new --run-id, or --discard-old to delete those runs"
             )
     _write_atomically(study_dir / PARAMS_FILE, json.dumps(new, indent=2))
-    env_path = study_dir / "environment.json"
-    if not env_path.exists():  # the machine as the study first saw it
-        _write_atomically(env_path, json.dumps(environment.collect(), indent=2))
+    if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
+        _record_environment(study_dir)
 
     design = _design(study_dir, params)
     specs = run_order(params, seed, design["blocks"])
@@ -344,9 +343,11 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         ssh = None
         if params.topology == "ssh":
             # Each host's programs, found there or copied, before anything starts.
-            servers = {(p.tool, p.ships) for m in params.modes for p in programs_of(get_mode(m))}
+            programs = {p.name: p for m in params.modes for p in programs_of(get_mode(m))}
+            servers = {(p.tool, p.ships) for p in programs.values()}
             loadgens = {(t, get_generator(t).ships()) for t in params.tools}
             ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
+            _record_environment(study_dir, ssh, list(programs.values()), params.tools)
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
@@ -367,6 +368,21 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                     say(design["decision"])
             block += 1
     return write_results(study_dir, list(rows.values()))
+
+
+ENVIRONMENT_FILE = "environment.json"
+
+
+def _record_environment(study_dir: Path, ssh=None, programs=(), tools=()) -> None:
+    """environment.json: the machine as the study first saw it (a resumed study keeps it);
+    under topology ssh both hosts too, read there (environment.hosts_record)."""
+    path = study_dir / ENVIRONMENT_FILE
+    if path.exists():
+        return
+    record = environment.collect()
+    if ssh is not None:
+        record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
+    _write_atomically(path, json.dumps(record, indent=2))
 
 
 LAUNCH_DIR = "launch__r{block}"  # a block's launch: each mode's logs, configs and warm-ups
