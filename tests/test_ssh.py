@@ -411,7 +411,7 @@ def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")  # nothing on the hosts
     skipped = params.sub_studies_skipped
     assert {n for n, path in done.items() if path is None} == set(skipped)
-    for name, results in done.items():
+    for results in done.values():
         if results is not None:
             rows = _rows(results)
             assert rows and {r["mode"] for r in rows} <= set(params.modes)

@@ -54,6 +54,7 @@ from .run import (
 MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
 COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
 SCHEDULE_FILE = "interleave.json"  # beside load.json: the targets and the slices' order
+LOOPBACK = Where()  # the load generator and the targets on this machine's loopback
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ def interleaved_window(
     out_dir: Path,
     stats_key: str,
     sample_interval_s: float = 0.5,
-    where: Where = Where(),
+    where: Where = LOOPBACK,
 ) -> InterleavedWindow:
     """Fire `load` (k6: its virtual users and path; its duration is the schedule's) over
     `targets`, launched and warm, in `schedule`'s slices. Keeps the raw files in out_dir
@@ -415,7 +416,7 @@ def measure_interleaved(
     run_dirs: list[Path],
     params: StudyParams,
     say=print,
-    where: Where = Where(),
+    where: Where = LOOPBACK,
 ) -> list[dict]:
     """One interleaved window of `specs` (every compared mode of one cell, each on its
     launched, prepared target; `ready[i]` what `prepare` returned for specs[i]): wait for a
