@@ -35,8 +35,8 @@ BATCH_FILE = "batch.json"  # a batch folder's profile: resuming it with another 
 
 def _budget_s(params: StudyParams) -> int:
     """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled,
-    for the study and its sub-studies."""
-    studies = [params, *(params.sub_study(name) for name in params.sub_studies)]
+    for the study and the sub-studies that run beside it."""
+    studies = [params, *(params.sub_study(name) for name in params.sub_studies_run)]
     seconds = 0.0
     for p in studies:
         seconds += len(p.cells()) * p.repetitions * (p.duration_s + p.warmup_s + 15)

@@ -182,7 +182,7 @@ STUDY = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools"
         ({"tools": ["wrk"], "interleave_slice_s": 1.5}, "whole seconds only, not 1.5 s"),
         ({"tools": ["k6", "ab"], "interleave_slice_s": 0.25}, "ab cannot switch target"),
         ({"tools": ["ab"], "requests": 1000}, "an interleaved window is timed"),
-        ({"topology": "netns"}, "interleaved windows run on topology local only"),
+        ({"topology": "netns"}, "bombardier alternate short runs, on topology local only"),
     ],
 )  # fmt: skip
 def test_params_refuse_slices_the_tools_runs_cannot_make(change, message):

@@ -5,8 +5,9 @@ The analysis reads results and starts no process (hostbench/analysis/__init__.py
 starts processes. So every module of hostbench/analysis/, the params, the docs generator beside
 them and every module of every study's folder (its tests aside) must import with
 `hostbench.harness` made unimportable. Within the harness, the machine's record
-(environment.py, which measure/ reads) and the params' preflight read what is installed, never
-what measures. Nothing here names a study: a new folder is checked the moment it exists.
+(environment.py, which measure/ reads), the params' preflight and launch/ (what measure/
+fires load at) read what is installed or start what is measured, never what measures.
+Nothing here names a study: a new folder is checked the moment it exists.
 """
 
 import ast
@@ -97,6 +98,15 @@ def test_no_import_statement_names_the_harness(path):
 )
 def test_the_machines_record_and_the_preflight_import_nothing_that_measures(path):
     # measure/ reads environment.py (each tool's version): importing back would cross layers.
+    assert _naming(path, "measure") == []
+
+
+@pytest.mark.parametrize(
+    "path", sorted((HARNESS / "launch").glob("*.py")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_launching_imports_nothing_that_measures(path):
+    # measure/ fires load at what launch/ started (its processes, places and hosts) and reads
+    # their CPU: launch/ importing back would make the two layers one.
     assert _naming(path, "measure") == []
 
 

@@ -134,7 +134,10 @@ STUDY = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools"
     "change, message",
     [
         ({"tools": ["k6", "bombardier"]}, "bombardier cannot switch target within a run"),
-        ({"topology": "netns"}, "interleaved windows run on topology local only"),
+        (
+            {"tools": ["wrk"], "interleave_slice_s": 1, "topology": "netns"},
+            "wrk alternate short runs, on topology local only",
+        ),
         ({"interleave_slice_s": 20}, "is longer than duration_s 15"),
         ({"interleave_slice_s": 0.01}, "'interleave_slice_s' must be a number >= 0.05"),
         ({"interleave_slice_s": 0.2505}, "whole milliseconds"),
@@ -144,6 +147,13 @@ def test_interleaved_windows_are_refused_where_they_cannot_run(change, message):
     with pytest.raises(BadInput) as info:
         StudyParams.from_dict({**STUDY, "interleave_slice_s": 0.25, **change})
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("where", [{"topology": "netns"}, {"topology": "ssh", "inventory": "i"}])
+def test_interleaved_windows_run_across_two_hosts(where):
+    # k6 where the load generator lives, each target's trees where it runs (interleave.py).
+    p = StudyParams.from_dict({**STUDY, "interleave_slice_s": 0.25, **where})
+    assert p.measured_settings()["topology"] == where["topology"]
 
 
 def test_interleaving_is_off_by_default_and_in_the_fingerprint_only_when_set():

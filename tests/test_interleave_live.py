@@ -1,7 +1,8 @@
-"""Interleaved windows on the real test app, nginx and k6, on loopback: each target gets its
-share of the time and both counts agree; a mode against itself (A/A) gives a ratio whose
-interval holds 100%; Ctrl-C in the middle of a slice of the characterisation script stops
-every process it started. A few seconds of load each."""
+"""Interleaved windows on the real test app, nginx and k6, on loopback (and across two network
+namespaces; over ssh: test_ssh.py): each target gets its share of the time and both counts
+agree; a mode against itself (A/A) gives a ratio whose interval holds 100%; Ctrl-C in the
+middle of a slice of the characterisation script stops every process it started. A few
+seconds of load each."""
 
 import csv
 import json
@@ -19,6 +20,7 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.analysis.intervals import mean_interval
 from hostbench.analysis.tables import with_cpu_per_request
+from hostbench.harness.launch import netns
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.interleave import (
     COUNT_TOLERANCE_PCT,
@@ -224,3 +226,31 @@ def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_
     redone = [again[r["run_key"]] for r in second]
     assert len({r["started_at"] for r in redone}) == 1  # the two modes in one window again
     assert redone[0]["started_at"] != second[0]["started_at"]
+
+
+@pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed")
+def test_an_interleaved_window_across_two_namespaces_loads_the_server_namespace(tmp_path):
+    # k6 in the client namespace, aimed at each target's address there; each target's
+    # trees read from the machine's process table, which the namespaces share.
+    params = StudyParams.from_dict({
+        "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
+        "concurrency": [VUS], "duration_s": 2, "warmup_s": 0, "repetitions": 1,
+        "interleave_slice_s": 0.25, "seed": 3, "topology": "netns", **SHORT_RUNS,
+    })  # fmt: skip
+    results = run_study(params, "il-netns", runs_dir=tmp_path, progress=False)
+    with open(results) as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(r["mode"] for r in rows) == ["kestrel", "nginx-keepalive"]
+    assert len({r["started_at"] for r in rows}) == 1  # one window, both modes in it
+    for r in rows:
+        assert r["valid"] == "True", r["invalid_reason"]
+        assert r["topology"] == "netns" and r["request_path"].startswith("veth hb")
+        assert float(r["duration_s"]) == 2.0  # its share of the window: its own slices
+        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT  # k6's tag, the app's
+        assert int(r["requests"]) > 0 and float(r["cpu_server_cores"]) > 0
+        assert float(r["rtt_ms"]) > 0
+    first = min(rows, key=lambda r: int(r["position"]))
+    schedule = json.loads((results.parent / first["run_key"] / SCHEDULE_FILE).read_text())
+    # Only the client namespace reaches that address (over the veth): k6, answered, ran there.
+    assert all(u.startswith(f"http://{netns.SERVER_ADDRESS}:") for u in schedule["urls"])
+    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]

@@ -3,6 +3,7 @@ network namespaces the netns module made, host keys checked against a known_host
 here, a study measured across them; nothing left after success, error and Ctrl-C."""
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -15,15 +16,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import SHORT_RUNS, interruptible
 from hostbench.catalog import get_mode
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, remote
 from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.measure import quiet
+from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT, SCHEDULE_FILE
 from hostbench.harness.study import run_study
 from hostbench.load import TOOLS
-from hostbench.params import SSH_MODES, StudyParams
+from hostbench.params import PARAMS_FILE, SKIPPED_SUB_STUDIES, SSH_MODES, StudyParams, load_yaml
+from hostbench.studies import STUDIES
 
 SSHD = Path("/usr/sbin/sshd")
 _missing = [t for t in ("ssh-keygen", "ansible-inventory") if not shutil.which(t)]
@@ -325,3 +330,162 @@ def test_a_killed_harness_leaves_nothing_on_the_hosts(tmp_path):
         while _left("/tmp/hostbench\\.") and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+
+
+# ------------------------------------------------------------------ each study over ssh
+
+# Each study's quick profile, over ssh as docs/hosts.md tells a reader to write it (a params
+# file beside a copy of the study's params/ that `extends: quick` and adds topology ssh and
+# the inventory), shortened so the suite runs it in a minute or two: one block without
+# warm-up (min_duration_s and the quiet gate as SHORT_RUNS), each sub-study's concurrency its
+# first, and what is cut per study below (timed windows of 2 s, or fewer requests).
+# Everything else is the profile's: its modes, tools, variants and sub-studies.
+SHORTER = {
+    "jcsi2018": {"scenarios": ["html"], "duration_s": 2},  # every mode, one scenario
+    "linux-proxies-2021": {"concurrency": [2], "duration_s": 2},
+    # every variant, pipelined wrk
+    "kestrel-transports-2018": {"scenarios": ["plaintext"], "duration_s": 2},
+    "go-vs-dotnet-2017": {"requests": 10000},  # every scenario, bombardier -n
+    "selfhost-2012": {"requests": 5000},  # ab -n, a new connection per request
+}
+SHORT = {"warmup_s": 0, "repetitions": 1, "target_halfwidth_pct": None, **SHORT_RUNS,
+         "min_duration_s": 0.2}  # fmt: skip
+
+
+def _quick_over_ssh(study: str, folder: Path, inventory: Path) -> StudyParams:
+    """The study's quick profile over ssh (a params file of the reader's, `extends: quick`),
+    shortened as SHORTER says."""
+    shutil.copytree(STUDIES[study].params_dir, folder)
+    quick = load_yaml(folder / "quick.yaml")
+    subs = {name: {**o, **{k: v for k, v in SHORT.items() if k in o},
+                   **({"concurrency": o["concurrency"][:1]} if "concurrency" in o else {})}
+            for name, o in (quick.get("sub_studies") or {}).items()}  # fmt: skip
+    mine = {"extends": "quick", "topology": "ssh", "inventory": str(inventory), **SHORT,
+            **SHORTER[study], "sub_studies": subs}  # fmt: skip
+    (folder / "ssh.yaml").write_text(yaml.safe_dump(mine))
+    return StudyParams.from_file(folder / "ssh.yaml")
+
+
+def _check_ssh_row(r: dict, run_dir: Path) -> None:
+    """A row measured across the hosts: valid, every request the tool completed counted by
+    the app on the server host (wrk and ab may stop with requests in flight)."""
+    assert r["valid"] == "True", r["invalid_reason"]
+    assert r["topology"] == "ssh"
+    assert r["request_path"] == "ssh loadgen-host -> server-host"
+    assert float(r["rtt_ms"]) > 0
+    served = int(r["server_requests"])
+    assert served > 0 and abs(int(r["requests"]) - served) <= 0.02 * served, r["tool"]
+    assert float(r["cpu_server_cores"]) > 0 and float(r["cpu_loadgen_cores"]) > 0
+    assert float(r["rss_server_mb"]) > 0
+    # Both hosts' other processes, read there (here one machine: finite, not small).
+    assert float(r["foreign_cores"]) >= 0
+    if not (run_dir / r["run_key"] / "interleaved.txt").exists():
+        load = run_dir / r["run_key"] / "load"
+        aimed = [load / "command.txt", *load.glob("script.js")]
+        assert f"http://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
+
+
+def _rows(results: Path) -> list[dict]:
+    return list(csv.DictReader(results.open()))
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES))
+def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp_path):
+    from hostbench.harness.notebook import StudyRun
+
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        params = _quick_over_ssh(study, tmp_path / "params", inventory)
+        run = StudyRun(study, "ssh", "q", tmp_path / "runs", params)
+
+        def measure():
+            # What the study's notebook does (StudyRun.measure, without publishing the app):
+            # the study, then each sub-study; a skipped one measures nothing.
+            done = {"": run_study(params, run.run_id, run.runs_dir, progress=False)}
+            for name in params.sub_studies:
+                sub = run.sub_run(name)
+                done[name] = sub.measure() if sub.skipped else run_study(
+                    sub.params, sub.run_id, sub.runs_dir, progress=False)  # fmt: skip
+            return done
+
+        done = netns.call_in(hosts.client, measure)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")  # nothing on the hosts
+    skipped = params.sub_studies_skipped
+    assert {n for n, path in done.items() if path is None} == set(skipped)
+    for results in done.values():
+        if results is not None:
+            rows = _rows(results)
+            assert rows and {r["mode"] for r in rows} <= set(params.modes)
+            for r in rows:
+                _check_ssh_row(r, results.parent)
+    main = run.out_dir
+    assert sorted({r["mode"] for r in _rows(done[""])}) == sorted(params.modes)
+    recorded = json.loads((main / PARAMS_FILE).read_text())
+    assert recorded.get(SKIPPED_SUB_STUDIES, {}) == skipped
+    log = (main / "progress.log").read_text()
+    for name, why in skipped.items():
+        assert f"sub-study {name}: {why}" in log
+        assert not (main.parent / f"{main.name}-{name}").exists()
+    # Both hosts in the environment record, read there (here both are this machine).
+    env = json.loads((main / "environment.json").read_text())
+    for role in ("server", "loadgen"):
+        host = env["hosts"][role]
+        assert host["cpu_model"] == env["cpu_model"] and host["cpu_cores_logical"] > 0
+        assert host["os"] and host["kernel"] and host["memory_gib"] > 0
+    assert set(env["hosts"]["loadgen"]["tools"]) == set(params.tools)
+    assert all(v not in ("", "unknown") for v in env["hosts"]["loadgen"]["tools"].values())
+    proxies = {get_mode(m).proxy for m in params.modes if get_mode(m).proxy}
+    assert set(env["hosts"]["server"]["tools"]) == proxies
+    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
+
+
+def test_an_interleaved_window_runs_k6_on_the_load_host_and_reads_each_target_there(tmp_path):
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        params = StudyParams.from_dict({
+            **BASE, "inventory": str(inventory), "modes": ["kestrel", "nginx-keepalive"],
+            "tools": ["k6"], "duration_s": 2, "interleave_slice_s": 0.25, "seed": 3,
+        })  # fmt: skip
+        results = netns.call_in(hosts.client, run_study, params, "il", tmp_path, progress=False)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    rows = _rows(results)
+    assert sorted(r["mode"] for r in rows) == ["kestrel", "nginx-keepalive"]
+    assert len({r["started_at"] for r in rows}) == 1  # one window, both modes in it
+    for r in rows:
+        _check_ssh_row(r, results.parent)
+        assert float(r["duration_s"]) == 2.0  # its share of the window: its own slices
+        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT  # k6's tag, the app's
+    first = min(rows, key=lambda r: int(r["position"]))
+    schedule = json.loads((results.parent / first["run_key"] / SCHEDULE_FILE).read_text())
+    assert all(u.startswith(f"http://{netns.SERVER_ADDRESS}:") for u in schedule["urls"])
+    load = results.parent / first["run_key"] / "load"
+    assert "/tmp/hostbench." in (load / "script.js").read_text()  # made here, run there
+    assert (load / "summary.json").read_text().strip()  # fetched from the load host
+
+
+def test_the_quiet_gate_reads_both_hosts_there(tmp_path):
+    # A busy process the harness did not start is foreign on a host; one it started there is
+    # its own. (Both hosts are this machine here: the burner shows on each.)
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+
+            def read():
+                with remote.ssh_hosts(inventory) as ssh:
+                    ours = ssh.loadgen.process("spin", ["python3", "-c", "while True: pass"],
+                                               tmp_path / "spin.log").start()  # fmt: skip
+                    reading = quiet.read_host(ssh.loadgen, window_s=1.0, top=100)
+                    said = []
+                    gate = quiet.wait_until_quiet(0.05, 100.0, 1.0, said.append, ssh.both)
+                    return reading, ours.pid, gate, said
+
+            reading, ours, gate, said = netns.call_in(hosts.client, read)
+            assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    finally:
+        burner.kill()
+        burner.wait()
+    pids = {pid: name for name, pid, _ in reading.top}
+    assert burner.pid in pids and pids[burner.pid].startswith("loadgen-host: ")
+    assert ours not in pids
+    assert reading.foreign_cores >= 0.2
+    assert gate["quiet_wait_s"] >= 1.0 and gate["quiet_before_cores"] >= 0.2
+    # It waited, then said why it measures anyway, naming the busiest and where they run.
+    assert "still busy" in said[-1] and "-host: " in said[-1], said

@@ -383,3 +383,50 @@ def test_validated_params_are_taken_whole_without_a_second_check():
     assert StudyParams.from_validated(p.to_dict()) == p
     assert p.load("html", "k6", 8) is p.load("html", "k6", 8)
     assert p.sub_study("one") is p.sub_study("one") and p.sub_study("one").concurrency == [8]
+
+
+def _over_ssh(path) -> StudyParams:
+    return StudyParams.from_file(path, {"topology": "ssh", "inventory": "hosts.ini"})
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES), ids=str)
+def test_over_ssh_a_study_skips_its_sub_studies_about_one_machine_and_runs_the_rest(study):
+    # Each profile with topology ssh added, as docs/hosts.md tells a reader to write it: nothing
+    # refused; a sub-study of another topology or pinning the load tool is skipped, saying why
+    # in one line; every other runs on the same two hosts.
+    for path in sorted(STUDIES[study].folder.glob("params/*.yaml")):
+        p = check_runnable(_over_ssh(path))
+        one_machine = [n for n, o in p.sub_studies.items()
+                       if o.get("topology", "ssh") != "ssh" or "loadgen_cpus" in o]  # fmt: skip
+        assert list(p.sub_studies_skipped) == one_machine, path.name
+        for name, why in p.sub_studies_skipped.items():
+            assert why.startswith("skipped over ssh: it ") and "\n" not in why
+            with pytest.raises(BadInput, match=f"sub-study '{name}' does not run: skipped"):
+                p.sub_study(name)
+        assert p.sub_studies_run == [n for n in p.sub_studies if n not in one_machine]
+        for name in p.sub_studies_run:
+            sub = p.sub_study(name)
+            assert (sub.topology, sub.inventory) == ("ssh", "hosts.ini")
+
+
+def test_a_skipped_sub_study_says_why_and_measures_nothing(tmp_path, capsys):
+    from hostbench.harness.notebook import StudyRun
+
+    p = StudyParams.from_dict({**GOOD, "modes": ["kestrel"], "topology": "ssh",
+                               "inventory": "hosts.ini", "sub_studies": {
+                                   "pinned": {"loadgen_cpus": [1]},
+                                   "netns": {"topology": "netns"},
+                                   "more": {"concurrency": [16]}}})  # fmt: skip
+    assert p.sub_studies_run == ["more"]
+    assert "loadgen_cpus" in p.sub_studies_skipped["pinned"]
+    assert "topology netns" in p.sub_studies_skipped["netns"]
+    run = StudyRun("jcsi2018", "quick", "r", tmp_path, p)
+    assert run.sub_run("pinned").measure() is None
+    assert capsys.readouterr().out == f"r-pinned: not run: {p.sub_studies_skipped['pinned']}\n"
+    assert run.sub_study_missing("netns") == f"was {p.sub_studies_skipped['netns']}"
+    assert run.sub_study_missing("elsewhere") == "is not in this profile"
+    assert run.sub_run("more").params.concurrency == [16]
+    # Where the study runs on one machine, each runs as it says.
+    local = StudyParams.from_dict({**GOOD, "modes": ["kestrel"],
+                                   "sub_studies": {"pinned": {"loadgen_cpus": [1]}}})  # fmt: skip
+    assert local.sub_studies_skipped == {} and local.sub_study("pinned").loadgen_cpus == [1]

@@ -102,8 +102,8 @@ def _same_words(a: str, b: str) -> str:
 # --- the localhost shortcut: loopback (the main study) against two hosts (netns, a veth)
 
 NOT_MEASURED = (
-    "not measured in this run (no two-hosts sub-study: it is not in this profile, or this "
-    "machine could not make network namespaces)"
+    "not measured in this run (no two-hosts sub-study: it is not in this profile, this machine "
+    "could not make network namespaces, or the study ran over ssh, which skips it)"
 )
 
 

@@ -4,7 +4,8 @@ Results mean little without the hardware and versions beside them (the paper's
 Tables 1 and 2). Anything that can't be read is recorded as "not installed" or
 "unknown" rather than failing the study. Each load tool's version is read here, once
 (tool_version), for this record, `doctor` and every run's row alike: this module reads what
-is installed (launch/) and never what measures (measure/).
+is installed (launch/) and never what measures (measure/). Under topology ssh the record adds
+both hosts, each read there (hosts_record): what the study ran on is those machines.
 """
 
 import hashlib
@@ -161,3 +162,36 @@ def collect() -> dict:
         "git_diff_sha256": git_diff_sha256(),
         "load_average": os.getloadavg(),
     }
+
+
+def _read_there(probe) -> str | None:
+    """What `probe()` reads on an ssh host; "unknown" when the host cannot say."""
+    try:
+        return probe()
+    except HostbenchError:
+        return "unknown"
+
+
+def hosts_record(ssh, programs, tools: list[str]) -> dict:
+    """Topology ssh: each host as it runs the study, read there (`ssh`: launch.remote.SshHosts,
+    connected): its machine (OS, kernel, CPU model and cores, memory, python3), and the
+    versions of what it runs: the server's .NET runtimes and proxies (`programs`, from
+    launch.programs; the harness's own builds are recorded above), the load host's `tools`."""
+    server, loadgen = ssh.both
+
+    def runtimes() -> str:
+        listed = server.output("sh", "-c", "dotnet --list-runtimes 2>/dev/null").splitlines()
+        return "; ".join(r.split(" [")[0] for r in listed) or "not installed"
+
+    def tool(name: str) -> str:
+        lines = loadgen.output(loadgen.tool(name), *TOOLS[name].version_args).splitlines()
+        return lines[0].strip() if lines else "unknown"
+
+    proxies = {p.name: _read_there(lambda p=p: p.version(server)) for p in programs}
+    return {
+        "server": {"name": server.host.name, **server.machine(),
+                   "dotnet_runtimes": _read_there(runtimes),
+                   "tools": {name: v for name, v in proxies.items() if v is not None}},
+        "loadgen": {"name": loadgen.host.name, **loadgen.machine(),
+                    "tools": {name: _read_there(lambda name=name: tool(name)) for name in tools}},
+    }  # fmt: skip

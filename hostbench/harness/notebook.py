@@ -63,6 +63,9 @@ class StudyRun:
     run_id: str
     runs_dir: Path = RUNS
     params: StudyParams = field(default=None)
+    # Why this sub-study does not run where its study runs (over ssh: one about one machine);
+    # "" when it runs. A skipped one has no params and measures nothing.
+    skipped: str = ""
 
     @classmethod
     def from_parameters(
@@ -96,16 +99,33 @@ class StudyRun:
         return FigureImage(fig, alt, caption)
 
     def sub_run(self, name: str) -> "StudyRun":
-        """A sub-study of this one (params key sub_studies), in its own run folder."""
-        return StudyRun(self.study, self.profile, check_run_id(f"{self.run_id}-{name}"),
-                        self.runs_dir, self.params.sub_study(name))  # fmt: skip
+        """A sub-study of this one (params key sub_studies), in its own run folder; one that is
+        skipped where this study runs (over ssh: one about one machine) measures nothing."""
+        run_id = check_run_id(f"{self.run_id}-{name}")
+        if skipped := self.params.sub_studies_skipped.get(name, ""):
+            return StudyRun(self.study, self.profile, run_id, self.runs_dir, None, skipped)
+        return StudyRun(self.study, self.profile, run_id, self.runs_dir,
+                        self.params.sub_study(name))  # fmt: skip
+
+    def sub_study_missing(self, name: str) -> str:
+        """Why sub-study `name` has no results, as the report says it after "The `name`
+        sub-study": not in this profile, skipped where the study ran (and why), or not run on
+        this machine (its measurement cell said why)."""
+        if name not in self.params.sub_studies:
+            return "is not in this profile"
+        if skipped := self.params.sub_studies_skipped.get(name):
+            return f"was {skipped}"
+        return "did not run on this machine (the measurement cell above says why)"
 
     def measure(self, progress: bool = False) -> Path | None:
         """Run (or resume) the study; returns results.csv. Progress goes to the log.
 
         None, with one printed line, for a study this machine cannot run as asked: two hosts
-        (topology netns) without the right to make network namespaces. The notebook's
-        section on it then says it did not run."""
+        (topology netns) without the right to make network namespaces, or a sub-study skipped
+        where its study runs. The notebook's section on it then says it did not run."""
+        if self.skipped:
+            print(f"{self.run_id}: not run: {self.skipped}")
+            return None
         if self.params.topology == "netns" and (reason := netns.not_allowed()):
             print(f"{self.run_id}: not run: {reason}")
             return None

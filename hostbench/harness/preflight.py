@@ -22,9 +22,9 @@ from .launch.modes import check
 
 def check_runnable(params: StudyParams) -> StudyParams:
     """`params`, refused (BadInput, one line) when this machine or its tools cannot run them
-    or one of their sub-studies."""
+    or one of the sub-studies that run beside them."""
     _check_here(params)
-    for name in params.sub_studies:
+    for name in params.sub_studies_run:
         try:
             _check_here(params.sub_study(name))
         except BadInput as e:

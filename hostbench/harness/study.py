@@ -38,7 +38,15 @@ from pathlib import Path
 from .. import __version__, results
 from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
-from ..params import NOT_MEASURED, OPTIONAL, PARAMS_FILE, StudyParams, check_run_id, fingerprint
+from ..params import (
+    NOT_MEASURED,
+    OPTIONAL,
+    PARAMS_FILE,
+    SKIPPED_SUB_STUDIES,
+    StudyParams,
+    check_run_id,
+    fingerprint,
+)
 from ..paths import RUNS
 from . import environment
 from .design import blocks_needed
@@ -176,18 +184,22 @@ def _now() -> str:
 
 
 def _recorded(params: StudyParams, seed: int) -> dict:
-    """params.json: the params, the seed of the order, and what shapes every run."""
+    """params.json: the params, the seed of the order, and what shapes every run, and the
+    sub-studies skipped where it runs (each with why; only when there are any)."""
+    skipped = params.sub_studies_skipped
     return {
         **params.to_dict(),
         "seed": seed,
         "hostbench_version": __version__,
         "fingerprint": fingerprint(params.measured_settings()),
+        **({SKIPPED_SUB_STUDIES: skipped} if skipped else {}),
     }
 
 
 def _changes(old: dict, new: dict) -> list[str]:
     """Keys whose values differ between two params.json mappings (descriptive keys aside)."""
-    keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint"})
+    # What is derived from the keys (the sub-studies skipped follow sub_studies) is not compared.
+    keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint", SKIPPED_SUB_STUDIES})
 
     def value(params: dict, k: str):  # a key newer than a record: its default then
         return params.get(k, OPTIONAL.get(k))
@@ -303,9 +315,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 f"{'; '.join(changed)}. Use a new --run-id, or --discard-old to delete those runs"
             )
     _write_atomically(study_dir / PARAMS_FILE, json.dumps(new, indent=2))
-    env_path = study_dir / "environment.json"
-    if not env_path.exists():  # the machine as the study first saw it
-        _write_atomically(env_path, json.dumps(environment.collect(), indent=2))
+    if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
+        _record_environment(study_dir)
 
     design = _design(study_dir, params)
     specs = run_order(params, seed, design["blocks"])
@@ -321,6 +332,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 "states; use a new --run-id, or --discard-old"
             )
     say = _progress_writer(study_dir, progress)
+    for name, why in params.sub_studies_skipped.items():
+        say(f"sub-study {name}: {why}")
     rows: dict[str, dict] = {}  # completed windows' rows, in the order they ran
     bar = _Counter(tqdm(total=len(specs), initial=done, disable=not progress, unit="window",
                         dynamic_ncols=True), done, len(specs))  # fmt: skip
@@ -332,9 +345,11 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         ssh = None
         if params.topology == "ssh":
             # Each host's programs, found there or copied, before anything starts.
-            servers = {(p.tool, p.ships) for m in params.modes for p in programs_of(get_mode(m))}
+            programs = {p.name: p for m in params.modes for p in programs_of(get_mode(m))}
+            servers = {(p.tool, p.ships) for p in programs.values()}
             loadgens = {(t, get_generator(t).ships()) for t in params.tools}
             ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
+            _record_environment(study_dir, ssh, list(programs.values()), params.tools)
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
@@ -355,6 +370,21 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                     say(design["decision"])
             block += 1
     return write_results(study_dir, list(rows.values()))
+
+
+ENVIRONMENT_FILE = "environment.json"
+
+
+def _record_environment(study_dir: Path, ssh=None, programs=(), tools=()) -> None:
+    """environment.json: the machine as the study first saw it (a resumed study keeps it);
+    under topology ssh both hosts too, read there (environment.hosts_record)."""
+    path = study_dir / ENVIRONMENT_FILE
+    if path.exists():
+        return
+    record = environment.collect()
+    if ssh is not None:
+        record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
+    _write_atomically(path, json.dumps(record, indent=2))
 
 
 LAUNCH_DIR = "launch__r{block}"  # a block's launch: each mode's logs, configs and warm-ups
@@ -428,7 +458,7 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
                     launched(spec, launch_dir / spec.member, params, where)
                 )
         if params.interleave_slice_s is not None:
-            _run_interleaved(specs, targets, launch_dir, study_dir, params, say, bar, rows)
+            _run_interleaved(specs, targets, launch_dir, study_dir, params, say, bar, rows, where)
             return
         ready: dict[tuple[str, str], dict] = {}
         for spec in specs:
@@ -457,7 +487,7 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
 
 
 def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, say, bar,
-                     rows: dict) -> None:  # fmt: skip
+                     rows: dict, where: Where) -> None:  # fmt: skip
     """_run_block's windows when they are interleaved: each window's modes, launched, are
     warmed up (each once per cell, just before the cell's first window), then share the
     window, in the design of its tool (alternate.window_for: k6 switching target within one
@@ -468,12 +498,12 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
         for s in window:
             if (s.member, s.cell_key) not in ready:
                 warmup = launch_dir / s.member / f"warmup__{s.cell_key}"
-                ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params)
+                ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params, where)
         while True:
             new = measure_interleaved(window, [targets[s.member] for s in window],
                                       [ready[s.member, s.cell_key] for s in window],
                                       [study_dir / s.key for s in window], params, say,
-                                      window_for(window[0].tool))  # fmt: skip
+                                      window_for(window[0].tool), where)  # fmt: skip
             rows.update({row["run_key"]: row for row in new})
             write_results(study_dir, list(rows.values()))
             for row in new:
@@ -484,7 +514,8 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
             for s, row in zip(window, new, strict=True):
                 if UNSTEADY in (row.get("invalid_reason") or ""):  # warm this one up again
                     warmup = launch_dir / s.member / f"warmup__{s.cell_key}__a{s.attempt}"
-                    ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params)
+                    ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup,
+                                                          params, where)  # fmt: skip
             bar.grow(len(window))
 
 

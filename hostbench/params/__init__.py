@@ -26,7 +26,7 @@ from .docs_page import markdown
 from .expansion import expand_sweep, machine_cores
 from .keys import KEYS, NOT_MEASURED, OPTIONAL, REQUIRED, SCHEDULE
 from .loading import load_yaml
-from .record import PARAMS_FILE, RECORDED, check_run_id, fingerprint
+from .record import PARAMS_FILE, RECORDED, SKIPPED_SUB_STUDIES, check_run_id, fingerprint
 from .rules import Key, Rule
 from .study import LaunchOptions, StudyParams
 from .topology import SSH_MODES, TOPOLOGIES
@@ -39,6 +39,7 @@ __all__ = [
     "RECORDED",
     "REQUIRED",
     "SCHEDULE",
+    "SKIPPED_SUB_STUDIES",
     "SSH_MODES",
     "TOPOLOGIES",
     "Key",

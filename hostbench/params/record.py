@@ -8,8 +8,10 @@ import re
 from ..errors import BadInput
 
 PARAMS_FILE = "params.json"  # a run folder's params, as the harness recorded them
-# What params.json holds besides the keys: the version that ran and the settings' hash.
-RECORDED = ("hostbench_version", "fingerprint")
+# What params.json holds besides the keys: the version that ran, the settings' hash, and (when
+# there are any) the sub-studies skipped where the study ran, each with why.
+SKIPPED_SUB_STUDIES = "sub_studies_skipped"
+RECORDED = ("hostbench_version", "fingerprint", SKIPPED_SUB_STUDIES)
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
-from ..load import Load, check_slice
+from ..load import Load, alternating_tools, check_slice
 from . import keys
 from .expansion import expand_sweep, overlay
 from .loading import load_yaml
 from .record import PARAMS_FILE, RECORDED
 from .rules import AS_DEFAULT
-from .topology import check_topology
+from .topology import check_topology, skipped_under
 
 
 def _default(name: str):
@@ -92,8 +92,10 @@ def _interleave(p: dict) -> None:
     if slice_s is None:
         return
     what = f"params key 'interleave_slice_s' {slice_s:g}"
-    if p["topology"] != "local":
-        raise BadInput(f"{what}: interleaved windows run on topology local only")
+    alternating = [t for t in p["tools"] if t in alternating_tools()]
+    if p["topology"] != "local" and alternating:
+        raise BadInput(f"{what}: {', '.join(alternating)} alternate short runs, on topology "
+                       f"local only (k6 interleaves on any); got {p['topology']}")  # fmt: skip
     if p["requests"]:
         raise BadInput(f"{what}: an interleaved window is timed, each mode getting duration_s "
                        "in slices; leave requests out")  # fmt: skip
@@ -182,7 +184,7 @@ class StudyParams:
                 params.load(sc, t, c)
             except BadInput as e:
                 raise BadInput(f"{e} (scenario {sc})") from None
-        for name in params.sub_studies:
+        for name in params.sub_studies_run:
             try:
                 params.sub_study(name)
             except BadInput as e:
@@ -243,11 +245,27 @@ class StudyParams:
         """What these params made once and keep (their cells' loads, their sub-studies)."""
         return self.__dict__.setdefault(f"_{what}", {})
 
+    @property
+    def sub_studies_skipped(self) -> dict[str, str]:
+        """{name: why} of the sub-studies that do not run where this study runs (over ssh:
+        those about one machine, topology.skipped_under)."""
+        return {name: why for name, overrides in self.sub_studies.items()
+                if (why := skipped_under(self.topology, overrides))}  # fmt: skip
+
+    @property
+    def sub_studies_run(self) -> list[str]:
+        """The sub-studies that run beside this study, in the params' order."""
+        skipped = self.sub_studies_skipped
+        return [name for name in self.sub_studies if name not in skipped]
+
     def sub_study(self, name: str) -> "StudyParams":
-        """The params of sub-study `name`: these params with its overrides, validated once."""
+        """The params of sub-study `name`: these params with its overrides, validated once
+        (BadInput for one that is skipped where this study runs)."""
         if name not in self.sub_studies:
             allowed = ", ".join(self.sub_studies) or "none"
             raise BadInput(f"no sub-study {name!r} in these params; allowed: {allowed}")
+        if why := self.sub_studies_skipped.get(name):
+            raise BadInput(f"sub-study {name!r} does not run: {why}")
         made = self._made("sub_studies")
         if name not in made:
             made[name] = type(self).from_dict(overlay(self.to_dict(), self.sub_studies[name]))

@@ -46,3 +46,21 @@ def _netns(value: str, modes: list[str]) -> None:
             f"topology netns runs the servers the harness launches; {', '.join(external)} "
             "runs where you started it: use topology local"
         )
+
+
+def skipped_under(topology: str, overrides: dict) -> str:
+    """Why a sub-study with `overrides` is skipped in a study of `topology` ("" when it runs).
+
+    Over ssh a sub-study runs on the same two hosts, unless it is about one machine: one of
+    its own topology (two hosts made on this machine, or its loopback), or one that pins the
+    load tool to CPUs of the machine the server runs on."""
+    if topology != "ssh":
+        return ""
+    own = overrides.get("topology", "ssh")
+    if own != "ssh":
+        return (f"skipped over ssh: it is topology {own}, client and server on one machine, "
+                "and over ssh the study already runs on two hosts")  # fmt: skip
+    if overrides.get("loadgen_cpus") is not None:
+        return ("skipped over ssh: it pins the load tool to CPUs of the server's machine "
+                "(loadgen_cpus), and over ssh the load tool has a host of its own")  # fmt: skip
+    return ""

@@ -352,6 +352,19 @@ class Connection:
     def free_port(self, address: str) -> int:
         return self.helper("port", address)["port"]
 
+    def processes(self) -> dict:
+        """The host's processes now, read there: "procs" {pid: (name, CPU seconds, start
+        time)}, "ours" the pids the harness owns there (what it started, and the session
+        this reading came by), "stat" its /proc/stat counters, "cores", and "t" its clock."""
+        answer = self.helper("processes", self.folder_root)
+        answer["procs"] = {int(pid): tuple(v) for pid, v in answer["procs"].items()}
+        answer["ours"] = set(answer["ours"])
+        return answer
+
+    def machine(self) -> dict:
+        """The host as the environment record names it (OS, kernel, CPU, memory, python3)."""
+        return self.helper("machine")
+
     def close(self) -> None:
         """Stop what was started here, remove the work folder, end the master."""
         for proc in reversed(self._started):
@@ -490,6 +503,11 @@ class SshHosts:
     @property
     def server_address(self) -> str:
         return self.server.host.address
+
+    @property
+    def both(self) -> tuple[Connection, Connection]:
+        """The server host, then the load host."""
+        return self.server, self.loadgen
 
     def path(self) -> str:
         """What a request crosses, for the rows."""

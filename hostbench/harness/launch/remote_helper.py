@@ -10,6 +10,11 @@ call, its answer as one JSON line on stdout:
   status DIR NAME          {"code": null} while it runs, else what NAME.rc says
   tree PID...              CPU seconds and memory of each process tree, read from /proc,
                            and the machine's /proc/stat counters
+  processes DIR            every process's name, CPU seconds and start time, the machine's
+                           /proc/stat counters, and which pids are the harness's here (the
+                           sessions started in DIR; this helper and the ssh session it came by)
+  machine                  this host as the environment record names it: OS, kernel, CPU
+                           model, cores, memory, python3's version
   request METHOD URL [SOCKET]   one HTTP request from this host: {"status", "headers", "body"}
   rtt URL N                the median ms of N empty requests (GET URL, a new connection each)
   port HOST                a free TCP port on HOST
@@ -127,6 +132,73 @@ def tree(roots):
     return {"trees": trees, "stat": stat, "cores": os.cpu_count(), "t": time.monotonic()}
 
 
+def _sessions(folder):
+    """The sessions the harness started in `folder` (each wrapper leads its own)."""
+    found = set()
+    for entry in os.listdir(folder):
+        if entry.endswith(".group"):
+            try:
+                with open(os.path.join(folder, entry)) as f:
+                    found.add(int(f.read()))
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def processes(folder):
+    sessions = _sessions(folder)
+    procs, parents, ours = {}, {}, set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+            # after the name: state ppid pgrp session ... utime stime ... starttime (22nd)
+            fields = text.rsplit(")", 1)[1].split()
+            name = text[text.index("(") + 1 : text.rindex(")")]
+            pid, used = int(entry), (int(fields[11]) + int(fields[12])) / TICK
+            procs[pid] = [name, used, int(fields[19]) / TICK]
+            parents[pid] = int(fields[1])
+            if int(fields[3]) in sessions:
+                ours.add(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    pid = os.getpid()
+    while pid > 1 and pid in parents:  # this helper, the shell and sshd it came through
+        ours.add(pid)
+        pid = parents[pid]
+    with open("/proc/stat") as f:
+        stat = [int(v) / TICK for v in f.readline().split()[1:]]
+    return {"procs": procs, "ours": sorted(ours), "stat": stat, "cores": os.cpu_count(),
+            "t": time.monotonic()}  # fmt: skip
+
+
+def _first(path, key, sep=":"):
+    """The value of the first line of `path` that names `key` before `sep` ("unknown" if none)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                name, found, value = line.partition(sep)
+                if found and name.strip() == key:
+                    return value.strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def machine():
+    memory = _first("/proc/meminfo", "MemTotal")
+    return {
+        "os": _first("/etc/os-release", "PRETTY_NAME", "=").strip('"'),
+        "kernel": os.uname().release,
+        "cpu_model": _first("/proc/cpuinfo", "model name"),
+        "cpu_cores_logical": os.cpu_count(),
+        "memory_gib": round(int(memory.split()[0]) / 2**20, 1) if memory[:1].isdigit() else None,
+        "python3": sys.version.split()[0],
+    }
+
+
 def request(method, url, unix_socket=None):
     parts = urlsplit(url)
     if unix_socket:
@@ -187,6 +259,8 @@ def main(args):
     answer = {
         "status": lambda: status(*rest),
         "tree": lambda: tree([int(p) for p in rest]),
+        "processes": lambda: processes(rest[0]),
+        "machine": machine,
         "request": lambda: request(*rest),
         "rtt": lambda: rtt(rest[0], int(rest[1])),
         "port": lambda: port(rest[0]),

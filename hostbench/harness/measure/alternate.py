@@ -47,7 +47,7 @@ from .interleave import (
     interleaved_window,
 )
 from .loadgen import LoadResult, _result, get_generator
-from .run import _quiesce, _raise_if_dead, count_diff_pct
+from .run import Where, _quiesce, _raise_if_dead, count_diff_pct
 
 ALTERNATING = "alternating runs"  # interleave.json's design (k6's: interleave.SWITCHING)
 RUNS_DIR = "load"  # a folder per run in it, named by run_folder
@@ -194,11 +194,14 @@ def alternating_window(
     out_dir: Path,
     stats_key: str,
     sample_interval_s: float = 0.5,
+    where: Where | None = None,
 ) -> InterleavedWindow:
     """Fire `load` (bombardier, wrk or ab: its connections, path and pipeline depth) over
     `targets`, launched and warm, one short run per slice of `schedule`, each against its
     slice's target. Keeps the raw files in out_dir: interleave.json (the schedule, each run's
     times and gap), each run's folder in load/ (as any run's load/), cpu_samples.csv."""
+    if where is not None and (where.hosts or where.ssh):  # the params refuse it first
+        raise BadInput(f"{load.tool}'s alternating runs run on topology local only")
     each = run_load(load, schedule.slice_s)
     if len(targets) != schedule.targets:
         raise HostbenchError(f"{len(targets)} targets for a schedule of {schedule.targets}")

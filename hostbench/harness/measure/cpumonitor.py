@@ -348,12 +348,34 @@ STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "st
 _CpuTimes = collections.namedtuple("_CpuTimes", STAT_FIELDS)
 
 
+def stat_times(stat: list[float]) -> _CpuTimes:
+    """/proc/stat's first line, in seconds as a host's helper read it, as psutil.cpu_times()
+    names them (fields an older kernel lacks are 0)."""
+    return _CpuTimes(*(list(stat) + [0.0] * len(STAT_FIELDS))[: len(STAT_FIELDS)])
+
+
+def host_foreign(before: dict, after: dict) -> tuple[float, float]:
+    """(cores used by processes the harness did not start there, % stolen) of an ssh host
+    between two readings of its processes (remote.Connection.processes)."""
+    seconds = after["t"] - before["t"]
+    if seconds <= 0:
+        return math.nan, math.nan
+    used = foreign_seconds(before["procs"], after["procs"], before["ours"] | after["ours"])
+    shares = machine_shares(stat_times(before["stat"]), stat_times(after["stat"]), after["cores"])
+    return used / seconds, shares["steal_pct"]
+
+
 @dataclass
 class RemoteCpu:
     """The server host's CPU and memory per process tree, read there at the load's start and
-    stop; the same columns as CpuMonitor.summary (the load tool's CPU: its rusage there)."""
+    stop; the same columns as CpuMonitor.summary (the load tool's CPU: its rusage there).
+
+    The hosts in `others` (the load host) are read at start and stop too: their foreign CPU is
+    added to the server host's `foreign_cores` (CPU of processes the harness did not start, on
+    either machine) and `cpu_steal_pct` is the larger host's."""
 
     conn: object  # the server host: launch.remote.Connection
+    others: tuple = ()  # other hosts of the study (the load host): Connections
     roots: dict[str, list[int]] = field(default_factory=dict)
     _exited: dict[str, float] = field(default_factory=dict)
 
@@ -370,51 +392,71 @@ class RemoteCpu:
 
     def __enter__(self):
         self._start = self._read()
+        self._others = [[host.processes()] for host in self.others]
         return self
 
     def __exit__(self, *exc):
         if exc[0] is None:
             self._stop = self._read()
+            for readings, host in zip(self._others, self.others, strict=True):
+                readings.append(host.processes())
         return False
+
+    def seconds(self, pids: list[int]) -> float:
+        """CPU seconds the trees of `pids` used between start and stop."""
+        used = 0.0
+        for pid in pids:
+            before = self._start["trees"][str(pid)]["cpu_s"]
+            after = self._stop["trees"][str(pid)]["cpu_s"]
+            # A process born during the load counts from zero; one gone at stop is not seen.
+            used += sum(s - before.get(p, 0.0) for p, s in after.items())
+        return used
+
+    def memory_mb(self, pids: list[int]) -> list[tuple[float, float]]:
+        """The trees of `pids` at start and at stop: (RSS, RSS without the pages mapped from
+        files) in MiB each; NaN without a tree."""
+        if not pids:
+            return [(math.nan, math.nan)] * 2
+        out = []
+        for reading in (self._start, self._stop):
+            trees = [reading["trees"][str(p)] for p in pids]
+            rss, mapped = sum(t["rss"] for t in trees), sum(t["rss_file"] for t in trees)
+            out.append((rss / 2**20, (rss - mapped) / 2**20))
+        return out
 
     def _cores(self, group: str, elapsed: float) -> float:
         if group in self._exited:
             return self._exited[group] / elapsed
         if not self.roots.get(group):
             return math.nan
-        used = 0.0
-        for pid in self.roots[group]:
-            before = self._start["trees"][str(pid)]["cpu_s"]
-            after = self._stop["trees"][str(pid)]["cpu_s"]
-            # A process born during the load counts from zero; one gone at stop is not seen.
-            used += sum(s - before.get(p, 0.0) for p, s in after.items())
-        return used / elapsed
-
-    def _memory(self, key: str) -> list[float]:
-        return [
-            r["trees"][str(p)][key] / 2**20
-            for r in (self._start, self._stop)
-            for p in self.roots.get("server", [])
-        ]
+        return self.seconds(self.roots[group]) / elapsed
 
     def summary(self) -> dict:
         elapsed = max(self._stop["t"] - self._start["t"], 1e-9)
         cores = self._stop["cores"]
-        stat = [_CpuTimes(*(r["stat"] + [0.0] * 10)[:10]) for r in (self._start, self._stop)]
-        shares = machine_shares(*stat, cores)
+        shares = machine_shares(stat_times(self._start["stat"]), stat_times(self._stop["stat"]),
+                                cores)  # fmt: skip
         cpu = {g: self._cores(g, elapsed) for g in ("server", "proxy", "loadgen")}
         # Processes on the server host other than the watched trees (the load tool is not there).
         ours = sum(v for g, v in cpu.items() if g != "loadgen" and not math.isnan(v))
-        rss = self._memory("rss")
-        anon = [r - f for r, f in zip(self._memory("rss"), self._memory("rss_file"), strict=True)]
+        foreign, steal = max(0.0, shares["process_cores"] - ours), shares["steal_pct"]
+        for before, after in self._others:
+            other_cores, other_steal = host_foreign(before, after)
+            foreign += other_cores
+            if math.isnan(steal) or other_steal > steal:  # the larger, NaN only if both are
+                steal = other_steal
+        server = self.roots.get("server", [])
+        memory = self.memory_mb(server) if server else []
+        rss = [r for r, _ in memory]
+        anon = [a for _, a in memory]
         return {
             "cpu_total_pct": shares["busy_pct"],
             "cpu_total_pct_max": shares["busy_pct"],
             "cpu_server_cores": cpu["server"],
             "cpu_proxy_cores": cpu["proxy"],
             "cpu_loadgen_cores": cpu["loadgen"],
-            "foreign_cores": max(0.0, shares["process_cores"] - ours),
-            "cpu_steal_pct": shares["steal_pct"],
+            "foreign_cores": foreign,
+            "cpu_steal_pct": steal,
             "rss_server_mb": max(rss, default=math.nan),
             "rss_server_mean_mb": sum(rss) / len(rss) if rss else math.nan,
             "rss_server_peak_mb": max(rss, default=math.nan),

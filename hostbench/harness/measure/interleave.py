@@ -33,9 +33,8 @@ from ...errors import BadInput, HostbenchError
 from ...load import TOOLS, Load
 from ...params import StudyParams, fingerprint
 from ..launch.modes import Target
-from .cpumonitor import CpuMonitor, _Tree
+from .cpumonitor import CpuMonitor, RemoteCpu, _Tree
 from .loadgen import K6, LATENCIES, _ms, _num, _result, parse_k6
-from .quiet import wait_until_quiet
 from .run import (
     LOAD_RESULT_FIELDS,
     RunSpec,
@@ -49,12 +48,14 @@ from .run import (
     _server_stats,
     count_diff_pct,
     measure_reasons,
+    quiet_gate,
 )
 
 MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
 COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
 SCHEDULE_FILE = "interleave.json"  # beside load.json: the targets and the slices' order
 SWITCHING = "one run switching target"  # its design (alternate.py's: alternating runs)
+LOOPBACK = Where()  # the load generator and the targets on this machine's loopback
 
 
 @dataclass(frozen=True)
@@ -307,10 +308,16 @@ def interleaved_window(
     out_dir: Path,
     stats_key: str,
     sample_interval_s: float = 0.5,
+    where: Where = LOOPBACK,
 ) -> InterleavedWindow:
     """Fire `load` (k6: its virtual users and path; its duration is the schedule's) over
     `targets`, launched and warm, in `schedule`'s slices. Keeps the raw files in out_dir
-    (load/ as any run's, interleave.json, cpu_samples.csv)."""
+    (load/ as any run's, interleave.json, cpu_samples.csv).
+
+    `where`: k6 runs where the load generator lives (the client namespace, the load host,
+    its script copied there), aimed at each target's URL as seen from there; the targets'
+    trees are read where they run (this machine's process table, which its namespaces share,
+    or the server host's, read there)."""
     if not TOOLS[load.tool].switches_target:
         raise BadInput(f"{load.tool} cannot switch target within a run: its windows alternate "
                        "short runs (alternate.py)")  # fmt: skip
@@ -331,19 +338,32 @@ def interleaved_window(
         _quiesce(target)  # what a warm-up or the window before left in flight is not counted
     served0 = [_served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    monitor = CpuMonitor(out_dir / "cpu_samples.csv", interval_s=sample_interval_s)
+    # Both trees run through the whole window (each idles in the other's slices), so a
+    # target's CPU per request is its trees' CPU over the window over its requests; an idle
+    # target still costs a little (its timers, the GC), charged to its requests.
+    if where.ssh:  # every target's trees and both hosts' machines, read there at start and stop
+        monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
+        for target in targets:
+            for group, pids in target.groups.items():
+                for pid in pids:
+                    monitor.watch(group, pid)
+    else:
+        monitor = CpuMonitor(out_dir / "cpu_samples.csv", interval_s=sample_interval_s)
     with monitor:
-        # Both trees run through the whole window (each idles in the other's slices), so a
-        # target's CPU per request is its trees' CPU over the window over its requests; an
-        # idle target still costs a little (its timers, the GC), charged to its requests.
-        trees = [_tree_readers(t) for t in targets]
-        memory = [[_server_memory(t)] for t in trees]
+        trees = None if where.ssh else [_tree_readers(t) for t in targets]
+        memory = [[_server_memory(t)] for t in trees or []]
         result = generator.run(load, out_dir / "load",
-                               on_start=lambda pid: monitor.watch("loadgen", pid))  # fmt: skip
+                               on_start=lambda pid: monitor.watch("loadgen", pid),
+                               netns=where.client_netns, host=where.loadgen_host)  # fmt: skip
         monitor.exited("loadgen", result.cpu_s)
-        cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in trees]
-        for readings, t in zip(memory, trees, strict=True):
-            readings.append(_server_memory(t))
+        if trees is not None:
+            cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in trees]
+            for readings, t in zip(memory, trees, strict=True):
+                readings.append(_server_memory(t))
+    if trees is None:  # the server host's readings, per target
+        cpu_s = [{group: monitor.seconds(pids) for group, pids in t.groups.items()}
+                 for t in targets]  # fmt: skip
+        memory = [monitor.memory_mb(t.groups.get("server", [])) for t in targets]
     for target in targets:
         _raise_if_dead(target)
     served1 = [_served(t, stats_key) for t in targets]
@@ -400,6 +420,7 @@ def measure_interleaved(
     params: StudyParams,
     say=print,
     fire=interleaved_window,
+    where: Where = LOOPBACK,
 ) -> list[dict]:
     """One interleaved window of `specs` (every compared mode of one cell, each on its
     launched, prepared target; `ready[i]` what `prepare` returned for specs[i]): wait for a
@@ -408,16 +429,13 @@ def measure_interleaved(
     here, alternate.alternating_window for the others). One row per mode, with
     the columns of any window: its rate over its own slices' time, its cores per second
     of them (so cores / rps is its CPU per request, as for any row), the window's machine.
-    The raw files go to the first mode's run folder; the others' say where they are."""
+    The raw files go to the first mode's run folder; the others' say where they are. `where`:
+    the topology's places, as measure_window takes them (interleaved_window)."""
     for run_dir in run_dirs:
         if run_dir.exists():
             shutil.rmtree(run_dir)  # an interrupted attempt's leftovers: start clean
         run_dir.mkdir(parents=True)
-    quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
-    if params.quiet_max_cores is not None:
-        quiet = wait_until_quiet(
-            params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
-        )
+    quiet = quiet_gate(params, say, where)
     first, load = specs[0], specs[0].load
     # Seeded by the window's identity: a resumed study slices its windows as before.
     seed = int(fingerprint({"key": first.key})[:8], 16)
@@ -425,7 +443,7 @@ def measure_interleaved(
     schedule = slice_schedule(len(specs), params.interleave_slice_s, total_s, seed)
     state = _machine_state()
     window = fire(targets, load, schedule, run_dirs[0], first.scenario.stats_key,
-                  params.sample_interval_s)  # fmt: skip
+                  params.sample_interval_s, where)  # fmt: skip
     for run_dir in run_dirs[1:]:
         (run_dir / INTERLEAVED_FILE).write_text(
             f"measured in one interleaved window with {first.key}: its raw files are there\n"
@@ -449,9 +467,9 @@ def measure_interleaved(
             **{k: counted[k] for k in ("rss_server_mb", "rss_server_mean_mb",
                                        "rss_server_peak_mb", "rss_server_anon_mean_mb")},
         }  # fmt: skip
-        row = _row(spec, params, Where(), own, load, window.window["started_at"], measured,
-                   counted["server_requests"], (cpu, quiet, state),
-                   _affinity(server_pid) if server_pid else "")  # fmt: skip
+        affinity = _affinity(server_pid) if server_pid and not where.ssh else ""
+        row = _row(spec, params, where, own, load, window.window["started_at"], measured,
+                   counted["server_requests"], (cpu, quiet, state), affinity)  # fmt: skip
         watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
         reasons = [counted["invalid_reason"], *measure_reasons(row, params, watched)]
         rows.append(_judged(row, reasons, params, run_dir))

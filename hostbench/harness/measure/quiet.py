@@ -20,7 +20,13 @@ from pathlib import Path
 
 import psutil
 
-from .cpumonitor import foreign_by_process, harness_pids, machine_shares, process_cpu_seconds
+from .cpumonitor import (
+    foreign_by_process,
+    harness_pids,
+    machine_shares,
+    process_cpu_seconds,
+    stat_times,
+)
 
 WINDOW_S = 0.5  # one reading of the machine
 QUIET_WINDOWS = 2  # the machine is quiet when this many readings in a row are
@@ -48,16 +54,13 @@ class Reading:
         )
 
 
-def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
-    """The machine over `window_s`: CPU of every process but the harness's own, and steal."""
-    machine0, procs0 = psutil.cpu_times(), process_cpu_seconds()
-    time.sleep(window_s)
-    machine1, procs1 = psutil.cpu_times(), process_cpu_seconds()
-    shares = machine_shares(machine0, machine1, psutil.cpu_count() or 1)
-    if math.isnan(shares["process_cores"]):
+def _reading(shares: dict, used: list[tuple[str, int, float]], seconds: float, top: int,
+             label: str = "") -> Reading:  # fmt: skip
+    """A Reading from the machine's shares (machine_shares) and the foreign processes' CPU
+    seconds (foreign_by_process) over `seconds`; `label` names the host of each busiest."""
+    if math.isnan(shares["process_cores"]) or seconds <= 0:
         return Reading(math.nan, math.nan, math.nan, [])
-    used = foreign_by_process(procs0, procs1, harness_pids())
-    foreign = [(name, pid, seconds / window_s) for name, pid, seconds in used]
+    foreign = [(label + name, pid, used_s / seconds) for name, pid, used_s in used]
     foreign.sort(key=lambda item: -item[2])
     return Reading(
         foreign_cores=sum(cores for _, _, cores in foreign),
@@ -67,14 +70,52 @@ def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
     )
 
 
+def read(window_s: float = WINDOW_S, top: int = 3) -> Reading:
+    """The machine over `window_s`: CPU of every process but the harness's own, and steal."""
+    machine0, procs0 = psutil.cpu_times(), process_cpu_seconds()
+    time.sleep(window_s)
+    machine1, procs1 = psutil.cpu_times(), process_cpu_seconds()
+    shares = machine_shares(machine0, machine1, psutil.cpu_count() or 1)
+    return _reading(shares, foreign_by_process(procs0, procs1, harness_pids()), window_s, top)
+
+
+def read_host(host, window_s: float = WINDOW_S, top: int = 3) -> Reading:
+    """An ssh host (remote.Connection) over about `window_s`, read there by the harness's
+    helper: CPU of every process but what the harness started there, and steal; the busiest
+    named with the host ("bench-client: stress")."""
+    before = host.processes()
+    time.sleep(window_s)
+    after = host.processes()
+    shares = machine_shares(stat_times(before["stat"]), stat_times(after["stat"]), after["cores"])
+    used = foreign_by_process(before["procs"], after["procs"], before["ours"] | after["ours"])
+    return _reading(shares, used, after["t"] - before["t"], top, f"{host.host.name}: ")
+
+
+def combined(readings: list[Reading], top: int = 3) -> Reading:
+    """Several machines as one (topology ssh: both hosts): the foreign CPU of all, the largest
+    steal and busy share, the busiest processes of all."""
+    if len(readings) == 1:
+        return readings[0]
+    busiest = sorted((t for r in readings for t in r.top), key=lambda item: -item[2])
+    return Reading(
+        foreign_cores=sum(r.foreign_cores for r in readings),
+        steal_pct=max(r.steal_pct for r in readings),
+        busy_pct=max(r.busy_pct for r in readings),
+        top=busiest[:top],
+    )
+
+
 def wait_until_quiet(
     max_cores: float,
     max_steal_pct: float,
     timeout_s: float,
     say: Callable[[str], None] = print,
+    hosts=(),
 ) -> dict:
     """Wait until the machine is quiet for QUIET_WINDOWS readings in a row, `timeout_s` at
     most; then go on either way (the run's own reading decides whether it is valid).
+    `hosts` (topology ssh: the server and the load host, remote.Connections): those machines,
+    read there, instead of this one; quiet when all of them together are.
 
     Returns what the wait found: quiet_wait_s, and the last reading's foreign_cores.
     """
@@ -82,7 +123,7 @@ def wait_until_quiet(
     said = -math.inf
     quiet_in_a_row = 0
     while True:
-        reading = read()
+        reading = combined([read_host(h) for h in hosts]) if hosts else read()
         quiet_in_a_row = quiet_in_a_row + 1 if reading.quiet(max_cores, max_steal_pct) else 0
         waited = time.monotonic() - t0
         if quiet_in_a_row >= QUIET_WINDOWS:

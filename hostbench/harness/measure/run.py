@@ -438,6 +438,18 @@ def execute(
         return measure_window(spec, target, ready, run_dir, params, say, where)
 
 
+def quiet_gate(params: StudyParams, say=print, where: Where = Where()) -> dict:
+    """Wait (params.quiet_wait_s at most) for a quiet machine before a window, as the
+    params ask: this one (its namespaces share it), or under topology ssh both hosts, read
+    there. Returns the quiet columns of the window's row (NaN: the gate was off)."""
+    if params.quiet_max_cores is None:
+        return {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
+    hosts = where.ssh.both if where.ssh else ()
+    return wait_until_quiet(
+        params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say, hosts
+    )
+
+
 def measure_window(
     spec: RunSpec,
     target: Target,
@@ -455,11 +467,7 @@ def measure_window(
     `say` gets a line while the window waits for a quiet machine."""
     run_dir.mkdir(parents=True, exist_ok=True)
     scenario, ssh = spec.scenario, where.ssh
-    quiet = {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
-    if params.quiet_max_cores is not None and ssh is None:  # ssh: busy_reason, from the host
-        quiet = wait_until_quiet(
-            params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
-        )
+    quiet = quiet_gate(params, say, where)
     load = spec.load.aimed_at(target.url)
     _raise_if_dead(target)
     _quiesce(target)
@@ -536,8 +544,8 @@ def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where:
     """Run the load at `target` while the CPU monitor watches the target's processes and the
     load generator (read on the server host under ssh, never this machine's /proc): the
     tool's result, the CPU summary and the process groups watched."""
-    if where.ssh:
-        monitor = RemoteCpu(where.ssh.server)
+    if where.ssh:  # the load host's foreign CPU and steal are read there too
+        monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
     else:
         monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
     watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
