@@ -244,7 +244,7 @@ def reference_for(sub_params: StudyParams, main_params: StudyParams, main_runs: 
                   sub_results: dict) -> tuple[str, StudyParams, pd.DataFrame]:  # fmt: skip
     """What a one-factor sub-study's ratios are set beside, so that one factor changes, not
     two: the main study where both lay out their windows alike (window_design); else the
-    back-to-back sub-study where it ran with this one's layout (bombardier and two hosts
+    back-to-back sub-study where it ran with this one's layout (bombardier
     cannot interleave); else the main study, its other layout said beside
     (window_design.change). sub_results: {sub-study name: its folder or results.csv}.
     Returns the reference's sub-study name ("" for the main study), its params, every run."""

@@ -594,7 +594,7 @@ def test_the_readmes_paper_profile_line_is_written_from_the_profile():
 
 
 def test_a_sub_study_laid_out_otherwise_is_set_beside_the_back_to_back_one():
-    """bombardier and two hosts cannot interleave: beside an interleaved main study, their
+    """A sub-study that cannot interleave (bombardier): beside an interleaved main study, its
     ratios are set beside the back-to-back sub-study's (one factor changed, not two)."""
     main_runs, main_params = _committed()
     _committed(jcsi2018.BACK_TO_BACK)  # committed with the example, or skip
