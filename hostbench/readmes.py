@@ -73,6 +73,15 @@ COMPONENTS_END = "<!-- interleave-components:end -->"
 COMPONENTS_DATA = "data/benchmarks/interleave"
 
 
+def profile_changes(study_id: str, run_dir: Path) -> list[str]:
+    """The keys of a study's paper profile whose values differ from those its committed run
+    was measured with (the run's params.json): empty while the run is the profile's."""
+    run = StudyParams.from_run(run_dir).to_dict()
+    now = StudyParams.from_file(get_study(study_id).params_path("paper")).to_dict()
+    return sorted(k for k in set(run) | set(now)
+                  if k not in ("description", "seed") and run.get(k) != now.get(k))  # fmt: skip
+
+
 def batch_section(root: Path) -> str:
     """The README's list of the committed paper runs, one line per study, and how long
     `make reproduce-all PROFILE=paper` takes here: the sum of the studies' measured wall
@@ -96,7 +105,12 @@ def batch_section(root: Path) -> str:
         precision = findings.precision_line(run_dir, results) or findings.ratios_precision(
             published
         )
-        said = " ".join(p for p in (precision, findings.goals_line(sid, published)) if p)
+        changed = profile_changes(sid, run_dir)
+        since = ""
+        if changed:
+            since = (f"Measured before the paper profile changed {', '.join(changed)}: "
+                     "`make reproduce` now measures with the profile as it is.")  # fmt: skip
+        said = " ".join(p for p in (precision, findings.goals_line(sid, published), since) if p)
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
             f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}" + (f". {said}" if said else "")

@@ -135,3 +135,18 @@ def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_pa
     assert f"takes about {sum(walls) / 60:.0f} min here" in text
     for study in STUDIES.values():
         assert f"data/runs/{study.paper_run}/report.html" in text
+
+
+def test_a_committed_run_measured_before_its_profile_changed_says_which_keys_changed(tmp_path):
+    from hostbench.readmes import profile_changes
+    from hostbench.studies import get_study
+
+    study = get_study("selfhost-2012")
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "data" / "runs" / study.paper_run, run,
+                    ignore=shutil.ignore_patterns("*.tar.gz", "*.html", "*.ipynb"))  # fmt: skip
+    assert profile_changes(study.id, run) == []
+    recorded = json.loads((run / "params.json").read_text())
+    recorded["repetitions"] += 1
+    (run / "params.json").write_text(json.dumps(recorded))
+    assert profile_changes(study.id, run) == ["repetitions"]
