@@ -430,3 +430,13 @@ def test_a_skipped_sub_study_says_why_and_measures_nothing(tmp_path, capsys):
     local = StudyParams.from_dict({**GOOD, "modes": ["kestrel"],
                                    "sub_studies": {"pinned": {"loadgen_cpus": [1]}}})  # fmt: skip
     assert local.sub_studies_skipped == {} and local.sub_study("pinned").loadgen_cpus == [1]
+
+
+def test_a_relative_inventory_is_read_beside_its_params_file(tmp_path):
+    (tmp_path / "hosts.ini").write_text("[server]\nsrv\n[loadgen]\nlg\n")
+    (tmp_path / "mine.yaml").write_text(
+        "modes: [kestrel]\nscenarios: [text]\ntools: [bombardier]\nconcurrency: [8]\n"
+        "duration_s: 5\nwarmup_s: 0\nrepetitions: 1\ntopology: ssh\ninventory: hosts.ini\n"
+    )
+    params = StudyParams.from_file(tmp_path / "mine.yaml")
+    assert params.inventory == str((tmp_path / "hosts.ini").resolve())

@@ -206,6 +206,10 @@ class StudyParams:
         raw = load_yaml(Path(path))
         if overrides:
             raw = {**raw, **overrides}
+        inventory = raw.get("inventory")
+        if isinstance(inventory, str) and inventory and not Path(inventory).is_absolute():
+            # Beside the params file, wherever it is read from (a notebook runs elsewhere).
+            raw["inventory"] = str((Path(path).parent / inventory).resolve())
         return cls.from_dict(raw)
 
     @classmethod
