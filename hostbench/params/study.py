@@ -204,12 +204,12 @@ class StudyParams:
     def from_file(cls, path: Path, overrides: dict | None = None) -> "StudyParams":
         """Params from a YAML file (following `extends:`), with `overrides` applied last."""
         raw = load_yaml(Path(path))
-        if overrides:
-            raw = {**raw, **overrides}
         inventory = raw.get("inventory")
         if isinstance(inventory, str) and inventory and not Path(inventory).is_absolute():
             # Beside the params file, wherever it is read from (a notebook runs elsewhere).
             raw["inventory"] = str((Path(path).parent / inventory).resolve())
+        if overrides:
+            raw = {**raw, **overrides}
         return cls.from_dict(raw)
 
     @classmethod
