@@ -24,7 +24,6 @@ CPU per request comes from each target's own process trees over the window, as f
 """
 
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -40,14 +39,14 @@ from .interleave import (
     SCHEDULE_FILE,
     InterleavedWindow,
     SliceSchedule,
-    _memory_columns,
     _served,
     _server_memory,
     _tree_readers,
     interleaved_window,
+    target_row,
 )
 from .loadgen import LoadResult, _result, get_generator
-from .run import Where, _quiesce, _raise_if_dead, count_diff_pct
+from .run import Where, _quiesce, _raise_if_dead
 
 ALTERNATING = "alternating runs"  # interleave.json's design (k6's: interleave.SWITCHING)
 RUNS_DIR = "load"  # a folder per run in it, named by run_folder
@@ -256,24 +255,10 @@ def alternating_window(
     rows = []
     counted = per_target(schedule, [run.result for run in runs])
     for i, (target, mine) in enumerate(zip(targets, counted, strict=True)):
-        server = None if served0[i] is None or served1[i] is None else served1[i] - served0[i]
-        used = cpu_s[i]
-        own_s = used.get("server", 0.0) + used.get("proxy", 0.0)
-        row = {
-            "target": i,
-            "mode": target.mode,
-            "url": urls[i],
-            "slices": schedule.order.count(i),
-            "seconds": mine.duration_s,  # the time it had: its runs' by the tool's clock
-            **{k: v for k, v in asdict(mine).items() if k not in ("cpu_s", "duration_s")},
-            "server_requests": server,
-            "count_diff_pct": count_diff_pct(mine.requests, server),
-            "count_slack": count_slack(server or 0, schedule.order.count(i), load),
-            "cpu_server_s": used.get("server", math.nan),
-            "cpu_proxy_s": used.get("proxy", math.nan),
-            "cpu_us_per_request": own_s / mine.requests * 1e6 if mine.requests else math.nan,
-            **_memory_columns(memory[i]),
-        }
+        # the time it had: its runs' by the tool's clock
+        row = target_row(i, target, urls[i], schedule, mine, mine.duration_s,
+                         (served0[i], served1[i]), cpu_s[i], memory[i])  # fmt: skip
+        row["count_slack"] = count_slack(row["server_requests"] or 0, schedule.order.count(i), load)
         row["invalid_reason"] = alternate_reasons(row)
         row["valid"] = not row["invalid_reason"]
         rows.append(row)

@@ -301,6 +301,29 @@ def target_reasons(row: dict) -> str:
     return "; ".join(reasons)
 
 
+def target_row(i, target, url, schedule, counted, seconds, served, used, memory) -> dict:
+    """One target's record of an interleaved window, either design: its share of the slices
+    and `seconds` of time, what the tool counted (`counted`, a LoadResult), the app's count
+    from its counter before and after (`served`), its trees' CPU seconds (`used`) and
+    memory readings."""
+    server = None if None in served else served[1] - served[0]
+    own_s = used.get("server", 0.0) + used.get("proxy", 0.0)
+    return {
+        "target": i,
+        "mode": target.mode,
+        "url": url,
+        "slices": schedule.order.count(i),
+        "seconds": seconds,
+        **{k: v for k, v in asdict(counted).items() if k not in ("cpu_s", "duration_s")},
+        "server_requests": server,
+        "count_diff_pct": count_diff_pct(counted.requests, server),
+        "cpu_server_s": used.get("server", math.nan),
+        "cpu_proxy_s": used.get("proxy", math.nan),
+        "cpu_us_per_request": own_s / counted.requests * 1e6 if counted.requests else math.nan,
+        **_memory_columns(memory),
+    }
+
+
 def interleaved_window(
     targets: Sequence[Target],
     load: Load,
@@ -371,23 +394,8 @@ def interleaved_window(
     machine = monitor.summary()
     rows = []
     for i, (target, counted) in enumerate(zip(targets, per_target, strict=True)):
-        server = None if served0[i] is None or served1[i] is None else served1[i] - served0[i]
-        used = cpu_s[i]
-        own_s = used.get("server", 0.0) + used.get("proxy", 0.0)
-        row = {
-            "target": i,
-            "mode": target.mode,
-            "url": urls[i],
-            "slices": schedule.order.count(i),
-            "seconds": schedule.seconds(i),
-            **{k: v for k, v in asdict(counted).items() if k not in ("cpu_s", "duration_s")},
-            "server_requests": server,
-            "count_diff_pct": count_diff_pct(counted.requests, server),
-            "cpu_server_s": used.get("server", math.nan),
-            "cpu_proxy_s": used.get("proxy", math.nan),
-            "cpu_us_per_request": own_s / counted.requests * 1e6 if counted.requests else math.nan,
-            **_memory_columns(memory[i]),
-        }
+        row = target_row(i, target, urls[i], schedule, counted, schedule.seconds(i),
+                         (served0[i], served1[i]), cpu_s[i], memory[i])  # fmt: skip
         row["invalid_reason"] = target_reasons(row)
         row["valid"] = not row["invalid_reason"]
         rows.append(row)
