@@ -32,13 +32,24 @@ def exit_code(action: Callable[[], int | None], interrupted: str) -> int:
     `interrupted` on Ctrl-C or SIGTERM, after the context managers stopped what it started."""
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
-        return action() or 0
-    except BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except HostbenchError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(interrupted, file=sys.stderr)
-        return 130
+        try:
+            return action() or 0
+        except BadInput as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        except HostbenchError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return _interrupted(interrupted)
+    except KeyboardInterrupt:  # a second Ctrl-C in the instant the first was caught
+        return _interrupted(interrupted)
+
+
+def _interrupted(message: str) -> int:
+    # What the command started is stopped by now. A further Ctrl-C or SIGTERM (an impatient
+    # user) must not cut the last line short, nor end the process by the signal instead of 130.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print(message, file=sys.stderr)
+    return 130

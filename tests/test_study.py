@@ -234,16 +234,20 @@ def test_a_socket_path_too_long_for_linux_is_refused_before_anything_starts(tmp_
 
 
 @pytest.mark.live
-def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path):
+@pytest.mark.parametrize("delay_s", [0.0, 0.05, 0.3])
+def test_ctrl_c_held_while_stopping_leaves_nothing_running(tmp_path, delay_s):
     runs = tmp_path / "runs"
     params = _params_file(tmp_path, modes=["nginx"], duration_s=10)
     cli = _cli("run", str(params), "--run-id", "s", "--runs-dir", str(runs), "--no-progress")
     children = _children_once_loading(cli)  # app, nginx, bombardier
     cli.send_signal(signal.SIGINT)
-    time.sleep(0.05)
-    cli.send_signal(signal.SIGINT)  # impatient: again, while the first is stopping children
-    cli.communicate(timeout=60)
-    assert cli.returncode == 130
+    time.sleep(delay_s)
+    while cli.poll() is None:  # impatient: again and again, while the first stops children
+        cli.send_signal(signal.SIGINT)  # and after they stopped, as the process ends
+        time.sleep(0.01)
+    _, err = cli.communicate(timeout=60)
+    assert cli.returncode == 130, err
+    assert err.rstrip().endswith("the same command resumes")
     time.sleep(0.5)
     assert [c.pid for c in children if c.is_running() and c.status() != "zombie"] == []
     assert not list(runs.glob("s/*/row.json"))  # no partial row

@@ -197,7 +197,6 @@ class ManagedProcess:
         """
         if self.popen is None or self.popen.returncode is not None:
             return
-        _live.discard(self)
         interrupted = None
         try:
             if self.exit_code() is None:
@@ -214,6 +213,8 @@ class ManagedProcess:
                 self.popen.wait(timeout=self.grace_s)  # reaps it
             except (subprocess.TimeoutExpired, KeyboardInterrupt):
                 pass
+            # Forgotten only once killed: a Ctrl-C that cut this short leaves it to atexit.
+            _live.discard(self)
         if interrupted is not None:
             raise interrupted
 
