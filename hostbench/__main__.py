@@ -84,9 +84,10 @@ def _cores_or_off(text: str) -> float | None:
 
 
 def _cmd_doctor(args) -> int:
-    from .harness.measure.quiet import doctor
+    from .harness.measure.quiet import doctor, doctor_hosts
 
-    rows, quiet = doctor(args.quiet_max_cores, args.quiet_max_steal_pct, args.seconds)
+    limits = (args.quiet_max_cores, args.quiet_max_steal_pct, args.seconds)
+    rows, quiet = doctor_hosts(args.inventory, *limits) if args.inventory else doctor(*limits)
     width = max(len(what) for what, _ in rows)
     for what, reading in rows:
         print(f"{what:<{width}}  {reading}")
@@ -268,12 +269,17 @@ def parser() -> argparse.ArgumentParser:
     doc.add_argument("--quiet-max-cores", type=float, default=0.1, help="foreign CPU limit")
     doc.add_argument("--quiet-max-steal-pct", type=float, default=5.0, help="steal limit, %%")
     doc.add_argument("--seconds", type=int, default=3, help="how long to watch")
+    doc.add_argument("--inventory", help="an ssh inventory (docs/hosts.md): read its two hosts")
     doc.set_defaults(func=_cmd_doctor)
     sub.add_parser("env", help="print this machine's environment").set_defaults(func=_cmd_env)
     sub.add_parser("modes", help="list the hosting modes").set_defaults(func=_cmd_modes)
     rep = sub.add_parser("reproduce", help="run a study's notebook with papermill")
     rep.add_argument("--study", default=DEFAULT_STUDY, help="a study id (see `studies`)")
-    rep.add_argument("--profile", default="paper", help="studies/<study>/params/<profile>.yaml")
+    rep.add_argument(
+        "--profile",
+        default="paper",
+        help="studies/<study>/params/<profile>.yaml, or a params file's path (.yaml)",
+    )
     rep.add_argument("--run-id", help="default: <study>-<profile>-<UTC timestamp>")
     rep.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     rep.add_argument(

@@ -26,7 +26,7 @@ from .harness.preflight import check_runnable
 from .harness.study import PROGRESS_FILE, RENDER_ONLY
 from .params import PARAMS_FILE, StudyParams, check_run_id
 from .paths import RUNS
-from .studies import DEFAULT_STUDY, STUDIES, available, get_study
+from .studies import DEFAULT_STUDY, STUDIES, available, get_study, is_params_file, profile_name
 
 HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
 DONE_FILE = "reproduce.json"  # written when a study's notebook and report are complete
@@ -160,6 +160,7 @@ def reproduce(
     # Validated, and checked runnable here, once, before anything starts; the notebook gets
     # them whole (to_dict) and does not check them again.
     params = check_runnable(StudyParams.from_file(study.params_path(profile)))
+    profile = profile_name(profile)  # a params file of the reader's: its name from here on
     run_id = check_run_id(run_id or f"{study_id}-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
@@ -249,6 +250,11 @@ def reproduce_all(
                 allowed = ", ".join(s.id for s in studies)
                 raise BadInput(f"no study {name!r} to run in a batch; allowed: {allowed}")
         studies = [s for s in studies if s.id in only]
+    if is_params_file(profile):
+        raise BadInput(
+            f"a batch runs a profile by name (paper, quick, ...), not a params file "
+            f"({profile}): a params file is one study's (make reproduce STUDY=...)"
+        )
     for study in studies:
         study.params_path(profile)  # every profile exists before anything starts
     batch_id = check_run_id(batch_id or f"all-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")

@@ -75,10 +75,15 @@ class Study:
         return self.notebook_path.is_file() and bool(self.profiles())
 
     def params_path(self, profile: str) -> Path:
-        path = self.params_dir / f"{profile}.yaml"
+        """A profile's params file: a name in the study's params/ folder (paper, quick, ...),
+        or the path of a params file of the reader's own (`is_params_file`), such as one that
+        extends quick over ssh beside a copy of that folder."""
+        allowed = ", ".join(self.profiles()) or "none yet"
+        path = Path(profile).expanduser() if is_params_file(profile) else (
+            self.params_dir / f"{profile}.yaml")  # fmt: skip
         if not path.is_file():
-            allowed = ", ".join(self.profiles()) or "none yet"
-            raise BadInput(f"study {self.id!r} has no profile {profile!r}; allowed: {allowed}")
+            raise BadInput(f"study {self.id!r} has no profile {profile!r}; allowed: {allowed}, "
+                           "or the path of a params file (.yaml)")  # fmt: skip
         return path
 
     @property
@@ -137,6 +142,16 @@ def _goals(path: Path, raw) -> tuple[tuple[str, float], ...]:
         raise BadInput(f"{path}: halfwidth_goals must map modes to a half-width in % above 0, "
                        f"e.g. {{kestrel: 2}}; got {raw!r}")  # fmt: skip
     return tuple((str(mode), float(pct)) for mode, pct in raw.items())
+
+
+def is_params_file(profile: str) -> bool:
+    """A profile given as a file's path (it ends in .yaml) rather than a profile's name."""
+    return profile.endswith((".yaml", ".yml"))
+
+
+def profile_name(profile: str) -> str:
+    """The name a run is labelled with: the profile's, or its params file's stem."""
+    return Path(profile).stem if is_params_file(profile) else profile
 
 
 def discover(root: Path = STUDIES_DIR) -> dict[str, Study]:

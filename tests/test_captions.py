@@ -111,6 +111,10 @@ def test_a_caption_opens_with_what_the_figure_shows_computed_from_the_data():
     df.loc[df["mode"] == "caddy", "cpu_total_pct"] = 89.4  # prints "89%": below 90%
     caption = figures.caption_text(figures.cpu_chart(df))
     assert caption.startswith("The machine was ") and "below 90% in " in caption, caption
+    assert "interleaved window" not in caption  # each mode its own window here
+    df["started_at"] = df["scenario"].astype(str) + df["repetition"].astype(str)  # modes share
+    caption = figures.caption_text(figures.cpu_chart(df))
+    assert "shared an interleaved window, its busy % and the load generator's" in caption
     rows = pd.DataFrame({"label": ["a", "b", "c"], "ratio_pct": [150.0, 60.0, 101.0],
                          "ci_low_pct": [120.0, 50.0, 90.0], "ci_high_pct": [180.0, 70.0, 110.0],
                          "article_pct": [170.0, 200.0, float("nan")]})  # fmt: skip

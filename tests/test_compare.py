@@ -209,6 +209,21 @@ def test_what_differed_names_the_machine_and_the_params(tmp_path):
     assert table.loc["cpu_cores_logical", "b"] == "64"
 
 
+def test_what_differed_names_each_hosts_machine_over_ssh(tmp_path):
+    study = _study_with_modes(1)
+    runs = []
+    for name, server_cpu in (("a", "Xeon"), ("b", "EPYC")):
+        run = _copy(study, tmp_path / name)
+        env = json.loads((run / "environment.json").read_text())
+        env["hosts"] = {"server": {"cpu_model": server_cpu, "kernel": "6.1"},
+                        "loadgen": {"cpu_model": "Xeon", "tools": {"k6": "v1.0"}}}  # fmt: skip
+        (run / "environment.json").write_text(json.dumps(env))
+        runs.append(run)
+    table = compare.differences(_runs(*runs)).set_index("what")
+    assert list(table.index) == ["hosts.server.cpu_model"]
+    assert table.loc["hosts.server.cpu_model"].tolist() == ["Xeon", "EPYC"]
+
+
 def test_a_sub_studys_run_is_compared_with_the_committed_sub_study():
     subs = [p.parent for s in STUDIES.values() for p in RUNS.glob(f"{s.paper_run}-*/params.json")
             if not (p.parent / "reproduce.json").exists()]  # fmt: skip

@@ -124,3 +124,24 @@ def test_the_windows_row_says_back_to_back_without_a_slice(tmp_path):
     row = differences.table(study.id, folder).set_index("aspect").loc["compared modes' windows"]
     assert row["this run"].startswith("back to back: ")
     assert "slices" not in row["this run"]
+
+
+def test_over_ssh_the_system_and_tools_are_the_hosts_where_it_ran(tmp_path):
+    study, folder = _paper_run_with(tmp_path)
+    env = json.loads((folder / "environment.json").read_text())
+    tool = schema.valid_rows(schema.read_results(folder))["tool"].astype(str).iloc[0]
+    server = {"os": "Debian 13", "kernel": "6.12", "cpu_model": "EPYC 9654", "memory_gib": 64.0,
+              "cpu_cores_logical": 16, "dotnet_runtimes": "Microsoft.AspNetCore.App 10.0.1",
+              "tools": {}}  # fmt: skip
+    loadgen = {**server, "cpu_model": "Xeon E-2388G", "cpu_cores_logical": 8,
+               "tools": {tool: f"{tool} on the load host"}}  # fmt: skip
+    env["hosts"] = {"server": server, "loadgen": loadgen}
+    (folder / "environment.json").write_text(json.dumps(env))
+    by = differences.table(study.id, folder).set_index("aspect")["this run"]
+    assert by["system"] == (
+        "server host: Debian 13, EPYC 9654, 16 logical cores, 64 GiB; "
+        "load host: Debian 13, Xeon E-2388G, 8 logical cores, 64 GiB"
+    )
+    assert f"{tool} on the load host" in by["load tool"]
+    assert "Microsoft.AspNetCore.App 10.0.1" in by["runtime"]
+    assert load_environment(folder, as_recorded=True)["cpu_model"] == env["cpu_model"]

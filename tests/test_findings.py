@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from hostbench.analysis import findings, intervals, prose
+from hostbench.analysis import findings, intervals, prose, tables
 from hostbench.pagecheck import page_defects
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +57,23 @@ def test_the_findings_box_is_the_claims_table_below_it_with_the_machine_in_one_l
     assert "2 of 3 windows kept; load average 0.4-1.5; steal at most 16.9%" in page
     assert "100.7-149%" in page and findings.SMOKE_BANNER not in page
     assert page_defects(page) == []
+
+
+def test_over_ssh_the_machine_line_names_the_server_host_and_the_load_host():
+    env = tables.where_it_ran(
+        {
+            **ENV,
+            "hosts": {
+                "server": {"cpu_model": "Intel Xeon", "cpu_cores_logical": 16, "os": "Debian 13"},
+                "loadgen": {"cpu_model": "AMD EPYC", "cpu_cores_logical": 4, "os": "Ubuntu 24.04"},
+            },
+        }
+    )
+    line = findings.machine_line(RUNS, env)
+    assert line.startswith(
+        "Machine: the server host Intel Xeon, 16 cores, Debian 13; "
+        "the load host AMD EPYC, 4 cores, Ubuntu 24.04. Quietness: "
+    )
 
 
 def test_a_smoke_run_gets_the_banner_and_no_verdicts():

@@ -3,6 +3,7 @@ network namespaces the netns module made, host keys checked against a known_host
 here, a study measured across them; nothing left after success, error and Ctrl-C."""
 
 import csv
+import html
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT, SCHEDULE_F
 from hostbench.harness.study import run_study
 from hostbench.load import TOOLS
 from hostbench.params import PARAMS_FILE, SKIPPED_SUB_STUDIES, SSH_MODES, StudyParams, load_yaml
+from hostbench.reproduce import DONE_FILE
 from hostbench.studies import STUDIES
 
 SSHD = Path("/usr/sbin/sshd")
@@ -489,3 +491,44 @@ def test_the_quiet_gate_reads_both_hosts_there(tmp_path):
     assert gate["quiet_wait_s"] >= 1.0 and gate["quiet_before_cores"] >= 0.2
     # It waited, then said why it measures anyway, naming the busiest and where they run.
     assert "still busy" in said[-1] and "-host: " in said[-1], said
+
+
+@pytest.mark.timeout(1200)
+def test_make_reproduce_runs_the_main_studys_notebook_over_ssh_to_its_report(tmp_path):
+    # What `make reproduce STUDY=jcsi2018 PROFILE=<the reader's ssh.yaml>` does: the notebook
+    # under papermill measures across the hosts, skips the sub-studies about one machine and
+    # renders the report (its profile shortened as the test above shortens it).
+    from hostbench.pagecheck import check_report
+    from hostbench.reproduce import reproduce
+
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        params = _quick_over_ssh("jcsi2018", tmp_path / "params", inventory)
+        profile = str(tmp_path / "params" / "ssh.yaml")
+        out = netns.call_in(hosts.client, reproduce, "jcsi2018", profile, run_id="ssh",
+                            runs_dir=tmp_path / "runs")  # fmt: skip
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    assert out == tmp_path / "runs" / "ssh"
+    for r in _rows(out / "results.csv"):
+        _check_ssh_row(r, out)
+    assert json.loads((out / DONE_FILE).read_text())["profile"] == "ssh"
+    assert check_report(out / "report.html", forbidden=[str(tmp_path)]) == []
+    page = html.unescape((out / "report.html").read_text())
+    assert params.sub_studies_skipped  # isolated and two-hosts: each said on the page
+    for why in params.sub_studies_skipped.values():
+        assert why.split(" (")[0] in page or why.split(":")[1].split(",")[0] in page, why
+    for name in params.sub_studies_run:
+        assert (out.parent / f"ssh-{name}" / "results.csv").is_file(), name
+
+
+def test_doctor_reads_each_host_of_an_inventory_there(tmp_path):
+    from hostbench.harness.measure.quiet import doctor_hosts
+
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        rows, quiet = netns.call_in(hosts.client, doctor_hosts, inventory, 100.0, 100.0, 1)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    said = dict(rows)
+    assert quiet and said["verdict"].startswith("quiet")  # limits no machine exceeds
+    for role, name in (("server", "server-host"), ("loadgen", "loadgen-host")):
+        assert said[f"{role} host"].startswith(f"{name}: ") and " cores, " in said[f"{role} host"]
+        assert "cores (limit 100)" in said[f"{role}: foreign CPU, max over 1 s"]
+        assert said[f"{role}: steal, max over 1 s"].endswith("(limit 100%)")

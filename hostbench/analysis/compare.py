@@ -51,10 +51,11 @@ THROUGHPUT = "rps"  # the measure of a ratios table without a `measure` column
 # A measure other than throughput is named before its ratio.
 MEASURE_NAMES = {"cpu_us_per_request": "CPU time per request"}
 # environment.json entries a reader wants to see when they differ; params.json's all are
-# compared but for these, which differ between any two runs by design.
+# compared but for these, which differ between any two runs by design. (hosts: over ssh, each
+# host's machine, OS and tools, read there.)
 ENVIRONMENT = ("cpu_model", "cpu_cores_logical", "cpu_cores_physical", "memory_gib", "os",
                "kernel", "dotnet", "tools", "goserver", "python", "python_packages",
-               "git_commit", "git_diff_sha256")  # fmt: skip
+               "git_commit", "git_diff_sha256", "hosts")  # fmt: skip
 # (sub_studies_skipped follows sub_studies and topology, which says the difference.)
 PARAMS_IGNORED = ("seed", "description", "sub_studies", "fingerprint", "sub_studies_skipped")
 
@@ -316,7 +317,7 @@ def differences(runs: list[Run]) -> pd.DataFrame:
     entry that is not the same in every run, a column per run."""
     records = {}
     for run in runs:
-        env = tables.load_environment(run.path)
+        env = tables.load_environment(run.path, as_recorded=True)  # hosts: their own rows
         params = json.loads((run.path / PARAMS_FILE).read_text())
         flat = {}
         for key in ENVIRONMENT:

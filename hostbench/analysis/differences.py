@@ -42,9 +42,13 @@ class _Run:
 
 
 def _system(run: _Run) -> str:
-    env = run.env
-    return (f"{env['os']}, {env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
-            f"{env['memory_gib']:g} GiB")  # fmt: skip
+    def machine(env: dict) -> str:
+        return (f"{env['os']}, {env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
+                f"{env['memory_gib']:g} GiB")  # fmt: skip
+
+    if load_host := run.env.get("load_host"):  # over ssh: two machines
+        return f"server host: {machine(run.env)}; load host: {machine(load_host)}"
+    return machine(run.env)
 
 
 def _runtime(run: _Run) -> str:

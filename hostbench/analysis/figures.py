@@ -214,7 +214,14 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
             f"red = below {threshold_pct:.0f}%, not saturated)",
             fontsize=13,
         )
-    return set_finding(fig, _busy_finding(means["cpu_total_pct"], threshold_pct))
+    finding = _busy_finding(means["cpu_total_pct"], threshold_pct)
+    if tables.shares_windows(df):
+        finding += (
+            ". Where modes shared an interleaved window, its busy % and the load "
+            "generator's and the rest's cores are the window's, the same for each; the "
+            "server's and proxy's are each mode's own, per second of its slices"
+        )
+    return set_finding(fig, finding)
 
 
 def _busy_finding(busy_pct: pd.Series, threshold_pct: float) -> str:

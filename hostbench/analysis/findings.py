@@ -246,4 +246,16 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
         f"steal at most {steal.max():.1f}%" if steal.notna().any() else "",
     ]
     quietness = "; ".join(q for q in quiet if q)
+    if load_host := env.get("load_host"):  # over ssh: the server host's, and the load host's
+        cores = load_host.get("cpu_cores_logical")
+        other = ", ".join(
+            str(part)
+            for part in (
+                load_host.get("cpu_model"),
+                f"{cores} cores" if cores else None,
+                load_host.get("os"),
+            )
+            if part
+        )
+        machine = f"the server host {machine or 'not recorded'}; the load host {other}"
     return f"Machine: {machine or 'not recorded'}. Quietness: {quietness or 'not recorded'}."

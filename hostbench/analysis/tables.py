@@ -148,6 +148,14 @@ def cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def shares_windows(df: pd.DataFrame) -> bool:
+    """Whether some modes were measured in one interleaved window (their rows share its
+    start): the machine's readings of that window are theirs alike."""
+    if "started_at" not in df.columns or "mode" not in df.columns:
+        return False
+    return bool((df.groupby("started_at")["mode"].nunique() > 1).any())
+
+
 def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     """Per run: how busy the machine was, and which process group used the CPU.
 
@@ -187,13 +195,40 @@ def _record(run_dir: str | Path, name: str) -> dict:
         raise BadInput(f"no {name} at {path.parent}: run the study first") from None
 
 
-def load_environment(run_dir: str | Path) -> dict:
-    """The machine a study ran on, as the harness recorded it (environment.json); each tool's
+def load_environment(run_dir: str | Path, as_recorded: bool = False) -> dict:
+    """The machine a study ran on (environment.json): over ssh the server host's, with the
+    versions read on each host (`where_it_ran`; as_recorded: the file as it is); each tool's
     version as a reader wants it (version_text)."""
     env = _record(run_dir, "environment.json")
+    if not as_recorded:
+        env = where_it_ran(env)
     if isinstance(env.get("tools"), dict):
         env["tools"] = {name: version_text(v) for name, v in env["tools"].items()}
     return env
+
+
+# What environment.json reads of each host over ssh (launch/remote_helper.py's machine).
+HOST_MACHINE = ("os", "kernel", "cpu_model", "cpu_cores_logical", "memory_gib")
+
+
+def where_it_ran(env: dict) -> dict:
+    """Over ssh (environment.json's `hosts`) a study ran on two hosts, not on the machine the
+    harness ran from: the server host's machine and .NET runtimes, the proxies' versions read
+    there and the load host's tools' stand where that machine's are, so every table and
+    sentence naming "the machine" names the server's; `load_host` is the load host's
+    machine, for those that name both. Without `hosts`, env as it is."""
+    hosts = env.get("hosts")
+    if not hosts:
+        return env
+    server, loadgen = hosts["server"], hosts["loadgen"]
+    return {
+        **env,
+        **{key: server.get(key) for key in HOST_MACHINE},
+        "cpu_cores_physical": None,  # not read over ssh
+        "dotnet": {**env.get("dotnet", {}), "runtimes": server.get("dotnet_runtimes", "unknown")},
+        "tools": {**env.get("tools", {}), **server.get("tools", {}), **loadgen.get("tools", {})},
+        "load_host": {key: loadgen.get(key) for key in HOST_MACHINE},
+    }
 
 
 def version_text(raw: str) -> str:

@@ -485,11 +485,14 @@ def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, 
             gaps.append(f"{scenario}: {_pct(r.article_ratio)} then, {_pct(r.ratio)} now")
     if gaps:
         share = cpu_share_text(table, env) if table is not None else ""
+        # Over ssh (tables.where_it_ran) the load generator had a host of its own.
+        load = "(the load generator on a host of its own)" if env.get("load_host") else (
+            "shared with the load generator")  # fmt: skip
         lines.append(
             "- **The gap in requests/s** (.NET as % of Iris MVC): " + "; ".join(gaps) + ". The "
             f"two machines differ (the article's {setup['cpu']} on {setup['os']}; here "
-            f"{env['cpu_model']}, {env['cpu_cores_logical']} logical cores shared with the load "
-            f"generator, on {env['os']}), so the absolute numbers do not compare"
+            f"{env['cpu_model']}, {env['cpu_cores_logical']} logical cores {load}, on "
+            f"{env['os']}), so the absolute numbers do not compare"
             + (f"; nor are the years all that moved the ratio. {share}" if share else ".")
         )
     if not shares.empty:

@@ -589,6 +589,8 @@ def test_the_readmes_paper_profile_line_is_written_from_the_profile():
         assert f"with windows {sub}" in group
         same = sub == window_design.short(paper)
         assert ("as the main study's" if same else "unlike the main study's") in group
+    quick = StudyParams.from_file(STUDY.params_path("quick"))  # its windows counted, not typed
+    assert f"({len(quick.cells()) * quick.repetitions} of a mode each)" in block
     readme = (STUDY.folder / "README.md").read_text()
     assert block in readme, "stale: python -m hostbench docs"
 

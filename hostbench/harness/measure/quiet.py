@@ -182,6 +182,34 @@ def doctor(
     return rows, quiet
 
 
+def doctor_hosts(
+    inventory, max_cores: float = 0.1, max_steal_pct: float = 5.0, seconds: int = 3
+) -> tuple[list[tuple[str, str]], bool]:
+    """doctor for topology ssh: each host of `inventory` reached as a study reaches it, its
+    machine, and its foreign CPU and steal read there over `seconds`; quiet when both are."""
+    from ..launch.remote import ssh_hosts
+
+    rows, quiet = [], True
+    with ssh_hosts(inventory) as ssh:
+        for role, host in zip(("server", "loadgen"), ssh.both, strict=True):
+            machine = host.machine()
+            readings = [read_host(host, 1.0) for _ in range(seconds)]
+            busiest = max(readings, key=lambda r: r.foreign_cores)
+            quiet &= all(r.quiet(max_cores, max_steal_pct) for r in readings)
+            rows += [
+                (f"{role} host", f"{host.host.name}: {machine['cpu_model']}, "
+                 f"{machine['cpu_cores_logical']} cores, {machine['os']}"),
+                (f"{role}: foreign CPU, max over {seconds} s",
+                 f"{busiest.foreign_cores:.2f} cores (limit {max_cores:g})"
+                 + (f": {', '.join(f'{n} {c:.2f}' for n, _, c in busiest.top)}"
+                    if busiest.top else "")),
+                (f"{role}: steal, max over {seconds} s",
+                 f"{max(r.steal_pct for r in readings):.1f}% (limit {max_steal_pct:g}%)"),
+            ]  # fmt: skip
+    rows.append(("verdict", "quiet: ready to measure" if quiet else "busy: do not measure now"))
+    return rows, quiet
+
+
 # One measurement per machine at a time: two studies that both saw a quiet machine would
 # otherwise start in the same second and spoil each other's windows.
 MACHINE_LOCK = Path(tempfile.gettempdir()) / "hostbench-measuring.lock"
