@@ -62,5 +62,5 @@ def skipped_under(topology: str, overrides: dict) -> str:
                 "and over ssh the study already runs on two hosts")  # fmt: skip
     if overrides.get("loadgen_cpus") is not None:
         return ("skipped over ssh: it pins the load tool to CPUs of the server's machine "
-                "(loadgen_cpus), and over ssh the load tool has a host of its own")  # fmt: skip
+                "(`loadgen_cpus`), and over ssh the load tool has a host of its own")  # fmt: skip
     return ""
