@@ -231,3 +231,18 @@ def test_a_run_without_load_json_is_shown_as_not_recorded(tmp_path):
     assert row["load"] == "(not recorded)"
     assert row["command"] == "ab -n 100000 -c 100 http://127.0.0.1:1/x"  # the tool by its name
     assert tables.run_load(study, results.iloc[0]["run_key"]) is None
+
+
+def test_a_command_run_over_ssh_names_its_files_without_the_load_hosts_folder(tmp_path):
+    # As recorded by a selfhost-2012 run over ssh: ab wrote its percentiles on the load host.
+    study, results = _study_folder(tmp_path)
+    folder = study / results.iloc[0]["run_key"] / "load"
+    folder.mkdir(parents=True)
+    (folder / "command.txt").write_text(
+        "/usr/bin/ab -n 60000 -c 100 -r -l -q -e /tmp/hostbench.nzqHNL/13-load/percentiles.csv "
+        "http://198.18.0.1:42301/api/testapi\n"
+    )
+    row = tables.load_commands(study).iloc[0]
+    assert row["command"] == (
+        "ab -n 60000 -c 100 -r -l -q -e percentiles.csv http://198.18.0.1:42301/api/testapi"
+    )

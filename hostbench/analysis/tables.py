@@ -270,6 +270,8 @@ def load_commands(run_dir: str | Path) -> pd.DataFrame:
             # The run's own files by name, wherever the folder was when it ran (a committed
             # run was measured in another checkout than the one reading it).
             text = re.sub(rf"\S*/{re.escape(r.run_key)}/load/", "", path.read_text())
+            # Over ssh, the load host's copy of that folder (launch.remote.Connection.folder).
+            text = re.sub(r"\S*/hostbench\.\w+/\d+-load/", "", text)
             argv = shlex.split(text)
             command = shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
         described = load.describe() if load else "(not recorded)"
