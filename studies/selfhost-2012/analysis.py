@@ -134,7 +134,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
          f"{env['tools']['nginx']}; {env['dotnet']['runtimes']}"),
         ("load tool", article_setting("load_tool"), env["tools"]["ab"]),
         ("client", "same machine" if article_setting("same_machine") == "yes" else "other",
-         {"loopback": "same machine, 127.0.0.1", "netns": "same machine, two network namespaces",
+         {"local": "same machine, 127.0.0.1", "netns": "same machine, two network namespaces",
           "ssh": "another host, over ssh"}[params.topology]),
         ("requests per test (-n)", article_setting("ab_requests"), f"{params.requests:,}"),
         ("concurrency (-c)", article_setting("ab_concurrency"),
