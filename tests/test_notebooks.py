@@ -107,9 +107,13 @@ def test_unknown_profile_or_study_is_refused(tmp_path):
     from hostbench.errors import BadInput
 
     study = available()[0]
-    no_profile = f"study '{study.id}' has no profile 'fast'; allowed: {', '.join(study.profiles())}"
+    allowed = f"{', '.join(study.profiles())}, or the path of a params file (.yaml)"
+    no_profile = f"study '{study.id}' has no profile 'fast'; allowed: {allowed}"
     with pytest.raises(BadInput, match=f"^{re.escape(no_profile)}$"):
         reproduce(study.id, "fast", runs_dir=tmp_path)
+    missing = tmp_path / "mine.yaml"  # a reader's params file, not there
+    with pytest.raises(BadInput, match=f"has no profile '{re.escape(str(missing))}'"):
+        reproduce(study.id, str(missing), runs_dir=tmp_path)
     unknown = f"unknown study 'no-such-study'; allowed: {', '.join(STUDIES)}"
     with pytest.raises(BadInput, match=f"^{re.escape(unknown)}$"):
         reproduce("no-such-study", "quick", runs_dir=tmp_path)
