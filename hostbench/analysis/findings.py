@@ -224,12 +224,10 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
 def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
     """The machine and how quiet it was, in one sentence."""
     env = env or {}
-    cores = env.get("cpu_cores_logical")
-    machine = ", ".join(
-        str(part)
-        for part in (env.get("cpu_model"), f"{cores} cores" if cores else None, env.get("os"))
-        if part
-    )
+    machine = _machine_words(env)
+    if env.get("load_host"):  # over ssh (tables.where_it_ran): the server host, the load host
+        machine = f"the server host {machine or 'not recorded'}; the load host " + (
+            _machine_words(env["load_host"]) or "not recorded")  # fmt: skip
     steal = pd.to_numeric(results.get("cpu_steal_pct"), errors="coerce")
     load = pd.to_numeric(results.get("load_avg_1m"), errors="coerce")
     valid = results["valid"].astype(bool) if "valid" in results.columns else None
@@ -246,16 +244,11 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
         f"steal at most {steal.max():.1f}%" if steal.notna().any() else "",
     ]
     quietness = "; ".join(q for q in quiet if q)
-    if load_host := env.get("load_host"):  # over ssh: the server host's, and the load host's
-        cores = load_host.get("cpu_cores_logical")
-        other = ", ".join(
-            str(part)
-            for part in (
-                load_host.get("cpu_model"),
-                f"{cores} cores" if cores else None,
-                load_host.get("os"),
-            )
-            if part
-        )
-        machine = f"the server host {machine or 'not recorded'}; the load host {other}"
     return f"Machine: {machine or 'not recorded'}. Quietness: {quietness or 'not recorded'}."
+
+
+def _machine_words(env: dict) -> str:
+    """What is recorded of a machine, as "CPU model, N cores, OS"."""
+    cores = env.get("cpu_cores_logical")
+    parts = (env.get("cpu_model"), f"{cores} cores" if cores else None, env.get("os"))
+    return ", ".join(str(part) for part in parts if part)

@@ -213,10 +213,10 @@ HOST_MACHINE = ("os", "kernel", "cpu_model", "cpu_cores_logical", "memory_gib")
 
 def where_it_ran(env: dict) -> dict:
     """Over ssh (environment.json's `hosts`) a study ran on two hosts, not on the machine the
-    harness ran from: the server host's machine and .NET runtimes, the proxies' versions read
-    there and the load host's tools' stand where that machine's are, so every table and
-    sentence naming "the machine" names the server's; `load_host` is the load host's
-    machine, for those that name both. Without `hosts`, env as it is."""
+    harness ran from. The server host's machine and .NET runtimes, the proxies' versions read
+    there and the load host's tools stand in for that machine's, so every table and sentence
+    naming "the machine" names the server host; `load_host` is the load host's machine, for
+    those that name both. Without `hosts`, env as it is."""
     hosts = env.get("hosts")
     if not hosts:
         return env
