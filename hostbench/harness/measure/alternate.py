@@ -42,6 +42,7 @@ from .interleave import (
     _served,
     _server_memory,
     _tree_readers,
+    answer_reasons,
     interleaved_window,
     target_row,
 )
@@ -166,18 +167,11 @@ def count_slack(server_requests: int, runs: int, load: Load) -> float:
 
 def alternate_reasons(row: dict) -> str:
     """Why a target's count is not a clean count of successful responses ("" if it is):
-    errors, non-2xx answers, or the tool's and the app's counts more than its count_slack
+    interleave.answer_reasons, or the tool's and the app's counts more than its count_slack
     apart."""
-    reasons = []
-    if row["errors"]:
-        reasons.append(f"{row['errors']} transport errors")
-    if row["non_2xx"]:
-        reasons.append(f"{row['non_2xx']} non-2xx responses")
-    if row["requests"] == 0:
-        reasons.append("no response in its runs")
-    if row["server_requests"] is None:
-        reasons.append("the app's counter could not be read")
-    elif not abs(row["requests"] - row["server_requests"]) <= row["count_slack"]:
+    reasons = answer_reasons(row, "runs")
+    served = row["server_requests"]
+    if served is not None and not abs(row["requests"] - served) <= row["count_slack"]:
         reasons.append(
             f"{row['tool']} counted {row['requests']}, the app {row['server_requests']} (more "
             f"than {row['count_slack']:,.0f} apart: {COUNT_TOLERANCE_PCT:g}%, or what its "

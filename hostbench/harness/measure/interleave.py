@@ -281,21 +281,28 @@ def _served(target: Target, stats_key: str) -> int | None:
     return None if stats is None else int(stats["endpoints"].get(stats_key, 0))
 
 
-def target_reasons(row: dict) -> str:
-    """Why a target's count is not a clean count of successful responses ("" if it is):
-    errors, non-2xx answers, or k6's and the app's counts more than COUNT_TOLERANCE_PCT
-    apart (k6 waits for the requests in flight, so they agree but for a stray request)."""
+def answer_reasons(row: dict, within: str) -> list[str]:
+    """What spoils any target's count, either design: transport errors, non-2xx answers, no
+    response `within` its time ("slices", "runs"), or an app counter that could not be read
+    (then its two counts cannot be compared)."""
     reasons = []
     if row["errors"]:
         reasons.append(f"{row['errors']} transport errors")
     if row["non_2xx"]:
         reasons.append(f"{row['non_2xx']} non-2xx responses")
     if row["requests"] == 0:
-        reasons.append("no response in its slices")
-    diff = row["count_diff_pct"]
+        reasons.append(f"no response in its {within}")
     if row["server_requests"] is None:
         reasons.append("the app's counter could not be read")
-    elif not abs(diff) <= COUNT_TOLERANCE_PCT:
+    return reasons
+
+
+def target_reasons(row: dict) -> str:
+    """Why a target's count is not a clean count of successful responses ("" if it is):
+    answer_reasons, or k6's and the app's counts more than COUNT_TOLERANCE_PCT apart (k6
+    waits for the requests in flight, so they agree but for a stray request)."""
+    reasons = answer_reasons(row, "slices")
+    if row["server_requests"] is not None and not abs(row["count_diff_pct"]) <= COUNT_TOLERANCE_PCT:
         reasons.append(f"k6 counted {row['requests']}, the app {row['server_requests']} "
                        f"(more than {COUNT_TOLERANCE_PCT:g}% apart)")  # fmt: skip
     return "; ".join(reasons)
