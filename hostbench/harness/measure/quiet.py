@@ -158,11 +158,7 @@ def doctor(
     from ..environment import cpu_model, tool_versions
 
     readings = [read(1.0) for _ in range(seconds)]
-    foreign = max(r.foreign_cores for r in readings)
-    steal = max(r.steal_pct for r in readings)
-    busiest = max(readings, key=lambda r: r.foreign_cores)
     freq = psutil.cpu_freq()
-    quiet = all(r.quiet(max_cores, max_steal_pct) for r in readings)
     rows = [
         ("CPU", cpu_model()),
         ("cores (logical)", str(psutil.cpu_count())),
@@ -170,16 +166,10 @@ def doctor(
         ("frequency", f"{freq.current:.0f} MHz" if freq else "not readable"),
         ("governor", _governor()),
         ("load average (1 min)", f"{os.getloadavg()[0]:.2f}"),
-        (
-            f"foreign CPU, max over {seconds} s",
-            f"{foreign:.2f} cores (limit {max_cores:g})"
-            + (f": {', '.join(f'{n} {c:.2f}' for n, _, c in busiest.top)}" if busiest.top else ""),
-        ),
-        (f"steal, max over {seconds} s", f"{steal:.1f}% (limit {max_steal_pct:g}%)"),
+        *_quietness_rows("", readings, max_cores, max_steal_pct),
     ]
     rows += [(f"tool {name}", version) for name, version in tool_versions().items()]
-    rows.append(("verdict", "quiet: ready to measure" if quiet else "busy: do not measure now"))
-    return rows, quiet
+    return _with_verdict(rows, readings, max_cores, max_steal_pct)
 
 
 def doctor_hosts(
@@ -189,25 +179,34 @@ def doctor_hosts(
     machine, and its foreign CPU and steal read there over `seconds`; quiet when both are."""
     from ..launch.remote import ssh_hosts
 
-    rows, quiet = [], True
+    rows, every = [], []
     with ssh_hosts(inventory) as ssh:
         for role, host in zip(("server", "loadgen"), ssh.both, strict=True):
             machine = host.machine()
             readings = [read_host(host, 1.0) for _ in range(seconds)]
-            busiest = max(readings, key=lambda r: r.foreign_cores)
-            quiet &= all(r.quiet(max_cores, max_steal_pct) for r in readings)
-            rows += [
-                (f"{role} host", f"{host.host.name}: {machine['cpu_model']}, "
-                 f"{machine['cpu_cores_logical']} cores, {machine['os']}"),
-                (f"{role}: foreign CPU, max over {seconds} s",
-                 f"{busiest.foreign_cores:.2f} cores (limit {max_cores:g})"
-                 + (f": {', '.join(f'{n} {c:.2f}' for n, _, c in busiest.top)}"
-                    if busiest.top else "")),
-                (f"{role}: steal, max over {seconds} s",
-                 f"{max(r.steal_pct for r in readings):.1f}% (limit {max_steal_pct:g}%)"),
-            ]  # fmt: skip
-    rows.append(("verdict", "quiet: ready to measure" if quiet else "busy: do not measure now"))
-    return rows, quiet
+            every += readings
+            rows.append((f"{role} host", f"{host.host.name}: {machine['cpu_model']}, "
+                         f"{machine['cpu_cores_logical']} cores, {machine['os']}"))  # fmt: skip
+            rows += _quietness_rows(f"{role}: ", readings, max_cores, max_steal_pct)
+    return _with_verdict(rows, every, max_cores, max_steal_pct)
+
+
+def _quietness_rows(label: str, readings: list[Reading], max_cores: float, max_steal_pct: float):
+    """doctor's rows on a machine's foreign CPU and steal over `readings` (one a second)."""
+    busiest = max(readings, key=lambda r: r.foreign_cores)
+    top = ", ".join(f"{n} {c:.2f}" for n, _, c in busiest.top)
+    steal = max(r.steal_pct for r in readings)
+    return [
+        (f"{label}foreign CPU, max over {len(readings)} s",
+         f"{busiest.foreign_cores:.2f} cores (limit {max_cores:g})" + (f": {top}" if top else "")),
+        (f"{label}steal, max over {len(readings)} s", f"{steal:.1f}% (limit {max_steal_pct:g}%)"),
+    ]  # fmt: skip
+
+
+def _with_verdict(rows, readings: list[Reading], max_cores: float, max_steal_pct: float):
+    quiet = all(r.quiet(max_cores, max_steal_pct) for r in readings)
+    verdict = "quiet: ready to measure" if quiet else "busy: do not measure now"
+    return [*rows, ("verdict", verdict)], quiet
 
 
 # One measurement per machine at a time: two studies that both saw a quiet machine would
