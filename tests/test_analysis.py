@@ -130,6 +130,21 @@ def test_saturation_splits_the_cpu_between_process_groups():
     assert analysis.saturation(df, threshold_pct=50)["saturated"].all()
 
 
+def test_saturation_gives_an_interleaved_window_one_rest_of_the_system():
+    # Two modes shared one window (one start): busy 3.6 cores and the load generator's 1.0
+    # are the window's, each mode's app and proxy cores its own over equal halves of it, so
+    # the rest is 3.6 - 1.0 - mean(2.0, 2.0 + 1.0) = 0.1 for both, not a remainder per mode.
+    start = {"started_at": "2026-11-26T20:00:00+00:00", "cpu_total_pct": 90.0}
+    cpu = {("nginx", "html"): start, ("kestrel", "html"): start}
+    df = runs({("nginx", "html"): [1000.0], ("kestrel", "html"): [2000.0]}, cpu=cpu)
+    out = analysis.saturation(df).set_index("mode")
+    assert out["other_cores"].tolist() == pytest.approx([0.1, 0.1])
+    # The same rows in windows of their own: each its own remainder (0.6 and 0.0, clipped).
+    alone = analysis.saturation(df.drop(columns="started_at")).set_index("mode")
+    assert alone.loc["kestrel", "other_cores"] == pytest.approx(0.6)
+    assert alone.loc["nginx", "other_cores"] == 0.0
+
+
 def test_cpu_per_request_divides_cores_by_rps():
     df = runs(
         {("kestrel", "text"): [10_000.0], ("nginx", "text"): [4_000.0]},

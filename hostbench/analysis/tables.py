@@ -175,13 +175,35 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     busy_cores = df["cpu_total_pct"] / 100.0 * df["machine_cores"]
     watched = out[[f"{g}_cores" for g in CPU_GROUPS]].fillna(0.0).sum(axis=1)
     # Sampling of the total and of processes differs slightly; never report negative "other".
-    out["other_cores"] = (busy_cores - watched).clip(lower=0.0)
+    out["other_cores"] = _rest_of_window(df, busy_cores, out).clip(lower=0.0)
     for group in (*CPU_GROUPS, "other"):
         out[f"{group}_share_pct"] = 100.0 * out[f"{group}_cores"] / out["machine_cores"]
     cores = out[[f"{g}_cores" for g in (*CPU_GROUPS, "other")]].fillna(0.0)
     out["busiest"] = cores.idxmax(axis=1).str.removesuffix("_cores")
     out["saturated"] = out["cpu_total_pct"] >= threshold_pct
     return out.reset_index(drop=True)
+
+
+def _rest_of_window(df: pd.DataFrame, busy_cores: pd.Series, cores: pd.DataFrame) -> pd.Series:
+    """The cores the watched processes leave of the machine's busy time, per window.
+
+    A window one mode had alone: its busy cores less its watched ones. An interleaved window
+    (rows sharing its start): the busy and load generator cores are the window's, while each
+    mode's app and proxy cores are per second of its own slices, and the modes had equal time,
+    so the window's rest is its busy cores less the load generator's and the mean of the
+    modes' own; every mode of the window gets that one value."""
+    own = cores[[f"{g}_cores" for g in CPU_GROUPS if g != "loadgen"]].fillna(0.0).sum(axis=1)
+    loadgen = cores["loadgen_cores"].fillna(0.0)
+    if "started_at" in df.columns:  # a row without a start is a window of its own
+        window = df["started_at"].astype(object).where(df["started_at"].notna(), df["run_key"])
+    else:
+        window = df["run_key"]
+    by_window = window.to_numpy()
+    return (
+        busy_cores.groupby(by_window).transform("mean")
+        - loadgen.groupby(by_window).transform("mean")
+        - own.groupby(by_window).transform("mean")
+    )
 
 
 def _record(run_dir: str | Path, name: str) -> dict:
