@@ -173,7 +173,6 @@ def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
     for group in CPU_GROUPS:
         out[f"{group}_cores"] = df[f"cpu_{group}_cores"]
     busy_cores = df["cpu_total_pct"] / 100.0 * df["machine_cores"]
-    watched = out[[f"{g}_cores" for g in CPU_GROUPS]].fillna(0.0).sum(axis=1)
     # Sampling of the total and of processes differs slightly; never report negative "other".
     out["other_cores"] = _rest_of_window(df, busy_cores, out).clip(lower=0.0)
     for group in (*CPU_GROUPS, "other"):
