@@ -16,9 +16,9 @@ from hostbench.paths import RUNS
 RUN = RUNS / "example-selfhost-2012-paper"  # the smallest committed example: 26 windows
 
 
-def _copy(tmp_path, unpack: bool):
-    folder = tmp_path / RUN.name
-    shutil.copytree(RUN, folder)
+def _copy(tmp_path, unpack: bool, run=RUN):
+    folder = tmp_path / run.name
+    shutil.copytree(run, folder)
     if unpack:  # as scripts/archive-runs.sh unpack does, without starting a process
         with tarfile.open(folder / "runs.tar.gz") as archive:
             archive.extractall(folder, filter="data")
@@ -29,15 +29,18 @@ def _children() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
-def test_a_complete_run_is_rendered_from_its_own_rows(tmp_path, monkeypatch):
-    if not (RUN / "runs.tar.gz").is_file():
-        pytest.skip(f"{RUN.name} is not committed")
-    folder = _copy(tmp_path, unpack=True)
+# Windows back to back; and interleaved, with whole windows measured again (jcsi2018's
+# paper run): a re-render keeps every attempt, as the measurement wrote it.
+@pytest.mark.parametrize("run", [RUN, RUNS / "example-paper"], ids=lambda r: r.name)
+def test_a_complete_run_is_rendered_from_its_own_rows(tmp_path, monkeypatch, run):
+    if not (run / "runs.tar.gz").is_file():
+        pytest.skip(f"{run.name} is not committed")
+    folder = _copy(tmp_path, unpack=True, run=run)
     monkeypatch.setenv(RENDER_ONLY, "1")
     before = _children()
     path = run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
     assert not _children() - before  # nothing launched
-    again, committed = pd.read_csv(path), pd.read_csv(RUN / "results.csv")
+    again, committed = pd.read_csv(path), pd.read_csv(run / "results.csv")
     pd.testing.assert_frame_equal(again, committed)
 
 

@@ -284,7 +284,7 @@ def _rendered(params: StudyParams, study_dir: Path) -> Path:
     rows, missing = {}, 0
     for block in range(1, design["blocks"] + 1):
         specs = [s for s in run_order(params, old["seed"], design["blocks"]) if s.block == block]
-        kept, pending = _block_state(specs, study_dir, params)
+        kept, pending = _state_for(params)(specs, study_dir, params)
         rows.update(kept)
         missing += len(pending)
     if missing:
@@ -353,8 +353,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
-            state = _interleaved_state if params.interleave_slice_s is not None else _block_state
-            kept, pending = state([s for s in specs if s.block == block], study_dir, params)
+            kept, pending = _state_for(params)([s for s in specs if s.block == block], study_dir, params)
             rows.update(kept)
             if pending:  # not run, or interrupted: its missing windows, on a launch of its own
                 bar.set_description(f"block {block} of {design['blocks']}")
@@ -389,6 +388,12 @@ def _record_environment(study_dir: Path, ssh=None, programs=(), tools=()) -> Non
 
 LAUNCH_DIR = "launch__r{block}"  # a block's launch: each mode's logs, configs and warm-ups
 DESIGN_FILE = "design.json"  # how many blocks, and why
+
+
+def _state_for(params: StudyParams):
+    """How a block's completed windows are read back: interleaved windows whole, else each
+    mode's alone (a resume and a re-render must read them as they were measured)."""
+    return _interleaved_state if params.interleave_slice_s is not None else _block_state
 
 
 def _block_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
