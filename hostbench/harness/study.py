@@ -353,7 +353,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
-            kept, pending = _state_for(params)([s for s in specs if s.block == block], study_dir, params)
+            in_block = [s for s in specs if s.block == block]
+            kept, pending = _state_for(params)(in_block, study_dir, params)
             rows.update(kept)
             if pending:  # not run, or interrupted: its missing windows, on a launch of its own
                 bar.set_description(f"block {block} of {design['blocks']}")
