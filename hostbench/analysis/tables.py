@@ -153,7 +153,15 @@ def shares_windows(df: pd.DataFrame) -> bool:
     start): the machine's readings of that window are theirs alike."""
     if "started_at" not in df.columns or "mode" not in df.columns:
         return False
-    return bool((df.groupby("started_at")["mode"].nunique() > 1).any())
+    return bool((df.groupby(_window_of(df))["mode"].nunique() > 1).any())
+
+
+def _window_of(df: pd.DataFrame) -> pd.Series:
+    """Which window each row was measured in: its start, which the modes of an interleaved
+    window share; a row without one is a window of its own."""
+    if "started_at" not in df.columns:
+        return df["run_key"]
+    return df["started_at"].astype(object).where(df["started_at"].notna(), df["run_key"])
 
 
 def saturation(df: pd.DataFrame, threshold_pct: float = 90.0) -> pd.DataFrame:
@@ -193,11 +201,7 @@ def _rest_of_window(df: pd.DataFrame, busy_cores: pd.Series, cores: pd.DataFrame
     modes' own; every mode of the window gets that one value."""
     own = cores[[f"{g}_cores" for g in CPU_GROUPS if g != "loadgen"]].fillna(0.0).sum(axis=1)
     loadgen = cores["loadgen_cores"].fillna(0.0)
-    if "started_at" in df.columns:  # a row without a start is a window of its own
-        window = df["started_at"].astype(object).where(df["started_at"].notna(), df["run_key"])
-    else:
-        window = df["run_key"]
-    by_window = window.to_numpy()
+    by_window = _window_of(df).to_numpy()
     return (
         busy_cores.groupby(by_window).transform("mean")
         - loadgen.groupby(by_window).transform("mean")
