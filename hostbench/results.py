@@ -227,10 +227,15 @@ COLUMNS: tuple[Column, ...] = (
        "d"),
     _c("keepalive", BOOL, "", "Whether the load reused connections (False: one per request)."),
     _c("warmup_max_s", FLOAT, "s", "The longest warm-up the params allowed.", "g"),
-    _c("warmup_s", FLOAT, "s", "How long the warm-up ran before the measured load.", ".1f"),
+    _c("warmup_s", FLOAT, "s",
+       "How long the warm-up ran before the measured load (warmed up together: the time of "
+       "the mode's own slices in it).", ".1f"),
     _c("warmup_steady", BOOL, "",
        "Whether warm-up throughput got steady; empty: the server has no counter to tell.",
        nullable=True),
+    _c("warmup_together", BOOL, "",
+       "Whether the mode warmed up together with its interleaved window's other modes, in "
+       "the window's slices (one k6 run), rather than alone before it.", nullable=True),
     _c("duration_s", FLOAT, "s",
        "How long the measured load ran, by the tool's clock; in an interleaved window "
        "(interleave_slice_s), the time of this mode's own slices (alternating runs: its runs' "
@@ -316,6 +321,14 @@ NAMES = [c.name for c in COLUMNS]
 RECORD_ONLY = ("settings",)
 # Names older results used, and the column each became.
 RENAMED = {"repetition": "block"}
+# Columns added after runs were recorded, and what a run recorded before each one had.
+ADDED = {"warmup_together": False}
+
+
+def upgraded(row: dict) -> dict:
+    """A run's recorded row (row.json) with the columns added since it was written, at the
+    value such a run had (ADDED): a resumed or re-rendered study writes every column."""
+    return {**{k: v for k, v in ADDED.items() if k not in row}, **row}
 
 
 def column(name: str) -> Column:

@@ -6,6 +6,7 @@ The fixtures come from scripts/record_interleave_fixtures.py (4 VUs, 0.25 s slic
 below are read off their summary.json by eye (k6's own sub-metrics per target tag).
 """
 
+import itertools
 import json
 import math
 from collections import Counter
@@ -76,6 +77,29 @@ def test_the_script_carries_the_targets_the_order_and_the_whole_duration():
     assert "const SLICE_MS = 250;" in script and "const ORDER = [1, 0, 0, 1];" in script
     assert 'vus: 8,\n  duration: "1000ms"' in script
     assert "exec.scenario.startTime" in script  # slices counted from the load's own start
+    assert "const START_MS = 0;" in script
+    # A warm-up together: the slices from a start the harness set on its own clock, and k6
+    # running a little longer than the slices (its start-up before the first).
+    warm = k6_interleaved_script(["http://a/text", "http://b/text"], 8, s, "x.json", 1234, 2.5)
+    assert "const START_MS = 1234;" in warm and 'duration: "2500ms"' in warm
+
+
+def test_the_time_a_target_had_between_two_readings_follows_its_slices():
+    s = SliceSchedule(targets=2, slice_s=0.25, seed=1, order=(1, 0, 0, 1))
+    assert s.seconds_between(0, 0, 1.0) == s.seconds(0) == 0.5
+    assert s.seconds_between(1, 0, 1.0) == s.seconds(1) == 0.5
+    assert s.seconds_between(0, 0.1, 0.4) == pytest.approx(0.15)  # part of its slice 2
+    assert s.seconds_between(1, 0.1, 0.4) == pytest.approx(0.15)  # the rest of slice 1
+    # Before the first slice the script sends to the first slice's target, after the last
+    # to the last's.
+    assert s.seconds_between(1, -0.5, 0.0) == 0.5 and s.seconds_between(0, -0.5, 0.0) == 0
+    assert s.seconds_between(1, 0.9, 1.3) == pytest.approx(0.4)
+    assert s.seconds_between(0, 0.9, 1.3) == 0
+    # Any split of a stretch gives each target the same time in all.
+    cuts = [0, 0.13, 0.26, 0.61, 0.99, 1.0]
+    for t in (0, 1):
+        parts = sum(s.seconds_between(t, a, b) for a, b in itertools.pairwise(cuts))
+        assert parts == pytest.approx(s.seconds(t))
 
 
 def _fixture(case: str):

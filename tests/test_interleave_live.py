@@ -26,9 +26,11 @@ from hostbench.harness.measure.interleave import (
     COUNT_TOLERANCE_PCT,
     INTERLEAVED_FILE,
     SCHEDULE_FILE,
+    WARMUP_FILE,
     SliceSchedule,
     interleaved_window,
     slice_schedule,
+    warm_up_together,
 )
 from hostbench.harness.study import run_study
 from hostbench.load import Load
@@ -77,6 +79,33 @@ def test_each_target_gets_its_share_of_the_time_and_both_counts_agree(kestrel_an
     assert w.window["requests"] == kestrel["requests"] + analog["requests"]
     assert w.window["cpu_loadgen_s"] > 0
     assert (tmp_path / SCHEDULE_FILE).exists() and (tmp_path / "load" / "summary.json").exists()
+
+
+def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and_analog, tmp_path):
+    # Both targets are warm already, so both get steady in a few periods; the rate of each
+    # period is its counter's growth over the time of its own slices, so it is the rate an
+    # interleaved window measures right after, within the machine's drift (read over the
+    # whole period instead of the target's own slices, it would be half of it).
+    load = Load("k6", VUS, 2.0, path="/text", warmup_s=8.0)
+    folders = [tmp_path / "kestrel", tmp_path / "analog"]
+    t0 = time.monotonic()
+    warmed = warm_up_together(kestrel_and_analog, load, 0.25, 5.0, folders, seed=2)
+    took = time.monotonic() - t0
+    w = interleaved_window(kestrel_and_analog, LOAD, slice_schedule(2, 0.25, 3.0, seed=5),
+                           tmp_path / "window", "/text")  # fmt: skip
+    for target, warm, folder in zip(w.targets, warmed, folders, strict=True):
+        # Steady (the usual case), or not before its 8 s of its own slices (half the wall).
+        assert warm["warmup_steady"] or warm["warmup_s"] == 8.0, (target["mode"], warm)
+        assert 0 < warm["warmup_s"] <= 8.0
+        with open(folder / "curve.csv") as f:
+            curve = sorted(float(r["rps"]) for r in csv.DictReader(f))
+        assert len(curve) >= 3
+        median = curve[len(curve) // 2]
+        assert 0.7 < median / target["rps"] < 1.4, (target["mode"], curve, target["rps"])
+    assert took < 2 * 8.0 + 10  # stopped once both were steady, or at their time at most
+    assert (folders[0] / "script.js").exists() and (folders[0] / SCHEDULE_FILE).exists()
+    assert "kestrel" in (folders[1] / WARMUP_FILE).read_text()
+    assert not any(p.name() == "k6" for p in psutil.Process().children(recursive=True))
 
 
 def test_the_requests_follow_the_time_each_target_had(kestrel_and_analog, tmp_path):
@@ -226,6 +255,22 @@ def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_
     redone = [again[r["run_key"]] for r in second]
     assert len({r["started_at"] for r in redone}) == 1  # the two modes in one window again
     assert redone[0]["started_at"] != second[0]["started_at"]
+
+
+def test_a_studys_interleaved_modes_warm_up_together_before_their_window(tmp_path):
+    params = StudyParams.from_dict({
+        "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
+        "concurrency": [VUS], "duration_s": 2, "warmup_s": 6, "repetitions": 1, "windows": 1,
+        "interleave_slice_s": 0.25, "seed": 3, **SHORT_RUNS,
+    })  # fmt: skip
+    run_study(params, "warm", runs_dir=tmp_path, progress=False)
+    rows = read_results(tmp_path / "warm")
+    assert sorted(rows["mode"]) == ["kestrel", "nginx-keepalive"]
+    assert rows["warmup_together"].all() and (rows["warmup_s"] <= 6).all()
+    launch = tmp_path / "warm" / "launch__r1"
+    curves = sorted(p.parent.parent.name for p in launch.glob("*/warmup__*/curve.csv"))
+    assert curves == ["kestrel", "nginx-keepalive"]  # one curve each, from one k6 run
+    assert len(list(launch.glob("*/warmup__*/script.js"))) == 1
 
 
 @pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed")

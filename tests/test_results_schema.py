@@ -230,3 +230,10 @@ def test_docs_stale_notices_an_edited_file(tmp_path):
     path = Path(tmp_path) / "docs" / "params.md"
     path.write_text(path.read_text().replace("Seed of the run order", "Seed"))
     assert docs.stale(tmp_path) == ["docs/params.md"]
+
+
+def test_a_row_recorded_before_a_column_existed_is_read_back_with_what_it_had():
+    old = {"run_key": "k", "warmup_s": 4.0}  # a row.json written before warmup_together
+    assert results.upgraded(old) == {**old, "warmup_together": False}
+    assert results.upgraded({**old, "warmup_together": True})["warmup_together"] is True
+    assert set(results.ADDED) <= set(results.NAMES)  # each one a declared column

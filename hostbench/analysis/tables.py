@@ -319,6 +319,12 @@ def warmup_summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def warmed_up_together(df: pd.DataFrame) -> bool:
+    """Whether the run's interleaved modes warmed up together in their window's slices
+    (results column warmup_together; runs measured before it existed warmed up alone)."""
+    return "warmup_together" in df and bool(df["warmup_together"].fillna(False).any())
+
+
 # What ratios.csv compares: the rate, and the server side's CPU time per request, which a
 # hypervisor's steal cannot bend (a stolen tick is no CPU second of the app's).
 RATIO_MEASURES = ("rps", "cpu_us_per_request")

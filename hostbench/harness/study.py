@@ -54,7 +54,7 @@ from .launch import netns, remote
 from .launch.modes import check_socket_path
 from .launch.programs import programs_of
 from .measure.alternate import window_for
-from .measure.interleave import measure_interleaved
+from .measure.interleave import can_warm_up_together, measure_interleaved, warm_up_together
 from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
 from .measure.run import (
@@ -495,16 +495,15 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
 def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, say, bar,
                      rows: dict, where: Where) -> None:  # fmt: skip
     """_run_block's windows when they are interleaved: each window's modes, launched, are
-    warmed up (each once per cell, just before the cell's first window), then share the
-    window, in the design of its tool (alternate.window_for: k6 switching target within one
-    run, the others alternating short runs); a window the machine was too busy for, or one of
-    whose modes never got steady (warmed up again first), is measured again whole, at once."""
+    warmed up (once per cell, just before the cell's first window; together, in the window's
+    slices, where its tool can: _warm), then share the window, in the design of its tool
+    (alternate.window_for: k6 switching target within one run, the others alternating short
+    runs); a window the machine was too busy for, or one of whose modes never got steady
+    (warmed up again first), is measured again whole, at once."""
     ready: dict[tuple[str, str], dict] = {}
     for window in _windows(specs):
-        for s in window:
-            if (s.member, s.cell_key) not in ready:
-                warmup = launch_dir / s.member / f"warmup__{s.cell_key}"
-                ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup, params, where)
+        cold = [s for s in window if (s.member, s.cell_key) not in ready]
+        _warm(cold, targets, launch_dir, params, where, ready)
         while True:
             new = measure_interleaved(window, [targets[s.member] for s in window],
                                       [ready[s.member, s.cell_key] for s in window],
@@ -517,12 +516,33 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
             if not any(_redo(row) for row in new) or window[0].attempt > params.busy_reruns:
                 break
             window = [replace(s, attempt=s.attempt + 1) for s in window]
-            for s, row in zip(window, new, strict=True):
-                if UNSTEADY in (row.get("invalid_reason") or ""):  # warm this one up again
-                    warmup = launch_dir / s.member / f"warmup__{s.cell_key}__a{s.attempt}"
-                    ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup,
-                                                          params, where)  # fmt: skip
+            unsteady = [s for s, row in zip(window, new, strict=True)
+                        if UNSTEADY in (row.get("invalid_reason") or "")]  # fmt: skip
+            _warm(unsteady, targets, launch_dir, params, where, ready)  # these ones again
             bar.grow(len(window))
+
+
+def _warm(specs, targets, launch_dir: Path, params, where: Where, ready: dict) -> None:
+    """Prepare `specs` (modes of one interleaved window) into `ready`: together, in the
+    window's slices (interleave.warm_up_together), when there are two or more, a warm-up
+    and a tool that can; else each alone, one after another (run.prepare)."""
+
+    def folder(s):  # a re-run's warm-up beside the first's
+        return launch_dir / s.member / (f"warmup__{s.cell_key}"
+                                        + (f"__a{s.attempt}" if s.attempt > 1 else ""))  # fmt: skip
+
+    load = specs[0].load if specs else None
+    if len(specs) < 2 or load.warmup_s <= 0 or not can_warm_up_together(load.tool, where):
+        for s in specs:
+            ready[s.member, s.cell_key] = prepare(s, targets[s.member], folder(s), params, where)
+        return
+    checked = [prepare(s, targets[s.member], folder(s), params, where, warm=False) for s in specs]
+    seed = int(fingerprint({"warm-up": specs[0].key})[:8], 16)
+    warmed = warm_up_together([targets[s.member] for s in specs], load,
+                              params.interleave_slice_s, params.steady_tolerance_pct,
+                              [folder(s) for s in specs], seed, where)  # fmt: skip
+    for s, own, warm in zip(specs, checked, warmed, strict=True):
+        ready[s.member, s.cell_key] = {**own, **warm, "warmup_together": True}
 
 
 class _Counter:

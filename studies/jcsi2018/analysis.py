@@ -31,15 +31,26 @@ from .models import is_analog
 from .paper import PAPER, paper_ratios, paper_setup
 
 
-def method(params: StudyParams) -> str:
-    """Section 4's method, from the study's params.json (tables.load_params; Markdown)."""
+def method(params: StudyParams, together: bool = False) -> str:
+    """Section 4's method, from the study's params.json (tables.load_params; Markdown);
+    `together`: its modes warmed up together, in their window's slices
+    (tables.warmed_up_together of its results)."""
     warm = (
         f"warms up until three 1 s windows agree within {params.steady_tolerance_pct:g}% "
         f"and the JIT compiled at most {JIT_SETTLED_METHODS} methods in each "
         f"(at most {params.warmup_s:g} s; discarded, the curve kept in the launch's folder)"
-        if params.warmup_s > 0
-        else "does not warm up"
     )
+    if together:
+        warm = (
+            "warms the compared modes up together, in the window's slices, until each one's "
+            "rate relative to the others' (the machine's drift falls on all of them alike) "
+            f"holds within {params.steady_tolerance_pct:g}% over three readings of 1 s of its "
+            f"own slices and its JIT compiled at most {JIT_SETTLED_METHODS} methods a second "
+            f"(at most {params.warmup_s:g} s of its own slices; discarded, the curves kept in "
+            "the launch's folder)"
+        )
+    if params.warmup_s <= 0:
+        warm = "does not warm up"
     pinned = (
         f"the load generator pinned to CPU {', '.join(map(str, params.loadgen_cpus))} and "
         "the app and proxy to the others"

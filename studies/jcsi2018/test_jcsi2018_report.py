@@ -573,6 +573,22 @@ def test_method_says_how_the_compared_modes_windows_were_laid_out(run3):
     assert f"each mode gets {p.duration_s:g} s of every window" in text
 
 
+def test_method_says_how_the_modes_warmed_up_as_the_results_record_it(run3):
+    from hostbench.params import StudyParams
+
+    # A run measured before the column existed warmed up alone.
+    assert "warmup_together" not in run3["results"]
+    assert not analysis.warmed_up_together(run3["results"])
+    rows = run3["results"].assign(warmup_together=False)
+    assert not analysis.warmed_up_together(rows)
+    assert analysis.warmed_up_together(rows.assign(warmup_together=True))
+    p = StudyParams.from_dict({**run3["params"].to_dict(), "interleave_slice_s": 0.25})
+    alone, shared = jcsi2018.method(p), jcsi2018.method(p, together=True)
+    assert "warms up until three 1 s windows agree" in alone and "together" not in alone
+    assert "warms the compared modes up together, in the window's slices" in shared
+    assert "three 1 s windows" not in shared and "relative to the others'" in shared
+
+
 def test_the_readmes_paper_profile_line_is_written_from_the_profile():
     from hostbench.analysis import window_design
     from hostbench.params import StudyParams

@@ -18,10 +18,13 @@ window, with the columns of any window); benchmarks/interleave_components.py mea
 the slice length does to the ratio and where the design's variance lives.
 """
 
+import csv
 import json
 import math
 import random
 import shutil
+import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
@@ -32,6 +35,7 @@ import psutil
 from ...errors import BadInput, HostbenchError
 from ...load import TOOLS, Load
 from ...params import StudyParams, fingerprint
+from ...warmup import WINDOW_S
 from ..launch.modes import Target
 from .cpumonitor import CpuMonitor, RemoteCpu, _Tree
 from .loadgen import K6, LATENCIES, _ms, _num, _result, parse_k6
@@ -47,8 +51,10 @@ from .run import (
     _row,
     _server_stats,
     count_diff_pct,
+    jit_settled,
     measure_reasons,
     quiet_gate,
+    steady,
 )
 
 MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
@@ -79,6 +85,22 @@ class SliceSchedule:
     def seconds(self, target: int) -> float:
         """The time target `target` had: the sum of its slices."""
         return self.order.count(target) * self.slice_s
+
+    def seconds_between(self, target: int, a: float, b: float) -> float:
+        """The time target `target` had between `a` and `b` seconds from the start. The
+        script sends a request before the first slice to the first slice's target and one
+        after the last to the last's, so those stretches count for them."""
+        s, order, end = self.slice_s, self.order, self.duration_s
+        total = 0.0
+        if a < 0 and order[0] == target:
+            total += min(b, 0.0) - a
+        if b > end and order[-1] == target:
+            total += b - max(a, end)
+        lo, hi = max(a, 0.0), min(b, end)
+        for j in range(max(0, math.floor(lo / s)), min(len(order), math.ceil(hi / s))):
+            if order[j] == target:
+                total += max(0.0, min(hi, (j + 1) * s) - max(lo, j * s))
+        return total
 
 
 def slice_schedule(targets: int, slice_s: float, window_s: float, seed: int) -> SliceSchedule:
@@ -115,6 +137,7 @@ import http from "k6/http";
 import {{ Counter }} from "k6/metrics";
 
 const URLS = {urls};
+const START_MS = {start_ms}; // when the first slice starts (epoch ms); 0: the load's own start
 const SLICE_MS = {slice_ms};
 const ORDER = {order};
 const PARAMS = URLS.map((_, i) => ({{ tags: {{ target: "t" + i }} }}));
@@ -142,7 +165,7 @@ export const options = {{
 }};
 
 export default function () {{
-  const slice = Math.floor((Date.now() - exec.scenario.startTime) / SLICE_MS);
+  const slice = Math.floor((Date.now() - (START_MS || exec.scenario.startTime)) / SLICE_MS);
   const i = ORDER[Math.min(Math.max(slice, 0), ORDER.length - 1)];
   const response = http.get(URLS[i], PARAMS[i]);
   check(response, {{
@@ -162,17 +185,26 @@ export function handleSummary(data) {{
 
 
 def k6_interleaved_script(
-    urls: Sequence[str], vus: int, schedule: SliceSchedule, summary: str = "summary.json"
+    urls: Sequence[str],
+    vus: int,
+    schedule: SliceSchedule,
+    summary: str = "summary.json",
+    start_ms: int = 0,
+    duration_s: float | None = None,
 ) -> str:
-    """The k6 script of an interleaved window: `urls[i]` is target i's full URL."""
+    """The k6 script of an interleaved window: `urls[i]` is target i's full URL. The slices
+    count from the load's own start, or from `start_ms` (epoch ms, this machine's clock)
+    when a reader of the apps' counters must know when each slice is (warm_up_together);
+    k6 then runs `duration_s`."""
     if len(urls) != schedule.targets:
         raise HostbenchError(f"{len(urls)} URLs for a schedule of {schedule.targets} targets")
     return K6_INTERLEAVED_SCRIPT.format(
         urls=json.dumps(list(urls)),
+        start_ms=int(start_ms),
         slice_ms=round(schedule.slice_s * 1000),
         order=json.dumps(list(schedule.order)),
         vus=vus,
-        duration=_ms(schedule.duration_s),
+        duration=_ms(schedule.duration_s if duration_s is None else duration_s),
         summary=json.dumps(summary),
     )
 
@@ -219,13 +251,15 @@ class InterleavedK6(K6):
     """k6 firing one window over several targets, in slices (the K6 generator's command
     line, environment and process handling; its own script)."""
 
-    def __init__(self, urls: Sequence[str], schedule: SliceSchedule):
+    def __init__(self, urls: Sequence[str], schedule: SliceSchedule, start_ms: int = 0):
         super().__init__()
         self.urls = list(urls)
         self.schedule = schedule
+        self.start_ms = start_ms
 
     def script(self, load, summary):
-        return k6_interleaved_script(self.urls, load.concurrency, self.schedule, summary)
+        return k6_interleaved_script(self.urls, load.concurrency, self.schedule, summary,
+                                     self.start_ms, load.duration_s)  # fmt: skip
 
     def parse(self, load, out_dir):
         return parse_k6((out_dir / "summary.json").read_text())  # the window's total
@@ -422,6 +456,127 @@ def interleaved_window(
         "cpu": machine,  # the CPU monitor's summary of the window (its server group unwatched)
     }
     return InterleavedWindow(rows, window, schedule)
+
+
+K6_START_S = 1.5  # k6's start-up, before the first slice of a warm-up together
+# A warm-up together reads each mode's rate over at least this much of its own slices: over
+# 0.5 s, a fresh app's relative rate still moved by 20-40% from one reading to the next
+# here (another app's JIT and GC work falling in its slices); over 1 s, within 5% once the
+# JITs settled, 16 s after launch for Kestrel and the jcsi2018 analog.
+MIN_OWN_S = 1.0
+WARMUP_FILE = "warmed_up_together.txt"  # in the warm-up folder of a mode warmed up with others
+
+
+def can_warm_up_together(tool: str, where: Where) -> bool:
+    """Whether a window's modes can warm up in one run of `tool` in the window's slices:
+    a tool that switches target, on this machine's clock (the reader of the apps' counters
+    must know which mode each slice is; under topology ssh k6 runs on the load host's)."""
+    return TOOLS[tool].switches_target and where.ssh is None
+
+
+def warm_up_together(
+    targets: Sequence[Target],
+    load: Load,
+    slice_s: float,
+    tolerance_pct: float,
+    out_dirs: Sequence[Path],
+    seed: int,
+    where: Where = LOOPBACK,
+) -> list[dict]:
+    """Warm the launched `targets` up together, as their window will load them: one k6 run
+    in slices of `slice_s`, until every target is steady at once, or until each had
+    `load.warmup_s` of its own slices.
+
+    A target's windows are periods of whole rounds, of at least warmup.WINDOW_S and
+    MIN_OWN_S of its own slices; its rate there is its counter's growth over the time of its
+    own slices in them (the slices counted from a start this process sets, on its own
+    clock). Steady is the rule of a warm-up alone (run.steady, run.jit_settled), applied to
+    its rate relative to the period's geometric mean over the targets: the machine's speed
+    moves by 10-20% from one second to the next here (as a warm-up alone's curve shows),
+    and all targets alike within a period, so what is left is each target's own settling.
+
+    Discarded, as a warm-up alone; each target's curve goes to its out_dirs[i]/curve.csv,
+    the k6 run's files to out_dirs[0]. Returns per target what `run.warm_up` returns, its
+    warmup_s the time of its own slices."""
+    n = len(targets)
+    if load.warmup_s <= 0 or not can_warm_up_together(load.tool, where):
+        raise HostbenchError(f"{load.tool}, warmup_s {load.warmup_s:g}: the modes of a window "
+                             "cannot warm up together here")  # fmt: skip
+    schedule = slice_schedule(n, slice_s, n * load.warmup_s, seed)
+    per_round = n * schedule.slice_s
+    shortest = max(WINDOW_S, n * MIN_OWN_S)
+    period = per_round * max(1, math.ceil(shortest / per_round - 1e-9))
+    start = time.time() + K6_START_S
+    urls = [t.url.rstrip("/") + load.path for t in targets]
+    generator = InterleavedK6(urls, schedule, start_ms=round(start * 1000))
+    start = round(start * 1000) / 1000
+    run = replace(load, duration_s=K6_START_S + schedule.duration_s, base_url=None,
+                  warmup_s=0.0, requests=None)  # fmt: skip
+    for out_dir in out_dirs:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dirs[0]) / SCHEDULE_FILE).write_text(json.dumps(
+        {**asdict(schedule), "design": SWITCHING, "start_epoch_s": start,
+         "modes": [t.mode for t in targets], "urls": urls}, indent=1) + "\n"
+    )  # fmt: skip
+    for out_dir in out_dirs[1:]:
+        (Path(out_dir) / WARMUP_FILE).write_text(
+            f"warmed up together with {', '.join(t.mode for t in targets)}: the k6 run's "
+            f"files are in {out_dirs[0]}\n"
+        )
+    curves: list[list[tuple[float, float, int | None, float]]] = [[] for _ in targets]
+    proc = generator.process(run, Path(out_dirs[0]), where.client_netns)
+    with proc:
+        time.sleep(max(0.0, start - time.time()))
+        last = [(time.time(), _server_stats(t)) for t in targets]
+        k = 1
+        while proc.running() and time.time() - start < schedule.duration_s:
+            try:
+                proc.wait(max(0.0, start + k * period - time.time()))
+            except subprocess.TimeoutExpired:  # the period is over: read the counters
+                pass
+            k += 1
+            read = {}  # target: its period's (time, rate, methods compiled)
+            for i, target in enumerate(targets):
+                asked, stats = time.time(), _server_stats(target)
+                now = (asked + time.time()) / 2  # the app answers in 1-20 ms under load
+                then, before = last[i]
+                last[i] = (now, stats)
+                own = schedule.seconds_between(i, then - start, now - start)
+                if stats is None or before is None or own <= 0:
+                    continue
+                rate = (int(stats["total"]) - int(before["total"])) / own
+                jit = stats.get("jit_methods")
+                compiled = None  # per WINDOW_S, as a warm-up alone counts it
+                if jit is not None:
+                    jitted = int(jit) - int(before.get("jit_methods") or 0)
+                    compiled = round(jitted * WINDOW_S / (now - then))
+                read[i] = (round(now - start, 3), rate, compiled)
+            rates = [r for _, r, _ in read.values()]
+            mean = math.exp(sum(math.log(r) for r in rates) / len(rates)) if all(rates) else 0
+            for i, (t, rate, compiled) in read.items():
+                curves[i].append((t, rate, compiled, rate / mean if mean else 0.0))
+            if all(_settled(c, tolerance_pct) for c in curves):
+                break
+        elapsed = time.time() - start
+    for target in targets:
+        _raise_if_dead(target)
+    out = []
+    for i, (curve, out_dir) in enumerate(zip(curves, out_dirs, strict=True)):
+        with open(Path(out_dir) / "curve.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["t_s", "rps", "jit_compiled", "relative_rps"])
+            writer.writerows((t, r, "" if m is None else m, round(x, 4)) for t, r, m, x in curve)
+        own_s = schedule.seconds_between(i, 0.0, min(elapsed, schedule.duration_s))
+        settled = _settled(curve, tolerance_pct) if curve else None
+        out.append({"warmup_s": round(own_s, 2), "warmup_steady": settled})
+    return out
+
+
+def _settled(curve: list[tuple[float, float, int | None, float]], tolerance_pct: float) -> bool:
+    """A warm-up together's curve ends steady (its rate relative to the others') and with its
+    JIT settled, by the rules a warm-up alone is judged by."""
+    relative, compiled = [x for *_, x in curve], [m for _, _, m, _ in curve]
+    return steady(relative, tolerance_pct) and jit_settled(compiled)
 
 
 INTERLEAVED_FILE = "interleaved.txt"  # in the run folder of a mode whose window others hold

@@ -199,8 +199,10 @@ def read_json(path: Path, remedy: str) -> dict | None:
 
 
 def completed_row(run_dir: Path) -> dict | None:
-    """The row of a completed run, None if none."""
-    return read_json(run_dir / ROW_FILE, "delete that run folder to measure it again")
+    """The row of a completed run, None if none (with the columns added since, as it had
+    them: results.upgraded)."""
+    row = read_json(run_dir / ROW_FILE, "delete that run folder to measure it again")
+    return None if row is None else results.upgraded(row)
 
 
 def steady(rates: list[float], tolerance_pct: float) -> bool:
@@ -395,12 +397,18 @@ def launched(spec: RunSpec, launch_dir: Path, params: StudyParams, where: Where 
 
 
 def prepare(
-    spec: RunSpec, target: Target, warmup_dir: Path, params: StudyParams, where: Where = Where()
+    spec: RunSpec,
+    target: Target,
+    warmup_dir: Path,
+    params: StudyParams,
+    where: Where = Where(),
+    warm: bool = True,
 ) -> dict:
     """Make a launched target ready for `spec`'s windows: check one response, read its
     transport settings and the path's round trip, and warm it up with spec's load until
-    steady (artifacts in warmup_dir). Returns the columns every window of this cell in this
-    launch carries."""
+    steady (artifacts in warmup_dir; `warm` False: the caller warms it up with its window's
+    other modes, interleave.warm_up_together, and adds those columns). Returns the columns
+    every window of this cell in this launch carries."""
     validate(spec.scenario, target.get(spec.scenario.path))
     warmup_dir.mkdir(parents=True, exist_ok=True)
     transport = _transport_info(target, warmup_dir)
@@ -413,11 +421,13 @@ def prepare(
         rtt_ms = where.ssh.loadgen.rtt_ms(target.url + "/health", RTT_PROBES)
     else:
         rtt_ms = call_in(where.client_netns, empty_request_rtt_ms, target.url)
+    if not warm:
+        return {"rtt_ms": rtt_ms, **transport}
     load = spec.load.aimed_at(target.url)
-    warm = warm_up(generator_for(load), target, load, params.steady_tolerance_pct, warmup_dir,
-                   where.client_netns, where.loadgen_host)  # fmt: skip
+    warmed = warm_up(generator_for(load), target, load, params.steady_tolerance_pct, warmup_dir,
+                     where.client_netns, where.loadgen_host)  # fmt: skip
     _raise_if_dead(target)
-    return {"rtt_ms": rtt_ms, **warm, **transport}
+    return {"rtt_ms": rtt_ms, **warmed, "warmup_together": False, **transport}
 
 
 def execute(
@@ -513,6 +523,7 @@ def _row(spec: RunSpec, params: StudyParams, where: Where, ready: dict, load: Lo
         "warmup_max_s": load.warmup_s,
         "warmup_s": ready["warmup_s"],
         "warmup_steady": ready["warmup_steady"],
+        "warmup_together": ready["warmup_together"],
         **measured,  # its duration_s is the measured one
         "server_requests": server_requests,
         "count_diff_pct": count_diff_pct(measured["requests"], server_requests),
