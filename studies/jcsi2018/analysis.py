@@ -42,12 +42,12 @@ def method(params: StudyParams, together: bool = False) -> str:
     )
     if together:
         warm = (
-            "warms the compared modes up together, in the window's slices, until each one's "
-            "rate relative to the others' (the machine's drift falls on all of them alike) "
-            f"holds within {params.steady_tolerance_pct:g}% over three readings of 1 s of its "
-            f"own slices and its JIT compiled at most {JIT_SETTLED_METHODS} methods a second "
-            f"(at most {params.warmup_s:g} s of its own slices; discarded, the curves kept in "
-            "the launch's folder)"
+            "warms the compared modes up together, in the window's slices, until the JIT "
+            f"of each one's app compiled at most {JIT_SETTLED_METHODS} methods a second in "
+            "three readings of 1 s of its own slices in a row, at most "
+            f"{params.warmup_s:g} s of its own slices (its rate, read over so little of its "
+            "time, moves too much to be held to agree: docs/method.md; discarded, the curves "
+            "kept in the launch's folder)"
         )
     if params.warmup_s <= 0:
         warm = "does not warm up"
