@@ -212,12 +212,17 @@ def _children_once_a_chunk_loads(cli, out, timeout=240) -> dict[psutil.Process, 
     raise AssertionError(f"no chunk's k6 within {timeout} s; output so far in {out}")
 
 
-def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_path):
-    params = StudyParams.from_dict({
+def _interleaved_study(warmup_s: float, windows: int) -> StudyParams:
+    """Kestrel and the analog in one block, text, windows of 2 s interleaved in 0.25 s slices."""
+    return StudyParams.from_dict({
         "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
-        "concurrency": [VUS], "duration_s": 2, "warmup_s": 0, "repetitions": 1, "windows": 2,
-        "interleave_slice_s": 0.25, "seed": 3, **SHORT_RUNS,
+        "concurrency": [VUS], "duration_s": 2, "warmup_s": warmup_s, "repetitions": 1,
+        "windows": windows, "interleave_slice_s": 0.25, "seed": 3, **SHORT_RUNS,
     })  # fmt: skip
+
+
+def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_path):
+    params = _interleaved_study(warmup_s=0, windows=2)
     run_study(params, "il", runs_dir=tmp_path, progress=False)
     study = tmp_path / "il"
     with open(study / "results.csv") as f:
@@ -258,12 +263,8 @@ def test_a_study_with_interleaved_windows_keeps_one_row_per_mode_and_window(tmp_
 
 
 def test_a_studys_interleaved_modes_warm_up_together_before_their_window(tmp_path):
-    params = StudyParams.from_dict({
-        "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
-        "concurrency": [VUS], "duration_s": 2, "warmup_s": 6, "repetitions": 1, "windows": 1,
-        "interleave_slice_s": 0.25, "seed": 3, **SHORT_RUNS,
-    })  # fmt: skip
-    run_study(params, "warm", runs_dir=tmp_path, progress=False)
+    run_study(_interleaved_study(warmup_s=6, windows=1), "warm", runs_dir=tmp_path,
+              progress=False)  # fmt: skip
     rows = read_results(tmp_path / "warm")
     assert sorted(rows["mode"]) == ["kestrel", "nginx-keepalive"]
     assert rows["warmup_together"].all() and (rows["warmup_s"] <= 6).all()

@@ -460,9 +460,9 @@ def interleaved_window(
 
 K6_START_S = 1.5  # k6's start-up, before the first slice of a warm-up together
 # A warm-up together reads each mode's rate over at least this much of its own slices: over
-# 0.5 s, a fresh app's relative rate still moved by 20-40% from one reading to the next
-# here (another app's JIT and GC work falling in its slices); over 1 s, within 5% once the
-# JITs settled, 16 s after launch for Kestrel and the jcsi2018 analog.
+# 0.5 s, a fresh app's relative rate moved by 20-40% from one reading to the next here
+# (another app's JIT and GC work falling in its slices); over 1 s, by 6-7% (sd) once the
+# JITs settled (_settled).
 MIN_OWN_S = 1.0
 WARMUP_FILE = "warmed_up_together.txt"  # in the warm-up folder of a mode warmed up with others
 
@@ -553,7 +553,9 @@ def warm_up_together(
                     compiled = round(jitted * WINDOW_S / (now - then))
                 read[i] = (round(now - start, 3), rate, compiled)
             rates = [r for _, r, _ in read.values()]
-            mean = math.exp(sum(math.log(r) for r in rates) / len(rates)) if all(rates) else 0
+            mean = 0.0  # no rate read, or a target served nothing: no relative rate
+            if rates and all(rates):
+                mean = math.exp(sum(math.log(r) for r in rates) / len(rates))
             for i, (t, rate, compiled) in read.items():
                 curves[i].append((t, rate, compiled, rate / mean if mean else 0.0))
                 if i not in steady_at and _settled(curves[i], tolerance_pct):
