@@ -531,14 +531,17 @@ def _warm(specs, targets, launch_dir: Path, params, where: Where, ready: dict) -
         return launch_dir / s.member / (f"warmup__{s.cell_key}"
                                         + (f"__a{s.attempt}" if s.attempt > 1 else ""))  # fmt: skip
 
-    load = specs[0].load if specs else None
-    if len(specs) < 2 or load.warmup_s <= 0 or not can_warm_up_together(load.tool, where):
+    if (
+        len(specs) < 2
+        or specs[0].load.warmup_s <= 0
+        or not can_warm_up_together(specs[0].tool, where)
+    ):
         for s in specs:
             ready[s.member, s.cell_key] = prepare(s, targets[s.member], folder(s), params, where)
         return
     checked = [prepare(s, targets[s.member], folder(s), params, where, warm=False) for s in specs]
     seed = int(fingerprint({"warm-up": specs[0].key})[:8], 16)
-    warmed = warm_up_together([targets[s.member] for s in specs], load,
+    warmed = warm_up_together([targets[s.member] for s in specs], specs[0].load,
                               params.interleave_slice_s, params.steady_tolerance_pct,
                               [folder(s) for s in specs], seed, where)  # fmt: skip
     for s, own, warm in zip(specs, checked, warmed, strict=True):
