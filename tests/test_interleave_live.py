@@ -84,14 +84,16 @@ def test_each_target_gets_its_share_of_the_time_and_both_counts_agree(kestrel_an
 def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and_analog, tmp_path):
     # Both targets are warm already, so both get steady in a few periods; the rate of each
     # period is its counter's growth over the time of its own slices, so it is the rate an
-    # interleaved window measures right after, within the machine's drift (read over the
-    # whole period instead of the target's own slices, it would be half of it).
+    # interleaved window measures right after, within the machine's drift: read over the
+    # whole period instead of the target's own slices, it would be half of it. The bounds are
+    # log-symmetric and exclude half even with the drift's 30% on top; CI's busier machine
+    # once read a warm-up 1.44 times its 3 s window (its median within 0.7-1.4 before).
     load = Load("k6", VUS, 2.0, path="/text", warmup_s=8.0)
     folders = [tmp_path / "kestrel", tmp_path / "analog"]
     t0 = time.monotonic()
     warmed = warm_up_together(kestrel_and_analog, load, 0.25, 5.0, folders, seed=2)
     took = time.monotonic() - t0
-    w = interleaved_window(kestrel_and_analog, LOAD, slice_schedule(2, 0.25, 3.0, seed=5),
+    w = interleaved_window(kestrel_and_analog, LOAD, slice_schedule(2, 0.25, 6.0, seed=5),
                            tmp_path / "window", "/text")  # fmt: skip
     for target, warm, folder in zip(w.targets, warmed, folders, strict=True):
         # Steady (the usual case), or not before its 8 s of its own slices (half the wall).
@@ -101,7 +103,7 @@ def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and
             curve = sorted(float(r["rps"]) for r in csv.DictReader(f))
         assert len(curve) >= 3
         median = curve[len(curve) // 2]
-        assert 0.7 < median / target["rps"] < 1.4, (target["mode"], curve, target["rps"])
+        assert 2 / 3 < median / target["rps"] < 1.5, (target["mode"], curve, target["rps"])
     assert took < 2 * 8.0 + 10  # stopped once both were steady, or at their time at most
     assert (folders[0] / "script.js").exists() and (folders[0] / SCHEDULE_FILE).exists()
     assert "kestrel" in (folders[1] / WARMUP_FILE).read_text()
