@@ -110,7 +110,11 @@ def test_the_method_page_says_how_much_variance_each_slice_removes(tmp_path):
     text = components.method_block(tmp_path, "data/benchmarks/x")
     assert "`data/benchmarks/x`" in text and "3 fresh launches" in text
     assert "(24 of 24 chunks)" in text
-    assert f"falls {scenario_label('text')}: 4-fold at 0.25 s." in text
+    assert f"run is {scenario_label('text')}: 4 times smaller at 0.25 s." in text
+    # In all: the launches' and runs' components (the same at both lengths) stay, so the
+    # variance of a chunk falls from 2c^2 + (2b^2 - c^2) + (a^2 - b^2) = 0.0033 to 0.0030.
+    assert drop.loc[0.25, "total_drop"] == pytest.approx(0.0033 / 0.0030)
+    assert f"together) it is {scenario_label('text')}: 1.1 times smaller at 0.25 s." in text
 
 
 def test_a_chunk_counts_only_when_every_target_counted_cleanly_on_a_quiet_machine():
@@ -196,6 +200,31 @@ def test_the_schedule_a_profile_gets_from_the_components():
     assert f"±{100 * math.expm1(half):.1f}% after 3 blocks" in text and "for ±2%" in text
     # A profile at a slice length that was not measured gets no prediction.
     assert components.schedule_text(summary, "x", replace(params, interleave_slice_s=0.5)) == ""
+    # Nor one that loads with another tool: its window is of another design.
+    assert components.schedule_text(summary, "x", params, tool="bombardier") == ""
+
+
+def test_the_method_page_names_alternating_runs_and_what_their_gaps_cost(tmp_path):
+    chunks = _chunks({1.0: nested(c=0.01), 15.0: nested(c=0.02)})
+    chunks["seconds"] = 15.0  # each mode's half of a 30 s chunk
+    # Gaps between runs: 1 s a chunk at 1 s slices (30 runs), 0.1 s at 15 s slices (2 runs).
+    chunks["gap_total_s"] = chunks["slice_s"].map({1.0: 1.0, 15.0: 0.1})
+    chunks.to_csv(tmp_path / components.CHUNKS_FILE, index=False)
+    setup = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "slices": [1, 15],
+             "launches": 3, "runs": 2, "chunks": 2, "chunk_s": 30.0, "tool": "bombardier",
+             "connections": 8}  # fmt: skip
+    (tmp_path / components.SEED_FILE).write_text(json.dumps(setup))
+    text = components.method_block(tmp_path, "data/benchmarks/x-bombardier")
+    assert "(bombardier at 8 connections, one run per slice; every mode half" in text
+    assert "k6" not in text
+    assert "a chunk of 30 s of runs lost on average 1.00 s at 1 s slices, 0.10 s at 15 s" in text
+    assert f"run is {scenario_label('text')}: 4 times smaller at 1 s." in text
+    # A variance that grew says so, not "falls 0.25-fold".
+    grew = _chunks({1.0: nested(c=0.02), 15.0: nested(c=0.01)})
+    grew.assign(seconds=15.0, gap_total_s=0.5).to_csv(tmp_path / components.CHUNKS_FILE,
+                                                      index=False)  # fmt: skip
+    text = components.method_block(tmp_path, "data/benchmarks/x-bombardier")
+    assert f"run is {scenario_label('text')}: 4 times larger at 1 s." in text
 
 
 def test_the_tools_design_sets_the_default_slices_and_the_smoke():

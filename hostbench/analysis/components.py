@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
+from ..load import TOOLS
 from .intervals import blocks_for_halfwidth, t_quantile
 
 CHUNKS_FILE = "chunks.csv"
@@ -132,13 +133,24 @@ def read(folder: Path) -> tuple[pd.DataFrame, dict]:
 
 def variance_drop(summary: pd.DataFrame) -> pd.DataFrame:
     """Per compared mode, scenario and slice: how many times smaller the variance of a
-    chunk's log ratio within a run is than at the longest slice (back to back)."""
+    chunk's log ratio is than at the longest slice (back to back): within a run
+    (`variance_drop`), and in all, its three components together (`total_drop`; a component
+    the data cannot estimate counts as 0)."""
     out = summary.copy()
+    parts = out[["sd_chunk", "sd_run", "sd_launch"]].fillna(0.0)
+    out["sd_total"] = (parts**2).sum(axis=1) ** 0.5
     longest = out.groupby(["mode", "scenario"])["slice_s"].transform("max")
-    at_longest = out[out["slice_s"] == longest].set_index(["mode", "scenario"])["sd_chunk"]
-    ref = out.set_index(["mode", "scenario"]).index.map(at_longest)
-    out["variance_drop"] = (ref.to_numpy() / out["sd_chunk"]) ** 2
+    for sd, drop in (("sd_chunk", "variance_drop"), ("sd_total", "total_drop")):
+        at_longest = out[out["slice_s"] == longest].set_index(["mode", "scenario"])[sd]
+        ref = out.set_index(["mode", "scenario"]).index.map(at_longest)
+        out[drop] = (ref.to_numpy() / out[sd]) ** 2
     return out
+
+
+def _fold(x: float) -> str:
+    """How many times smaller a variance is ("35 times smaller"), or larger when it grew."""
+    times, which = (x, "smaller") if x >= 1 else (1 / x, "larger")
+    return f"{times:.0f} times {which}" if times >= 10 else f"{times:.2g} times {which}"
 
 
 def block_spread(row, windows: int) -> float:
@@ -155,12 +167,12 @@ def predicted_halfwidth_pct(row, windows: int, blocks: int) -> float:
     return 100 * (math.exp(half) - 1)
 
 
-def schedule_text(summary: pd.DataFrame, study: str, params) -> str:
-    """What the components predict for a study's interleaved profile (`params`, a
-    StudyParams): the half-width of its focus ratios after its first blocks, and the blocks
-    Stein's rule would then set for its target."""
+def schedule_text(summary: pd.DataFrame, study: str, params, tool: str = "k6") -> str:
+    """What the components, measured with `tool`, predict for a study's interleaved profile
+    (`params`, a StudyParams) that loads with it: the half-width of its focus ratios after
+    its first blocks, and the blocks Stein's rule would then set for its target."""
     rows = summary[summary["slice_s"] == params.interleave_slice_s]
-    if rows.empty or params.target_halfwidth_pct is None:
+    if rows.empty or params.target_halfwidth_pct is None or tool not in params.tools:
         return ""
     n0, w, target = params.repetitions, params.windows, params.target_halfwidth_pct
     parts = []
@@ -187,6 +199,12 @@ def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> s
     summary = variance_drop(summarise(chunks, quick=bool(setup.get("quick"))))
     baseline = setup["modes"][1]
     slices = ", ".join(f"{s:g}" for s in setup["slices"])
+    tool = setup.get("tool", "k6")  # the first characterisation (k6) recorded no tool
+    connections = setup.get("connections", setup.get("vus"))
+    if TOOLS[tool].switches_target:
+        fired = f"{tool}, {connections} VUs"
+    else:
+        fired = f"{tool} at {connections} connections, one run per slice"
     head = (
         f"Measured alone here (`{shown_as}`; `benchmarks/interleave_components.py "
         f"--analyse` prints it again): {setup['launches']} fresh launches of "
@@ -194,26 +212,45 @@ def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> s
         f"{setup['runs']} runs per launch, each a pass over "
         f"{', '.join(scenario_label(s) for s in setup['scenarios'])} and slices of {slices} s "
         f"in a random order, {setup['chunks']} interleaved chunks of {setup['chunk_s']:g} s "
-        f"each (k6, {setup['vus']} VUs; every mode half of each chunk). A chunk counts when "
+        f"each ({fired}; every mode half of each chunk). A chunk counts when "
         f"both counts agreed and the machine was quiet ({len(valid_chunks(chunks, False))} of "
         f"{len(chunks) // chunks['mode'].nunique()} chunks). The log ratio's sd per chunk is "
         "split into its part within a run, between runs of one launch and between launches "
         "(nested ANOVA; 0 when the data cannot tell it from 0):"
     )
     longest = summary["slice_s"].max()
-    drops = []
+    drops: dict[str, list[str]] = {"variance_drop": [], "total_drop": []}
     for (_, scenario), g in summary.groupby(["mode", "scenario"], sort=False):
         shorter = g[g["slice_s"] < longest]
-        pieces = ", ".join(f"{r.variance_drop:.0f}-fold at {r.slice_s:g} s"
-                           for r in shorter.itertuples())  # fmt: skip
-        drops.append(f"{scenario_label(scenario)}: {pieces}")
+        for drop, said in drops.items():
+            pieces = ", ".join(f"{_fold(getattr(r, drop))} at {r.slice_s:g} s"
+                               for r in shorter.itertuples())  # fmt: skip
+            said.append(f"{scenario_label(scenario)}: {pieces}")
     tail = (
         f"Against {longest:g} s slices (one mode after the other, as back-to-back windows), "
-        f"the variance of a chunk's log ratio within a run falls {'; '.join(drops)}."
+        f"the variance of a chunk's log ratio within a run is "
+        f"{'; '.join(drops['variance_drop'])}. In all (within a run, between runs and "
+        f"between launches together) it is {'; '.join(drops['total_drop'])}."
     )
-    schedules = [schedule_text(summary, sid, p) for sid, p in (profiles or {}).items()]
+    if not TOOLS[tool].switches_target:
+        tail += " " + gaps_text(chunks)
+    schedules = [schedule_text(summary, sid, p, tool) for sid, p in (profiles or {}).items()]
     return "\n\n".join(p for p in [head, table(summary, baseline).rstrip(), tail, *schedules]
                        if p)  # fmt: skip
+
+
+def gaps_text(chunks: pd.DataFrame) -> str:
+    """Alternating runs: the time a chunk lost between its runs (the tool's start-up and
+    exit, outside every run's clock), on average per slice length."""
+    per_chunk = chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])["gap_total_s"]
+    gaps = per_chunk.first().groupby(level="slice_s").mean()
+    chunk_s = round(float(chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])
+                          ["seconds"].sum().median()), 1)  # fmt: skip
+    said = ", ".join(f"{g:.2f} s at {s:g} s slices" for s, g in gaps.items())
+    return (
+        f"Between its runs, outside every run's clock (the tool's start-up and exit), a "
+        f"chunk of {chunk_s:g} s of runs lost on average {said}."
+    )
 
 
 def _num(x: float) -> str:

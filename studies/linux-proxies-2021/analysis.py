@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hostbench.analysis import figures, prose, tables
+from hostbench.analysis import figures, prose, tables, window_design
 from hostbench.analysis.intervals import (
     describe,
     high_cell,
@@ -176,8 +176,8 @@ def blocks_text(results: pd.DataFrame) -> str:
 
 
 def method_sentence(results: pd.DataFrame, params: StudyParams) -> str:
-    """The blocks run (from the results, beside the profile's repetitions) and the warm-up
-    and run settings (Markdown)."""
+    """The blocks run (from the results, beside the profile's repetitions), the warm-up and
+    run settings, and how the modes' windows shared the machine's time (Markdown)."""
     per_mode = blocks_per_mode(results)
     total, first = int(results["block"].nunique()), params.repetitions
     if total > first:
@@ -190,7 +190,7 @@ def method_sentence(results: pd.DataFrame, params: StudyParams) -> str:
     return (
         f"Blocks run: **{total}** ({how}{modes}); warm-up at most **{params.warmup_s:g} s**, "
         f"steady within **{params.steady_tolerance_pct:g}%**; measured runs "
-        f"**{params.duration_s:g} s**."
+        f"**{params.duration_s:g} s**; windows **{window_design.in_words(params)}**."
     )
 
 

@@ -6,13 +6,14 @@ runs end to end in tests/test_studies.py (the quick batch).
 import json
 import math
 import re
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
-from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis import intervals, prose, tables, window_design
 from hostbench.analysis.claims import AGAINST, CLAIM, OURS, SENSITIVITY, VERDICT, judge
 from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.analysis.figures import caption_text
@@ -295,6 +296,11 @@ def test_the_blocks_sentence_counts_the_blocks_run_not_the_profiles_first_ones()
                                f"{design['first_blocks']}, then ")  # fmt: skip
     for mode, n in results.groupby("mode")["block"].nunique().items():
         assert f"{mode_label(mode)}" in sentence and f": {n}" in sentence
+    # How the windows shared the machine, as the run's params say (its words differ by design).
+    assert f"windows **{window_design.in_words(params)}**" in sentence
+    interleaved = replace(params, interleave_slice_s=1.0)
+    assert "slices of 1 s" in lp.method_sentence(results, interleaved)
+    assert "back to back" not in lp.method_sentence(results, interleaved)
     rounds = lp.setup_table(PAPER_RUN).set_index("").loc["rounds", "this run"]
     assert rounds.startswith(f"{design['blocks']} blocks (")
     quick = tables.load_results(LP_RESULTS, valid_only=False)
