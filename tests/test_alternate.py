@@ -182,7 +182,6 @@ STUDY = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools"
         ({"tools": ["wrk"], "interleave_slice_s": 1.5}, "whole seconds only, not 1.5 s"),
         ({"tools": ["k6", "ab"], "interleave_slice_s": 0.25}, "ab cannot switch target"),
         ({"tools": ["ab"], "requests": 1000}, "an interleaved window is timed"),
-        ({"topology": "netns"}, "bombardier alternate short runs, on topology local only"),
     ],
 )  # fmt: skip
 def test_params_refuse_slices_the_tools_runs_cannot_make(change, message):
@@ -198,4 +197,9 @@ def test_params_refuse_slices_the_tools_runs_cannot_make(change, message):
 def test_every_tool_can_interleave_in_its_own_design(tools, slice_s):
     params = StudyParams.from_dict({**STUDY, "tools": tools, "interleave_slice_s": slice_s})
     assert params.interleave_slice_s == slice_s
+    # On any topology: each run starts where the load generator lives (test_ssh.py, live).
+    for topology in ("netns", "ssh"):
+        where = {"topology": topology, **({"inventory": "hosts.ini"} if topology == "ssh" else {})}
+        assert StudyParams.from_dict({**STUDY, "tools": tools, "interleave_slice_s": slice_s,
+                                      **where}).interleave_slice_s == slice_s  # fmt: skip
     assert params.measured_settings()["interleave_slice_s"] == slice_s

@@ -158,10 +158,6 @@ STUDY = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools"
     "change, message",
     [
         ({"tools": ["k6", "bombardier"]}, "bombardier cannot switch target within a run"),
-        (
-            {"tools": ["wrk"], "interleave_slice_s": 1, "topology": "netns"},
-            "wrk alternate short runs, on topology local only",
-        ),
         ({"interleave_slice_s": 20}, "is longer than duration_s 15"),
         ({"interleave_slice_s": 0.01}, "'interleave_slice_s' must be a number >= 0.05"),
         ({"interleave_slice_s": 0.2505}, "whole milliseconds"),

@@ -277,13 +277,17 @@ def test_a_studys_interleaved_modes_warm_up_together_before_their_window(tmp_pat
 
 
 @pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed")
-def test_an_interleaved_window_across_two_namespaces_loads_the_server_namespace(tmp_path):
-    # k6 in the client namespace, aimed at each target's address there; each target's
-    # trees read from the machine's process table, which the namespaces share.
+@pytest.mark.parametrize("tool, slice_s", [("k6", 0.25), ("bombardier", 1.0)])
+def test_an_interleaved_window_across_two_namespaces_loads_the_server_namespace(
+    tool, slice_s, tmp_path
+):
+    # The load tool in the client namespace (k6 one run switching target; bombardier one run
+    # per slice), aimed at each target's address there; each target's trees read from the
+    # machine's process table, which the namespaces share.
     params = StudyParams.from_dict({
-        "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": ["k6"],
+        "modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools": [tool],
         "concurrency": [VUS], "duration_s": 2, "warmup_s": 0, "repetitions": 1,
-        "interleave_slice_s": 0.25, "seed": 3, "topology": "netns", **SHORT_RUNS,
+        "interleave_slice_s": slice_s, "seed": 3, "topology": "netns", **SHORT_RUNS,
     })  # fmt: skip
     results = run_study(params, "il-netns", runs_dir=tmp_path, progress=False)
     with open(results) as f:
@@ -294,11 +298,12 @@ def test_an_interleaved_window_across_two_namespaces_loads_the_server_namespace(
         assert r["valid"] == "True", r["invalid_reason"]
         assert r["topology"] == "netns" and r["request_path"].startswith("veth hb")
         assert float(r["duration_s"]) == 2.0  # its share of the window: its own slices
-        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT  # k6's tag, the app's
+        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT  # the tool's, the app's
         assert int(r["requests"]) > 0 and float(r["cpu_server_cores"]) > 0
-        assert float(r["rtt_ms"]) > 0
+        assert float(r["rtt_ms"]) > 0 and r["tool"] == tool
     first = min(rows, key=lambda r: int(r["position"]))
     schedule = json.loads((results.parent / first["run_key"] / SCHEDULE_FILE).read_text())
-    # Only the client namespace reaches that address (over the veth): k6, answered, ran there.
+    # Only the client namespace reaches that address (over the veth): the tool, answered, ran
+    # there.
     assert all(u.startswith(f"http://{netns.SERVER_ADDRESS}:") for u in schedule["urls"])
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]

@@ -440,11 +440,15 @@ def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
 
-def test_an_interleaved_window_runs_k6_on_the_load_host_and_reads_each_target_there(tmp_path):
+@pytest.mark.parametrize("tool, slice_s", [("k6", 0.25), ("bombardier", 1.0)])
+def test_an_interleaved_window_runs_on_the_load_host_and_reads_each_target_there(
+    tool, slice_s, tmp_path
+):
+    # k6: one run switching target; bombardier: one run per slice, each an ssh command there.
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         params = StudyParams.from_dict({
             **BASE, "inventory": str(inventory), "modes": ["kestrel", "nginx-keepalive"],
-            "tools": ["k6"], "duration_s": 2, "interleave_slice_s": 0.25, "seed": 3,
+            "tools": [tool], "duration_s": 2, "interleave_slice_s": slice_s, "seed": 3,
         })  # fmt: skip
         results = netns.call_in(hosts.client, run_study, params, "il", tmp_path, progress=False)
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
@@ -453,14 +457,23 @@ def test_an_interleaved_window_runs_k6_on_the_load_host_and_reads_each_target_th
     assert len({r["started_at"] for r in rows}) == 1  # one window, both modes in it
     for r in rows:
         _check_ssh_row(r, results.parent)
-        assert float(r["duration_s"]) == 2.0  # its share of the window: its own slices
-        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT  # k6's tag, the app's
+        assert abs(float(r["count_diff_pct"])) <= COUNT_TOLERANCE_PCT  # the tool's, the app's
+        assert r["tool"] == tool
     first = min(rows, key=lambda r: int(r["position"]))
     schedule = json.loads((results.parent / first["run_key"] / SCHEDULE_FILE).read_text())
     assert all(u.startswith(f"http://{netns.SERVER_ADDRESS}:") for u in schedule["urls"])
     load = results.parent / first["run_key"] / "load"
-    assert "/tmp/hostbench." in (load / "script.js").read_text()  # made here, run there
-    assert (load / "summary.json").read_text().strip()  # fetched from the load host
+    if tool == "k6":
+        assert float(rows[0]["duration_s"]) == 2.0  # its share of the window: its slices
+        assert "/tmp/hostbench." in (load / "script.js").read_text()  # made here, run there
+        assert (load / "summary.json").read_text().strip()  # fetched from the load host
+    else:  # each mode's runs, by bombardier's clock, close to its 2 s of slices
+        assert all(1.8 < float(r["duration_s"]) < 2.5 for r in rows)
+        runs = sorted(load.iterdir())
+        assert len(runs) == len(schedule["runs"]) == 4  # 2 s each in 1 s slices, 2 modes
+        for run in runs:  # started on the load host, in its folder there
+            assert "/tmp/hostbench." in (run / "command.txt").read_text()
+            assert (run / "stdout.txt").read_text().strip()
 
 
 def test_the_quiet_gate_reads_both_hosts_there(tmp_path):

@@ -189,8 +189,8 @@ KEYS: tuple[Key, ...] = (
        "(alternating short runs). Each mode gets duration_s in all and its rate is its "
        "requests over its own time (docs/method.md).",
        Rule("float", minimum=0.05), null="each mode's windows back to back",
-       also="no requests; at most duration_s; whole ms; alternating runs on topology local "
-            f"only; {slice_rules_in_words()}; with focus, a block's first window holds every "
+       also="no requests; at most duration_s; whole ms; "
+            f"{slice_rules_in_words()}; with focus, a block's first window holds every "
             "mode and its others the focus and baseline"),
     _k("target_halfwidth_pct", None, "%",
        "The 95% half-width wanted for each focus mode's ratio to the baseline: after the "

@@ -92,10 +92,6 @@ def _interleave(p: dict) -> None:
     if slice_s is None:
         return
     what = f"params key 'interleave_slice_s' {slice_s:g}"
-    alternating = [t for t in p["tools"] if t in alternating_tools()]
-    if p["topology"] != "local" and alternating:
-        raise BadInput(f"{what}: {', '.join(alternating)} alternate short runs, on topology "
-                       f"local only (k6 interleaves on any); got {p['topology']}")  # fmt: skip
     if p["requests"]:
         raise BadInput(f"{what}: an interleaved window is timed, each mode getting duration_s "
                        "in slices; leave requests out")  # fmt: skip

@@ -33,18 +33,18 @@ from pathlib import Path
 from ...errors import BadInput, HostbenchError
 from ...load import TOOLS, Load, check_slice, read_load
 from ..launch.modes import Target
-from .cpumonitor import CpuMonitor
 from .interleave import (
     COUNT_TOLERANCE_PCT,
+    LOOPBACK,
     SCHEDULE_FILE,
     InterleavedWindow,
     SliceSchedule,
+    TargetTrees,
     _served,
-    _server_memory,
-    _tree_readers,
     answer_reasons,
     interleaved_window,
     target_row,
+    window_monitor,
 )
 from .loadgen import LoadResult, _result, get_generator
 from .run import Where, _quiesce, _raise_if_dead
@@ -193,15 +193,15 @@ def alternating_window(
     `targets`, launched and warm, one short run per slice of `schedule`, each against its
     slice's target. Keeps the raw files in out_dir: interleave.json (the schedule, each run's
     times and gap), each run's folder in load/ (as any run's load/), cpu_samples.csv."""
-    if where is not None and (where.hosts or where.ssh):  # the params refuse it first
-        raise BadInput(f"{load.tool}'s alternating runs run on topology local only")
+    where = where or LOOPBACK
     each = run_load(load, schedule.slice_s)
     if len(targets) != schedule.targets:
         raise HostbenchError(f"{len(targets)} targets for a schedule of {schedule.targets}")
     out_dir = Path(out_dir).resolve()  # the tool runs in its run's folder and is given paths
     out_dir.mkdir(parents=True, exist_ok=True)
     generator = get_generator(load.tool)
-    generator.version()  # before the window: it runs the tool once
+    if not where.ssh:
+        generator.version()  # before the window: it runs the tool once (on a load host, there)
     loads = [each.aimed_at(t.url) for t in targets]
     urls = [aimed.url for aimed in loads]
     record = {**asdict(schedule), "design": ALTERNATING, "tool": load.tool,
@@ -212,25 +212,26 @@ def alternating_window(
         _quiesce(target)  # what a warm-up or the window before left in flight is not counted
     served0 = [_served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    monitor = CpuMonitor(out_dir / "cpu_samples.csv", interval_s=sample_interval_s)
+    monitor = window_monitor(targets, out_dir, sample_interval_s, where)
     runs: list[Run] = []
     with monitor:
         # As in k6's window: each target's trees over the whole window (idle in the others'
         # runs and in the gaps), charged to its requests.
-        trees = [_tree_readers(t) for t in targets]
-        memory = [[_server_memory(t)] for t in trees]
+        trees = TargetTrees(targets, monitor, where)
         t0 = time.monotonic()
         for i, target in enumerate(schedule.order):
             start = time.monotonic()
+            # Where the load generator lives: its namespace, or the load host (each run one
+            # ssh command there, so the gaps between runs are longer; outside every clock).
             result = generator.run(loads[target], out_dir / RUNS_DIR / run_folder(i, target),
-                                   on_start=lambda pid: monitor.watch("loadgen", pid))  # fmt: skip
+                                   on_start=lambda pid: monitor.watch("loadgen", pid),
+                                   netns=where.client_netns, host=where.loadgen_host)  # fmt: skip
             runs.append(Run(i, target, start - t0, time.monotonic() - start, result))
         wall_s = time.monotonic() - t0
-        loadgen_s = sum(run.result.cpu_s for run in runs)  # each run's rusage, exact
+        loadgen_s = sum(run.result.cpu_s for run in runs)  # each run's rusage (there), exact
         monitor.exited("loadgen", loadgen_s)
-        cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in trees]
-        for readings, t in zip(memory, trees, strict=True):
-            readings.append(_server_memory(t))
+        trees.stop()
+    cpu_s, memory = trees.read()
     for target in targets:
         _raise_if_dead(target)
         _quiesce(target)  # the requests the last runs left in flight are counted by now

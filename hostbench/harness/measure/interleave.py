@@ -402,32 +402,15 @@ def interleaved_window(
         _quiesce(target)  # what a warm-up or the window before left in flight is not counted
     served0 = [_served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    # Both trees run through the whole window (each idles in the other's slices), so a
-    # target's CPU per request is its trees' CPU over the window over its requests; an idle
-    # target still costs a little (its timers, the GC), charged to its requests.
-    if where.ssh:  # every target's trees and both hosts' machines, read there at start and stop
-        monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
-        for target in targets:
-            for group, pids in target.groups.items():
-                for pid in pids:
-                    monitor.watch(group, pid)
-    else:
-        monitor = CpuMonitor(out_dir / "cpu_samples.csv", interval_s=sample_interval_s)
+    monitor = window_monitor(targets, out_dir, sample_interval_s, where)
     with monitor:
-        trees = None if where.ssh else [_tree_readers(t) for t in targets]
-        memory = [[_server_memory(t)] for t in trees or []]
+        trees = TargetTrees(targets, monitor, where)
         result = generator.run(load, out_dir / "load",
                                on_start=lambda pid: monitor.watch("loadgen", pid),
                                netns=where.client_netns, host=where.loadgen_host)  # fmt: skip
         monitor.exited("loadgen", result.cpu_s)
-        if trees is not None:
-            cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in trees]
-            for readings, t in zip(memory, trees, strict=True):
-                readings.append(_server_memory(t))
-    if trees is None:  # the server host's readings, per target
-        cpu_s = [{group: monitor.seconds(pids) for group, pids in t.groups.items()}
-                 for t in targets]  # fmt: skip
-        memory = [monitor.memory_mb(t.groups.get("server", [])) for t in targets]
+        trees.stop()
+    cpu_s, memory = trees.read()
     for target in targets:
         _raise_if_dead(target)
     served1 = [_served(t, stats_key) for t in targets]
@@ -456,6 +439,50 @@ def interleaved_window(
         "cpu": machine,  # the CPU monitor's summary of the window (its server group unwatched)
     }
     return InterleavedWindow(rows, window, schedule)
+
+
+def window_monitor(targets: Sequence[Target], out_dir: Path, sample_interval_s: float,
+                   where: Where):  # fmt: skip
+    """The CPU monitor of an interleaved window (either design): this machine's, sampling,
+    or under ssh the server host's, reading every target's trees and both hosts there at
+    start and stop."""
+    if not where.ssh:
+        return CpuMonitor(Path(out_dir) / "cpu_samples.csv", interval_s=sample_interval_s)
+    monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
+    for target in targets:
+        for group, pids in target.groups.items():
+            for pid in pids:
+                monitor.watch(group, pid)
+    return monitor
+
+
+class TargetTrees:
+    """Each target's process trees over an interleaved window: their CPU per group and the
+    server's memory at start and stop. Every tree runs through the whole window (each idles
+    in the others' slices), so a target's CPU per request is its trees' CPU over the window
+    over its requests; an idle target still costs a little (its timers, the GC), charged to
+    its requests. Made inside the window's monitor at its start; stop() inside it at its end;
+    read() after it (under ssh the monitor read them on the server host)."""
+
+    def __init__(self, targets: Sequence[Target], monitor, where: Where):
+        self.targets, self.monitor = targets, monitor
+        self.trees = None if where.ssh else [_tree_readers(t) for t in targets]
+        self.memory = [[_server_memory(t)] for t in self.trees or []]
+        self.cpu_s: list[dict] = []
+
+    def stop(self) -> None:
+        if self.trees is not None:
+            self.cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in self.trees]
+            for readings, t in zip(self.memory, self.trees, strict=True):
+                readings.append(_server_memory(t))
+
+    def read(self) -> tuple[list[dict], list]:
+        """Per target: CPU seconds per group, and the memory readings at start and stop."""
+        if self.trees is not None:
+            return self.cpu_s, self.memory
+        cpu_s = [{group: self.monitor.seconds(pids) for group, pids in t.groups.items()}
+                 for t in self.targets]  # fmt: skip
+        return cpu_s, [self.monitor.memory_mb(t.groups.get("server", [])) for t in self.targets]
 
 
 K6_START_S = 1.5  # k6's start-up, before the first slice of a warm-up together
