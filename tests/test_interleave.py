@@ -159,6 +159,8 @@ STUDY = {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "tools"
     [
         ({"tools": ["k6", "bombardier"]}, "bombardier cannot switch target within a run"),
         ({"interleave_slice_s": 20}, "is longer than duration_s 15"),
+        ({"modes": ["kestrel"]}, "scenario text has one mode to measure, nothing to interleave"),
+        ({"scenario_modes": {"text": ["kestrel"]}}, "leave interleave_slice_s out (null)"),
         ({"interleave_slice_s": 0.01}, "'interleave_slice_s' must be a number >= 0.05"),
         ({"interleave_slice_s": 0.2505}, "whole milliseconds"),
     ],

@@ -382,8 +382,8 @@ def _check_ssh_row(r: dict, run_dir: Path) -> None:
     # Both hosts' other processes, read there (here one machine: finite, not small).
     assert float(r["foreign_cores"]) >= 0
     if not (run_dir / r["run_key"] / "interleaved.txt").exists():
-        load = run_dir / r["run_key"] / "load"
-        aimed = [load / "command.txt", *load.glob("script.js")]
+        load = run_dir / r["run_key"] / "load"  # one run's files, or a folder per run
+        aimed = [*load.glob("command.txt"), *load.glob("*/command.txt"), *load.glob("script.js")]
         assert f"http://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
-from ..load import Load, alternating_tools, check_slice
+from ..load import Load, check_slice
 from . import keys
 from .expansion import expand_sweep, overlay
 from .loading import load_yaml
@@ -92,6 +92,13 @@ def _interleave(p: dict) -> None:
     if slice_s is None:
         return
     what = f"params key 'interleave_slice_s' {slice_s:g}"
+    if not (p["variants"] or p["variant_sweep"]):  # else a mode's variants share the window
+        for sc in p["scenarios"]:
+            serving = p["scenario_modes"].get(sc, p["modes"])
+            if len([m for m in p["modes"] if m in serving]) < 2:
+                raise BadInput(f"{what}: scenario {sc} has one mode to measure, nothing to "
+                               "interleave it with; give 2 or more modes, or leave "
+                               "interleave_slice_s out (null)")  # fmt: skip
     if p["requests"]:
         raise BadInput(f"{what}: an interleaved window is timed, each mode getting duration_s "
                        "in slices; leave requests out")  # fmt: skip

@@ -246,7 +246,9 @@ def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tm
     run = StudyRun.from_parameters("jcsi2018", "quick", None, "x", str(tmp_path))
     assert run.params.smoke and run.params.tools == ["k6"]  # quick extends paper
     assert run.out_dir == tmp_path / "x"
-    given = {**run.params.to_dict(), "modes": ["kestrel"], "baseline": None, "focus": []}
+    # One mode: nothing to interleave it with, so its windows are its own (params refuse it).
+    given = {**run.params.to_dict(), "modes": ["kestrel"], "baseline": None, "focus": [],
+             "interleave_slice_s": None}  # fmt: skip
     # Params from papermill are reproduce's, validated there: taken as they are, not again.
     validated = StudyParams.from_dict(given).to_dict()
     taken = StudyRun.from_parameters("jcsi2018", "quick", validated, "x")
