@@ -15,6 +15,7 @@ from .intervals import blocks_for_halfwidth, t_quantile
 
 CHUNKS_FILE = "chunks.csv"
 SEED_FILE = "seed.json"
+CHUNK = ["launch", "run", "scenario", "slice_s", "chunk"]  # what names one chunk in chunks.csv
 QUIET_MAX_CORES = 0.1  # a chunk whose foreign CPU was above this is left out (docs/method.md)
 
 
@@ -72,7 +73,7 @@ def components(d: pd.DataFrame) -> dict:
 def valid_chunks(chunks: pd.DataFrame, quick: bool) -> pd.DataFrame:
     """The chunks whose every target counted cleanly and, unless a smoke run, on a quiet
     machine: one row per chunk and compared mode, its log ratio as `value`."""
-    ok = chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])["valid"].transform("all")
+    ok = chunks.groupby(CHUNK)["valid"].transform("all")
     if not quick:
         ok &= chunks["foreign_cores"] <= QUIET_MAX_CORES
     rows = chunks[ok & chunks["log_ratio"].notna()]
@@ -242,10 +243,9 @@ def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> s
 def gaps_text(chunks: pd.DataFrame) -> str:
     """Alternating runs: the time a chunk lost between its runs (the tool's start-up and
     exit, outside every run's clock), on average per slice length."""
-    per_chunk = chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])["gap_total_s"]
-    gaps = per_chunk.first().groupby(level="slice_s").mean()
-    chunk_s = round(float(chunks.groupby(["launch", "run", "scenario", "slice_s", "chunk"])
-                          ["seconds"].sum().median()), 1)  # fmt: skip
+    per_chunk = chunks.groupby(CHUNK).agg(gap=("gap_total_s", "first"), runs=("seconds", "sum"))
+    gaps = per_chunk["gap"].groupby(level="slice_s").mean()
+    chunk_s = round(float(per_chunk["runs"].median()), 1)
     said = ", ".join(f"{g:.2f} s at {s:g} s slices" for s, g in gaps.items())
     return (
         f"Between its runs, outside every run's clock (the tool's start-up and exit), a "
