@@ -8,12 +8,13 @@ import pandas as pd
 import pytest
 
 from hostbench import results as schema
-from hostbench.analysis import differences
+from hostbench.analysis import differences, window_design
 from hostbench.analysis.reference import load_setup
 from hostbench.analysis.tables import load_environment
 from hostbench.errors import BadInput
+from hostbench.params import StudyParams
 from hostbench.paths import ROOT
-from hostbench.studies import Study, available
+from hostbench.studies import Study, available, get_study
 
 EXAMPLES = ROOT / "data" / "runs"
 
@@ -117,6 +118,20 @@ def test_the_windows_row_says_interleaved_with_the_slice_and_each_modes_time(tmp
     # The article's side: its differences.csv's words (every study's articles ran one mode
     # at a time).
     assert row["the article"].startswith("one after another")
+
+
+def test_a_run_of_one_modes_variants_names_variants_in_its_design():
+    # kestrel-transports-2018 compares Kestrel's variants, not modes: its method line and
+    # differences row say so, both designs.
+    path = get_study("kestrel-transports-2018").params_path("paper")
+    interleaved = StudyParams.from_file(path)
+    assert interleaved.interleave_slice_s is not None
+    assert window_design.in_words(interleaved) == (
+        f"interleaved: the compared variants share each window in slices of "
+        f"{interleaved.interleave_slice_s:g} s (each variant gets {interleaved.duration_s:g} s "
+        "in all)")  # fmt: skip
+    apart = StudyParams.from_file(path, {"interleave_slice_s": None})
+    assert window_design.in_words(apart).startswith("back to back: the compared variants' ")
 
 
 def test_the_windows_row_says_back_to_back_without_a_slice(tmp_path):

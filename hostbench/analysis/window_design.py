@@ -18,15 +18,23 @@ def kind(params: StudyParams) -> str:
     return BACK_TO_BACK if params.interleave_slice_s is None else INTERLEAVED
 
 
+def _compared(params: StudyParams) -> tuple[str, str]:
+    """What a window compares, plural and singular: one mode's variants, or the modes."""
+    if len(params.modes) == 1 and params.variants:
+        return "variants", "variant"
+    return "modes", "mode"
+
+
 def in_words(params: StudyParams) -> str:
     """ "interleaved: the compared modes share each window in slices of 0.25 s (each mode gets
     15 s in all)", or "back to back: the compared modes' windows one after another, seconds
-    apart"."""
+    apart" (variants for modes when the run compares one mode's variants)."""
+    many, one = _compared(params)
     if params.interleave_slice_s is None:
-        return f"{BACK_TO_BACK}: the compared modes' windows one after another, seconds apart"
+        return f"{BACK_TO_BACK}: the compared {many}' windows one after another, seconds apart"
     return (
-        f"{INTERLEAVED}: the compared modes share each window in slices of "
-        f"{params.interleave_slice_s:g} s (each mode gets {params.duration_s:g} s in all)"
+        f"{INTERLEAVED}: the compared {many} share each window in slices of "
+        f"{params.interleave_slice_s:g} s (each {one} gets {params.duration_s:g} s in all)"
     )
 
 
