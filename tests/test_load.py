@@ -246,3 +246,28 @@ def test_a_command_run_over_ssh_names_its_files_without_the_load_hosts_folder(tm
     assert row["command"] == (
         "ab -n 60000 -c 100 -r -l -q -e percentiles.csv http://198.18.0.1:42301/api/testapi"
     )
+
+
+def test_a_window_of_alternating_runs_shows_its_runs_load_and_command(tmp_path):
+    # An interleaved window's raw files are in its first mode's folder (the others point
+    # there), a folder per alternating run in its load/: the table shows one run's load and
+    # command, found from any of the window's rows, not "(not recorded)".
+    study, results = _study_folder(tmp_path)
+    cell = results[results["tool"] == results.iloc[0]["tool"]]
+    cell = cell[cell["concurrency"] == cell.iloc[0]["concurrency"]]
+    pointing, holding = cell.iloc[0]["run_key"], cell.iloc[1]["run_key"]
+    (study / pointing).mkdir()
+    (study / pointing / "interleaved.txt").write_text(f"measured in one interleaved window with "
+                                                      f"{holding}: its raw files are there\n")  # fmt: skip
+    recorded = Path(__file__).parent / "fixtures" / "loadgen" / "alternate" / "wrk" / "load"
+    shutil.copytree(recorded, study / holding / "load")
+    for run in (study / holding / "load").iterdir():  # as the harness wrote it: the run's folder
+        command = (run / "command.txt").read_text()
+        (run / "command.txt").write_text(command.replace("/tmp/alternate-gmtwsdst/wrk/",
+                                                         f"/work/runs/x/{holding}/"))  # fmt: skip
+    row = tables.load_commands(study).iloc[0]
+    one = read_load(recorded / "001-t1")
+    assert row["load"] == f"{one.describe()}: each of the window's alternating runs, one slice"
+    assert row["command"].startswith("wrk -t 2 -c 4 -d 1s --latency -s script.lua http://")
+    assert tables.run_load(study, holding) == one
+    assert tables.run_load(study, pointing) is None

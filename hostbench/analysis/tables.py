@@ -16,7 +16,7 @@ import pandas as pd
 from .. import results as schema
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
-from ..load import Load, read_load
+from ..load import LOAD_FILE, Load, read_load
 from ..params import PARAMS_FILE, StudyParams
 from .kept import content_key, keep
 
@@ -264,10 +264,21 @@ def version_text(raw: str) -> str:
     return " ".join(text.split()).rstrip(",;:")
 
 
+def _load_folder(run_dir: str | Path, run_key: str) -> Path:
+    """Where a run's load is recorded: its load/ folder, or, for a window of alternating
+    runs (a folder per run in load/, measure/alternate.py), its first run's folder."""
+    folder = Path(run_dir) / run_key / "load"
+    if (folder / LOAD_FILE).is_file():
+        return folder
+    runs = sorted(p for p in folder.glob("*") if (p / LOAD_FILE).is_file())
+    return runs[0] if runs else folder
+
+
 def run_load(run_dir: str | Path, run_key: str) -> Load | None:
-    """The load a run fired, typed (its load/load.json); None for a run recorded before runs
-    kept one."""
-    return read_load(Path(run_dir) / run_key / "load")
+    """The load a run fired, typed (its load.json): for a window of alternating runs, one of
+    them (one slice); None for a run recorded before runs kept one, or for a mode measured
+    in another mode's interleaved window (that mode's folder holds the window's load)."""
+    return read_load(_load_folder(run_dir, run_key))
 
 
 def proxy_versions(env: dict) -> str:
@@ -284,22 +295,31 @@ def load_commands(run_dir: str | Path) -> pd.DataFrame:
     shows this machine's folders; ports differ between runs)."""
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)
-    first = results.drop_duplicates(["tool", "concurrency"]).sort_values(["tool", "concurrency"])
+    # Of an interleaved window's rows only the first mode's folder holds its load: a row
+    # whose folder records one comes first.
+    recorded = [run_load(run_dir, key) is not None for key in results["run_key"]]
+    first = (results.assign(_recorded=recorded)
+             .sort_values("_recorded", ascending=False, kind="stable")
+             .drop_duplicates(["tool", "concurrency"])
+             .sort_values(["tool", "concurrency"]))  # fmt: skip
     rows = []
     for r in first.itertuples(index=False):
         load = run_load(run_dir, r.run_key)
-        folder = run_dir / r.run_key / "load"
+        folder = _load_folder(run_dir, r.run_key)
         path = folder / "command.txt"
         command = ""
         if path.is_file():  # the tool by its name, not the folder it was run from
             # The run's own files by name, wherever the folder was when it ran (a committed
             # run was measured in another checkout than the one reading it).
-            text = re.sub(rf"\S*/{re.escape(r.run_key)}/load/", "", path.read_text())
+            text = re.sub(rf"\S*/{re.escape(r.run_key)}/load/(\d+-t\d+/)?", "",
+                          path.read_text())  # fmt: skip
             # Over ssh, the load host's copy of that folder (launch.remote.Connection.folder).
             text = re.sub(r"\S*/hostbench\.\w+/\d+-load/", "", text)
             argv = shlex.split(text)
             command = shlex.join([Path(argv[0]).name, *argv[1:]]) if argv else ""
         described = load.describe() if load else "(not recorded)"
+        if load and folder.name != "load":  # one of a window's alternating runs
+            described = f"{described}: each of the window's alternating runs, one slice"
         rows.append((r.tool, r.concurrency, described, command or "(not recorded)"))
     return pd.DataFrame(rows, columns=["tool", "concurrency", "load", "command"])
 

@@ -136,7 +136,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
         ("client", "same machine" if article_setting("same_machine") == "yes" else "other",
          {"local": "same machine, 127.0.0.1", "netns": "same machine, two network namespaces",
           "ssh": "another host, over ssh"}[params.topology]),
-        ("requests per test (-n)", article_setting("ab_requests"), f"{params.requests:,}"),
+        ("requests per test (-n)", article_setting("ab_requests"), _requests_text(params)),
         ("concurrency (-c)", article_setting("ab_concurrency"),
          ", ".join(str(c) for c in params.concurrency)),
         ("keep-alive", "no (no -k in the command)", keepalive),
@@ -163,6 +163,19 @@ def blocks_text(results: pd.DataFrame) -> str:
         groups.setdefault(int(n), []).append(mode_label(str(mode)))
     parts = [f"{', '.join(m)}: {n}" for n, m in sorted(groups.items(), reverse=True)]
     return f"{text} ({'; '.join(parts)})"
+
+
+def _requests_text(params) -> str:
+    """The run's count per test, or what it timed instead: "100,000", "none: timed, 10 s per
+    mode (-t)", or, interleaved, "none: timed, 10 s per mode in each window, in 1 s runs
+    (-t 1) alternating between the modes"."""
+    if params.requests is not None:
+        return f"{params.requests:,}"
+    if params.interleave_slice_s is None:
+        return f"none: timed, {params.duration_s:g} s per mode (-t)"
+    return (f"none: timed, {params.duration_s:g} s per mode in each window, in "
+            f"{params.interleave_slice_s:g} s runs (-t {params.interleave_slice_s:g}) "
+            "alternating between the modes")  # fmt: skip
 
 
 def _windows_per_block(params) -> str:
@@ -326,9 +339,10 @@ def ab_options(load: Load) -> str:
 def results_figure(results: pd.DataFrame, run_dir: str | Path | None = None) -> Figure:
     """The article's table (Windows, hatched: as published) above ours (best block), rps.
 
-    run_dir: the study's run folder; its first run's load (load.json) titles the figure with
-    ab's options."""
-    load = tables.run_load(run_dir, results.iloc[0]["run_key"]) if run_dir else None
+    run_dir: the study's run folder; its first recorded run's load (load.json; in an
+    interleaved window, one of its alternating runs) titles the figure with ab's options."""
+    loads = (tables.run_load(run_dir, key) for key in results["run_key"]) if run_dir else ()
+    load = next((one for one in loads if one is not None), None)
     article = [
         {"label": r.setup, "value": r.rps, "hatch": "///",
          "color": mode_color(ANALOG.get(r.mode, r.mode), "0.6"),
