@@ -257,8 +257,8 @@ def test_a_window_of_alternating_runs_shows_its_runs_load_and_command(tmp_path):
     cell = cell[cell["concurrency"] == cell.iloc[0]["concurrency"]]
     pointing, holding = cell.iloc[0]["run_key"], cell.iloc[1]["run_key"]
     (study / pointing).mkdir()
-    (study / pointing / "interleaved.txt").write_text(f"measured in one interleaved window with "
-                                                      f"{holding}: its raw files are there\n")  # fmt: skip
+    pointer = f"measured in one interleaved window with {holding}: its raw files are there\n"
+    (study / pointing / "interleaved.txt").write_text(pointer)
     recorded = Path(__file__).parent / "fixtures" / "loadgen" / "alternate" / "wrk" / "load"
     shutil.copytree(recorded, study / holding / "load")
     for run in (study / holding / "load").iterdir():  # as the harness wrote it: the run's folder
