@@ -34,10 +34,7 @@ def test_paper_profile_states_the_articles_settings():
     article = sh.ARTICLE
     assert stated(article, "load_tool").startswith("Apache Bench") and p.tools == ["ab"]
     assert p.concurrency == [int(stated(article, "ab_concurrency"))]
-    # Ours, not the article's -n (README, "Our deviations"): timed windows the modes share,
-    # each mode getting duration_s in all.
-    assert int(stated(article, "ab_requests")) == 100000
-    assert p.requests is None and p.interleave_slice_s is not None
+    assert p.requests == int(stated(article, "ab_requests"))
     assert p.keepalive is False  # ab without -k, as the article's command
     assert p.repetitions == stated_rounds(article)
     assert p.scenarios == sorted(set(load_reference(article)["scenario"]))
@@ -50,10 +47,8 @@ def test_paper_profile_states_the_articles_settings():
 @pytest.mark.live
 def test_selfhost_rows_carry_the_articles_settings(tmp_path):
     c = int(stated(sh.ARTICLE, "ab_concurrency"))
-    # ab -n with one mode: a window of its own (an interleaved window is timed).
     params = profile_params(STUDY.id, "quick", modes=["kestrel"], baseline=None, focus=[],
-                            requests=3 * c, warmup_s=0, repetitions=1,
-                            interleave_slice_s=None)  # fmt: skip
+                            requests=3 * c, warmup_s=0, repetitions=1)  # fmt: skip
     run_dir = run_study(params, "sh", tmp_path, progress=False).parent
     rows = pd.read_csv(run_dir / "results.csv")
     assert len(rows) == 1
@@ -287,12 +282,23 @@ def test_load_commands_describe_the_recorded_load_and_show_command_txt_as_writte
     assert sh.results_figure(results).get_suptitle() == "GET /api/testapi"  # no folder
 
 
-def test_the_selfhost_papers_load_is_the_articles_ab_command_timed():
+def test_the_selfhost_papers_load_is_the_articles_ab_command():
     p = profile_params(STUDY.id, "paper")
     load = p.load("testapi", "ab", 100)
-    # The article's options (no -k), timed instead of its -n: each mode's time in a window.
-    assert sh.ab_options(load) == f"ab -t {p.duration_s:g} -c 100"
-    assert sh._requests_text(p) == (
-        f"none: timed, {p.duration_s:g} s per mode in each window, in "
-        f"{p.interleave_slice_s:g} s runs (-t {p.interleave_slice_s:g}) alternating between "
-        "the modes")  # fmt: skip
+    assert sh.ab_options(load) == "ab -n 100,000 -c 100"  # the article's, no -k
+
+
+def test_a_timed_run_says_what_replaced_the_articles_count():
+    # The setup table's "requests per test (-n)" row: the article's count, or, for a timed
+    # profile, how long each mode was loaded and, interleaved, in what runs.
+    article = profile_params(STUDY.id, "paper")
+    assert sh._requests_text(article) == f"{article.requests:,}"
+    timed = profile_params(STUDY.id, "paper", requests=None, duration_s=10.0)
+    assert sh._requests_text(timed) == "none: timed, 10 s per mode (-t)"
+    interleaved = profile_params(STUDY.id, "paper", requests=None, duration_s=10.0,
+                                 interleave_slice_s=1.0, windows=1)  # fmt: skip
+    assert sh._requests_text(interleaved) == (
+        "none: timed, 10 s per mode in each window, in 1 s runs (-t 1) alternating between "
+        "the modes"
+    )
+    assert sh.ab_options(interleaved.load("testapi", "ab", 100)) == "ab -t 10 -c 100"
