@@ -297,7 +297,7 @@ def load_commands(run_dir: str | Path) -> pd.DataFrame:
     results = load_results(run_dir, valid_only=False)
     # Of an interleaved window's rows only the first mode's folder holds its load: a row
     # whose folder records one comes first.
-    recorded = [run_load(run_dir, key) is not None for key in results["run_key"]]
+    recorded = [(_load_folder(run_dir, key) / LOAD_FILE).is_file() for key in results["run_key"]]
     first = (results.assign(_recorded=recorded)
              .sort_values("_recorded", ascending=False, kind="stable")
              .drop_duplicates(["tool", "concurrency"])
