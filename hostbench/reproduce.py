@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .analysis import findings
-from .analysis.compare import write_ratios_file
+from .analysis.compare import RATIOS_FILE, write_ratios_file
 from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
@@ -176,7 +176,7 @@ def reproduce(
         from .harness.study import discard
 
         discard(out)
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), time.time()
     parameters = {
         "study": study_id,
         "profile": profile,
@@ -192,8 +192,11 @@ def reproduce(
         )
     for folder in [out, *(out.parent / f"{run_id}-{name}" for name in params.sub_studies)]:
         if (folder / "results.csv").is_file():
+            # A re-render's ratios are today's analysis of the data, unless its notebook
+            # wrote them just now.
+            stale = render_only and _written_before(folder / RATIOS_FILE, started)
             try:
-                write_ratios_file(folder, study_id)  # where the notebook wrote none
+                write_ratios_file(folder, study_id, replace=stale)  # where the notebook wrote none
             except BadInput as e:  # a run without ratios still gets its report
                 print(f"ratios.csv not written in {folder.name}: {e}", flush=True)
     export_html(out / study.notebook, out / "report.html")
@@ -207,6 +210,10 @@ def reproduce(
     (out / DONE_FILE).write_text(json.dumps(record, indent=2))
     print(f"{study_id} ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
     return out
+
+
+def _written_before(path: Path, since: float) -> bool:
+    return path.is_file() and path.stat().st_mtime < since
 
 
 def _print_pdf(out: Path) -> None:

@@ -455,6 +455,8 @@ def invalid_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 # The identity of a block's launch of one cell: its windows become one row (per_launch).
 LAUNCH_KEY = ("mode", "variant", "scenario", "tool", "concurrency", "block")
+# The launches of a block that may share windows (interleaved: one started_at).
+WINDOW_GROUP = ("scenario", "tool", "concurrency", "block")
 # Counts over a launch's windows add up; the largest latency is the largest of any window.
 SUMMED = ("duration_s", "requests", "non_2xx", "errors", "bytes_read", "server_requests",
           "measured_s", "cpu_samples", "quiet_wait_s")  # fmt: skip
@@ -469,7 +471,12 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
     largest latency, peak, foreign CPU and steal are the largest; every other number is the
     mean; the rest is the first window's. `windows` counts them. Invalid windows stay rows of
     their own (left out by is_valid as ever). Results with one window per launch (every
-    study measured before windows existed) come back as they are, with windows = 1."""
+    study measured before windows existed) come back as they are, with windows = 1.
+
+    A launch measured in only some of its block's windows (a mode outside `focus`, or a
+    window left out) has its rates taken to the block's mean window first (_to_mean_window),
+    so its ratio to a launch measured in every window pairs the same windows, and the drift
+    between windows minutes apart does not enter it."""
     df = df.copy()
     key = [c for c in LAUNCH_KEY if c in df.columns]
     valid = is_valid(df)
@@ -478,6 +485,7 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
         if "windows" not in df.columns:
             df["windows"] = 1
         return df
+    kept = _to_mean_window(kept, key)
     agg = {}
     for name in kept.columns:
         if name in key:
@@ -506,6 +514,33 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
                 pass
     invalid = df[~valid].assign(windows=1)
     return pd.concat([launches, invalid], ignore_index=True)
+
+
+def _to_mean_window(kept: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """kept with the rates of each launch missing some of its block's shared windows divided
+    by those windows' drift. A shared window is one the launches of a block ran in together,
+    interleaved (one `started_at`); a window's drift is how far its log rate lay from the
+    launch's mean over the block's shared windows, averaged over the launches measured in
+    every one (the drifts add up to 0, so such a launch keeps its mean). Windows back to back
+    share no time, so no drift is taken from them; nor where no launch saw every window."""
+    if "started_at" not in kept.columns:
+        return kept
+    group = [c for c in WINDOW_GROUP if c in kept.columns]
+    by = lambda names: [kept[c] for c in names]  # noqa: E731 (NaN keys are keys too)
+    logs = np.log(kept["rps"].astype(float))
+    seen = kept.groupby(by(key), dropna=False, observed=True)["started_at"].transform("nunique")
+    every = kept.groupby(by(group), dropna=False, observed=True)["started_at"].transform("nunique")
+    partial = seen < every
+    full = ~partial
+    if not partial.any() or not full.any():
+        return kept
+    own_mean = logs.groupby(by(key), dropna=False, observed=True).transform("mean")
+    where = [*group, "started_at"]
+    drift = (logs - own_mean)[full].groupby([kept.loc[full, c] for c in where], dropna=False,
+                                            observed=True).mean().rename("_drift")  # fmt: skip
+    rows = kept[where].merge(drift.reset_index(), on=where, how="left")["_drift"]
+    adjust = pd.Series(rows.to_numpy(), index=kept.index).fillna(0.0).where(partial, 0.0)
+    return kept.assign(rps=np.exp(logs - adjust))
 
 
 # ------------------------------------------------------------------ docs

@@ -69,6 +69,9 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert b"<svg" in svg[:2000]
     assert b"<dc:date>" not in svg
     assert b"HTML" in svg  # the axis labels are in it
+    fig = figures.latency_chart(runs())  # drawn anew, as a re-render draws it
+    again = figures.save_figure(fig, tmp_path / "again", "fig5-kestrel")[1].read_bytes()
+    assert again == svg  # no random ids: an unchanged figure is an unchanged file
 
 
 def test_calibration_chart_has_interval_bars_and_says_how_many_blocks():

@@ -54,3 +54,17 @@ def test_a_window_still_to_measure_is_refused_in_one_line(tmp_path, monkeypatch)
         run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
     assert not _children() - before
     assert (folder / "results.csv").read_bytes() == (RUN / "results.csv").read_bytes()
+
+
+@pytest.mark.live  # executes the study's notebook
+def test_a_re_render_writes_the_runs_ratios_anew(tmp_path, monkeypatch):
+    if not (RUN / "runs.tar.gz").is_file():
+        pytest.skip(f"{RUN.name} is not committed")
+    from hostbench.reproduce import reproduce
+
+    monkeypatch.setenv(RENDER_ONLY, "1")  # as reproduce sets it; gone after the test
+    folder = _copy(tmp_path, unpack=True)
+    stale = folder / "ratios.csv"
+    stale.write_text(stale.read_text().replace("kestrel", "kestrel-stale"))  # an older analysis
+    reproduce("selfhost-2012", "paper", run_id=folder.name, runs_dir=tmp_path, render_only=True)
+    assert stale.read_text() == (RUN / "ratios.csv").read_text()

@@ -138,6 +138,35 @@ def test_invalid_windows_are_left_out_of_their_launch():
     assert intervals.paired_ratios(df, "nginx").attrs["left_out_invalid"] == 1
 
 
+def _focus_rows(shared: bool) -> pd.DataFrame:
+    # Two blocks of two windows; yarp (outside focus) only in the first. The machine is 20%
+    # slower in each block's second window; each mode's rates otherwise exact.
+    rows = []
+    for block in (1, 2):
+        for window, speed in ((1, 1.0), (2, 0.8)):
+            for mode, rate in (("kestrel", 1000.0), ("nginx", 300.0), ("yarp", 400.0)):
+                if mode == "yarp" and window == 2:
+                    continue
+                start = f"2026-11-27T10:{block}{window}:00" + ("" if shared else f".{len(mode)}")
+                rows.append({"mode": mode, "variant": "", "scenario": "text", "tool": "wrk",
+                             "concurrency": 8, "block": block, "window": window,
+                             "started_at": start, "rps": rate * speed * (1.01 if block == 2 else 1),
+                             "valid": True})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_a_mode_outside_focus_is_paired_within_the_interleaved_window_it_shared():
+    ratios = intervals.paired_ratios(_focus_rows(shared=True), "kestrel").set_index("mode")
+    # yarp ran only in the fast window: paired there, 40% of Kestrel, not 40% / sqrt(0.8).
+    assert ratios.loc["yarp", "ratio"] == pytest.approx(0.4)
+    assert ratios.loc["nginx", "ratio"] == pytest.approx(0.3)  # in both windows: as it was
+    launches = per_launch(_focus_rows(shared=True)).set_index(["mode", "block"])
+    assert launches.loc[("kestrel", 1), "rps"] == pytest.approx(1000 * math.sqrt(0.8))
+    # Back to back, windows share no time: no drift is taken from them.
+    apart = intervals.paired_ratios(_focus_rows(shared=False), "kestrel").set_index("mode")
+    assert apart.loc["yarp", "ratio"] == pytest.approx(0.4 / math.sqrt(0.8))
+
+
 def _rows_with_spread(blocks: int, spread: float) -> list[dict]:
     rows = []
     for b in range(1, blocks + 1):

@@ -125,30 +125,34 @@ def _content(path: Path) -> str:
     return content_key(path / "results.csv", path / RATIOS_FILE, path / PARAMS_FILE)
 
 
-def write_ratios_file(path: Path, study: str) -> Path:
+def write_ratios_file(path: Path, study: str, replace: bool = False) -> Path:
     """ratios.csv in a run folder whose notebook wrote none: its published ratios (run_ratios),
     so every run carries them in one file (mode, baseline, scenario, ..., n, ratio_pct,
-    ci_low_pct, ci_high_pct) and a later comparison reads them as written."""
+    ci_low_pct, ci_high_pct) and a later comparison reads them as written. replace: write
+    them anew over an older file (a re-render, whose analysis may have changed)."""
     target = Path(path) / RATIOS_FILE
-    if not target.is_file():
+    if replace or not target.is_file():
         tmp = target.with_suffix(".csv.tmp")
-        run_ratios(Path(path), study).to_csv(tmp, index=False)
+        _published(_computed_ratios(Path(path), study)).to_csv(tmp, index=False)
         tmp.replace(target)
     return target
 
 
 def _published_ratios(path: Path, study: str | None) -> pd.DataFrame:
-    ratios = _ratios(path, study)
+    if (path / RATIOS_FILE).is_file():
+        return _published(pd.read_csv(path / RATIOS_FILE))
+    return _published(_computed_ratios(path, study))
+
+
+def _published(ratios: pd.DataFrame) -> pd.DataFrame:
     if "measure" not in ratios.columns:
         ratios = ratios.assign(measure=THROUGHPUT)
     return ratios.dropna(subset=["ratio"]).reset_index(drop=True)
 
 
-def _ratios(path: Path, study: str | None) -> pd.DataFrame:
+def _computed_ratios(path: Path, study: str | None) -> pd.DataFrame:
     from .intervals import paired_ratios
 
-    if (path / RATIOS_FILE).is_file():
-        return pd.read_csv(path / RATIOS_FILE)
     results = tables.load_results(path, valid_only=False)
     own = getattr(get_study(study).analysis, "compared_ratios", None) if study else None
     if own is not None:

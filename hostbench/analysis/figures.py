@@ -594,8 +594,9 @@ def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
     fig.savefig(paths[0], dpi=150)
-    # No date in the SVG: re-running an unchanged analysis changes less in the file.
-    fig.savefig(paths[1], metadata={"Date": None})
+    # No date and no random ids in the SVG: an unchanged figure is an unchanged file.
+    with mpl.rc_context({"svg.hashsalt": name}):
+        fig.savefig(paths[1], metadata={"Date": None})
     return paths
 
 
