@@ -205,6 +205,12 @@ MODES: dict[str, Mode] = {
              "Kestrel with MVC registered by AddMvcCore (the 2017 article's .NET app)", "app",
              (CLIENT, Node("TestApp", "Kestrel + AddMvcCore")), (LOOPBACK,), "#17becf",
              server_args=("--mvc", "core"), added=True),
+        # The same endpoint as a minimal API, in an app without MVC: a contender in the
+        # values scenario's window (the values-minimal scenario asks kestrel's app for it).
+        Mode("kestrel-minimal", "Kestrel, minimal API",
+             "Kestrel with GET /api/values/{id} as a minimal API and no MVC registered", "app",
+             (CLIENT, Node("TestApp", "Kestrel + minimal API")), (LOOPBACK,), "#bcbd22",
+             server_args=("--mvc", "none"), serves=("values",), added=True),
         Mode("iris-mvc", "Iris (MVC controllers)", "Iris with controllers bound as in iris/mvc",
              "app", (CLIENT, Node("goserver", "Iris + controllers")), (LOOPBACK,), "#66a61e",
              server="goserver", server_args=("--framework", "iris-mvc"), serves=GO_SCENARIOS,

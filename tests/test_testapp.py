@@ -132,6 +132,18 @@ def test_api_values_minimal_returns_value(app):
     assert web.get(app + "/api/values-minimal/five").status == 400  # {id} is an int
 
 
+def test_without_mvc_the_values_endpoint_is_the_minimal_api_and_nothing_of_mvc_is_there(tmp_path):
+    # --mvc none: the kestrel-minimal mode's app, answering the values scenario's own path.
+    port = web.free_port()
+    url = f"http://127.0.0.1:{port}"
+    with start_server("testapp", TESTAPP, ["--urls", url, "--mvc", "none"], tmp_path, url):
+        assert get_ok(url + "/api/values/5", "text/plain").text == "value"
+        assert web.get(url + "/api/values/five").status == 400  # the minimal API's {id}: int
+        for path in ("/html", "/json", "/api/testapi", "/"):
+            assert web.get(url + path).status == 404, path  # MVC's endpoints are not there
+        assert stats(url)["endpoints"]["/api/values"] == 2  # counted as the values scenario
+
+
 def test_templates_is_a_razor_page_with_a_layout(app):
     html = get_ok(app + "/", "text/html").text
     assert "<title>Home Page - hostbench</title>" in html  # the layout's, from the view's data

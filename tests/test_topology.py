@@ -33,6 +33,7 @@ EXPECTED = {
     "iis-outofprocess": ["client", "http.sys", "w3wp.exe", "dotnet"],
     "external": ["client", "your server"],
     "kestrel-mvccore": ["client", "TestApp", "AddMvcCore"],
+    "kestrel-minimal": ["client", "TestApp", "minimal API"],
     "iris-mvc": ["client", "goserver", "Iris"],
     "iris": ["client", "goserver", "Iris"],
     "go-nethttp": ["client", "goserver", "net/http"],

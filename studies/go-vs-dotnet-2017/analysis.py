@@ -47,7 +47,9 @@ from hostbench.studies import study_of
 
 ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
 BASELINE = "iris-mvc"  # the article's Iris MVC: ratios are X / Iris MVC
-MINIMAL = "kestrel-minimal"  # values-minimal under kestrel, compared on the values endpoint
+# The minimal API on the values endpoint: a mode of its own (an app without MVC, sharing the
+# values windows), or, in runs measured before it, kestrel's values-minimal scenario folded in.
+MINIMAL = "kestrel-minimal"
 SCENARIOS = ("values", "templates")
 # Our scenario -> the article's name for it in reference/.
 ARTICLE_SCENARIO = {"values": "values", "templates": "mvc-templates"}
@@ -80,18 +82,7 @@ MEMORY_READING = 'our reading of the article\'s "excluding the dotnet framework"
 ARTICLE_CPU_CORES, ARTICLE_CPU_THREADS = 4, 8
 DOTNET = ("kestrel", "kestrel-mvccore", MINIMAL)
 ORDER = ("iris-mvc", "iris", "go-nethttp", "kestrel-mvccore", "kestrel", MINIMAL)
-LABELS = {MINIMAL: "Kestrel, minimal API"}
-COLORS = {MINIMAL: "#7570b3"}
 METRICS = ("rps", "latency_mean_ms", "latency_max_ms", "memory_mb", "duration_s")
-
-
-def label(mode: str) -> str:
-    return LABELS.get(mode) or mode_label(mode)
-
-
-def _color(mode: str) -> str:
-    # This study's own variants first (not catalog modes), then the catalog's colours.
-    return COLORS.get(mode) or mode_color(mode)
 
 
 # --- the article's numbers -----------------------------------------------------------------
@@ -184,15 +175,8 @@ def setup_table(env: dict, params: dict) -> pd.DataFrame:
     """The article's machine, software and loads beside this study's (params as a mapping,
     e.g. StudyParams.to_dict(); env: the run's environment.json)."""
     setup = load_setup(ARTICLE).set_index("item")["value"]
-    requests = params.get("requests") or {}
-    if not isinstance(requests, dict):
-        requests = dict.fromkeys(SCENARIOS, requests)
     go = env.get("goserver", {})
-    loads = [
-        (f"load: {s}", setup[f"bombardier_{s}"],
-         f"-c {', '.join(map(str, params['concurrency']))} -n {requests.get(s, '-')}")
-        for s in SCENARIOS
-    ]  # fmt: skip
+    loads = [(f"load: {s}", setup[f"bombardier_{s}"], _load_text(params, s)) for s in SCENARIOS]
     rows = [
         ("CPU", setup["cpu"], f"{env['cpu_model']} ({env['cpu_cores_logical']} logical cores)"),
         ("RAM", setup["ram"], f"{env['memory_gib']} GiB"),
@@ -205,17 +189,34 @@ def setup_table(env: dict, params: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["", "the article (2017)", "this run"])
 
 
+def _load_text(params: dict, scenario: str) -> str:
+    """bombardier's options for a scenario as this run set them: "-c 125 -n 5000000", or,
+    timed, "-c 125 -d 10s", or, in shared windows, what each server got of them."""
+    connections = f"-c {', '.join(map(str, params['concurrency']))}"
+    requests = params.get("requests") or {}
+    if not isinstance(requests, dict):
+        requests = dict.fromkeys(SCENARIOS, requests)
+    if requests:
+        return f"{connections} -n {requests.get(scenario, '-')}"
+    seconds, slice_s = params["duration_s"], params.get("interleave_slice_s")
+    if slice_s is None:
+        return f"{connections} -d {seconds:g}s"
+    return (f"{connections} -d {slice_s:g}s: {seconds:g} s per server in each window, in "
+            f"{slice_s:g} s runs alternating between the servers")  # fmt: skip
+
+
 def servers_table(modes: list[str]) -> pd.DataFrame:
     """The servers this study runs and the article's server each stands for, per scenario."""
     pub = published()
     rows = []
+    folded = MINIMAL not in modes  # an earlier run's values-minimal, in kestrel's app
     for mode in [m for m in ORDER if m in modes or (m == MINIMAL and "kestrel" in modes)]:
-        what = "the same endpoint as a minimal API (values-minimal), no MVC"
-        summary_text = MODES[mode].summary if mode in MODES else what
+        what = "the same endpoint as a minimal API (values-minimal) in kestrel's app"
+        summary_text = what if mode == MINIMAL and folded else MODES[mode].summary
         article = [
             f"{r.scenario}: {r.server}" for r in pub[pub["mode"] == mode].itertuples(index=False)
         ]
-        rows.append((label(mode), summary_text, "; ".join(article) or "added here"))
+        rows.append((mode_label(mode), summary_text, "; ".join(article) or "added here"))
     return pd.DataFrame(rows, columns=["server", "what it is", "the article's server"])
 
 
@@ -223,8 +224,9 @@ def servers_table(modes: list[str]) -> pd.DataFrame:
 
 
 def contenders(results: pd.DataFrame) -> pd.DataFrame:
-    """The results with values-minimal folded onto the values endpoint as its own contender
-    (mode "kestrel-minimal"), so it pairs with Iris MVC's values runs in the same block."""
+    """The results with an earlier run's values-minimal folded onto the values endpoint as its
+    own contender (mode "kestrel-minimal"), so it pairs with Iris MVC's values runs in the
+    same block; a run with the kestrel-minimal mode has it there already."""
     df = results.copy()
     df["mode"] = df["mode"].astype(str)
     df["scenario"] = df["scenario"].astype(str)
@@ -246,7 +248,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
             {
                 "scenario": scenario,
                 "mode": mode,
-                "server": label(mode),
+                "server": mode_label(mode),
                 "n": n,
                 "rps": rps,
                 "rps_ci_low": low,
@@ -295,7 +297,7 @@ def checks_table(results: pd.DataFrame) -> pd.DataFrame:
     """Whether every number is a real count of successful responses, per scenario and server
     (tables.response_checks)."""
     out = response_checks(contenders(results), ["scenario", "mode"])
-    out.insert(1, "server", out.pop("mode").map(label))
+    out.insert(1, "server", out.pop("mode").map(mode_label))
     return out
 
 
@@ -374,10 +376,10 @@ def ratios(results: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
         article[["scenario", "mode", "article_ratio"]], on=["scenario", "mode"], how="left"
     )
     out["article_ratio_pct"] = 100 * out["article_ratio"]
-    out["server"] = out["mode"].map(label)
+    out["server"] = out["mode"].map(mode_label)
     out["in words"] = [
         describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence).replace(
-            "the baseline", label(BASELINE)
+            "the baseline", mode_label(BASELINE)
         )
         if metric == "rps"
         else memory_words(r)
@@ -395,10 +397,10 @@ def dotnet_shares(results: pd.DataFrame) -> pd.DataFrame:
     if "kestrel" not in set(df["mode"]):
         return pd.DataFrame()
     out = paired_ratios(df, "kestrel")
-    out["server"] = out["mode"].map(label)
+    out["server"] = out["mode"].map(mode_label)
     out["in words"] = [
         describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence).replace(
-            "the baseline", label("kestrel")
+            "the baseline", mode_label("kestrel")
         )
         for r in out.itertuples(index=False)
     ]
@@ -431,8 +433,9 @@ def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame
     for scenario in SCENARIOS:
         for _, r in rps[(rps["scenario"] == scenario) & rps["article_ratio"].notna()].iterrows():
             lines.append(
-                f"- **{scenario}, requests/s**: {_server(scenario, r['mode'])} / {label(BASELINE)} "
-                f"was {_pct(r.article_ratio)} in the article; here {r['in words']}."
+                f"- **{scenario}, requests/s**: {_server(scenario, r['mode'])} / "
+                f"{mode_label(BASELINE)} was {_pct(r.article_ratio)} in the article; here "
+                f"{r['in words']}."
             )
         article = article_ratios()
         article = article[(article["scenario"] == scenario) & (article["metric"] == "memory_mb")]
@@ -441,8 +444,9 @@ def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame
             other = _row(whole, scenario, a.mode)
             ours = same["in words"] if same is not None else "not recorded in this run"
             text = (
-                f"- **{scenario}, memory**: {_server(scenario, a.mode)} / {label(BASELINE)} was "
-                f"{_times(a.article_ratio)} in the article, excluding the dotnet framework (it "
+                f"- **{scenario}, memory**: {_server(scenario, a.mode)} / "
+                f"{mode_label(BASELINE)} was {_times(a.article_ratio)} in the article, "
+                "excluding the dotnet framework (it "
                 f"names no tool); here, without the pages mapped from files ({MEMORY_READING}), "
                 f"{ours}."
             )
@@ -458,7 +462,11 @@ def ratio_sentences(rps: pd.DataFrame, memory: pd.DataFrame, whole: pd.DataFrame
 def _server(scenario: str, mode: str) -> str:
     """Our server's name, with the article's .NET registration it stands beside."""
     registration = ARTICLE_SERVERS.get((scenario, mode), ("", ""))[1]
-    return f"{label(mode)} (the article's {registration} run)" if registration else label(mode)
+    return (
+        f"{mode_label(mode)} (the article's {registration} run)"
+        if registration
+        else mode_label(mode)
+    )
 
 
 def _row(frame: pd.DataFrame, scenario: str, mode: str):
@@ -651,14 +659,14 @@ def throughput_figure(results: pd.DataFrame) -> Figure:
     for ax, scenario in zip(axes, SCENARIOS, strict=True):
         rows = table[table["scenario"] == scenario]
         x = np.arange(len(rows))
-        ax.bar(x, rows["rps"], 0.7, color=[_color(m) for m in rows["mode"]], zorder=2)
+        ax.bar(x, rows["rps"], 0.7, color=[mode_color(m) for m in rows["mode"]], zorder=2)
         for xi, mode, v in zip(x, rows["mode"], rows["rps"], strict=True):
             mine = runs[(runs["scenario"] == scenario) & (runs["mode"] == mode)]["rps"]
             ax.scatter(np.full(len(mine), xi), mine, s=14, color="black", zorder=3)
             top = max(v, mine.max())
             ax.annotate(f"{v:,.0f}", (xi, top), xytext=(0, 3), textcoords="offset points",
                         ha="center", va="bottom", fontsize=9)  # fmt: skip
-        ax.set_xticks(x, [label(m) for m in rows["mode"]], rotation=30, ha="right")
+        ax.set_xticks(x, [mode_label(m) for m in rows["mode"]], rotation=30, ha="right")
         ax.set_title(f"{scenario}")
         ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
@@ -702,7 +710,7 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
         pct = 100 * frame["ratio"]
         low = (pct - 100 * frame["ci_low"]).fillna(0).clip(lower=0)
         high = (100 * frame["ci_high"] - pct).fillna(0).clip(lower=0)
-        ax.barh(y, pct, 0.6, color=[_color(m) for m in frame["mode"]], xerr=[low, high],
+        ax.barh(y, pct, 0.6, color=[mode_color(m) for m in frame["mode"]], xerr=[low, high],
                 capsize=3, error_kw={"elinewidth": 1.1})  # fmt: skip
         article = frame["article_ratio"].notna()
         ax.scatter(100 * frame.loc[article, "article_ratio"], y[article.to_numpy()], marker="D",
@@ -754,7 +762,7 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         rows = table[table["scenario"] == scenario]
         theirs = pub[pub["scenario"] == scenario].set_index("mode")["memory_mb"]
         x = np.arange(len(rows))
-        colors = [_color(m) for m in rows["mode"]]
+        colors = [mode_color(m) for m in rows["mode"]]
         own = rows["rss_anon_mean_mb"]
         if own.notna().all():
             ax.bar(x - 0.2, own, 0.4, color=colors,
@@ -782,7 +790,7 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
                 ax.annotate(f"{v:.0f}", (xi + 0.2, v), xytext=(0, 3),
                             textcoords="offset points", ha="center", va="bottom", fontsize=9,
                             color="0.3")  # fmt: skip
-        ax.set_xticks(x, [label(m) for m in rows["mode"]], rotation=30, ha="right")
+        ax.set_xticks(x, [mode_label(m) for m in rows["mode"]], rotation=30, ha="right")
         ax.set_title(scenario)
         ax.grid(axis="y", alpha=0.4)
     axes[0].set_ylabel("memory [MB]")
@@ -846,7 +854,7 @@ def convergence_table(curves: dict, tolerance_pct: float = convergence.TOLERANCE
     """Per cell, in the study's server order: the run's count, its rate and memory, and the
     count from which each (and both) stayed within the tolerance of the run's own value."""
     cells = convergence.table(curves, tolerance_pct)
-    cells["server"] = [label(m) for m in cells["mode"]]
+    cells["server"] = [mode_label(m) for m in cells["mode"]]
     cells = _ordered(cells)
     names = {
         "requests": "requests in the run",
@@ -911,8 +919,16 @@ def counts_text(
     curves: dict, params: StudyParams, tolerance_pct: float = convergence.TOLERANCE_PCT
 ) -> str:
     """Where this run's request counts stand: the article's, or at or above the count the
-    curves support (its means within the tolerance of the article's count's), or below it."""
-    article = StudyParams.from_file(study_of(__file__).params_path("paper"))
+    curves support (its means within the tolerance of the article's count's), or below it.
+    A run with timed windows counted no requests: it says so, and for how long."""
+    if not params.requests:
+        return (
+            f"This run's windows are timed, not counted: each server had {params.duration_s:g} s "
+            "in each window, after its warm-up to a steady rate (`duration_s` in its params). "
+            "The curves above are the evidence for how many requests a run's means need "
+            "beyond the warm-up (`requests` in results.csv: how many each server served)."
+        )
+    article = StudyParams.from_file(study_of(__file__).params_path(CONVERGENCE_PROFILE))
     needed = converged_counts(curves, tolerance_pct)
     lines = []
     for scenario in params.scenarios:

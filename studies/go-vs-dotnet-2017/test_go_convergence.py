@@ -11,6 +11,7 @@ import pytest
 
 from hostbench.analysis import convergence, tables
 from hostbench.analysis.figures import caption_text
+from hostbench.catalog import mode_label
 from hostbench.errors import BadInput
 from hostbench.params import StudyParams, load_yaml
 from hostbench.studies import study_of
@@ -91,7 +92,7 @@ def test_the_table_and_words_give_each_scenarios_count_the_largest_of_its_cells(
     assert len(shown) == len(cells)
     assert tuple(shown.iloc[0][["scenario", "server"]]) == (
         "values",
-        go_vs_dotnet.label("iris-mvc"),
+        mode_label("iris-mvc"),
     )
 
 
@@ -144,16 +145,16 @@ def test_the_curves_file_gives_back_the_curves_it_was_written_from(curves, tmp_p
 
 
 def test_the_convergence_profile_runs_each_cell_once_at_the_articles_counts_with_progress():
-    paper = StudyParams.from_file(STUDY.params_path("paper"))
     conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
     assert conv.progress_interval_s is not None and conv.repetitions == 1
-    assert (conv.cells(), conv.requests) == (paper.cells(), paper.requests)
+    article = go_vs_dotnet.published().groupby("scenario")["requests"].first()
+    assert {s: conv.requests_for(s) for s in article.index} == article.to_dict()
+    assert conv.interleave_slice_s is None  # each run alone, bounded by its count
     assert not load_yaml(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE)).get("smoke")
-    # Every cell reached the article's count before duration_s (paper's, which convergence
-    # keeps) in the committed run.
+    # Every cell reached the article's count before duration_s in the committed run.
     rates = tables.load_results(go_vs_dotnet.EVIDENCE, valid_only=False)
     assert (rates["requests"] == [conv.requests_for(s) for s in rates["scenario"]]).all()
-    assert rates["duration_s"].max() < conv.duration_s == paper.duration_s
+    assert rates["duration_s"].max() < conv.duration_s
 
 
 @pytest.fixture(scope="module")
@@ -176,9 +177,9 @@ def test_no_shorter_profile_while_the_evidence_needs_most_of_the_articles_counts
     """The README's reason for running the article's counts: in the committed convergence run
     some scenario settled only after more than half of them, so a shorter profile would save
     little. Should a new run settle sooner everywhere, this fails: add paper-converged then."""
-    paper = StudyParams.from_file(STUDY.params_path("paper"))
+    conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
     needed = go_vs_dotnet.converged_counts(evidence)
-    shares = [(needed[s] or paper.requests_for(s)) / paper.requests_for(s) for s in needed]
+    shares = [(needed[s] or conv.requests_for(s)) / conv.requests_for(s) for s in needed]
     assert max(shares) > 0.5
     assert go_vs_dotnet.CONVERGED_PROFILE not in STUDY.profiles()
     readme = (STUDY.folder / "README.md").read_text()
@@ -186,15 +187,19 @@ def test_no_shorter_profile_while_the_evidence_needs_most_of_the_articles_counts
 
 
 def test_the_page_says_where_a_runs_counts_stand_against_the_evidence(evidence):
-    text = go_vs_dotnet.convergence_text(
-        evidence, StudyParams.from_file(STUDY.params_path("paper")), own=False
-    )
+    conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
+    text = go_vs_dotnet.convergence_text(evidence, conv, own=False)
     assert f"`data/runs/{go_vs_dotnet.EVIDENCE.name}/`" in text
     assert text.count("requests per run, the article's count.") == 3
-    quick = StudyParams.from_file(STUDY.params_path("quick"))
+    fewer = conv.to_dict() | {"requests": {s: 1000 for s in conv.scenarios}}
+    short = go_vs_dotnet.counts_text(evidence, StudyParams.from_dict(fewer))
     needed = go_vs_dotnet.converged_counts(evidence)
-    below = sum(quick.requests_for(s) < needed[s] for s in quick.scenarios)
-    assert go_vs_dotnet.counts_text(evidence, quick).count("may differ from them") == below
+    below = sum(1000 < needed[s] for s in conv.scenarios if needed.get(s))
+    assert short.count("may differ from them") == below > 0
+    # A timed run counted nothing: it says for how long each server was loaded instead.
+    paper = StudyParams.from_file(STUDY.params_path("paper"))
+    timed = go_vs_dotnet.counts_text(evidence, paper)
+    assert "timed, not counted" in timed and f"{paper.duration_s:g} s" in timed
 
 
 def test_the_readme_states_the_convergence_runs_measured_wall_time():

@@ -67,21 +67,29 @@ def _bombardier_setting(item: str) -> tuple[int, int]:
 
 def test_the_go_study_runs_the_articles_loads():
     paper = StudyParams.from_file(GO_STUDY.params_path("paper"))
+    conv = StudyParams.from_file(GO_STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
     for scenario, item in (("values", "bombardier_values"), ("templates", "bombardier_templates")):
         connections, requests = _bombardier_setting(item)
         assert paper.concurrency == [connections] and paper.tools == ["bombardier"]
-        assert paper.requests_for(scenario) == requests
-    assert paper.requests_for("values-minimal") == paper.requests_for("values")
-    # The rows of the real quick run: bombardier at the article's connections, -n per scenario.
+        assert conv.requests_for(scenario) == requests  # the article's counts, run alone
+        assert paper.requests_for(scenario) is None  # shared windows are timed
+    assert conv.requests_for("values-minimal") == conv.requests_for("values")
+    # The paper profile's servers share each window; the minimal API is one of them on values.
+    assert paper.interleave_slice_s is not None and go_vs_dotnet.MINIMAL in paper.modes
+    assert [m for m, _, sc, _, _ in paper.cells() if m == go_vs_dotnet.MINIMAL] == [
+        go_vs_dotnet.MINIMAL
+    ]
+    # The rows of the real quick run: bombardier at the article's connections, each server
+    # getting its time in alternating runs within every window of its scenario.
     rows = pd.read_csv(GO_RESULTS)
     quick = StudyParams.from_file(GO_STUDY.params_path("quick"))
     assert set(rows["tool"]) == {"bombardier"} and set(rows["concurrency"]) == {connections}
-    for r in rows.itertuples(index=False):
-        assert r.requests_target == r.requests and quick.requests_for(r.scenario)
-        # The app's own count agrees within the requests in flight (the harness's rule).
-        assert abs(r.server_requests - r.requests) <= r.concurrency and r.valid
+    for r in rows[rows["valid"]].itertuples(index=False):
+        assert r.duration_s == pytest.approx(quick.duration_s, rel=0.05)
+    shared = rows.groupby(["block", "scenario", "attempt"])["started_at"].nunique()
+    assert (shared == 1).all()  # one window per scenario and block, every server in it
     pairs = set(zip(rows["mode"], rows["scenario"], strict=True))
-    assert {m for m, sc in pairs if sc == "values-minimal"} == {"kestrel"}
+    assert {sc for m, sc in pairs if m == go_vs_dotnet.MINIMAL} == {"values"}
     assert len(pairs) == len(quick.cells()) and set(rows["block"]) == {1, 2}
     assert (rows["rss_server_mean_mb"] <= rows["rss_server_peak_mb"]).all()
 

@@ -8,7 +8,7 @@ public sealed class AppOptions
     public const string Usage =
         "usage: TestApp [--urls URL[;URL...]] [--server kestrel|httpsys] [--io-queue-count N] "
         + "[--inline-scheduling true|false] [--wait-for-data true|false] "
-        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None] [--mvc full|core]";
+        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None] [--mvc full|core|none]";
 
     public string Urls { get; private set; } = "http://127.0.0.1:5000";
     public string Server { get; private set; } = "kestrel";
@@ -17,7 +17,8 @@ public sealed class AppOptions
     public bool? WaitForData { get; private set; }
     public LogLevel LogLevel { get; private set; } = LogLevel.Warning;
 
-    /// <summary>MVC's services: "full" (AddControllersWithViews) or "core" (AddMvcCore and only what the controllers need).</summary>
+    /// <summary>MVC's services: "full" (AddControllersWithViews), "core" (AddMvcCore and only what the controllers
+    /// need) or "none" (no MVC: GET /api/values/{id} is the minimal API, and the MVC endpoints are not there).</summary>
     public string Mvc { get; private set; } = "full";
 
     public bool HasSocketOptions => IoQueueCount is not null || InlineScheduling is not null || WaitForData is not null;
@@ -113,7 +114,8 @@ public sealed class AppOptions
                 {
                     "full" => "full",
                     "core" => "core",
-                    _ => throw new UsageException($"bad --mvc '{value}' (want full or core)"),
+                    "none" => "none",
+                    _ => throw new UsageException($"bad --mvc '{value}' (want full, core or none)"),
                 };
                 break;
             default:

@@ -74,7 +74,7 @@ if (options.Mvc == "core")
     // ApiExplorer, authorization, CORS, data annotations, formatter mappings, the cache tag helper.
     builder.Services.AddMvcCore().AddRazorViewEngine().AddXmlSerializerFormatters();
 }
-else
+else if (options.Mvc == "full")
 {
     builder.Services.AddTestAppMvc(); // Mvc.cs: shared with the C# tour's in-memory host
 }
@@ -134,7 +134,16 @@ app.MapGet("/__request-info", (HttpContext c) => Results.Json(new
 // Go vs .NET Core 2017's endpoint without MVC: a minimal API (counted as /api/values-minimal).
 app.MapGet("/api/values-minimal/{id}", (int id) => "value");
 
-app.MapControllers();
+if (options.Mvc == "none")
+{
+    // The same endpoint at the article's path, in an app without MVC: a contender that
+    // shares the values scenario's load with the MVC apps (counted as /api/values).
+    app.MapGet("/api/values/{id}", (int id) => "value");
+}
+else
+{
+    app.MapControllers();
+}
 
 RemoveStaleUnixSockets(options.Urls);
 try
