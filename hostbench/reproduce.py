@@ -186,10 +186,13 @@ def reproduce(
     }
     if study.runs_tour and not render_only:
         _run_tour(out, discard_old)
+    # A re-render writes beside the run's notebook and replaces it only once it ran through:
+    # one that fails leaves the executed notebook as it was, and its own copy to look at.
+    notebook = out / study.notebook
+    executed = notebook.with_suffix(".rendering.ipynb") if render_only else notebook
     with _Follow(out):
-        _execute(
-            study.notebook_path, out / study.notebook, parameters, "python3", _budget_s(params)
-        )
+        _execute(study.notebook_path, executed, parameters, "python3", _budget_s(params))
+    executed.replace(notebook)
     for folder in [out, *(out.parent / f"{run_id}-{name}" for name in params.sub_studies)]:
         if (folder / "results.csv").is_file():
             # A re-render's ratios are today's analysis of the data, unless its notebook

@@ -240,7 +240,7 @@ def test_invalid_reasons_are_grouped_by_kind_and_reruns_counted():
     assert table.loc["transport errors", "runs"] == 1
     assert table.loc["warm-up not steady", "runs"] == 1
     assert table.loc["shorter than min_duration_s", "runs"] == 1
-    assert table.loc["re-run after a busy attempt (attempt 2 or later)", "runs"] == 2
+    assert table.loc[analysis.RERUN_KIND, "runs"] == 2
     assert analysis.reason_kind("1 cell broke at 3.5 s") == "N cell broke at N s"
 
 

@@ -1,6 +1,7 @@
 """`reproduce --render-only`: a complete run re-rendered from its own data measures nothing,
 and a run with a window still to measure is refused in one line, before anything starts."""
 
+import json
 import shutil
 import tarfile
 
@@ -68,3 +69,23 @@ def test_a_re_render_writes_the_runs_ratios_anew(tmp_path, monkeypatch):
     stale.write_text(stale.read_text().replace("kestrel", "kestrel-stale"))  # an older analysis
     reproduce("selfhost-2012", "paper", run_id=folder.name, runs_dir=tmp_path, render_only=True)
     assert stale.read_text() == (RUN / "ratios.csv").read_text()
+
+
+@pytest.mark.live  # executes the study's notebook
+def test_a_re_render_that_fails_leaves_the_runs_notebook_as_it_was(tmp_path, monkeypatch):
+    if not (RUN / "runs.tar.gz").is_file():
+        pytest.skip(f"{RUN.name} is not committed")
+    from hostbench.errors import HostbenchError
+    from hostbench.reproduce import reproduce
+
+    monkeypatch.setenv(RENDER_ONLY, "1")
+    folder = _copy(tmp_path, unpack=True)
+    recorded = json.loads((folder / "params.json").read_text())
+    recorded["repetitions"] += 1  # measured with other settings than the profile's: refused
+    (folder / "params.json").write_text(json.dumps(recorded))
+    notebook = folder / "03-selfhost-2012.ipynb"
+    before = notebook.read_bytes()
+    with pytest.raises(HostbenchError, match="measured with other settings"):
+        reproduce("selfhost-2012", "paper", run_id=folder.name, runs_dir=tmp_path, render_only=True)
+    assert notebook.read_bytes() == before
+    assert (folder / "03-selfhost-2012.rendering.ipynb").is_file()  # the failed one, to look at

@@ -234,8 +234,9 @@ def validity_note(all_results: pd.DataFrame) -> str:
     are tables.invalid_reasons. all_results: every row (load_results(valid_only=False))."""
     left_out = len(invalid_rows(all_results))
     reruns = tables.invalid_reasons(all_results)
-    reruns = reruns.loc[reruns["why"].str.startswith("re-run"), "runs"].sum()
-    again = f" {reruns} run(s) were re-runs of a run the machine disturbed." if reruns else ""
+    reruns = reruns.loc[reruns["why"] == tables.RERUN_KIND, "runs"].sum()
+    again = (f" {reruns} run(s) were measured again at once, after the machine was busy or a "
+             "warm-up never settled." if reruns else "")  # fmt: skip
     if left_out == 0:
         return f"All {len(all_results)} runs are valid.{again}"
     return (

@@ -448,12 +448,17 @@ def reason_kind(reason: str) -> str:
     return re.sub(r"\d+(?:\.\d+)?", "N", reason.strip())
 
 
+# The row of invalid_reasons that counts the runs measured again at once (harness.study._redo).
+RERUN_KIND = "re-run after a busy or unsteady attempt (attempt 2 or later)"
+
+
 def invalid_reasons(df: pd.DataFrame) -> pd.DataFrame:
     """Why runs were left out or re-run, as a short table: kind, runs, one example.
 
     df: every row (load_results(..., valid_only=False)). A row with two reasons ("; ")
-    counts under both. Where the harness re-ran a busy run (`attempt` > 1), the re-runs are
-    a row of their own. Tolerates results without `invalid_reason` or `attempt`.
+    counts under both. Where the harness re-ran a run at once (`attempt` > 1: the machine
+    was busy, or a warm-up never settled), the re-runs are a row of their own. Tolerates
+    results without `invalid_reason` or `attempt`.
     """
     rows = []
     if "valid" in df.columns and "invalid_reason" in df.columns:
@@ -467,7 +472,7 @@ def invalid_reasons(df: pd.DataFrame) -> pd.DataFrame:
     if "attempt" in df.columns:
         reruns = int((pd.to_numeric(df["attempt"], errors="coerce") > 1).sum())
         if reruns:
-            rows.append(("re-run after a busy attempt (attempt 2 or later)", reruns, ""))
+            rows.append((RERUN_KIND, reruns, ""))
     table = pd.DataFrame(rows, columns=["why", "runs", "example"])
     return table.sort_values("runs", ascending=False, kind="stable").reset_index(drop=True)
 

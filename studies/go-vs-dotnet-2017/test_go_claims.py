@@ -123,8 +123,8 @@ def test_the_box_has_one_row_per_claim(where):
 
 def test_the_committed_paper_runs_verdicts():
     """The verdicts the paper run's report will show: Iris ahead on requests/s and latency is
-    not supported (templates reverses it: .NET 148% of Iris MVC), both sizes larger than the
-    article's; .NET uses more memory, by less than the article's multiples."""
+    not supported (templates reverses it: .NET faster than Iris MVC), both sizes larger than
+    the article's; .NET uses more memory, by less than the article's multiples."""
     table = claims.of_run(STUDY, COMMITTED[0])
     want = {
         RPS: intervals.NOT_SUPPORTED,
@@ -138,7 +138,12 @@ def test_the_committed_paper_runs_verdicts():
     for start, verdict in want.items():
         row = _claim(table, start)
         assert row[claims.VERDICT] == verdict, (start, row[claims.OURS])
-    assert "templates 148% (118-184%, 3 blocks)" in _claim(table, RPS_TEMPLATES)[claims.OURS]
+    # The row prints the run's own ratio, as ratios.csv has it.
+    ratios = pd.read_csv(COMMITTED[0] / "ratios.csv").set_index(["mode", "scenario"])
+    r = ratios.loc[("kestrel", "templates")]
+    low, high = intervals.ci_bounds(r["ci_low"], r["ci_high"])
+    ours = f"templates {intervals.pct_text(r['ratio'])} ({low}-{high}%, {r['n']} blocks)"
+    assert ours in _claim(table, RPS_TEMPLATES)[claims.OURS]
 
 
 # --- verdicts that turn on constructed runs -------------------------------------------------
@@ -210,7 +215,7 @@ def test_our_maximum_latency_is_each_runs_maximum_averaged_over_blocks_as_the_te
     runs = results[(results["mode"] == "iris-mvc") & (results["scenario"] == "values")]
     ours = table.loc["Iris (MVC controllers)", "latency max [ms], ours"]
     assert ours == pytest.approx(runs["latency_max_ms"].mean())
-    assert round(ours) == 265 and round(runs["latency_max_ms"].max()) == 317  # not the max
+    assert ours < runs["latency_max_ms"].max()  # the runs' maxima averaged, not their maximum
     nb = (GO_STUDY.folder / GO_STUDY.notebook).read_text(encoding="utf-8")
     assert "each run's slowest response, averaged over blocks" in nb
 
@@ -245,13 +250,17 @@ def test_the_gap_in_requests_is_set_beside_the_share_of_the_cpu_each_server_had(
     table = go_vs_dotnet.summary(results)
     text = go_vs_dotnet.then_and_now(rps, memory, go_vs_dotnet.dotnet_shares(results), env, table)
     gap = next(line for line in text.splitlines() if line.startswith("- **The gap"))
-    assert "38% then, 95% now" in gap and "44% then, 148% now" in gap
+    then = go_vs_dotnet.article_ratios().query("metric == 'rps'").set_index(["scenario", "mode"])
+    for scenario, mode in go_vs_dotnet.HEADLINE_SERVER.items():
+        now = rps[(rps["scenario"] == scenario) & (rps["mode"] == mode)]["ratio"].iloc[0]
+        was = then.loc[(scenario, mode), "article_ratio"]
+        want = f"{scenario}: {intervals.pct_text(was)} then, {intervals.pct_text(now)} now"
+        assert want in gap
     # Each number from results.csv: the cores each server and bombardier used (per server,
     # averaged over its runs), the machine's busy share; the article's processor's cores.
     per = results.groupby(["scenario", "mode"])[["cpu_server_cores", "cpu_loadgen_cores"]].mean()
     server = f"{per['cpu_server_cores'].min():.2f}-{per['cpu_server_cores'].max():.2f}"
     loadgen = f"{per['cpu_loadgen_cores'].min():.2f}-{per['cpu_loadgen_cores'].max():.2f}"
-    assert loadgen == "0.75-0.88"
     busy = table["cpu_total_pct"].mean()
     assert f"each server used {server} cores of the {env['cpu_cores_logical']} logical" in gap
     assert f"bombardier taking {loadgen} beside it" in gap and f"{busy:.0f}% busy" in gap

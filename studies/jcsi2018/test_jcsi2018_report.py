@@ -362,7 +362,7 @@ def test_validity_note_counts_left_out_runs_and_reruns(run3):
         attempt=[1] * (len(all_runs) - 1) + [2],
     )
     note = report.validity_note(marked)
-    assert f"1 of {len(all_runs)} runs left out" in note and "1 run(s) were re-runs" in note
+    assert f"1 of {len(all_runs)} runs left out" in note and "1 run(s) were measured again" in note
 
 
 def test_calibration_note_says_what_was_computed():
