@@ -11,7 +11,9 @@ import pytest
 
 from conftest import record_params
 from hostbench.analysis import tables as analysis
+from hostbench.analysis.prose import validity_note
 from hostbench.errors import BadInput
+from hostbench.paths import RUNS
 from hostbench.studies import DEFAULT_STUDY, get_study
 
 
@@ -274,3 +276,13 @@ def test_a_run_written_again_is_read_again_and_each_caller_gets_its_own_copy(tmp
     record_params(tmp_path, seed=1)
     record_params(tmp_path, seed=2)  # the same size, another seed
     assert analysis.load_params(tmp_path).seed == 2
+
+
+def test_the_validity_note_counts_the_rows_results_csv_holds_not_the_launches():
+    # Launches with several windows are one row once loaded; the note counts every window.
+    run = RUNS / "example-linux-proxies-2021-paper"  # two windows a block, two left out
+    rows = pd.read_csv(run / "results.csv")
+    loaded = analysis.load_results(run, valid_only=False)
+    assert len(loaded) < len(rows)
+    left_out = int((~rows["valid"]).sum())
+    assert f"**{left_out} of {len(rows)} runs left out**" in validity_note(loaded)

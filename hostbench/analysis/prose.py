@@ -231,16 +231,18 @@ def write_headline(run_dir: str | Path, text: str) -> str:
 
 def validity_note(all_results: pd.DataFrame) -> str:
     """How many runs were left out, and why, as one sentence (Markdown); the reasons by kind
-    are tables.invalid_reasons. all_results: every row (load_results(valid_only=False))."""
+    are tables.invalid_reasons. all_results: every row (load_results(valid_only=False)); a
+    launch's windows, combined into one row there, count as the runs results.csv holds."""
     left_out = len(invalid_rows(all_results))
+    runs = int(all_results["windows"].sum()) if "windows" in all_results else len(all_results)
     reruns = tables.invalid_reasons(all_results)
     reruns = reruns.loc[reruns["why"] == tables.RERUN_KIND, "runs"].sum()
     again = (f" {reruns} run(s) were measured again at once, after the machine was busy or a "
              "warm-up never settled." if reruns else "")  # fmt: skip
     if left_out == 0:
-        return f"All {len(all_results)} runs are valid.{again}"
+        return f"All {runs} runs are valid.{again}"
     return (
-        f"**{left_out} of {len(all_results)} runs left out** of the analysis; `results.csv` "
+        f"**{left_out} of {runs} runs left out** of the analysis; `results.csv` "
         f"keeps them with the reason in `invalid_reason`, by kind below.{again}"
     )
 
