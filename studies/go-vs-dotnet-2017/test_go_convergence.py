@@ -174,9 +174,10 @@ def test_the_committed_convergence_run_is_the_profile_measured_alone(evidence):
 
 
 def test_no_shorter_profile_while_the_evidence_needs_most_of_the_articles_counts(evidence):
-    """The README's reason for running the article's counts: in the committed convergence run
-    some scenario settled only after more than half of them, so a shorter profile would save
-    little. Should a new run settle sooner everywhere, this fails: add paper-converged then."""
+    """The README's reason for no request-counted profile shorter than the article's: in the
+    committed convergence run some scenario settled only after more than half of its counts,
+    so fewer requests would save little. Should a new run settle sooner everywhere, this
+    fails: say so in the README then."""
     conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
     needed = go_vs_dotnet.converged_counts(evidence)
     shares = [(needed[s] or conv.requests_for(s)) / conv.requests_for(s) for s in needed]
