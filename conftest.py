@@ -100,6 +100,18 @@ def interruptible(argv: list, **kwargs) -> subprocess.Popen:
     )
 
 
+def descendants_named(pid: int) -> dict[psutil.Process, str]:
+    """The processes below `pid` that still run, with their names: a short-lived child (a
+    probe, a config check) may end between the listing and the read of its name."""
+    named = {}
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            named[child] = child.name()
+        except psutil.NoSuchProcess:
+            pass
+    return named
+
+
 def record_params(folder: Path, **changes) -> StudyParams:
     """A run folder's params.json as the harness records it: a small study, with `changes`."""
     raw = {"modes": ["kestrel", "nginx"], "scenarios": ["text"], "tools": ["k6"],

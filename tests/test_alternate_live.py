@@ -17,7 +17,7 @@ from contextlib import ExitStack
 import psutil
 import pytest
 
-from conftest import SHORT_RUNS, interruptible
+from conftest import SHORT_RUNS, descendants_named, interruptible
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.alternate import (
     ALTERNATING,
@@ -148,7 +148,7 @@ def _children_once_a_run_loads(cli, out, tool, timeout=120) -> dict[psutil.Proce
         runs = sorted(second.iterdir()) if second.exists() else []
         if len(runs) >= 2:
             try:
-                children = {c: c.name() for c in psutil.Process(cli.pid).children(recursive=True)}
+                children = descendants_named(cli.pid)
                 if any(
                     name == tool and c.cwd() == str(runs[1].resolve())
                     for c, name in children.items()

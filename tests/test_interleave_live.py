@@ -17,7 +17,7 @@ from contextlib import ExitStack
 import psutil
 import pytest
 
-from conftest import SHORT_RUNS
+from conftest import SHORT_RUNS, descendants_named
 from hostbench.analysis.intervals import mean_interval
 from hostbench.analysis.tables import with_cpu_per_request
 from hostbench.harness.launch import netns
@@ -204,7 +204,7 @@ def _children_once_a_chunk_loads(cli, out, timeout=240) -> dict[psutil.Process, 
     while time.monotonic() < deadline:
         assert cli.poll() is None, cli.communicate()
         try:
-            children = {c: c.name() for c in psutil.Process(cli.pid).children(recursive=True)}
+            children = descendants_named(cli.pid)
             loading = any(name == "k6" and "/r1/" in " ".join(c.cmdline())
                           for c, name in children.items())  # fmt: skip
         except psutil.NoSuchProcess:

@@ -8,11 +8,10 @@ import subprocess
 import sys
 import time
 
-import psutil
 import pytest
 import yaml
 
-from conftest import SHORT_RUNS, interruptible
+from conftest import SHORT_RUNS, descendants_named, interruptible
 from hostbench.results import NAMES as RESULT_COLUMNS
 from hostbench.results import CpuList, read_results
 
@@ -41,13 +40,13 @@ def _cli(*args, **kwargs):
 def _children_once_loading(cli, timeout=90):
     """The CLI's child processes, once its load generator (bombardier) runs."""
     deadline = time.monotonic() + timeout
-    children = []
+    children = {}
     while time.monotonic() < deadline:
-        children = psutil.Process(cli.pid).children(recursive=True)
-        if any(c.name() == "bombardier" for c in children):
-            return children
+        children = descendants_named(cli.pid)
+        if "bombardier" in children.values():
+            return list(children)
         time.sleep(0.1)
-    raise AssertionError(f"no bombardier among {[c.name() for c in children]}")
+    raise AssertionError(f"no bombardier among {sorted(children.values())}")
 
 
 def _rows(path):
