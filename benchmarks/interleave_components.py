@@ -58,6 +58,7 @@ from hostbench.harness.measure.quiet import measuring_alone, wait_until_quiet
 from hostbench.harness.measure.run import warm_up
 from hostbench.load import TOOLS, Load, check_slice
 from hostbench.params import LaunchOptions
+from hostbench.params.keys import ENV_NAME
 
 DEFAULT_SLICES = [0.1, 0.25, 0.5, 1, 2, 5, 15]
 # Alternating runs: whole seconds (wrk's and ab's runs are), from the tools' shortest run.
@@ -180,7 +181,8 @@ def measure(args) -> pd.DataFrame:
                 wait_until_quiet(QUIET_MAX_CORES, 10, 120)
             folder = out / f"l{launch_no}"
             with ExitStack() as up:  # stops what it launched however the launch ends
-                targets = [up.enter_context(launch(m, folder / m.id, LaunchOptions()))
+                options = LaunchOptions(app_env=args.app_env)
+                targets = [up.enter_context(launch(m, folder / m.id, options))
                            for m in modes]  # fmt: skip
                 loads = warm_targets(targets, scenarios, args, folder)
                 for run in range(1, args.runs + 1):
@@ -227,6 +229,14 @@ def parser() -> argparse.ArgumentParser:
         default=8,
         help="connections (k6: virtual users), as a study's concurrency",
     )
+    ap.add_argument(
+        "--app-env",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment of every launch of the test app, e.g. DOTNET_TieredPGO=0 "
+        "(is what spreads between launches the runtime's?)",
+    )
     ap.add_argument("--seed", type=int, help="the order's seed (default: drawn, recorded)")
     ap.add_argument("--quick", action="store_true",
                     help="a seconds-long smoke of the pipeline: " + ", ".join(
@@ -245,6 +255,8 @@ def resolved(args) -> argparse.Namespace:
             setattr(args, key, value)
     if args.slices is None:
         args.slices = DEFAULT_SLICES if switches else DEFAULT_RUN_SLICES
+    if isinstance(args.app_env, list):
+        args.app_env = dict(item.partition("=")[::2] for item in args.app_env)
     return args
 
 
@@ -262,6 +274,9 @@ def check(args) -> None:
         get_mode(mode)  # BadInput naming the modes there are
     for scenario in args.scenarios:
         get_scenario(scenario)
+    for name in args.app_env:
+        if not ENV_NAME.match(name):
+            raise BadInput(f"--app-env: {name!r} is not an environment variable name (NAME=VALUE)")
     Load(args.tool, args.connections, args.chunk_s, warmup_s=args.warmup_s)
     for slice_s in args.slices:  # BadInput saying what a slice, a chunk and the tool allow
         slice_schedule(len(modes), slice_s, args.chunk_s, 0)
