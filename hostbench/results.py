@@ -528,13 +528,14 @@ def _to_mean_window(kept: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     group = [c for c in WINDOW_GROUP if c in kept.columns]
     by = lambda names: [kept[c] for c in names]  # noqa: E731 (NaN keys are keys too)
     logs = np.log(kept["rps"].astype(float))
-    seen = kept.groupby(by(key), dropna=False, observed=True)["started_at"].transform("nunique")
+    launches = kept.assign(_log=logs).groupby(by(key), dropna=False, observed=True)
+    seen = launches["started_at"].transform("nunique")
     every = kept.groupby(by(group), dropna=False, observed=True)["started_at"].transform("nunique")
     partial = seen < every
     full = ~partial
     if not partial.any() or not full.any():
         return kept
-    own_mean = logs.groupby(by(key), dropna=False, observed=True).transform("mean")
+    own_mean = launches["_log"].transform("mean")
     where = [*group, "started_at"]
     drift = (logs - own_mean)[full].groupby([kept.loc[full, c] for c in where], dropna=False,
                                             observed=True).mean().rename("_drift")  # fmt: skip

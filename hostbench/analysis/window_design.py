@@ -38,6 +38,14 @@ def in_words(params: StudyParams) -> str:
     )
 
 
+def alternating_runs(seconds: float, slice_s: float, one: str, many: str, flag: str = "") -> str:
+    """What each of the compared got of a timed tool that cannot switch target within a run
+    (measure/alternate.py): "10 s per server in each window, in 1 s runs alternating between
+    the servers"; `flag`, the tool's option for a run's length, follows "runs"."""
+    return (f"{seconds:g} s per {one} in each window, in {slice_s:g} s runs{flag} alternating "
+            f"between the {many}")  # fmt: skip
+
+
 def short(params: StudyParams) -> str:
     """ "back to back", or "interleaved in slices of 0.25 s"."""
     if params.interleave_slice_s is None:

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import convergence, figures, prose
+from hostbench.analysis import convergence, figures, prose, window_design
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.intervals import (
     describe,
@@ -201,8 +201,8 @@ def _load_text(params: dict, scenario: str) -> str:
     seconds, slice_s = params["duration_s"], params.get("interleave_slice_s")
     if slice_s is None:
         return f"{connections} -d {seconds:g}s"
-    return (f"{connections} -d {slice_s:g}s: {seconds:g} s per server in each window, in "
-            f"{slice_s:g} s runs alternating between the servers")  # fmt: skip
+    each = window_design.alternating_runs(seconds, slice_s, "server", "servers")
+    return f"{connections} -d {slice_s:g}s: {each}"
 
 
 def servers_table(modes: list[str]) -> pd.DataFrame:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hostbench.analysis import figures, tables
+from hostbench.analysis import figures, tables, window_design
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import (
     describe,
@@ -173,9 +173,10 @@ def _requests_text(params) -> str:
         return f"{params.requests:,}"
     if params.interleave_slice_s is None:
         return f"none: timed, {params.duration_s:g} s per mode (-t)"
-    return (f"none: timed, {params.duration_s:g} s per mode in each window, in "
-            f"{params.interleave_slice_s:g} s runs (-t {params.interleave_slice_s:g}) "
-            "alternating between the modes")  # fmt: skip
+    slice_s = params.interleave_slice_s
+    each = window_design.alternating_runs(params.duration_s, slice_s, "mode", "modes",
+                                          flag=f" (-t {slice_s:g})")  # fmt: skip
+    return f"none: timed, {each}"
 
 
 def _windows_per_block(params) -> str:
