@@ -58,6 +58,15 @@ def test_a_component_the_data_cannot_tell_from_zero_is_zero():
     assert one_launch["sd_run"] == pytest.approx(math.sqrt(2 * B**2 - C**2))
 
 
+def test_with_one_run_per_launch_the_launches_hold_what_runs_would():
+    # Launch means mu+a, mu, mu-a, 2 chunks +-c each: MS_launch = 2a^2, MS_chunk = 2c^2.
+    one_run = nested()
+    one_run = one_run[one_run["run"] == 1].assign(value=lambda d: d["value"] - B)
+    got = components.components(one_run)
+    assert math.isnan(got["sd_run"])
+    assert got["sd_launch"] == pytest.approx(math.sqrt(A**2 - C**2))
+
+
 def test_the_interval_takes_the_launch_as_its_unit():
     unit, means = components.unit_means(nested())
     assert unit == "launches" and means.tolist() == pytest.approx([MU + A, MU, MU - A])
@@ -160,6 +169,7 @@ def test_a_chunks_rows_carry_each_modes_time_rate_and_log_ratio():
         (["--scenarios", "pdf"], "unknown scenario 'pdf'"),
         (["--sensitivity", "kestrel"], "each mode once"),
         (["--connections", "0"], "--connections must be 1 or more, got 0"),
+        (["--app-env", "1X=0"], "--app-env: '1X' is not an environment variable name"),
         # Alternating runs: each slice a run of the tool, as long as the tool can time one.
         (
             ["--tool", "bombardier", "--slices", "0.5"],
@@ -238,3 +248,32 @@ def test_the_tools_design_sets_the_default_slices_and_the_smoke():
     assert smoke.chunk_s == bench.QUICK_RUNS["chunk_s"]
     bench.check(smoke)
     assert bench.resolved(bench.parser().parse_args(["--vus", "4"])).connections == 4  # as before
+
+
+def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(tmp_path):
+    one_run = nested()
+    one_run = one_run[one_run["run"] == 1].assign(value=lambda d: d["value"] - B)
+    settings = {
+        "k6-8vus": ({"tool": "k6", "connections": 8, "app_env": {}}, one_run),
+        "k6-8vus-tieredpgo-0": (
+            {"tool": "k6", "connections": 8, "app_env": {"DOTNET_TieredPGO": "0"}},
+            one_run.assign(value=lambda d: MU + (d["value"] - MU) / 10),  # a tenth the spread
+        ),
+    }
+    folders = []
+    for name, (setup, frame) in settings.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        _chunks({0.25: frame}).to_csv(folder / components.CHUNKS_FILE, index=False)
+        setup |= {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "slices": [0.25],
+                  "launches": 3, "runs": 1, "chunks": 2, "chunk_s": 20.0}  # fmt: skip
+        (folder / components.SEED_FILE).write_text(json.dumps(setup))
+        folders.append(folder)
+    text = components.spread_block(folders, ["a/k6-8vus", "a/k6-8vus-tieredpgo-0"])
+    rows = [line for line in text.splitlines() if line.startswith("| `a/")]
+    assert len(rows) == 2
+    assert "k6, 8 VUs, one run switching target in 0.25 s slices | defaults |" in rows[0]
+    assert "| DOTNET_TieredPGO=0 |" in rows[1]
+    wide, narrow = (math.sqrt(A**2 - C**2), math.sqrt(A**2 - C**2) / 10)
+    assert rows[0].endswith(f"| {wide:.4f} |") and rows[1].endswith(f"| {narrow:.4f} |")
+    assert "3 fresh launches each, one run of 2 interleaved chunks of 20 s" in text

@@ -43,7 +43,8 @@ def components(d: pd.DataFrame) -> dict:
     """The variance components of `value` (a log ratio) nested as chunks in runs in
     launches, by the balanced nested ANOVA's mean squares (average group sizes when a chunk
     was left out): sd_chunk within a run, sd_run between runs of a launch, sd_launch between
-    launches; a component the data cannot tell from zero is 0, one it cannot estimate NaN."""
+    launches; a component the data cannot tell from zero is 0, one it cannot estimate NaN.
+    With one run per launch, runs and launches are one level: sd_launch holds both."""
     runs = d.groupby(["launch", "run"])["value"]
     n_launch = d["launch"].nunique()
     n_run = runs.ngroups
@@ -62,7 +63,7 @@ def components(d: pd.DataFrame) -> dict:
     ms_run = ss_run / df_run if df_run > 0 else math.nan
     ms_launch = ss_launch / df_launch if df_launch > 0 else math.nan
     var_run = (ms_run - ms_chunk) / c
-    var_launch = (ms_launch - ms_run) / (r * c)
+    var_launch = (ms_launch - (ms_run if df_run > 0 else ms_chunk)) / (r * c)
 
     def sd(var: float) -> float:
         return math.nan if math.isnan(var) else math.sqrt(max(0.0, var))
@@ -238,6 +239,41 @@ def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> s
     schedules = [schedule_text(summary, sid, p, tool) for sid, p in (profiles or {}).items()]
     return "\n\n".join(p for p in [head, table(summary, baseline).rstrip(), tail, *schedules]
                        if p)  # fmt: skip
+
+
+def spread_block(folders: list[Path], shown_as: list[str]) -> str:
+    """docs/method.md's comparison of characterisations that differ in one setting each (the
+    tool and its design, the connections, the test app's environment), one row per folder:
+    where the ratio's spread lies, within a run or between launches."""
+    rows = []
+    for folder, name in zip(folders, shown_as, strict=True):
+        chunks, setup = read(folder)
+        tool = setup.get("tool", "k6")
+        connections = setup.get("connections", setup.get("vus"))
+        design = ("one run switching target" if TOOLS[tool].switches_target
+                  else "alternating runs")  # fmt: skip
+        env = " ".join(f"{k}={v}" for k, v in (setup.get("app_env") or {}).items())
+        for r in summarise(chunks, quick=bool(setup.get("quick"))).itertuples():
+            rows.append(
+                f"| `{name}` | {tool}, {connections} {'VUs' if tool == 'k6' else 'connections'}, "
+                f"{design} in {r.slice_s:g} s slices | {env or 'defaults'} | "
+                f"{scenario_label(r.scenario)} | {r.chunks} ({r.units}) | "
+                f"{_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | "
+                f"{_num(r.sd_launch)} |"
+            )
+    _, setup = read(folders[0])
+    pair = " / ".join(mode_label(m) for m in setup["modes"])
+    return "\n".join([
+        f"{pair}, {setup['launches']} fresh launches each, one run of "
+        f"{setup['chunks']} interleaved chunks of {setup['chunk_s']:g} s per launch "
+        "(`benchmarks/interleave_components.py`; a chunk's runs and its launch are one level "
+        "here, so the between-launches sd holds both):",
+        "",
+        "| folder | load | the test app's environment | scenario | chunks (units) "
+        "| ratio (95% CI) | sd within a run | sd between launches |",
+        "|---|---|---|---|---:|---|---:|---:|",
+        *rows,
+    ])  # fmt: skip
 
 
 def gaps_text(chunks: pd.DataFrame) -> str:
