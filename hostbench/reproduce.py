@@ -157,18 +157,23 @@ def reproduce(
     study = get_study(study_id)
     if not study.notebook_path.is_file():
         raise HostbenchError(f"study {study_id!r} has no notebook yet ({study.notebook_path})")
-    # Validated, and checked runnable here, once, before anything starts; the notebook gets
-    # them whole (to_dict) and does not check them again.
-    params = check_runnable(StudyParams.from_file(study.params_path(profile)))
+    profile_file = study.params_path(profile)
     profile = profile_name(profile)  # a params file of the reader's: its name from here on
     run_id = check_run_id(run_id or f"{study_id}-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
-    out.mkdir(parents=True, exist_ok=True)
-    earlier_s = _recorded_wall_s(out, study_id, profile)
     if render_only:
         if discard_old:
             raise BadInput("--render-only keeps what was measured; it takes no --discard-old")
+        # A re-render takes the settings the run was measured with, which an older run's
+        # profile may no longer have; nothing is launched, so nothing need be runnable here.
+        params = StudyParams.from_run(out)
         os.environ[RENDER_ONLY] = "1"  # the notebook's kernel inherits it
+    else:
+        # Validated, and checked runnable here, once, before anything starts; the notebook
+        # gets them whole (to_dict) and does not check them again.
+        params = check_runnable(StudyParams.from_file(profile_file))
+    out.mkdir(parents=True, exist_ok=True)
+    earlier_s = _recorded_wall_s(out, study_id, profile)
     if not render_only:  # a re-render that fails leaves the run as complete as it was
         (out / DONE_FILE).unlink(missing_ok=True)
     _prepare_environment()
