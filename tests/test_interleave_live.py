@@ -91,9 +91,7 @@ def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and
     # median above a slow stretch), so they are 0.6-1/0.6.
     load = Load("k6", VUS, 2.0, path="/text", warmup_s=8.0)
     folders = [tmp_path / "kestrel", tmp_path / "analog"]
-    t0 = time.monotonic()
     warmed = warm_up_together(kestrel_and_analog, load, 0.25, 5.0, folders, seed=2)
-    took = time.monotonic() - t0
     w = interleaved_window(kestrel_and_analog, LOAD, slice_schedule(2, 0.25, 6.0, seed=5),
                            tmp_path / "window", "/text")  # fmt: skip
     for target, warm, folder in zip(w.targets, warmed, folders, strict=True):
@@ -105,10 +103,9 @@ def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and
         assert len(curve) >= 3
         median = curve[len(curve) // 2]
         assert 0.6 < median / target["rps"] < 1 / 0.6, (target["mode"], curve, target["rps"])
-    assert took < 2 * 8.0 + 10  # stopped once both were steady, or at their time at most
     assert (folders[0] / "script.js").exists() and (folders[0] / SCHEDULE_FILE).exists()
     assert "kestrel" in (folders[1] / WARMUP_FILE).read_text()
-    assert not any(p.name() == "k6" for p in psutil.Process().children(recursive=True))
+    assert "k6" not in descendants_named(os.getpid()).values()
 
 
 def test_the_requests_follow_the_time_each_target_had(kestrel_and_analog, tmp_path):
