@@ -272,8 +272,8 @@ def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(t
     text = components.spread_block(folders, ["a/k6-8vus", "a/k6-8vus-tieredpgo-0"])
     rows = [line for line in text.splitlines() if line.startswith("| `a/")]
     assert len(rows) == 2
+    assert "| Kestrel / " in rows[0] and "| 3 x 2 chunks of 20 s |" in rows[0]
     assert "k6, 8 VUs, one run switching target in 0.25 s slices | defaults |" in rows[0]
     assert "| DOTNET_TieredPGO=0 |" in rows[1]
     wide, narrow = (math.sqrt(A**2 - C**2), math.sqrt(A**2 - C**2) / 10)
     assert rows[0].endswith(f"| {wide:.4f} |") and rows[1].endswith(f"| {narrow:.4f} |")
-    assert "3 fresh launches each, one run of 2 interleaved chunks of 20 s" in text

@@ -243,8 +243,8 @@ def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> s
 
 def spread_block(folders: list[Path], shown_as: list[str]) -> str:
     """docs/method.md's comparison of characterisations that differ in one setting each (the
-    tool and its design, the connections, the test app's environment), one row per folder:
-    where the ratio's spread lies, within a run or between launches."""
+    pair, the tool and its design, the connections, the test app's environment), one row per
+    folder and scenario: where the ratio's spread lies, within a run or between launches."""
     rows = []
     for folder, name in zip(folders, shown_as, strict=True):
         chunks, setup = read(folder)
@@ -253,25 +253,24 @@ def spread_block(folders: list[Path], shown_as: list[str]) -> str:
         design = ("one run switching target" if TOOLS[tool].switches_target
                   else "alternating runs")  # fmt: skip
         env = " ".join(f"{k}={v}" for k, v in (setup.get("app_env") or {}).items())
+        pair = " / ".join(mode_label(m) for m in setup["modes"])
+        per_launch = (f"{setup['launches']} x {setup['chunks']} chunks of "
+                      f"{setup['chunk_s']:g} s")  # fmt: skip
         for r in summarise(chunks, quick=bool(setup.get("quick"))).itertuples():
             rows.append(
-                f"| `{name}` | {tool}, {connections} {'VUs' if tool == 'k6' else 'connections'}, "
-                f"{design} in {r.slice_s:g} s slices | {env or 'defaults'} | "
-                f"{scenario_label(r.scenario)} | {r.chunks} ({r.units}) | "
+                f"| `{name}` | {pair} | {tool}, {connections} "
+                f"{'VUs' if tool == 'k6' else 'connections'}, {design} in {r.slice_s:g} s "
+                f"slices | {env or 'defaults'} | {scenario_label(r.scenario)} | {per_launch} | "
                 f"{_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | "
                 f"{_num(r.sd_launch)} |"
             )
-    _, setup = read(folders[0])
-    pair = " / ".join(mode_label(m) for m in setup["modes"])
     return "\n".join([
-        f"{pair}, {setup['launches']} fresh launches each, one run of "
-        f"{setup['chunks']} interleaved chunks of {setup['chunk_s']:g} s per launch "
-        "(`benchmarks/interleave_components.py`; a chunk's runs and its launch are one level "
-        "here, so the between-launches sd holds both):",
+        "Each launch fresh, one run per launch (`benchmarks/interleave_components.py`; with "
+        "one run a launch, the between-launches sd holds what would lie between runs):",
         "",
-        "| folder | load | the test app's environment | scenario | chunks (units) "
-        "| ratio (95% CI) | sd within a run | sd between launches |",
-        "|---|---|---|---|---:|---|---:|---:|",
+        "| folder | ratio | load | the test app's environment | scenario "
+        "| launches x chunks | ratio (95% CI) | sd within a run | sd between launches |",
+        "|---|---|---|---|---|---|---|---:|---:|",
         *rows,
     ])  # fmt: skip
 
