@@ -49,6 +49,7 @@ from hostbench.analysis.components import (
 )
 from hostbench.catalog import get_mode, get_scenario
 from hostbench.errors import BadInput, exit_code
+from hostbench.harness.environment import cpu_model
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.alternate import window_for
 from hostbench.harness.measure.checks import validate
@@ -167,7 +168,9 @@ def measure(args) -> pd.DataFrame:
     out.mkdir(parents=True, exist_ok=True)
     modes = [get_mode(m) for m in [*args.modes, *([args.sensitivity] if args.sensitivity else [])]]
     scenarios = [get_scenario(s) for s in args.scenarios]
-    (out / SEED_FILE).write_text(json.dumps(vars(args), indent=1) + "\n")
+    # The processor too: a ratio moved by several percent between this VM's Xeon and EPYC hosts.
+    setup = {**vars(args), "cpu_model": cpu_model()}
+    (out / SEED_FILE).write_text(json.dumps(setup, indent=1) + "\n")
     rng = random.Random(args.seed)
     total = args.launches * args.runs * len(scenarios) * len(args.slices) * args.chunks
     minutes = estimate_minutes(args, len(modes))

@@ -254,7 +254,10 @@ def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(t
     one_run = nested()
     one_run = one_run[one_run["run"] == 1].assign(value=lambda d: d["value"] - B)
     settings = {
-        "k6-8vus": ({"tool": "k6", "connections": 8, "app_env": {}}, one_run),
+        "k6-8vus": (
+            {"tool": "k6", "connections": 8, "app_env": {}, "cpu_model": "AMD EPYC"},
+            one_run,
+        ),
         "k6-8vus-tieredpgo-0": (
             {"tool": "k6", "connections": 8, "app_env": {"DOTNET_TieredPGO": "0"}},
             one_run.assign(value=lambda d: MU + (d["value"] - MU) / 10),  # a tenth the spread
@@ -272,7 +275,9 @@ def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(t
     text = components.spread_block(folders, ["a/k6-8vus", "a/k6-8vus-tieredpgo-0"])
     rows = [line for line in text.splitlines() if line.startswith("| `a/")]
     assert len(rows) == 2
-    assert "| Kestrel / " in rows[0] and "| 3 x 2 chunks of 20 s |" in rows[0]
+    assert "| `a/k6-8vus` | AMD EPYC | Kestrel / " in rows[0]
+    assert "| `a/k6-8vus-tieredpgo-0` | not recorded |" in rows[1]
+    assert "| 3 x 2 chunks of 20 s |" in rows[0]
     assert "k6, 8 VUs, one run switching target in 0.25 s slices | defaults |" in rows[0]
     assert "| DOTNET_TieredPGO=0 |" in rows[1]
     wide, narrow = (math.sqrt(A**2 - C**2), math.sqrt(A**2 - C**2) / 10)

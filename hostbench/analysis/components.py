@@ -254,11 +254,12 @@ def spread_block(folders: list[Path], shown_as: list[str]) -> str:
                   else "alternating runs")  # fmt: skip
         env = " ".join(f"{k}={v}" for k, v in (setup.get("app_env") or {}).items())
         pair = " / ".join(mode_label(m) for m in setup["modes"])
+        processor = setup.get("cpu_model", "not recorded")
         per_launch = (f"{setup['launches']} x {setup['chunks']} chunks of "
                       f"{setup['chunk_s']:g} s")  # fmt: skip
         for r in summarise(chunks, quick=bool(setup.get("quick"))).itertuples():
             rows.append(
-                f"| `{name}` | {pair} | {tool}, {connections} "
+                f"| `{name}` | {processor} | {pair} | {tool}, {connections} "
                 f"{'VUs' if tool == 'k6' else 'connections'}, {design} in {r.slice_s:g} s "
                 f"slices | {env or 'defaults'} | {scenario_label(r.scenario)} | {per_launch} | "
                 f"{_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | "
@@ -268,9 +269,9 @@ def spread_block(folders: list[Path], shown_as: list[str]) -> str:
         "Each launch fresh, one run per launch (`benchmarks/interleave_components.py`; with "
         "one run a launch, the between-launches sd holds what would lie between runs):",
         "",
-        "| folder | ratio | load | the test app's environment | scenario "
+        "| folder | processor | ratio | load | the test app's environment | scenario "
         "| launches x chunks | ratio (95% CI) | sd within a run | sd between launches |",
-        "|---|---|---|---|---|---|---|---:|---:|",
+        "|---|---|---|---|---|---|---|---|---:|---:|",
         *rows,
     ])  # fmt: skip
 
