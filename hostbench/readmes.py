@@ -117,9 +117,14 @@ def batch_section(root: Path) -> str:
             since = (f"Measured before the paper profile changed {', '.join(changed)}: "
                      "`make reproduce` now measures with the profile as it is.")  # fmt: skip
         said = " ".join(p for p in (precision, findings.goals_line(sid, published), since) if p)
+        # The processor: a ratio can move with it, not only the rates (docs/method.md).
+        cpu = tables.load_environment(run_dir).get("cpu_model")
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
-            f"{wall / 60:.0f} min, {started.min():%Y-%m-%d}" + (f". {said}" if said else "")
+            f"{wall / 60:.0f} min"
+            + (f" on {cpu}" if cpu else "")
+            + f", {started.min():%Y-%m-%d}"
+            + (f". {said}" if said else "")
         )
     total = f"{sum(measured) / 60:.0f} min"
     batch = "the whole batch (`make reproduce-all PROFILE=paper`)"
