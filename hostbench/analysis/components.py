@@ -193,6 +193,12 @@ def schedule_text(summary: pd.DataFrame, study: str, params, tool: str = "k6") -
     )
 
 
+def tool_and_connections(setup: dict) -> tuple[str, int]:
+    """The load tool and its connections (k6: VUs) a folder was measured with (seed.json)."""
+    # The first characterisation (k6) recorded no tool, and its VUs as "vus".
+    return setup.get("tool", "k6"), setup.get("connections", setup.get("vus"))
+
+
 def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> str:
     """docs/method.md's account of the characterisation in `folder` (named `shown_as`): what
     was measured, the table, how much of the variance each slice length removes, and what it
@@ -201,8 +207,7 @@ def method_block(folder: Path, shown_as: str, profiles: dict | None = None) -> s
     summary = variance_drop(summarise(chunks, quick=bool(setup.get("quick"))))
     baseline = setup["modes"][1]
     slices = ", ".join(f"{s:g}" for s in setup["slices"])
-    tool = setup.get("tool", "k6")  # the first characterisation (k6) recorded no tool
-    connections = setup.get("connections", setup.get("vus"))
+    tool, connections = tool_and_connections(setup)
     if TOOLS[tool].switches_target:
         fired = f"{tool}, {connections} VUs"
     else:
@@ -248,8 +253,7 @@ def spread_block(folders: list[Path], shown_as: list[str]) -> str:
     rows = []
     for folder, name in zip(folders, shown_as, strict=True):
         chunks, setup = read(folder)
-        tool = setup.get("tool", "k6")
-        connections = setup.get("connections", setup.get("vus"))
+        tool, connections = tool_and_connections(setup)
         design = ("one run switching target" if TOOLS[tool].switches_target
                   else "alternating runs")  # fmt: skip
         env = " ".join(f"{k}={v}" for k, v in (setup.get("app_env") or {}).items())
