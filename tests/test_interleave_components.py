@@ -267,7 +267,8 @@ def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(t
     for name, (setup, frame) in settings.items():
         folder = tmp_path / name
         folder.mkdir()
-        _chunks({0.25: frame}).to_csv(folder / components.CHUNKS_FILE, index=False)
+        chunks = _chunks({0.25: frame}).assign(cpu_steal_pct=0.02)
+        chunks.to_csv(folder / components.CHUNKS_FILE, index=False)
         setup |= {"modes": ["kestrel", "nginx-keepalive"], "scenarios": ["text"], "slices": [0.25],
                   "launches": 3, "runs": 1, "chunks": 2, "chunk_s": 20.0}  # fmt: skip
         (folder / components.SEED_FILE).write_text(json.dumps(setup))
@@ -277,7 +278,7 @@ def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(t
     assert len(rows) == 2
     assert "| `a/k6-8vus` | AMD EPYC | Kestrel / " in rows[0]
     assert "| `a/k6-8vus-tieredpgo-0` | not recorded |" in rows[1]
-    assert "| 3 x 2 chunks of 20 s |" in rows[0]
+    assert "| 3 x 2 chunks of 20 s | 6 (others at most 0.01 cores, steal at most 0.0%) |" in rows[0]
     assert "k6, 8 VUs, one run switching target in 0.25 s slices | defaults |" in rows[0]
     assert "| DOTNET_TieredPGO=0 |" in rows[1]
     wide, narrow = (math.sqrt(A**2 - C**2), math.sqrt(A**2 - C**2) / 10)

@@ -261,21 +261,28 @@ def spread_block(folders: list[Path], shown_as: list[str]) -> str:
         processor = setup.get("cpu_model", "not recorded")
         per_launch = (f"{setup['launches']} x {setup['chunks']} chunks of "
                       f"{setup['chunk_s']:g} s")  # fmt: skip
+        # How quiet: other processes' CPU and steal at their worst over the folder's chunks.
+        quiet = (f"others at most {chunks['foreign_cores'].max():.2f} cores, steal at most "
+                 f"{chunks['cpu_steal_pct'].max():.1f}%")  # fmt: skip
         for r in summarise(chunks, quick=bool(setup.get("quick"))).itertuples():
             rows.append(
                 f"| `{name}` | {processor} | {pair} | {tool}, {connections} "
                 f"{'VUs' if tool == 'k6' else 'connections'}, {design} in {r.slice_s:g} s "
                 f"slices | {env or 'defaults'} | {scenario_label(r.scenario)} | {per_launch} | "
+                f"{r.chunks} ({quiet}) | "
                 f"{_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | "
                 f"{_num(r.sd_launch)} |"
             )
     return "\n".join([
-        "Each launch fresh, one run per launch (`benchmarks/interleave_components.py`; with "
-        "one run a launch, the between-launches sd holds what would lie between runs):",
+        "Measured alone here, each launch fresh, one run per launch "
+        "(`benchmarks/interleave_components.py`; with one run a launch, the between-launches "
+        "sd holds what would lie between runs). A chunk counts when both counts agreed and the "
+        f"machine was quiet (other processes at most {QUIET_MAX_CORES:g} cores):",
         "",
         "| folder | processor | ratio | load | the test app's environment | scenario "
-        "| launches x chunks | ratio (95% CI) | sd within a run | sd between launches |",
-        "|---|---|---|---|---|---|---|---|---:|---:|",
+        "| launches x chunks | chunks kept (the machine) | ratio (95% CI) | sd within a run "
+        "| sd between launches |",
+        "|---|---|---|---|---|---|---|---|---|---:|---:|",
         *rows,
     ])  # fmt: skip
 
