@@ -79,15 +79,41 @@ def test_the_interval_takes_the_launch_as_its_unit():
 
 def _chunks(frames: dict[float, pd.DataFrame]) -> pd.DataFrame:
     """Tidy chunk rows as the script writes them: per slice length, a Kestrel row with
-    the log ratio and a baseline row without one."""
+    the log ratio and a baseline row without one; the baseline's log rate is the frame's
+    `drift` (0 without one) about 1000/s, Kestrel's that times the ratio."""
     rows = []
     for slice_s, d in frames.items():
         for r in d.itertuples():
             ids = {"launch": r.launch, "run": r.run, "chunk": r.chunk, "slice_s": slice_s,
                    "scenario": "text", "valid": True, "foreign_cores": 0.01}  # fmt: skip
-            rows.append({**ids, "mode": "kestrel", "log_ratio": r.value})
-            rows.append({**ids, "mode": "nginx-keepalive", "log_ratio": math.nan})
+            base = 1000 * math.exp(getattr(r, "drift", 0.0))
+            rows.append({**ids, "mode": "kestrel", "log_ratio": r.value,
+                         "rate": base * math.exp(r.value)})  # fmt: skip
+            rows.append({**ids, "mode": "nginx-keepalive", "log_ratio": math.nan, "rate": base})
     return pd.DataFrame(rows)
+
+
+def test_the_two_rates_spread_and_move_together_as_the_ratio_lets_them():
+    design = nested()  # 12 chunks; the ratio's own deviations sum to 0.026 in squares
+    # The baseline drifts by +-0.1, in a pattern orthogonal to every level of the ratio's
+    # deviations (+ - - + over each launch's 2 runs x 2 chunks); Kestrel's rate drifts with it.
+    drift = [0.1 * s for s in (1, -1, -1, 1) * 3]
+    shared = _chunks({0.25: design.assign(drift=drift)})
+    got = components.rates_together(shared, "nginx-keepalive").iloc[0]
+    assert got["sd_rate_baseline"] == pytest.approx(math.sqrt(0.12 / 11))
+    assert got["sd_rate"] == pytest.approx(math.sqrt((0.12 + 0.026) / 11))
+    assert got["rates_correlation"] == pytest.approx(math.sqrt(0.12 / (0.12 + 0.026)))
+    # Kestrel's rate holds still while the baseline drifts: all of the drift is in the ratio.
+    still = design.assign(drift=drift).assign(value=lambda d: MU - d["drift"])
+    got = components.rates_together(_chunks({0.25: still}), "nginx-keepalive").iloc[0]
+    assert got["sd_rate"] == pytest.approx(0.0, abs=1e-12)
+    assert got["sd_rate_baseline"] == pytest.approx(math.sqrt(0.12 / 11))
+    # A chunk on a busy machine (its two rows) counts neither in the ratio nor here.
+    busy = shared.assign(foreign_cores=[0.5, 0.5] + [0.01] * (len(shared) - 2))
+    pd.testing.assert_frame_equal(
+        components.rates_together(busy, "nginx-keepalive"),
+        components.rates_together(shared.iloc[2:], "nginx-keepalive"),
+    )
 
 
 def test_the_summary_gives_each_slice_its_ratio_and_its_bias_against_the_longest():
@@ -282,4 +308,7 @@ def test_the_spread_table_gives_each_setting_its_row_and_where_its_spread_lies(t
     assert "k6, 8 VUs, one run switching target in 0.25 s slices | defaults |" in rows[0]
     assert "| DOTNET_TieredPGO=0 |" in rows[1]
     wide, narrow = (math.sqrt(A**2 - C**2), math.sqrt(A**2 - C**2) / 10)
-    assert rows[0].endswith(f"| {wide:.4f} |") and rows[1].endswith(f"| {narrow:.4f} |")
+    assert f"| {wide:.4f} | " in rows[0] and f"| {narrow:.4f} | " in rows[1]
+    # The baseline's rate held still in both: Kestrel's spread is the ratio's, and no
+    # correlation can be told.
+    assert rows[1].endswith(" / 0.000 | n/a |") and "| 0.000 / 0.000 |" not in rows[0]

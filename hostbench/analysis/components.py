@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
@@ -71,14 +72,39 @@ def components(d: pd.DataFrame) -> dict:
     return {"sd_chunk": sd(ms_chunk), "sd_run": sd(var_run), "sd_launch": sd(var_launch)}
 
 
-def valid_chunks(chunks: pd.DataFrame, quick: bool) -> pd.DataFrame:
-    """The chunks whose every target counted cleanly and, unless a smoke run, on a quiet
-    machine: one row per chunk and compared mode, its log ratio as `value`."""
+def kept(chunks: pd.DataFrame, quick: bool) -> pd.Series:
+    """Which rows belong to a chunk that counts: every target counted cleanly and, unless a
+    smoke run, the machine was quiet."""
     ok = chunks.groupby(CHUNK)["valid"].transform("all")
     if not quick:
         ok &= chunks["foreign_cores"] <= QUIET_MAX_CORES
-    rows = chunks[ok & chunks["log_ratio"].notna()]
+    return ok
+
+
+def valid_chunks(chunks: pd.DataFrame, quick: bool) -> pd.DataFrame:
+    """The chunks that count (`kept`): one row per chunk and compared mode, its log ratio as
+    `value`."""
+    rows = chunks[kept(chunks, quick) & chunks["log_ratio"].notna()]
     return rows.rename(columns={"log_ratio": "value"})
+
+
+def rates_together(chunks: pd.DataFrame, baseline: str, quick: bool = False) -> pd.DataFrame:
+    """Per compared mode, scenario and slice length: how much each of the two modes' own
+    rates spread over the chunks that count (the sd of its log) and how closely they moved
+    together (the correlation of their logs). The log ratio's variance is the two rates'
+    less twice their covariance: what the machine's drift does to both modes alike cancels
+    in the ratio; what it does to one mode only stays in it, however close the slices."""
+    logs = np.log(chunks[kept(chunks, quick)].pivot_table(index=CHUNK, columns="mode",
+                                                          values="rate"))  # fmt: skip
+    out = []
+    for mode in (m for m in logs.columns if m != baseline):
+        for (scenario, slice_s), g in logs.groupby(level=["scenario", "slice_s"]):
+            out.append({
+                "mode": mode, "scenario": scenario, "slice_s": slice_s,
+                "sd_rate": float(g[mode].std()), "sd_rate_baseline": float(g[baseline].std()),
+                "rates_correlation": float(g[mode].corr(g[baseline])),
+            })  # fmt: skip
+    return pd.DataFrame(out)
 
 
 def summarise(chunks: pd.DataFrame, quick: bool = False) -> pd.DataFrame:
@@ -264,25 +290,33 @@ def spread_block(folders: list[Path], shown_as: list[str]) -> str:
         # How quiet: other processes' CPU and steal at their worst over the folder's chunks.
         quiet = (f"others at most {chunks['foreign_cores'].max():.2f} cores, steal at most "
                  f"{chunks['cpu_steal_pct'].max():.1f}%")  # fmt: skip
-        for r in summarise(chunks, quick=bool(setup.get("quick"))).itertuples():
+        quick = bool(setup.get("quick"))
+        summary = summarise(chunks, quick).merge(
+            rates_together(chunks, setup["modes"][1], quick), on=["mode", "scenario", "slice_s"]
+        )
+        for r in summary.itertuples():
             rows.append(
                 f"| `{name}` | {processor} | {pair} | {tool}, {connections} "
                 f"{'VUs' if tool == 'k6' else 'connections'}, {design} in {r.slice_s:g} s "
                 f"slices | {env or 'defaults'} | {scenario_label(r.scenario)} | {per_launch} | "
                 f"{r.chunks} ({quiet}) | "
                 f"{_ci(r.ratio, r.ci_low, r.ci_high)} | {_num(r.sd_chunk)} | "
-                f"{_num(r.sd_launch)} |"
+                f"{_num(r.sd_launch)} | {_num(r.sd_rate, 3)} / {_num(r.sd_rate_baseline, 3)} | "
+                f"{_num(r.rates_correlation, 2)} |"
             )
     return "\n".join([
         "Measured alone here, each launch fresh, one run per launch "
         "(`benchmarks/interleave_components.py`; with one run a launch, the between-launches "
         "sd holds what would lie between runs). A chunk counts when both counts agreed and the "
-        f"machine was quiet (other processes at most {QUIET_MAX_CORES:g} cores):",
+        f"machine was quiet (other processes at most {QUIET_MAX_CORES:g} cores). The sd are "
+        "of logs: a chunk's log ratio, and each mode's own log rate (the ratio's first mode, "
+        "then its second), which the two modes' correlation over the chunks links to the "
+        "ratio's:",
         "",
         "| folder | processor | ratio | load | the test app's environment | scenario "
         "| launches x chunks | chunks kept (the machine) | ratio (95% CI) | sd within a run "
-        "| sd between launches |",
-        "|---|---|---|---|---|---|---|---|---|---:|---:|",
+        "| sd between launches | each mode's rate: sd between chunks | the rates' correlation |",
+        "|---|---|---|---|---|---|---|---|---|---:|---:|---:|---:|",
         *rows,
     ])  # fmt: skip
 
@@ -300,8 +334,8 @@ def gaps_text(chunks: pd.DataFrame) -> str:
     )
 
 
-def _num(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x:.4f}"
+def _num(x: float, digits: int = 4) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.{digits}f}"
 
 
 def _ci(centre: float, low: float, high: float) -> str:
