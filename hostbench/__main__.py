@@ -30,9 +30,12 @@ def _cmd_run(args) -> int:
     overrides = {"url": args.url} if args.url else {}
     if args.allow_remote:
         overrides["allow_remote"] = True
-    path = Path(args.params)
+    path, study = Path(args.params), args.study
     if not path.suffix and "/" not in args.params:  # a study id: its profile
-        path = get_study(args.params).params_path(args.profile)
+        study = get_study(args.params).id
+        path = get_study(study).params_path(args.profile)
+    elif study is not None:
+        study = get_study(study).id
     params = check_runnable(StudyParams.from_file(path, overrides))
     results = run_study(
         params,
@@ -40,6 +43,7 @@ def _cmd_run(args) -> int:
         Path(args.runs_dir),
         progress=not args.no_progress,
         discard_old=args.discard_old,
+        study=study,
     )
     print(f"results: {results}")
     return 0
@@ -223,6 +227,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("params", help="a params YAML file, or a study id (see `studies`)")
     run.add_argument("--profile", default="paper", help="with a study id: paper, quick, ...")
     run.add_argument("--run-id", required=True, help="folder name under the runs dir")
+    run.add_argument(
+        "--study", help="with a params file: the study whose claims stop_when_decided judges"
+    )
     run.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     run.add_argument("--url", help="external/IIS modes: the URL of your server")
     run.add_argument("--allow-remote", action="store_true", help="permit a non-loopback URL")

@@ -25,6 +25,7 @@ from ..studies import get_study
 from . import intervals, prose, tables
 from .kept import content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, load_claims
+from .sequential import Plan
 
 CLAIM = "the article's claim"
 VERDICT = "verdict"
@@ -36,15 +37,17 @@ BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 
 
-def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str):
+def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str,
+                      plan: Plan | None = None):  # fmt: skip
     """Each comparison a claim's rows cover, as a paired ratio with its interval: one dict per
     comparison that ran (mode, relative_to, scenario, concurrency, n, ratio, ci_low, ci_high,
     value), and a list of the comparisons that did not. A row with no scenario covers every
-    scenario the run has for its mode."""
+    scenario the run has for its mode. plan: a run that stopped when decided (its repeated
+    intervals, sequential.py); None: the t interval."""
     found, missing = [], []
     for row in claim_rows.itertuples(index=False):
         relative = baseline if row.relative_to == RUN_BASELINE else row.relative_to
-        ratios = _paired(results, row, relative)
+        ratios = _paired(results, row, relative, plan)
         if ratios is None or ratios.empty:
             missing.append(_name(row.mode, relative, row.scenario or "every scenario"))
             continue
@@ -55,7 +58,7 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
     return found, missing
 
 
-def _paired(results: pd.DataFrame, row, relative: str) -> pd.DataFrame | None:
+def _paired(results: pd.DataFrame, row, relative: str, plan: Plan | None) -> pd.DataFrame | None:
     """The subject's `metric` over the comparator's, paired within blocks (paired_ratios),
     the comparator at its own concurrency where the claim compares concurrencies."""
     modes = results["mode"].astype(str)
@@ -74,7 +77,7 @@ def _paired(results: pd.DataFrame, row, relative: str) -> pd.DataFrame | None:
         return None
     both = pd.concat([subject, comparator.assign(mode=_RELATIVE)], ignore_index=True)
     try:
-        ratios = intervals.paired_ratios(both, _RELATIVE, metric=row.metric)
+        ratios = intervals.paired_ratios(both, _RELATIVE, metric=row.metric, plan=plan)
     except BadInput:  # the comparator has no valid run
         return None
     return ratios[ratios["n"] > 0]
@@ -178,9 +181,10 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
                 variants=None) -> pd.DataFrame:  # fmt: skip
     """judge, for a claims table as reference.load_claims reads it."""
     baseline = params.baseline_mode
-    conditions = {f"{mode_label(a)} as the baseline": (results, a, True) for a in analogs
+    plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
+    conditions = {f"{mode_label(a)} as the baseline": (results, a, True, plan) for a in analogs
                   if a != baseline}  # fmt: skip
-    conditions |= {f"the {name} sub-study": (v, baseline, False)
+    conditions |= {f"the {name} sub-study": (v, baseline, False, None)
                    for name, v in (variants or {}).items()}  # fmt: skip
     rows = []
     for claim, claim_rows in table.groupby("claim", sort=False):
@@ -192,7 +196,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             continue
         if first.note:
             words += f" ({first.note})"
-        found, missing = comparison_ratios(results, claim_rows, baseline)
+        found, missing = comparison_ratios(results, claim_rows, baseline, plan)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
         compared = len(found) + len(missing)
         changes = _sensitivity(first, claim_rows, verdict, conditions, compared)
@@ -212,10 +216,10 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
     # A claim about one pair of modes names a comparison by its scenario alone, as in OURS.
     short = len(claim_rows[["mode", "relative_to"]].drop_duplicates()) == 1
     held, changed = [], []
-    for name, (results, baseline, is_analog) in conditions.items():
+    for name, (results, baseline, is_analog, plan) in conditions.items():
         if is_analog and not on_baseline:
             continue
-        found, _ = comparison_ratios(results, claim_rows, baseline)
+        found, _ = comparison_ratios(results, claim_rows, baseline, plan)
         if not found:
             continue
         again = _claim_verdict(first.kind, first.side, found, [])

@@ -15,7 +15,7 @@ import pandas as pd
 from ..catalog import mode_label
 from ..errors import BadInput
 from ..studies import get_study
-from . import intervals, prose, tables
+from . import intervals, prose, tables, until_decided
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
@@ -79,7 +79,7 @@ def findings_box(
     (goals_line, on `ratios` or else the run's published ratios)."""
     precision = ""
     if not smoke and run_dir is not None:
-        precision = precision_line(run_dir, results)
+        precision = precision_line(run_dir, results, study)
     if not smoke and ratios is not None and not precision:
         precision = ratios_precision(ratios)
     if not smoke and study is not None and (ratios is not None or run_dir is not None):
@@ -181,12 +181,15 @@ def ratios_precision(ratios: pd.DataFrame) -> str:
     return f"Precision: {len(rows)} compared ratios, {_half_widths(rows)}; {_goal_clause(rows)}."
 
 
-def precision_line(run_dir: str | Path, results: pd.DataFrame) -> str:
+def precision_line(run_dir: str | Path, results: pd.DataFrame, study: str | None = None) -> str:
     """How precise the comparison came out, in one sentence: the 95% half-widths of the
     compared modes' ratios to the baseline (the focus modes where the profile names them),
     beside the target and the number of blocks it set (design.json), where the profile set
-    one. Empty for a study without a baseline to compare with."""
+    one. A run that stopped when decided: its looks instead (until_decided.summary; `study`
+    names what the paper profile adds). Empty for a study without a baseline to compare with."""
     params = tables.load_params(run_dir)
+    if params.stop_when_decided:
+        return until_decided.summary(run_dir, study)
     baseline = params.baseline_mode
     compared = params.focus or [m for m in params.modes if m != baseline]
     try:

@@ -20,11 +20,13 @@ import pandas as pd
 
 from ..errors import BadInput
 from ..results import is_valid, per_launch
+from .sequential import Plan, repeated_interval
 
 # One measurement setup: results are only comparable within the same one.
 SETUP = ["scenario", "tool", "concurrency"]
 CELL = ["mode", *SETUP]
 METHODS = ("t-log", "bootstrap")
+REPEATED = "repeated"  # the method column of a run that stopped when decided (sequential.py)
 COLUMNS = [
     "baseline",
     "mode",
@@ -128,6 +130,7 @@ def paired_ratios(
     method: str = "t-log",
     n_boot: int = 10_000,
     seed: int = 0,
+    plan: "Plan | None" = None,
 ) -> pd.DataFrame:
     """Each mode's `metric` as a ratio to the baseline's, paired within blocks, with a CI.
 
@@ -139,6 +142,9 @@ def paired_ratios(
         resamples, numpy.random.default_rng(seed), so the same input gives the same interval).
     Both are transformed back with exp, so the interval is not symmetric around the ratio.
     n = 1 gives the ratio with a NaN interval; a cell the baseline never ran with has n = 0.
+    plan (a run that stopped when decided, sequential.Plan): the repeated interval instead,
+    valid over every look the run took (sequential.repeated_interval, blocks in order); the
+    method column names it. `confidence` and `method` then do not apply.
 
     Blocks come from `block`, or from `repetition` when there is no `block` column (a
     repetition of the whole matrix is a block). Rows whose `valid` is False are left out
@@ -156,8 +162,13 @@ def paired_ratios(
     pairs = _pair_with_baseline(kept, baseline, metric, block)
     rng = np.random.default_rng(seed)
     rows = []
+    if plan is not None:  # each look's blocks are the first ones: in block order
+        pairs = pairs.sort_values(block, kind="stable")
     for cell, logs in pairs.groupby(CELL, observed=True, sort=True)["log_ratio"]:
-        n, *log_ci = _log_interval(logs.dropna().to_numpy(), method, confidence, rng, n_boot)
+        if plan is not None:
+            n, *log_ci = repeated_interval(logs.dropna().to_numpy(), plan)
+        else:
+            n, *log_ci = _log_interval(logs.dropna().to_numpy(), method, confidence, rng, n_boot)
         ratio, low, high = np.exp(log_ci)
         names = dict(zip(CELL, cell, strict=True))
         rows.append(dict(names, n=n, ratio=ratio, ci_low=low, ci_high=high))
@@ -166,7 +177,7 @@ def paired_ratios(
         out[f"{column}_pct"] = 100.0 * out[column]
     out.insert(0, "baseline", baseline)
     out["confidence"] = confidence
-    out["method"] = method
+    out["method"] = method if plan is None else REPEATED
     out["left_out_invalid"] = _invalid_per_cell(out, invalid, baseline)
     out.attrs["left_out_invalid"] = len(invalid)
     out.attrs["block"] = block

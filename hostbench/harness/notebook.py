@@ -130,7 +130,8 @@ class StudyRun:
             print(f"{self.run_id}: not run: {reason}")
             return None
         ensure_testapp()
-        return run_study(self.params, self.run_id, self.runs_dir, progress=progress)
+        return run_study(self.params, self.run_id, self.runs_dir, progress=progress,
+                         study=self.study)  # fmt: skip
 
 
 def sample_responses(scenarios: list[str], run_dir: Path, excerpt: int = 160) -> pd.DataFrame:

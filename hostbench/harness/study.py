@@ -36,6 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__, results
+from ..analysis import until_decided
+from ..analysis.sequential import Plan
 from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
 from ..params import (
@@ -247,19 +249,27 @@ def run_study(
     runs_dir: Path = RUNS,
     progress: bool = True,
     discard_old: bool = False,
+    study: str | None = None,
 ) -> Path:
     """Run every pending run of the study; returns the path of results.csv.
 
     discard_old: a folder that holds runs with other settings is emptied first
     (otherwise that is refused, naming the settings that changed).
+    study: the study's id, whose claims a run that stops when decided judges after each block
+    (params stop_when_decided; required for it).
     """
     study_dir = Path(runs_dir) / check_run_id(run_id)
+    if params.stop_when_decided and study is None:
+        raise BadInput(
+            "params stop_when_decided judges a study's claims after each block: run it as a "
+            "study's profile (reproduce --study, or run <study id>)"
+        )
     if os.environ.get(RENDER_ONLY):
         return _rendered(params, study_dir)
     _make_study_dir(study_dir)
     with StudyLock(study_dir):
         try:
-            return _run_locked(params, study_dir, progress, discard_old)
+            return _run_locked(params, study_dir, progress, discard_old, study)
         except OSError as e:
             # A full disk, a folder made read-only mid-study, a socket error from a
             # dying server: one line, and the completed rows stay as they are.
@@ -282,8 +292,9 @@ def _rendered(params: StudyParams, study_dir: Path) -> Path:
         raise BadInput(f"{study_dir} was measured with other settings: {'; '.join(changed)}")
     design = _design(study_dir, params)
     rows, missing = {}, 0
+    order = run_order(params, old["seed"], design["blocks"])
     for block in range(1, design["blocks"] + 1):
-        specs = [s for s in run_order(params, old["seed"], design["blocks"]) if s.block == block]
+        specs = _in_block(order, block, design)
         kept, pending = _state_for(params)(specs, study_dir, params)
         rows.update(kept)
         missing += len(pending)
@@ -296,7 +307,8 @@ def _rendered(params: StudyParams, study_dir: Path) -> Path:
     return write_results(study_dir, list(rows.values()))
 
 
-def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_old: bool) -> Path:
+def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_old: bool,
+                study: str | None) -> Path:  # fmt: skip
     from tqdm import tqdm  # plain text: readable in a terminal, a notebook and papermill logs
 
     old = read_json(study_dir / PARAMS_FILE, "use another --run-id")
@@ -335,8 +347,9 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
     for name, why in params.sub_studies_skipped.items():
         say(f"sub-study {name}: {why}")
     rows: dict[str, dict] = {}  # completed windows' rows, in the order they ran
-    bar = _Counter(tqdm(total=len(specs), initial=done, disable=not progress, unit="window",
-                        dynamic_ncols=True), done, len(specs))  # fmt: skip
+    planned = len(_planned(specs, design, params))
+    bar = _Counter(tqdm(total=planned, initial=done, disable=not progress, unit="window",
+                        dynamic_ncols=True), done, planned)  # fmt: skip
     with ExitStack() as stack:
         stack.callback(bar.close)
         # topology netns: two namespaces as long as the study lasts, removed however it ends.
@@ -353,7 +366,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
-            in_block = [s for s in specs if s.block == block]
+            in_block = _in_block(specs, block, design)
             kept, pending = _state_for(params)(in_block, study_dir, params)
             rows.update(kept)
             if pending:  # not run, or interrupted: its missing windows, on a launch of its own
@@ -361,7 +374,12 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 t0 = time.monotonic()
                 _run_block(pending, study_dir, params, say, where, bar, rows)
                 block_minutes.append((time.monotonic() - t0) / 60)
-            if block == params.repetitions and not design["decision"]:  # decided once
+                design.setdefault("minutes", {})[str(block)] = round(block_minutes[-1], 3)
+            if params.stop_when_decided and block >= params.repetitions:
+                design = _look(study, study_dir, params, design, block, say)
+                if block < design["blocks"]:  # the next block's windows, as far as known
+                    bar.grow(len(_in_block(specs, block + 1, design)))
+            elif block == params.repetitions and not design["decision"]:  # decided once
                 pace = sum(block_minutes) / len(block_minutes) if block_minutes else 0.0
                 design = _size_design(study_dir, params, list(rows.values()), pace, seed)
                 if design["blocks"] > block:
@@ -579,11 +597,82 @@ def _report(row: dict, bar: _Counter, say) -> None:
 
 def _design(study_dir: Path, params: StudyParams) -> dict:
     """The study's number of blocks: as design.json recorded it (a resumed study), else the
-    params' repetitions (raised after them when a half-width is targeted)."""
+    params' repetitions (raised after them when a half-width is targeted; with
+    stop_when_decided, at most max_repetitions, each look after a block recorded)."""
     recorded = read_json(study_dir / DESIGN_FILE, "use another --run-id")
     if recorded is not None:
         return recorded
+    if params.stop_when_decided:
+        return {
+            "blocks": params.max_repetitions,
+            "decision": "",
+            "rule": Plan.of(params).describe(),
+            "first_blocks": params.repetitions,
+            "max_blocks": params.max_repetitions,
+            "minutes": {},
+            until_decided.LOOKS: [],
+        }
     return {"blocks": params.repetitions, "decision": ""}
+
+
+def _planned(specs: list[RunSpec], design: dict, params: StudyParams) -> list[RunSpec]:
+    """The windows known to be measured: every block's, or, in a run that stops when decided,
+    those of the blocks up to the one after its last look (the rest wait on the looks)."""
+    last = design["blocks"]
+    if params.stop_when_decided:
+        looked = [x["after_block"] for x in design[until_decided.LOOKS]]
+        last = min(last, max([params.repetitions - 1, *looked]) + 1)
+    return [s for b in range(1, last + 1) for s in _in_block(specs, b, design)]
+
+
+def _in_block(specs: list[RunSpec], block: int, design: dict) -> list[RunSpec]:
+    """The windows of `block`: all its cells, or, in a run that stops when decided, the cells
+    the look after the block before found an open claim needing."""
+    in_block = [s for s in specs if s.block == block]
+    before = [x for x in design.get(until_decided.LOOKS, []) if x["after_block"] == block - 1]
+    if not before:
+        return in_block
+    cells = before[0]["cells"]
+    return [s for s in in_block if until_decided.cell_allowed(s.scenario.id, s.concurrency, cells)]
+
+
+def _look(study: str, study_dir: Path, params: StudyParams, design: dict, block: int,
+          say) -> dict:  # fmt: skip
+    """After `block`: judge the claims on every window so far (until_decided.look), record the
+    look in design.json and, where the run stops (every claim decided, max_repetitions
+    reached, or the next block would pass max_minutes), the blocks it ran and why. A look
+    already recorded (a resumed run) stands."""
+    from ..analysis import tables
+
+    if any(x["after_block"] == block for x in design[until_decided.LOOKS]):
+        return design
+    results = tables.load_results(study_dir, valid_only=False)
+    minutes = sum(design["minutes"].values())
+    found = until_decided.look(study, results, params, block, minutes)
+    design = until_decided.record(design, found)
+    say(found.progress())
+    stopped = ""
+    if not found.open:
+        stopped = "every claim decided"
+    elif block >= params.max_repetitions:
+        stopped = f"max_repetitions ({params.max_repetitions} blocks) reached"
+    elif params.max_minutes is not None:
+        last = design["minutes"].get(str(block), 0.0)
+        share = len(found.cells) / max(1, len(_cells_measured(results, block)))
+        if minutes + last * share > params.max_minutes:
+            stopped = (f"the next block would pass max_minutes ({params.max_minutes:g} min; "
+                       f"{minutes:.0f} min measured)")  # fmt: skip
+    if stopped:
+        design = {**design, "blocks": block, "stopped": stopped}
+        say(f"stopped after block {block}: {stopped}")
+    _write_atomically(study_dir / DESIGN_FILE, json.dumps(design, indent=2))
+    return design
+
+
+def _cells_measured(results, block: int) -> set[tuple]:
+    """The (scenario, concurrency) cells `block` measured."""
+    rows = results[results["block"] == block]
+    return set(zip(rows["scenario"].astype(str), rows["concurrency"], strict=True))
 
 
 def _size_design(

@@ -31,8 +31,8 @@ NOT_MEASURED = (
     "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
 )  # fmt: skip
 # Keys that say how many units the schedule measures, not what a window measures.
-SCHEDULE = ("repetitions", "windows", "focus", "target_halfwidth_pct", "max_repetitions",
-            "max_minutes")  # fmt: skip
+SCHEDULE = ("repetitions", "windows", "focus", "target_halfwidth_pct", "stop_when_decided",
+            "max_repetitions", "max_minutes")  # fmt: skip
 VARIANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,39}$")  # no "_" or ".": run keys stay parseable
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 VARIANT_KEYS = ("app_args", "app_env")
@@ -197,12 +197,21 @@ KEYS: tuple[Key, ...] = (
        "`repetitions` blocks, the blocks are raised once to what their spread calls for "
        "(Stein's two-stage rule), up to max_repetitions and max_minutes; null: `repetitions` "
        "blocks.", Rule("float", minimum=0.01), null="off"),
+    _k("stop_when_decided", False, "",
+       "Measure until the article's claims are decided (a claims profile): after each block "
+       "from the `repetitions`-th, every claim is judged again with repeated 95% intervals, "
+       "valid over all the looks (docs/method.md, \"Measuring until decided\"); the next "
+       "block measures only the cells an undecided claim needs, and the run stops when every "
+       "claim is decided, at max_repetitions blocks, or when the next block would pass "
+       "max_minutes.", BOOL,
+       also="with repetitions >= 3 and max_repetitions above it; not with target_halfwidth_pct"),
     _k("max_repetitions", 12, "blocks",
-       "The most blocks target_halfwidth_pct may call for.", INT_1, also=">= repetitions"),
+       "The most blocks target_halfwidth_pct may call for, or stop_when_decided may run (its "
+       "intervals are planned for looks up to it).", INT_1, also=">= repetitions"),
     _k("max_minutes", None, "min",
-       "The time the blocks target_halfwidth_pct calls for may take in all (the first blocks "
-       "included), estimated from the first blocks; null: no limit.",
-       Rule("float", minimum=0.01), null="no limit"),
+       "The time the blocks target_halfwidth_pct calls for, or stop_when_decided runs, may take "
+       "in all (the first blocks included), estimated from the blocks measured; null: no "
+       "limit.", Rule("float", minimum=0.01), null="no limit"),
     _k("description", "", "", "What this study is, in a line (reports quote it).",
        check=_text, shape="str"),
     _k("baseline", None, "",

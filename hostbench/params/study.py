@@ -48,6 +48,8 @@ def _check_together(p: dict) -> None:
             f"params key 'max_repetitions' is {p['max_repetitions']}, fewer than repetitions "
             f"{p['repetitions']}; the first blocks are never cut"
         )
+    if p["stop_when_decided"]:
+        _until_decided(p)
     baseline = p["baseline"]
     if baseline is not None and baseline not in modes:
         raise BadInput(f"params key 'baseline' {baseline!r} is not one of the modes {modes}")
@@ -81,6 +83,23 @@ def _check_together(p: dict) -> None:
         _nginx_setting(key, p[key], modes)
     _interleave(p)
     check_topology(p)
+
+
+def _until_decided(p: dict) -> None:
+    """stop_when_decided: looks from the first blocks (3 at least: fewer decide nothing) up to
+    max_repetitions, which plans the intervals; one stopping rule at a time."""
+    what = "params key 'stop_when_decided'"
+    if p["target_halfwidth_pct"] is not None:
+        raise BadInput(f"{what} and target_halfwidth_pct both set the blocks; keep one "
+                       "(target_halfwidth_pct: null)")  # fmt: skip
+    if p["repetitions"] < 3:
+        raise BadInput(f"{what}: repetitions is {p['repetitions']}; the first look needs 3 "
+                       "blocks (fewer decide nothing)")  # fmt: skip
+    if p["max_repetitions"] <= p["repetitions"]:
+        raise BadInput(
+            f"{what}: max_repetitions ({p['max_repetitions']}) must be above repetitions "
+            f"({p['repetitions']}), or there is nothing to stop early"
+        )
 
 
 def _interleave(p: dict) -> None:
@@ -143,6 +162,7 @@ class StudyParams:
     focus: list[str] = _default("focus")  # modes that get `windows` windows (all when empty)
     interleave_slice_s: float | None = _default("interleave_slice_s")  # None: back to back
     target_halfwidth_pct: float | None = _default("target_halfwidth_pct")
+    stop_when_decided: bool = _default("stop_when_decided")  # a claims profile: until decided
     max_repetitions: int = _default("max_repetitions")
     max_minutes: float | None = _default("max_minutes")
     description: str = _default("description")

@@ -1,0 +1,269 @@
+"""A claims profile's looks (params stop_when_decided): after a block, which of the article's
+claims are decided, which cells the next block must measure for the rest, and, once the run
+stopped, its account in a sentence.
+
+Decided is a verdict of the one rule (intervals.py) that more blocks could not overturn:
+reproduced, smaller, larger, differs, supported, not supported. The intervals behind them are
+the repeated ones (sequential.py), so judging after every block and stopping on a decision
+keeps the 95% guarantee. A claim whose comparisons this profile does not measure at all is
+left out of the count (the paper profile measures it), never waited for.
+
+The harness calls `look` after each block from the first `repetitions` and records what it
+returns in the run's design.json (`record`); `summary` reads that record back for the report.
+"""
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..catalog import mode_label, scenario_label
+from ..errors import BadInput
+from ..params import StudyParams
+from ..studies import get_study
+from . import claims, intervals, tables
+from .reference import load_claims
+from .sequential import Plan
+
+DECIDED = (intervals.REPRODUCED, intervals.SMALLER, intervals.LARGER, intervals.DIFFERS,
+           intervals.SUPPORTED, intervals.NOT_SUPPORTED)  # fmt: skip
+DESIGN_FILE = "design.json"  # the harness writes it (harness/study.py); looks under LOOKS
+LOOKS = "looks"
+MOST_BLOCKS_SHOWN = 1000  # "about N blocks": beyond this, "more than"
+
+
+@dataclass
+class Look:
+    """What a look after `after_block` blocks found: each testable claim in this profile with
+    its verdict, the open ones with the blocks each would need at this spread, and the cells
+    ([scenario, concurrency or None]) the next block measures (empty: nothing left open)."""
+
+    after_block: int
+    verdicts: dict[str, str]
+    open: dict[str, int | None] = field(default_factory=dict)
+    cells: list[list] = field(default_factory=list)
+    minutes: float = 0.0
+
+    @property
+    def decided(self) -> int:
+        return sum(v in DECIDED for v in self.verdicts.values())
+
+    def progress(self) -> str:
+        """ "4 of 5 claims decided after block 5, 6 min" (the run's progress line)."""
+        line = (f"{self.decided} of {len(self.verdicts)} claims decided after block "
+                f"{self.after_block}, {self.minutes:.0f} min")  # fmt: skip
+        if self.open:
+            line += f"; open: {'; '.join(self.open)}; next block: {cells_text(self.cells)}"
+        return line
+
+
+def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: float) -> Look:
+    """Judge the study's claims on the run's results so far (its claims hook, the repeated
+    intervals of Plan.of(params)); the open claims' cells are what the next block measures."""
+    plan = Plan.of(params)
+    if plan is None:
+        raise BadInput("a look judges a run whose params set stop_when_decided")
+    table = load_claims(study)
+    if table is None:
+        raise BadInput(f"study {study} has no reference/claims.csv: nothing to decide")
+    judged = claims.for_results(study, results, params).set_index(claims.CLAIM)[claims.VERDICT]
+    measured = _measured_cells(params)
+    verdicts, open_, cells = {}, {}, []
+    for claim, rows in table.groupby("claim", sort=False):
+        if rows.iloc[0].kind == "not testable":
+            continue
+        needs = _cells_of(rows, measured)
+        if not needs or not _all_measured(rows, measured):  # the paper profile judges it
+            continue
+        verdicts[claim] = judged.get(claim, intervals.NOT_ENOUGH)
+        if verdicts[claim] not in DECIDED:
+            open_[claim] = blocks_needed(results, rows, params, plan)
+            cells += [c for c in needs if c not in cells]
+    return Look(after_block, verdicts, open_, [list(c) for c in cells], round(minutes, 2))
+
+
+def _measured_cells(params) -> list[tuple]:
+    """(scenario, concurrency) of every cell the profile measures."""
+    return list(dict.fromkeys((scenario, c) for _, _, scenario, _, c in params.cells()))
+
+
+def _cells_of(rows: pd.DataFrame, measured: list[tuple]) -> list[tuple]:
+    """The (scenario, concurrency) cells a claim's comparisons read: a row without a scenario
+    every scenario, without a concurrency every concurrency, a relative concurrency its own."""
+    out = []
+    for row in rows.itertuples(index=False):
+        for scenario, c in measured:
+            if row.scenario and scenario != row.scenario:
+                continue
+            levels = [row.concurrency, row.relative_concurrency]
+            if all(math.isnan(level) for level in levels) or c in levels:
+                out.append((scenario, c))
+    return list(dict.fromkeys(out))
+
+
+def _all_measured(rows: pd.DataFrame, measured: list[tuple]) -> bool:
+    """Whether the profile measures every scenario and concurrency the claim's rows name."""
+    scenarios, levels = {s for s, _ in measured}, {c for _, c in measured}
+    for row in rows.itertuples(index=False):
+        if row.scenario and row.scenario not in scenarios:
+            return False
+        named = [c for c in (row.concurrency, row.relative_concurrency) if not math.isnan(c)]
+        if any(c not in levels for c in named):
+            return False
+    return True
+
+
+def cell_allowed(spec_scenario: str, spec_concurrency: int, cells: list[list]) -> bool:
+    """Whether a window of this scenario and concurrency is among a look's `cells`."""
+    return [spec_scenario, spec_concurrency] in [list(c) for c in cells]
+
+
+def cells_text(cells: list[list]) -> str:
+    """ "HTML at 8" or "HTML and text": the cells a block measures, as a reader names them."""
+    levels = {c for _, c in cells}
+    names = [scenario_label(s) + (f" at {c}" if len(levels) > 1 else "") for s, c in cells]
+    if len(names) > 1:
+        return f"{', '.join(names[:-1])} and {names[-1]}"
+    return names[0] if names else "none"
+
+
+def blocks_needed(results: pd.DataFrame, rows: pd.DataFrame, params, plan: Plan) -> int | None:
+    """The blocks an open claim would need in all at its comparisons' present spread and
+    ratio: the smallest n whose repeated half-width (the last planned look's level beyond the
+    cap) falls inside the margin to the nearest edge a decision needs, for the comparison that
+    needs most. None where a comparison has no spread yet (fewer than 2 blocks)."""
+    found, _ = claims.comparison_ratios(results, rows, params.baseline_mode, None)
+    first = rows.iloc[0]
+    most = 0
+    for c in found:
+        if c["n"] < 2 or not all(map(math.isfinite, (c["ci_low"], c["ci_high"]))):
+            return None
+        spread = intervals.block_spread(c["ratio"], c["ci_high"], c["n"])
+        margin = _margin(first.kind, math.log(c["ratio"]), c["value"], first.side)
+        if margin <= 0:
+            return None  # on an edge: no number of blocks decides it
+        most = max(most, _blocks_for(spread, margin, plan, c["n"]))
+    return most or None
+
+
+def _margin(kind: str, centre: float, value: float, side: str) -> float:
+    """How far the log ratio lies from the edge its decision needs the interval clear of."""
+    if kind in ("size", "equivalence"):
+        t = math.log(1 + intervals.TOLERANCE_PCT / 100)
+        low, high = math.log(value) - t, math.log(value) + t
+        if low < centre < high:
+            return min(centre - low, high - centre)
+        return abs(centre - (low if centre <= low else high))
+    return abs(centre - math.log(value))
+
+
+def _blocks_for(spread: float, margin: float, plan: Plan, start: int) -> int:
+    for n in range(max(start, plan.first, 2), MOST_BLOCKS_SHOWN + 1):
+        if plan.t_critical(n) * spread / math.sqrt(n) < margin:
+            return n
+    return MOST_BLOCKS_SHOWN + 1
+
+
+# --- the record, and what the report says of it ----------------------------------------------
+
+
+def record(design: dict, found: Look) -> dict:
+    """design.json with the look added (replacing one after the same block)."""
+    looks = [x for x in design.get(LOOKS, []) if x["after_block"] != found.after_block]
+    return {**design, LOOKS: [*looks, asdict(found)]}
+
+
+def looks_of(design: dict) -> list[Look]:
+    return [Look(**x) for x in design.get(LOOKS, [])]
+
+
+def summary(run_dir: str | Path, study: str | None = None) -> str:
+    """The run's stopping account in one paragraph: the blocks and minutes it took, the claims
+    decided and the block each was first decided at, the cells the later blocks measured,
+    those left open with the blocks each would need, why it stopped; and what the paper
+    profile adds. "" for a run that did not stop when decided."""
+    path = Path(run_dir) / DESIGN_FILE
+    if not path.is_file():
+        return ""
+    design = json.loads(path.read_text())
+    looks = looks_of(design)
+    if not looks:
+        return ""
+    last = looks[-1]
+    first_at = {}
+    for x in looks:
+        for claim, verdict in x.verdicts.items():
+            if verdict in DECIDED:
+                first_at.setdefault(claim, x.after_block)
+    text = (
+        f"Measured until decided: {last.decided} of {len(last.verdicts)} testable claims "
+        f"decided in {last.after_block} blocks ({last.minutes:.0f} min of measurement), each "
+        f"judged after every block from the {_ordinal(design['first_blocks'])} by repeated 95% "
+        f"intervals, valid over every look up to {design['max_blocks']} blocks "
+        '(docs/method.md, "Measuring until decided").'
+    )
+    if first_at:
+        text += " Decided at: " + "; ".join(f"{c}, block {b}" for c, b in first_at.items()) + "."
+    text += _later_blocks(looks)
+    if last.open:
+        opened = "; ".join(f"{c} (about {_blocks_words(n)} in all at this spread)"
+                           for c, n in last.open.items())  # fmt: skip
+        text += f" Still open: {opened}."
+    if design.get("stopped"):
+        text += f" Stopped: {design['stopped']}."
+    if study is not None:
+        text += added_by_paper(study, run_dir)
+    return text
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _later_blocks(looks: list[Look]) -> str:
+    """ " Blocks 4-9 measured HTML only; block 10 ...": what the blocks after the first look
+    measured, runs of blocks with the same cells together ("" when none ran)."""
+    ran = [(x.after_block + 1, cells_text(x.cells)) for x in looks[:-1]]
+    spans: list[list] = []
+    for block, cells in ran:
+        if spans and spans[-1][2] == cells and spans[-1][1] == block - 1:
+            spans[-1][1] = block
+        else:
+            spans.append([block, block, cells])
+    parts = [(f"blocks {a}-{b}" if b > a else f"block {a}") + f" measured {cells}"
+             for a, b, cells in spans]  # fmt: skip
+    if not parts:
+        return ""
+    joined = "; ".join(parts)
+    return f" {joined[0].upper()}{joined[1:]} (the cells an open claim needed)."
+
+
+def _blocks_words(n: int | None) -> str:
+    if n is None:
+        return "an unknown number of blocks"
+    if n > MOST_BLOCKS_SHOWN:
+        return f"more than {MOST_BLOCKS_SHOWN} blocks"
+    return f"{n} blocks"
+
+
+def added_by_paper(study: str, run_dir: str | Path) -> str:
+    """ " The paper profile adds: ..." the modes and sub-studies the study's paper profile
+    measures beyond this run's ("" when there is nothing or no paper profile)."""
+    try:
+        paper = StudyParams.from_file(get_study(study).params_path("paper"))
+        ours = tables.load_params(run_dir)
+    except (BadInput, OSError):
+        return ""
+    modes = [mode_label(m) for m in paper.modes if m not in ours.modes]
+    scenarios = [scenario_label(s) for s in paper.scenarios if s not in ours.scenarios]
+    subs = [s for s in paper.sub_studies if s not in ours.sub_studies]
+    parts = []
+    if modes:
+        parts.append(f"the modes {', '.join(modes)}")
+    if scenarios:
+        parts.append(f"the scenarios {', '.join(scenarios)}")
+    if subs:
+        parts.append(f"the sub-studies {', '.join(subs)}")
+    return f" The paper profile adds {'; '.join(parts)}." if parts else ""
