@@ -38,6 +38,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ..errors import BadInput
+from .student_t import t_quantile
 
 ALPHA = 0.05  # two-sided, over all looks together: the 95% of every other interval
 SPENDING = "Pocock-type alpha spending (Lan and DeMets): alpha x ln(1 + (e - 1) t)"
@@ -92,8 +93,6 @@ def t_boundaries(first: int, last: int, alpha: float = ALPHA) -> tuple[float, ..
     if not 2 <= first <= last:
         raise BadInput(f"looks from {first} to {last} blocks: need 2 <= first <= last")
     if first == last:
-        from .intervals import t_quantile  # intervals imports this module
-
         return (t_quantile(1 - alpha / 2, first - 1),)
     x = np.random.default_rng(CALIBRATION_SEED).standard_normal((CALIBRATION_DRAWS, last))
     sums, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)

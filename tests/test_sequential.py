@@ -1,0 +1,203 @@
+"""Measuring until decided: the repeated intervals' boundaries, the looks on constructed block
+sequences with known answers, and the simulated error rates (hostbench/analysis/sequential.py,
+until_decided.py, error_rates.py)."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import profile_params
+from hostbench.analysis import error_rates, intervals, sequential, until_decided
+from hostbench.analysis.reference import load_claims
+from hostbench.analysis.sequential import Plan, repeated_interval
+from hostbench.errors import BadInput
+from hostbench.studies import STUDIES
+
+
+def _first_crossings(statistic, bounds, first: int) -> np.ndarray:
+    """The share of sequences whose |statistic| first reaches its bound at each look."""
+    running = np.ones(len(statistic), dtype=bool)
+    shares = []
+    for i, b in enumerate(bounds):
+        crossing = running & (np.abs(statistic[:, first - 1 + i]) >= b)
+        shares.append(crossing.mean())
+        running &= ~crossing
+    return np.array(shares)
+
+
+def _spent_per_look(first: int, last: int) -> np.ndarray:
+    spent = [sequential.spent(n / last) for n in range(first, last + 1)]
+    return np.diff([0.0, *spent])
+
+
+def test_z_boundaries_spend_the_error_look_by_look():
+    # Known spread: a standardised mean first crosses each look's boundary as often as the
+    # spending function says, checked on draws independent of the recursion.
+    first, last = 3, 10
+    bounds = sequential.boundaries(first, last)
+    x = np.random.default_rng(7).standard_normal((200_000, last))
+    z = np.cumsum(x, axis=1) / np.sqrt(np.arange(1, last + 1))
+    shares = _first_crossings(z, bounds, first)
+    assert shares == pytest.approx(_spent_per_look(first, last), abs=0.0015)
+    assert shares.sum() == pytest.approx(sequential.ALPHA, abs=0.002)
+
+
+def test_one_look_is_the_fixed_interval():
+    # A single planned look spends everything at once: the t quantile, the z quantile.
+    assert sequential.t_boundaries(5, 5) == (intervals.t_quantile(0.975, 4),)
+    assert sequential.boundaries(5, 5)[0] == pytest.approx(1.959964, abs=1e-6)
+
+
+def test_t_boundaries_spend_the_error_with_the_spread_estimated():
+    first, last = 3, 12
+    bounds = sequential.t_boundaries(first, last)
+    x = np.random.default_rng(11).standard_normal((200_000, last))  # not the calibration's
+    n = np.arange(1, last + 1)
+    sums, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)
+    mean = sums / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt((squares - n * mean**2) / (n - 1))
+        t = mean / (sd / np.sqrt(n))
+    shares = _first_crossings(t, bounds, first)
+    assert shares == pytest.approx(_spent_per_look(first, last), abs=0.0015)
+    # Wider than the fixed interval at every look: the price of looking.
+    assert all(b > intervals.t_quantile(0.975, k - 1)
+               for k, b in zip(range(first, last + 1), bounds, strict=True))  # fmt: skip
+
+
+def test_looks_need_two_blocks_at_least():
+    with pytest.raises(BadInput, match="2 <= first"):
+        sequential.t_boundaries(1, 4)
+
+
+# --- constructed block sequences --------------------------------------------------------------
+
+PLAN = Plan(3, 8)
+
+
+def _verdict(logs, side="above"):
+    n, _, low, high = repeated_interval(logs, PLAN)
+    return intervals.direction_verdict(math.exp(low), math.exp(high), side, n=n)
+
+
+def test_no_verdict_before_the_first_look():
+    # Two blocks: no interval at all, however clear the ratios.
+    n, centre, low, high = repeated_interval([0.5, 0.5001], PLAN)
+    assert n == 2 and math.isnan(low) and math.isnan(high)
+
+
+def test_decided_at_the_first_allowed_look():
+    logs = [0.40, 0.41, 0.39]  # Kestrel 50% faster, a 1% spread: clear after three blocks
+    assert _verdict(logs) == intervals.SUPPORTED
+
+
+def test_decided_only_at_the_cap():
+    # A small gain: each look before the last leaves the interval across 1.00.
+    logs = [0.026, 0.006, 0.036, -0.004, 0.016, 0.026, 0.006, 0.016]
+    verdicts = [_verdict(logs[:k]) for k in range(3, 9)]
+    assert verdicts[:-1] == [intervals.UNDECIDED] * 5 and verdicts[-1] == intervals.SUPPORTED
+
+
+def test_never_decided():
+    logs = [0.02, -0.02, 0.03, -0.03, 0.01, -0.01, 0.02, -0.02]
+    assert {_verdict(logs[:k]) for k in range(3, 9)} == {intervals.UNDECIDED}
+
+
+def test_a_decided_claim_stays_decided():
+    # Decided at the first look; later blocks, noisier, would on their own give an interval
+    # across 1.00, but the intersection over the looks keeps the first look's side.
+    logs = [0.30, 0.31, 0.29, -0.2, 0.6, -0.1, 0.5, 0.0]
+    fixed_last = intervals.mean_interval(logs)
+    assert fixed_last[2] < 0 < fixed_last[3]
+    assert [_verdict(logs[:k]) for k in range(3, 9)] == [intervals.SUPPORTED] * 6
+
+
+def test_paired_ratios_use_the_plan_in_block_order():
+    blocks = [3, 1, 2, 4]  # rows out of order: the first look reads blocks 1-3
+    rows = []
+    for b, gain in zip(blocks, [1.0, 1.5, 1.52, 1.49], strict=True):
+        rows += [dict(mode="kestrel", scenario="text", tool="k6", concurrency=8, block=b,
+                      rps=1000 * gain, valid=True),
+                 dict(mode="nginx", scenario="text", tool="k6", concurrency=8, block=b,
+                      rps=1000.0, valid=True)]  # fmt: skip
+    out = intervals.paired_ratios(pd.DataFrame(rows), "nginx", plan=PLAN).iloc[0]
+    ordered = [math.log(1.5), math.log(1.52), math.log(1.0), math.log(1.49)]
+    _, centre, low, high = repeated_interval(ordered, PLAN)
+    assert out["method"] == intervals.REPEATED and out["n"] == 4
+    assert out["ci_low"] == pytest.approx(math.exp(low))
+    assert out["ci_high"] == pytest.approx(math.exp(high))
+
+
+# --- the profile's rules ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(repetitions=2, max_repetitions=6), "first look needs 3 blocks"),
+        (dict(max_repetitions=3), "must be above repetitions"),
+        (dict(target_halfwidth_pct=2), "both set the blocks"),
+    ],
+)
+def test_stop_when_decided_refuses_what_cannot_work(changes, message):
+    with pytest.raises(BadInput, match=message):
+        profile_params("jcsi2018", "claims", **changes)
+
+
+def test_every_study_has_a_claims_profile_that_stops_when_decided():
+    for study in STUDIES.values():
+        if load_claims(study) is None:
+            continue
+        p = profile_params(study.id, "claims")
+        assert p.stop_when_decided and p.repetitions >= intervals.MIN_UNITS, study.id
+        assert p.max_minutes is not None and not p.sub_studies, study.id
+
+
+def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
+    # jcsi2018's claims on a constructed run of HTML and text: the claims that also read JSON
+    # or XML are not in this profile, so not counted; the HTML size claim (+70%) is the one.
+    params = profile_params("jcsi2018", "claims", scenarios=["html", "text"])
+    claims = load_claims("jcsi2018")
+    html_size = claims[(claims["kind"] == "size") & (claims["scenario"] == "html")]["claim"]
+
+    def looked(html_gains):
+        rows = []
+        gains = {"html": html_gains, "text": [1.2, 3.9, 2.2]}
+        for scenario, by_block in gains.items():
+            for b, gain in enumerate(by_block, start=1):
+                for mode, rps in (("kestrel", 1000 * gain), ("nginx-keepalive", 1000.0)):
+                    rows.append(dict(mode=mode, scenario=scenario, tool="k6", concurrency=8,
+                                     block=b, rps=rps, valid=True))  # fmt: skip
+        return until_decided.look("jcsi2018", pd.DataFrame(rows), params, 3, 4.0)
+
+    close = looked([1.50, 1.51, 1.49])  # 0.88x of +70%: near the tolerance's edge, open
+    assert list(close.verdicts) == list(html_size)
+    assert list(close.open) == list(html_size) and close.cells == [["html", 8]]
+    assert close.open[html_size.iloc[0]] > 3  # more blocks would decide it
+    clear = looked([1.20, 1.21, 1.19])  # 0.71x: smaller, decided at the first look
+    assert clear.decided == 1 and not clear.open and clear.cells == []
+    design = {"first_blocks": 3, "max_blocks": 8, "stopped": "every claim decided"}
+    (tmp_path / until_decided.DESIGN_FILE).write_text(json.dumps(until_decided.record(design, clear)))
+    assert f"{html_size.iloc[0]}, block 3" in until_decided.summary(tmp_path)
+
+
+# --- the simulated error rates ----------------------------------------------------------------
+
+
+def test_simulation_with_one_look_has_the_fixed_intervals_closed_form():
+    # One look of 6 blocks: "reproduced" at the upper edge needs the t interval's upper end
+    # below the truth, which happens 2.5% of the time exactly.
+    found = error_rates.simulate(0.03, Plan(6, 6), "size", error_rates.EDGE, runs=100_000, seed=3)
+    assert found["verdicts"].get("reproduced", 0.0) == pytest.approx(0.025, abs=0.0015)
+    assert found["blocks_mean"] == 6
+
+
+def test_simulated_error_rates_stay_at_their_share():
+    table = error_rates.table({"a pair": 0.03}, Plan(3, 12), runs=40_000, seed=5)
+    repeated = table[table["rule"] == "repeated"]
+    fixed = table[table["rule"] != "repeated"]
+    assert (repeated["wrong"] <= 0.025 + 0.003).all()  # 0.003: three standard errors
+    assert (fixed["wrong"] > 0.05).all()  # looking after every block with fixed intervals
