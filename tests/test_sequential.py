@@ -180,7 +180,9 @@ def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
     clear = looked([1.20, 1.21, 1.19])  # 0.71x: smaller, decided at the first look
     assert clear.decided == 1 and not clear.open and clear.cells == []
     design = {"first_blocks": 3, "max_blocks": 8, "stopped": "every claim decided"}
-    (tmp_path / until_decided.DESIGN_FILE).write_text(json.dumps(until_decided.record(design, clear)))
+    (tmp_path / until_decided.DESIGN_FILE).write_text(
+        json.dumps(until_decided.record(design, clear))
+    )
     assert f"{html_size.iloc[0]}, block 3" in until_decided.summary(tmp_path)
 
 

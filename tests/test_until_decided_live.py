@@ -1,0 +1,51 @@
+"""A claims profile measured for real: it looks after its first blocks, stops at its budget,
+names the claims still open and leaves nothing running (hostbench/harness/study.py,
+hostbench/analysis/until_decided.py)."""
+
+import json
+import os
+
+import pytest
+
+from conftest import descendants_named, profile_params
+from hostbench.analysis import tables, until_decided
+from hostbench.analysis.reference import load_claims
+from hostbench.errors import BadInput
+from hostbench.harness.study import run_study
+
+STUDY = "jcsi2018"
+
+
+@pytest.mark.live
+def test_a_claims_run_stops_at_its_budget_and_names_the_open_claims(tmp_path):
+    # Kestrel and the analog on HTML, 5 s windows: the first look (3 blocks, the fewest that
+    # decide anything) cannot decide "+70%" at this precision, and the budget (a minute)
+    # stops the run there, a block before its cap.
+    params = profile_params(STUDY, "claims", scenarios=["html"], duration_s=5, warmup_s=5,
+                            max_repetitions=4, max_minutes=0.01, quiet_max_cores=None,
+                            require_steady=False)  # fmt: skip
+    run_dir = run_study(params, "claims", tmp_path, progress=False, study=STUDY).parent
+    design = json.loads((run_dir / until_decided.DESIGN_FILE).read_text())
+    assert design["blocks"] == 3 and "max_minutes" in design["stopped"]
+    [look] = until_decided.looks_of(design)
+    # The claims whose comparisons are all on HTML are this profile's; the rest read others.
+    claims = load_claims(STUDY)
+    testable = claims[claims["kind"] != "not testable"]
+    own = [
+        c for c, rows in testable.groupby("claim", sort=False) if set(rows["scenario"]) == {"html"}
+    ]
+    assert list(look.verdicts) == own
+    results = tables.load_results(run_dir, valid_only=False)
+    assert set(results["block"]) == {1, 2, 3} and set(results["scenario"]) == {"html"}
+    text = until_decided.summary(run_dir, STUDY)
+    assert f"Stopped: {design['stopped']}" in text
+    for claim in look.open:
+        assert f"Still open: {claim}" in text or f"; {claim} (about" in text
+    assert not descendants_named(os.getpid())  # every launch stopped
+
+
+def test_a_claims_profile_needs_its_study(tmp_path):
+    params = profile_params(STUDY, "claims")
+    with pytest.raises(BadInput, match="judges a study's claims"):
+        run_study(params, "claims", tmp_path, progress=False)
+    assert not (tmp_path / "claims").exists()  # nothing written
