@@ -82,7 +82,14 @@ def findings_box(
         precision = precision_line(run_dir, results, study)
     if not smoke and ratios is not None and not precision:
         precision = ratios_precision(ratios)
-    if not smoke and study is not None and (ratios is not None or run_dir is not None):
+    until_decided_run = run_dir is not None and tables.load_params(run_dir).stop_when_decided
+    # A claims run aims at decisions, not half-widths: its looks say how far it got.
+    if (
+        not smoke
+        and study is not None
+        and (ratios is not None or run_dir is not None)
+        and not until_decided_run
+    ):
         published = ratios if ratios is not None else run_ratios(Path(run_dir), study)
         precision = " ".join(p for p in (precision, goals_line(study, published)) if p)
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)

@@ -361,21 +361,25 @@ def with_cpu_per_request(df: pd.DataFrame) -> pd.DataFrame:
 
 def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     """ratios.csv beside results.csv: every mode to the baseline, paired within blocks, 95% CI,
-    for each measure of RATIO_MEASURES (the `measure` column).
+    for each measure of RATIO_MEASURES (the `measure` column); a run that stopped when
+    decided states its repeated intervals (sequential.py), as its claims do.
 
     baseline: default the study's own (params.json), else its first mode.
     """
     from .intervals import paired_ratios
+    from .sequential import Plan
 
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
+    params = load_params(run_dir)
     if baseline is None:
-        baseline = load_params(run_dir).baseline_mode
+        baseline = params.baseline_mode
+    plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
     ratios = pd.concat(
         [
-            paired_ratios(with_cpu_per_request(results), baseline, metric=measure).assign(
-                measure=measure
-            )
+            paired_ratios(
+                with_cpu_per_request(results), baseline, metric=measure, plan=plan
+            ).assign(measure=measure)
             for measure in RATIO_MEASURES
         ],
         ignore_index=True,
