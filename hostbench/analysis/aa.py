@@ -1,12 +1,36 @@
 """The machinery checked against itself: a mode against a second launch of the same app in the
 same blocks (A/A; `kestrel-twin`, benchmarks/aa.yaml). Every ratio should hold 100%; how often
-a 95% interval excludes it is the false-positive rate of the verdicts on this machine, and how
+a 95% interval excludes it bounds the false-positive rate of the verdicts on this machine (a
+count of a few intervals is not a rate: its upper bound says what it rules out), and how
 closely the intervals hold 100% is the agreement the tolerance stands on (docs/method.md)."""
+
+import math
 
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
 from . import intervals, prose
+from .student_t import incomplete_beta
+
+BOUND_CONFIDENCE = 0.95  # the one-sided level of the false-positive rate's upper bound
+
+
+def rate_upper_bound(excluded: int, total: int, confidence: float = BOUND_CONFIDENCE) -> float:
+    """The one-sided Clopper-Pearson upper bound on a rate seen `excluded` times in `total`:
+    the p at which seeing `excluded` or fewer has probability 1 - confidence, i.e. the
+    confidence quantile of Beta(excluded + 1, total - excluded). With none seen it is
+    1 - (1 - confidence) ** (1 / total): 30 intervals bound the rate at about 10%."""
+    if not 0 <= excluded <= total or total < 1:
+        raise ValueError(f"{excluded} of {total}: need 0 <= excluded <= total, total >= 1")
+    if excluded == total:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(100):  # P(X <= excluded | p) = 1 - I_p(excluded + 1, total - excluded)
+        p = (low + high) / 2
+        tail = 1 - incomplete_beta(p, excluded + 1, total - excluded)
+        low, high = (p, high) if tail > 1 - confidence else (low, p)
+    return (low + high) / 2
+
 
 SELF, TWIN = "kestrel", "kestrel-twin"
 # Its committed runs (data/runs/<id>/), one per design, from benchmarks/<params file>.
@@ -46,12 +70,22 @@ def summary(results: pd.DataFrame) -> str:
     excluded = int(groups["excludes_100"].sum())
     expected = 0.05 * len(groups)
     blocks = prose.span(whole["n"], ".0f")
+    bound = rate_upper_bound(excluded, len(groups))
+    # "Agrees to within": rounded outwards, never tighter than computed.
+    within = [math.ceil(v - 1e-9) for v in whole["agrees_within_pct"]]
     return (
         f"{mode_label(TWIN)} against {mode_label(SELF)}, the same app launched twice in the "
         f"same blocks ({blocks} blocks; {scenarios}): {excluded} of {len(groups)} 95% "
         f"intervals of {intervals.MIN_UNITS} blocks excluded 100% (at a 5% rate, "
-        f"{expected:.1f} would). Over all blocks the ratios were "
-        f"{prose.span(100 * whole['ratio'], '.0f')}% and agree with 100% to within "
-        f"±{prose.span(whole['agrees_within_pct'], '.0f')}%; "
+        f"{expected:.1f} would). {len(groups)} intervals bound the false-positive rate at "
+        f"{100 * bound:.0f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided Clopper-Pearson "
+        f"bound); {_needed_for(0.10)} intervals with none excluding 100% would bound it at "
+        f"10%. Over all blocks the ratios were {prose.span(100 * whole['ratio'], '.0f')}% "
+        f"and agree with 100% to within ±{prose.span(within, '.0f')}%; "
         f"{int(whole['excludes_100'].sum())} of {len(whole)} exclude it."
     )
+
+
+def _needed_for(rate: float, confidence: float = BOUND_CONFIDENCE) -> int:
+    """The fewest intervals, none excluding 100%, whose bound is at most `rate`."""
+    return math.ceil(math.log(1 - confidence) / math.log(1 - rate))

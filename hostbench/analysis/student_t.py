@@ -1,4 +1,5 @@
-"""Student's t quantile, for intervals on few blocks: numpy and pandas only, no scipy, so
+"""Student's t quantile, for intervals on few blocks (and the regularized incomplete beta
+function it rests on, for binomial bounds too): numpy and pandas only, no scipy, so
 the quantile is computed here by inverting the t CDF through the regularized incomplete beta
 function."""
 
@@ -34,7 +35,7 @@ def _upper_t(tail: float, df: float) -> float:
         mid = 0.5 * (low + high)
         if mid in (low, high):
             break
-        if _incomplete_beta(mid, df / 2.0, 0.5) < target:
+        if incomplete_beta(mid, df / 2.0, 0.5) < target:
             low = mid
         else:
             high = mid
@@ -42,7 +43,7 @@ def _upper_t(tail: float, df: float) -> float:
     return math.sqrt(df * (1.0 - x) / x)
 
 
-def _incomplete_beta(x: float, a: float, b: float) -> float:
+def incomplete_beta(x: float, a: float, b: float) -> float:
     """Regularized incomplete beta I_x(a, b) (Numerical Recipes, section 6.4)."""
     if x <= 0.0:
         return 0.0
