@@ -1,10 +1,13 @@
 """The A/A check (docs/method.md, "Verdicts"): Kestrel against a second launch of itself, with
 the JCSI 2018 load, measured by the study harness like any study (quiet gate, warm-up, blocks),
 then how often a 95% interval excluded 100%; once with windows back to back (aa.yaml), once
-interleaved (aa-interleaved.yaml). Run alone on a quiet machine (about 20 minutes each):
+interleaved (aa-interleaved.yaml); and the claims rule, measured until decided with the twin as
+jcsi2018's baseline (aa-claims.yaml, at most 8 minutes). Run alone on a quiet machine (about
+20 minutes each):
 
     .venv/bin/python benchmarks/aa_check.py                 # measure into data/runs/example-aa
     .venv/bin/python benchmarks/aa_check.py --design interleaved  # data/runs/example-aa-interleaved
+    .venv/bin/python benchmarks/aa_check.py --design claims       # data/runs/example-aa-claims
     .venv/bin/python benchmarks/aa_check.py --analyse-only  # the summary of what is there
 
 An interrupted run resumes with the same command. `python -m hostbench docs` then writes the
@@ -14,7 +17,9 @@ summary into docs/method.md.
 import argparse
 from pathlib import Path
 
-from hostbench.analysis import aa, tables
+from hostbench.analysis import aa, tables, until_decided
+from hostbench.analysis.claims import CLAIM, OURS, VERDICT
+from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.errors import HostbenchError
 from hostbench.harness.study import run_study
 from hostbench.params import StudyParams
@@ -24,14 +29,20 @@ from hostbench.paths import RUNS
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs-dir", type=Path, default=RUNS)
-    parser.add_argument("--design", choices=list(aa.RUNS), default="back to back")
+    parser.add_argument("--design", choices=[*aa.RUNS, "claims"], default="back to back")
     parser.add_argument("--analyse-only", action="store_true", help="measure nothing")
     args = parser.parse_args()
-    run_id, params_file = aa.RUNS[args.design]
+    claims = args.design == "claims"
+    run_id, params_file = aa.CLAIMS_RUN if claims else aa.RUNS[args.design]
     run_dir = args.runs_dir / run_id
     if not args.analyse_only:
         params = StudyParams.from_file(Path(__file__).with_name(params_file))
-        run_study(params, run_id, args.runs_dir)
+        run_study(params, run_id, args.runs_dir, study=aa.CLAIMS_STUDY if claims else None)
+    if claims:
+        table = claims_of_run(aa.CLAIMS_STUDY, run_dir)
+        print(table[[CLAIM, OURS, VERDICT]].to_string(index=False))
+        print(until_decided.summary(run_dir))
+        return
     results = tables.load_results(run_dir, valid_only=False)
     print(aa.aa_intervals(results).to_string(index=False))
     print(aa.summary(results))

@@ -36,6 +36,10 @@ SELF, TWIN = "kestrel", "kestrel-twin"
 # Its committed runs (data/runs/<id>/), one per design, from benchmarks/<params file>.
 RUNS = {"back to back": ("example-aa", "aa.yaml"),
         "interleaved": ("example-aa-interleaved", "aa-interleaved.yaml")}  # fmt: skip
+# The claims rule's A/A: jcsi2018's claims judged with the twin as the baseline, measured
+# until decided (benchmarks/aa-claims.yaml); its verdicts are what it checks.
+CLAIMS_RUN = ("example-aa-claims", "aa-claims.yaml")
+CLAIMS_STUDY = "jcsi2018"
 
 
 def aa_intervals(results: pd.DataFrame, group: int = intervals.MIN_UNITS) -> pd.DataFrame:

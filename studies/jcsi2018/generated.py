@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hostbench.analysis import aa, claims, findings, intervals, tables, window_design
+from hostbench.analysis import aa, claims, findings, intervals, tables, until_decided, window_design
 from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.params import StudyParams
@@ -300,7 +300,31 @@ def aa_block(runs: Path) -> str:
             f"{aa.summary(results)} {findings.machine_line(results, env)} Measured "
             f"{started.min():%Y-%m-%d %H:%M}-{started.max():%H:%M} UTC."
         )
+    paragraphs.append(aa_claims_paragraph(runs))
     return "\n\n".join([AA_START, *paragraphs, AA_END])
+
+
+def aa_claims_paragraph(runs: Path) -> str:
+    """The claims rule's A/A (benchmarks/aa-claims.yaml): each claim's verdict with the twin
+    as the baseline, and how the run stopped."""
+    run_id, params_file = aa.CLAIMS_RUN
+    run_dir = runs / run_id
+    if not (run_dir / "results.csv").exists():
+        return ("The claims rule: no committed run yet "
+                "(`benchmarks/aa_check.py --design claims`).")  # fmt: skip
+    table = claims.of_run(aa.CLAIMS_STUDY, run_dir)
+    judged = table[table[claims.VERDICT] != intervals.NOT_TESTABLE]
+    verdicts = "; ".join(f"{r[claims.CLAIM]}: {r[claims.VERDICT]}" for _, r in judged.iterrows())
+    results = tables.load_results(run_dir, valid_only=False)
+    env = tables.load_environment(run_dir)
+    started = pd.to_datetime(results["started_at"], utc=True)
+    return (
+        f"The claims rule (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
+        f"{aa.CLAIMS_STUDY}'s claims judged with {mode_label(aa.TWIN)} as the baseline, where "
+        f"every true ratio is 1.00: {verdicts}. {until_decided.summary(run_dir)} "
+        f"{findings.machine_line(results, env)} Measured "
+        f"{started.min():%Y-%m-%d %H:%M}-{started.max():%H:%M} UTC."
+    )
 
 
 def sections(root: Path) -> list[tuple[str, str, str, str]]:
