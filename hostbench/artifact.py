@@ -86,6 +86,10 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         "",
         "```sh",
         *_commented(
+            (
+                f"make reproduce STUDY={study_id} PROFILE=claims",
+                "the claims alone, measured until decided (its time budget in its profile)",
+            ),
             (f"make reproduce STUDY={study_id}", "the paper profile; prints its run folder"),
             ("make compare RUN=<that run folder>", "every ratio against the committed run's"),
         ),
