@@ -15,11 +15,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 import yaml
 
 from .errors import BadInput
 from .paths import STUDIES_DIR
+
+if TYPE_CHECKING:  # the hooks' annotations only: discovering studies imports no pandas
+    import pandas as pd
 
 DEFINITION = "study.yaml"
 # The keys of study.yaml: each one's meaning is the field's comment in Study.
@@ -95,6 +99,13 @@ class Study:
         """The folder's analysis.py, imported once as hostbench_studies.<id>.analysis."""
         return self.module("analysis")
 
+    def hook(self, name: str):
+        """The study's own version of one of HOOKS from its analysis.py, or None where it
+        keeps the package's default."""
+        if name not in HOOKS:
+            raise BadInput(f"no study hook {name!r}; the hooks: {', '.join(HOOKS)}")
+        return getattr(self.analysis, name, None)
+
     def module(self, name: str) -> ModuleType:
         """The folder's <name>.py (a study may split its code in several modules)."""
         return _import(self, name)
@@ -129,6 +140,23 @@ class Study:
             paper_run=str(data.get("paper_run") or ""),
             halfwidth_goals=_goals(path, data.get("halfwidth_goals")),
         )
+
+
+class StudyHooks(Protocol):
+    """What the package calls on a study's analysis.py, where the study defines it (each is
+    optional: without it the package's default serves). tests/test_studies.py checks every
+    study's against these signatures."""
+
+    def claims(self, results: "pd.DataFrame", params, variants=None) -> "pd.DataFrame":
+        """Its claims table (hostbench.analysis.claims): for what only the study knows, such
+        as the other stand-ins for the article's comparator; default claims.judge."""
+
+    def compared_ratios(self, results: "pd.DataFrame") -> "pd.DataFrame":
+        """The ratios `compare` holds side by side (hostbench.analysis.compare) when they are
+        not every mode to the run's baseline."""
+
+
+HOOKS = tuple(n for n, v in vars(StudyHooks).items() if callable(v) and not n.startswith("_"))
 
 
 def _goals(path: Path, raw) -> tuple[tuple[str, float], ...]:

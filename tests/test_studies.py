@@ -4,6 +4,7 @@ Nothing here names a study: a sixth folder is checked the moment it exists. Its 
 behaviour is tested by the test_*.py in its folder.
 """
 
+import inspect
 import json
 import re
 import shutil
@@ -17,9 +18,10 @@ import yaml
 from hostbench import readmes
 from hostbench.analysis import claims, intervals, tables
 from hostbench.analysis.reference import load_claims, load_reference, load_setup
+from hostbench.errors import BadInput
 from hostbench.params import StudyParams, load_yaml
 from hostbench.paths import ROOT
-from hostbench.studies import DEFAULT_STUDY, STUDIES, Study, available, discover
+from hostbench.studies import DEFAULT_STUDY, HOOKS, STUDIES, Study, StudyHooks, available, discover
 
 every_study = pytest.mark.parametrize("study", list(STUDIES.values()), ids=lambda s: s.id)
 
@@ -205,3 +207,20 @@ def test_a_study_folder_with_a_misspelt_key_is_refused_in_one_line(tmp_path):
     )
     with pytest.raises(Exception, match=r"unknown key 'notebok'; missing 'notebook'; allowed: "):
         discover(tmp_path)
+
+
+@every_study
+def test_the_hooks_a_study_defines_have_the_declared_signatures(study):
+    # What the package calls on a study's analysis.py is declared once (studies.StudyHooks);
+    # a study's own version takes the same parameters, by name and in order.
+    for name in HOOKS:
+        own = study.hook(name)
+        if own is None:
+            continue
+        declared = list(inspect.signature(getattr(StudyHooks, name)).parameters)[1:]  # no self
+        assert list(inspect.signature(own).parameters) == declared, (study.id, name)
+
+
+def test_an_undeclared_hook_is_refused_in_one_line():
+    with pytest.raises(BadInput, match="no study hook 'headlines'; the hooks: claims"):
+        next(iter(STUDIES.values())).hook("headlines")

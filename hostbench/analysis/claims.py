@@ -248,7 +248,7 @@ def in_words(table: pd.DataFrame) -> str:
 
 def for_results(study: str, results: pd.DataFrame, params, variants=None):
     """The study's claims judged on these results: its hook where it has one, else judge."""
-    hook = getattr(get_study(study).analysis, "claims", None)
+    hook = get_study(study).hook("claims")
     if hook is not None:
         return hook(results, params, variants)
     return judge(study, results, params, variants=variants)

@@ -154,7 +154,7 @@ def _computed_ratios(path: Path, study: str | None) -> pd.DataFrame:
     from .intervals import paired_ratios
 
     results = tables.load_results(path, valid_only=False)
-    own = getattr(get_study(study).analysis, "compared_ratios", None) if study else None
+    own = get_study(study).hook("compared_ratios") if study else None
     if own is not None:
         return own(results)
     baseline = tables.load_params(path).baseline_mode
