@@ -26,7 +26,7 @@ def test_a_claims_run_stops_at_its_budget_and_names_the_open_claims(tmp_path):
                             require_steady=False)  # fmt: skip
     run_dir = run_study(params, "claims", tmp_path, progress=False, study=STUDY).parent
     design = json.loads((run_dir / until_decided.DESIGN_FILE).read_text())
-    assert design["blocks"] == 3 and "max_minutes" in design["stopped"]
+    assert design["blocks"] == 3 and "time budget" in design["stopped"]
     [look] = until_decided.looks_of(design)
     # The claims whose comparisons are all on HTML are this profile's; the rest read others.
     claims = load_claims(STUDY)

@@ -655,13 +655,13 @@ def _look(study: str, study_dir: Path, params: StudyParams, design: dict, block:
     if not found.open:
         stopped = "every claim decided"
     elif block >= params.max_repetitions:
-        stopped = f"max_repetitions ({params.max_repetitions} blocks) reached"
+        stopped = f"the profile's most blocks ({params.max_repetitions}) reached"
     elif params.max_minutes is not None:
         last = design["minutes"].get(str(block), 0.0)
         share = len(found.cells) / max(1, len(_cells_measured(results, block)))
         if minutes + last * share > params.max_minutes:
-            stopped = (f"the next block would pass max_minutes ({params.max_minutes:g} min; "
-                       f"{minutes:.0f} min measured)")  # fmt: skip
+            stopped = (f"the next block would pass the profile's time budget "
+                       f"({params.max_minutes:g} min; {minutes:.0f} min measured)")  # fmt: skip
     if stopped:
         design = {**design, "blocks": block, "stopped": stopped}
         say(f"stopped after block {block}: {stopped}")
