@@ -10,6 +10,9 @@ STUDY ?=
 PROFILE ?= paper
 RUN_ID ?=
 BATCH_ID ?=
+# Params keys over the profile, KEY=VALUE separated by spaces (a value without spaces), e.g.
+# SET="duration_s=5 repetitions=2": python -m hostbench reproduce --set (docs/running.md).
+SET ?=
 BOMBARDIER_VERSION := v1.2.6
 
 APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/dotnet/*/*.cs testapp/dotnet/Views/*/*.cshtml testapp/dotnet/Views/*.cshtml)
@@ -84,10 +87,12 @@ check: $(VENV)/.installed lint
 	$(PY) -m pytest -q -m "not live"
 
 reproduce: setup
-	$(PY) -m hostbench reproduce $(if $(STUDY),--study $(STUDY)) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID))
+	$(PY) -m hostbench reproduce $(if $(STUDY),--study $(STUDY)) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) \
+		$(foreach s,$(SET),--set '$(s)')
 
 reproduce-all: setup
-	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID))
+	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID)) \
+		$(foreach s,$(SET),--set '$(s)')
 
 # Did a re-run reproduce? RUN=<run folder>: against the committed paper run of its study
 # (python -m hostbench compare RUN_A RUN_B ... for any runs of one study).

@@ -23,7 +23,7 @@ def _cmd_studies(args) -> int:
 def _cmd_run(args) -> int:
     from .harness.preflight import check_runnable
     from .harness.study import run_study
-    from .params import StudyParams, check_run_id
+    from .params import check_run_id, params_with_settings
     from .studies import get_study
 
     check_run_id(args.run_id)
@@ -36,7 +36,7 @@ def _cmd_run(args) -> int:
         path = get_study(study).params_path(args.profile)
     elif study is not None:
         study = get_study(study).id
-    params = check_runnable(StudyParams.from_file(path, overrides))
+    params = check_runnable(params_with_settings(path, args.set, overrides))
     results = run_study(
         params,
         args.run_id,
@@ -125,6 +125,7 @@ def _cmd_reproduce(args) -> int:
         runs_dir=Path(args.runs_dir),
         discard_old=args.discard_old,
         render_only=args.render_only,
+        settings=args.set,
     )
     print(f"report: {out / 'report.html'}")
     return 0
@@ -134,7 +135,11 @@ def _cmd_reproduce_all(args) -> int:
     from .reproduce import reproduce_all
 
     index = reproduce_all(
-        args.profile, batch_id=args.batch_id, runs_dir=Path(args.runs_dir), only=args.study
+        args.profile,
+        batch_id=args.batch_id,
+        runs_dir=Path(args.runs_dir),
+        only=args.study,
+        settings=args.set,
     )
     print(f"index: {index}")
     return 0
@@ -215,6 +220,19 @@ def _cmd_docs(args) -> int:
     return 0
 
 
+def _add_set(command, scope: str) -> None:
+    command.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"a params key over {scope}: the value as in a params file (YAML), e.g. "
+        "duration_s=5 or modes=[kestrel,nginx]; repeatable; the study's own keys: its "
+        "sub-studies inherit them unless they set them (no dotted sub-study keys); recorded in "
+        "params.json and named in the report",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     from .studies import DEFAULT_STUDY
 
@@ -233,6 +251,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     run.add_argument("--url", help="external/IIS modes: the URL of your server")
     run.add_argument("--allow-remote", action="store_true", help="permit a non-loopback URL")
+    _add_set(run, "the params file or profile")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument(
         "--discard-old", action="store_true", help="delete runs measured with other settings"
@@ -297,12 +316,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="re-render a complete run from its own data; never measure",
     )
+    _add_set(rep, "the profile")
     rep.set_defaults(func=_cmd_reproduce)
     everything = sub.add_parser("reproduce-all", help="every study's notebook in one batch")
     everything.add_argument("--profile", default="paper", help="paper or quick")
     everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
     everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     everything.add_argument("--study", action="append", help="only this study (repeatable)")
+    _add_set(everything, "each study's profile")
     everything.set_defaults(func=_cmd_reproduce_all)
     lab = sub.add_parser("lab", help="run the hosting lab notebook (docs/teaching.md)")
     lab.add_argument("--profile", default="quick", help="quick (a few minutes) or class")

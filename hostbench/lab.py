@@ -16,12 +16,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import yaml
-
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.preflight import check_runnable
-from .params import StudyParams, check_run_id, fingerprint, load_yaml
+from .params import StudyParams, check_run_id, fingerprint, load_yaml, parse_assignment
 from .paths import NOTEBOOKS, RUNS
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
@@ -129,15 +127,7 @@ WHAT_IFS = ("modes", "scenario", "blocks", "nginx_keepalive_pool", "nginx_worker
 
 def parse_what_if(text: str) -> tuple[str, object]:
     """NAME=VALUE from the command line, the value read as YAML (1, Debug, [kestrel, nginx])."""
-    name, sep, value = text.partition("=")
-    name = name.strip()
-    if not sep or name not in WHAT_IFS:
-        raise BadInput(f"what-if {text!r}: give NAME=VALUE, NAME one of {', '.join(WHAT_IFS)}")
-    try:
-        return name, yaml.safe_load(value)
-    except yaml.YAMLError:
-        example = "e.g. 1, Debug, [a, b]"
-        raise BadInput(f"what-if {text!r}: {value!r} is not a value ({example})") from None
+    return parse_assignment(text, WHAT_IFS, "what-if")
 
 
 def reproduce_lab(

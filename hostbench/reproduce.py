@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from .errors import BadInput, HostbenchError
 from .harness import tour
 from .harness.preflight import check_runnable
 from .harness.study import PROGRESS_FILE, RENDER_ONLY
-from .params import PARAMS_FILE, StudyParams, check_run_id
+from .params import PARAMS_FILE, StudyParams, check_run_id, params_with_settings
 from .paths import RUNS
 from .studies import DEFAULT_STUDY, STUDIES, available, get_study, is_params_file, profile_name
 
@@ -150,10 +151,12 @@ def reproduce(
     runs_dir: Path = RUNS,
     discard_old: bool = False,
     render_only: bool = False,
+    settings: Sequence[str] = (),
 ) -> Path:
     """Run one study's notebook for a profile; returns its run folder. render_only: re-render
     a complete run from its own data (its notebook, report and ratios), measuring nothing:
-    a window still to measure is refused in one line (harness.study.RENDER_ONLY)."""
+    a window still to measure is refused in one line (harness.study.RENDER_ONLY). settings:
+    `--set KEY=VALUE` texts applied over the profile (params.command_line)."""
     study = get_study(study_id)
     if not study.notebook_path.is_file():
         raise HostbenchError(f"study {study_id!r} has no notebook yet ({study.notebook_path})")
@@ -164,6 +167,9 @@ def reproduce(
     if render_only:
         if discard_old:
             raise BadInput("--render-only keeps what was measured; it takes no --discard-old")
+        if settings:
+            raise BadInput("--render-only re-renders with the settings the run was measured "
+                           "with; it takes no --set")  # fmt: skip
         # A re-render takes the settings the run was measured with, which an older run's
         # profile may no longer have; nothing is launched, so nothing need be runnable here.
         params = StudyParams.from_run(out)
@@ -171,7 +177,7 @@ def reproduce(
     else:
         # Validated, and checked runnable here, once, before anything starts; the notebook
         # gets them whole (to_dict) and does not check them again.
-        params = check_runnable(StudyParams.from_file(profile_file))
+        params = check_runnable(params_with_settings(profile_file, settings))
     out.mkdir(parents=True, exist_ok=True)
     earlier_s = _recorded_wall_s(out, study_id, profile)
     if not render_only:  # a re-render that fails leaves the run as complete as it was
@@ -251,13 +257,15 @@ def reproduce_all(
     batch_id: str | None = None,
     runs_dir: Path = RUNS,
     only: list[str] | None = None,
+    settings: Sequence[str] = (),
 ):
     """Every available study's notebook in one batch (`only`: these studies); returns the
     batch folder with index.html.
 
     The same batch id resumes: a study whose report is complete is kept, an interrupted one
     resumes in its own folder (its completed runs kept, as `make reproduce` does), and a batch
-    started with another profile is refused, so one batch never mixes profiles."""
+    started with another profile is refused, so one batch never mixes profiles. settings:
+    `--set KEY=VALUE` texts applied over every study's profile (a resume must give the same)."""
     studies = available()
     if only:
         for name in only:
@@ -270,11 +278,16 @@ def reproduce_all(
             f"a batch runs a profile by name (paper, quick, ...), not a params file "
             f"({profile}): a params file is one study's (make reproduce STUDY=...)"
         )
-    for study in studies:
-        study.params_path(profile)  # every profile exists before anything starts
+    for study in studies:  # every profile exists, and takes the settings, before anything starts
+        path = study.params_path(profile)
+        if settings:
+            try:
+                params_with_settings(path, settings)
+            except BadInput as e:
+                raise BadInput(f"{study.id}: {e}") from None
     batch_id = check_run_id(batch_id or f"all-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     batch = Path(runs_dir).resolve() / batch_id
-    _claim_batch(batch, profile)
+    _claim_batch(batch, profile, list(settings))
     missing = [s.id for s in STUDIES.values() if not s.available]
     if missing:
         print(f"not in this batch (no notebook yet): {', '.join(missing)}", flush=True)
@@ -283,29 +296,37 @@ def reproduce_all(
         if done.exists():
             print(f"{study.id}: done earlier, kept", flush=True)
             continue
-        reproduce(study.id, profile, run_id=study.id, runs_dir=batch)
-        write_index(batch, profile)
-    return write_index(batch, profile)
+        reproduce(study.id, profile, run_id=study.id, runs_dir=batch, settings=settings)
+        write_index(batch, profile, settings)
+    return write_index(batch, profile, settings)
 
 
-def _claim_batch(batch: Path, profile: str) -> None:
-    """The batch folder, made or resumed; BATCH_FILE records its profile so a resume with
-    another one stops here, before anything runs."""
+def _claim_batch(batch: Path, profile: str, settings: list[str]) -> None:
+    """The batch folder, made or resumed; BATCH_FILE records its profile (and --set settings,
+    when given) so a resume with others stops here, before anything runs."""
     record = batch / BATCH_FILE
     if record.exists():
-        earlier = json.loads(record.read_text())["profile"]
+        recorded = json.loads(record.read_text())
+        earlier = recorded["profile"]
         if earlier != profile:
             raise BadInput(
                 f"batch {batch.name} runs profile {earlier!r}, not {profile!r}: resume it with "
                 f"PROFILE={earlier}, or start a new batch (another BATCH_ID)"
             )
+        if sorted(recorded.get("set", [])) != sorted(settings):
+            given = " ".join(recorded.get("set", [])) or "none"
+            raise BadInput(
+                f"batch {batch.name} runs with --set {given}, not {' '.join(settings) or 'none'}: "
+                "resume it with the same, or start a new batch (another BATCH_ID)"
+            )
         print(f"resuming batch {batch.name}: finished studies are kept", flush=True)
         return
     batch.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"profile": profile}, indent=2))
+    record.write_text(json.dumps({"profile": profile, **({"set": settings} if settings else {})},
+                                 indent=2))  # fmt: skip
 
 
-def write_index(batch: Path, profile: str) -> Path:
+def write_index(batch: Path, profile: str, settings: Sequence[str] = ()) -> Path:
     """index.html: each study's report, headline and wall time; studies not run say so."""
     rows = []
     for study in STUDIES.values():
@@ -329,6 +350,11 @@ def write_index(batch: Path, profile: str) -> Path:
         if smoke
         else ""
     )
+    set_text = (
+        f"; set on the command line: <code>{html.escape(', '.join(settings))}</code>"
+        if settings
+        else ""
+    )
     page = f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>hostbench: {html.escape(batch.name)}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}
@@ -337,7 +363,7 @@ td,th{{padding:.4em .8em;border-bottom:1px solid #ddd;text-align:left}}</style><
 {smoke}
 <section class="findings"><h2>Findings</h2>
 <p>Each study's headline, from its report; the report opens with the article's claims, ours
-and the verdicts. Profile <code>{html.escape(profile)}</code>.</p>
+and the verdicts. Profile <code>{html.escape(profile)}</code>{set_text}.</p>
 <table><thead><tr><th>study</th><th>headline</th><th>wall time</th></tr></thead>
 <tbody>
 {body}

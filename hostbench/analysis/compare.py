@@ -56,8 +56,10 @@ MEASURE_NAMES = {"cpu_us_per_request": "CPU time per request"}
 ENVIRONMENT = ("cpu_model", "cpu_cores_logical", "cpu_cores_physical", "memory_gib", "os",
                "kernel", "dotnet", "tools", "goserver", "python", "python_packages",
                "git_commit", "git_diff_sha256", "hosts")  # fmt: skip
-# (sub_studies_skipped follows sub_studies and topology, which says the difference.)
-PARAMS_IGNORED = ("seed", "description", "sub_studies", "fingerprint", "sub_studies_skipped")
+# (sub_studies_skipped follows sub_studies and topology, which says the difference; the keys
+# set_on_command_line names differ themselves.)
+PARAMS_IGNORED = ("seed", "description", "sub_studies", "fingerprint", "sub_studies_skipped",
+                  "set_on_command_line")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from .. import results as schema
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import LOAD_FILE, Load, read_load
-from ..params import PARAMS_FILE, StudyParams
+from ..params import PARAMS_FILE, StudyParams, settings_text
 from .kept import content_key, keep
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
@@ -398,8 +398,17 @@ def measured_text(results_path: str | Path) -> str:
     path = Path(results_path)
     rows = schema.read_results(path)
     blocks = rows["block"].nunique() if "block" in rows.columns else 0
-    return (f"{len(rows)} windows in {blocks} block{'s' if blocks != 1 else ''}; results in "
+    line = (f"{len(rows)} windows in {blocks} block{'s' if blocks != 1 else ''}; results in "
             f"{path.parent.name}/{path.name}")  # fmt: skip
+    changed = command_line_text(path)
+    return f"{line}; {changed}" if changed else line
+
+
+def command_line_text(run_dir: str | Path) -> str:
+    """The keys `--set` changed over the profile, as typed ("set on the command line:
+    duration_s=5, modes=[kestrel,nginx]"), from params.json; "" where none were."""
+    settings = load_params(run_dir).set_on_command_line
+    return f"set on the command line: {settings_text(settings)}" if settings else ""
 
 
 def read_ratios(path: str | Path, measure: str = "rps") -> pd.DataFrame:

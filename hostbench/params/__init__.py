@@ -13,6 +13,7 @@ One module per concern, and this package's names are imported from here:
 - expansion: a variant sweep's variants and a sub-study's params;
 - topology: loopback, network namespaces, or two hosts over ssh from an inventory;
 - loading: a params file and the profile it `extends`;
+- command_line: keys set with `--set KEY=VALUE` over a profile, and recorded;
 - record: what a run folder records (params.json, the settings' fingerprint, the run id);
 - docs_page: docs/params.md, from the same declarations (`python -m hostbench docs`).
 
@@ -22,6 +23,7 @@ analysis reads a run's params.json back as StudyParams (StudyParams.from_run). N
 imports the harness.
 """
 
+from .command_line import COMMAND_LINE_KEY, params_with_settings, parse_assignment, settings_text
 from .docs_page import markdown
 from .expansion import expand_sweep, machine_cores
 from .keys import KEYS, NOT_MEASURED, OPTIONAL, REQUIRED, SCHEDULE
@@ -32,6 +34,7 @@ from .study import LaunchOptions, StudyParams
 from .topology import SSH_MODES, TOPOLOGIES
 
 __all__ = [
+    "COMMAND_LINE_KEY",
     "KEYS",
     "NOT_MEASURED",
     "OPTIONAL",
@@ -52,4 +55,7 @@ __all__ = [
     "load_yaml",
     "machine_cores",
     "markdown",
+    "params_with_settings",
+    "parse_assignment",
+    "settings_text",
 ]

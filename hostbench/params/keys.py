@@ -29,6 +29,7 @@ SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
 # Keys that describe or explain a study but do not change what a run measures.
 NOT_MEASURED = (
     "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
+    "set_on_command_line",
 )  # fmt: skip
 # Keys that say how many units the schedule measures, not what a window measures.
 SCHEDULE = ("repetitions", "windows", "focus", "target_halfwidth_pct", "stop_when_decided",
@@ -118,6 +119,18 @@ def _scenario_modes(key: str, value, earlier: dict) -> dict[str, list[str]]:
             )
         out[scenario] = only
     return out
+
+
+def _command_line(key: str, value, earlier=None) -> dict[str, str]:
+    """{key: value as typed} of the keys `--set` gave (command_line.py); not a key of its own."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise BadInput(f"params key {key!r} must map params keys to values as typed, got {value!r}")
+    stray = [name for name in value if name not in KEY or name == key]
+    if stray:
+        raise BadInput(f"params key {key!r} names {stray[0]!r}, not a key --set may set")
+    return dict(value)
 
 
 def _cpus(key: str, value, earlier=None) -> list[int] | None:
@@ -219,6 +232,10 @@ KEYS: tuple[Key, ...] = (
        STR, null="", also="one of modes"),
     _k("seed", None, "",
        "Seed of the run order; null: a new one, recorded in params.json.", INT_0, null=""),
+    _k("set_on_command_line", {}, "",
+       "The keys `--set KEY=VALUE` set over the profile (`run`, `reproduce`), each with its "
+       "value as typed: recorded, so params.json and the report name them.",
+       check=_command_line, shape="{key: str}", also="written by --set, not by a params file"),
     _k("sample_interval_s", 0.5, "s", "The CPU monitor's sampling period.",
        Rule("float", minimum=0.05)),
     _k("progress_interval_s", None, "s",

@@ -168,6 +168,7 @@ class StudyParams:
     description: str = _default("description")
     baseline: str | None = _default("baseline")
     seed: int | None = _default("seed")
+    set_on_command_line: dict[str, str] = _default("set_on_command_line")  # --set's, as typed
     sample_interval_s: float = _default("sample_interval_s")
     progress_interval_s: float | None = _default("progress_interval_s")
     steady_tolerance_pct: float = _default("steady_tolerance_pct")
