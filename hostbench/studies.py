@@ -55,6 +55,11 @@ class Study:
             object.__setattr__(self, "paper_run", f"example-{self.id}-paper")
 
     @property
+    def claims_run(self) -> str:
+        """Its committed claims run's folder under data/runs (its claims profile's example)."""
+        return f"example-{self.id}-claims"
+
+    @property
     def params_dir(self) -> Path:
         return self.folder / "params"
 

@@ -218,6 +218,21 @@ def summary(run_dir: str | Path, study: str | None = None) -> str:
     return text
 
 
+def in_short(run_dir: str | Path) -> str:
+    """ "4 of 5 testable claims decided in 9 blocks; still open: X.": a claims run in a line
+    (the README's list); "" for a run that did not stop when decided."""
+    path = Path(run_dir) / DESIGN_FILE
+    looks = looks_of(json.loads(path.read_text())) if path.is_file() else []
+    if not looks:
+        return ""
+    last = looks[-1]
+    text = (f"{last.decided} of {len(last.verdicts)} testable claims decided in "
+            f"{last.after_block} blocks")  # fmt: skip
+    if last.open:
+        text += f"; still open: {'; '.join(last.open)}"
+    return text + "."
+
+
 def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
