@@ -163,7 +163,7 @@ def claims_section(root: Path) -> str:
         run_dir = Path(root) / "data" / "runs" / study.claims_run
         took = wall_time(run_dir) if (run_dir / "results.csv").exists() else None
         if took is None:
-            lines.append(f"- `{sid}`: not measured yet")
+            lines.append(f"- `{sid}`: no claims run committed yet")
             continue
         wall, n = took
         results = tables.load_results(run_dir, valid_only=False)
