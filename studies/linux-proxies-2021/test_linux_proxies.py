@@ -259,8 +259,11 @@ def test_the_committed_runs_other_nginx_decides_the_size_claim_and_its_row_says_
     ("keepalive", "opening"),
     [
         (0.329 * 1.05, "holds under all 1: "),  # the other nginx agrees
-        (0.329 * 1.5, f"depends on the analog: {mode_label('nginx-keepalive')} in place of "
-                      f"{mode_label('nginx')}: {intervals.LARGER}"),  # fmt: skip
+        (
+            0.329 * 1.5,
+            f"depends on the analog: {mode_label('nginx-keepalive')} in place of "
+            f"{mode_label('nginx')}: {intervals.LARGER}",
+        ),  # fmt: skip
     ],
 )
 def test_an_analog_of_the_claims_subject_is_judged_in_its_place(keepalive, opening):
