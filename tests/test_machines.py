@@ -83,6 +83,12 @@ def test_two_runs_on_one_processor_that_disagree_are_both_named(tmp_path):
         f"differs between runs on one machine: {xeon}: "
         f"{intervals.REPRODUCED} (1 run), {intervals.LARGER} (1 run)"
     )
+    # A run that recorded no machine is named so, not taken for another's.
+    (fresh / "environment.json").unlink()
+    assert _w8(machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)) == (
+        f"depends on the machine: {xeon}: {intervals.REPRODUCED}; "
+        f"an unrecorded processor: {intervals.LARGER}"
+    )
 
 
 def test_a_processor_is_named_by_its_model_and_its_identity_where_recorded():

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import BadInput
 from ..paths import RUNS
 from . import claims, tables
 from .compare import DONE_FILE
@@ -71,7 +72,7 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
         judged = table if mine else claims.of_run(study_id, run)
         if judged is None:
             return {}
-        by_run.append((processor(tables.load_environment(run)), judged))
+        by_run.append((processor(_environment(run)), judged))
     out = {}
     for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
         seen = {}  # {processor: {verdict: runs}}
@@ -81,6 +82,14 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
                 counts[verdict] = counts.get(verdict, 0) + 1
         out[claim] = in_words(seen)
     return out
+
+
+def _environment(run: Path) -> dict:
+    """The run's environment.json ({} where a run has none: its processor unrecorded)."""
+    try:
+        return tables.load_environment(run)
+    except BadInput:
+        return {}
 
 
 def in_words(seen: dict[str, dict[str, int]]) -> str:
