@@ -192,7 +192,7 @@ class _Condition(NamedTuple):
 
     results: pd.DataFrame
     baseline: str
-    kind: str  # ANALOG or SUB_STUDY: what the verdict depends on where it changes
+    kind: str  # ANALOG, SUB_STUDY or both: what the verdict depends on where it changes
     plan: Plan | None
     on_baseline: bool = False  # it changes only a claim against the run's baseline
     swap: tuple[str, str] | None = None  # (the mode a claim names, the mode in its place)
@@ -203,15 +203,15 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     """judge, for a claims table as reference.load_claims reads it."""
     baseline = params.baseline_mode
     plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
-    conditions = {f"{mode_label(a)} as the baseline": _Condition(results, a, ANALOG, plan, True)
-                  for a in analogs if a != baseline}  # fmt: skip
-    present = set(results["mode"].astype(str))
-    conditions |= {f"{mode_label(other)} in place of {mode_label(mode)}":
-                   _Condition(results, baseline, ANALOG, plan, swap=(mode, other))
-                   for mode, others in (stand_ins or {}).items()
-                   for other in others if other != mode and other in present}  # fmt: skip
-    conditions |= {f"the {name} sub-study": _Condition(v, baseline, SUB_STUDY, None)
-                   for name, v in (variants or {}).items()}  # fmt: skip
+    stand_ins = stand_ins or {}
+    conditions = _analogs(results, baseline, plan, analogs, stand_ins)
+    for name, v in (variants or {}).items():
+        where = f"the {name} sub-study"
+        conditions[where] = _Condition(v, baseline, SUB_STUDY, None)
+        # A sub-study that ran an analog too: each judged there as well, none left out.
+        there = _analogs(v, baseline, None, analogs, stand_ins)
+        conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
+                       for n, c in there.items()}  # fmt: skip
     rows = []
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -230,6 +230,19 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
     return pd.DataFrame(rows, columns=BOX_COLUMNS)
+
+
+def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, stand_ins: dict):
+    """The conditions of the analogs these results ran: each other stand-in for the article's
+    comparator as the baseline, each other stand-in for a mode the claims name in its place."""
+    present = set(results["mode"].astype(str))
+    found = {f"{mode_label(a)} as the baseline": _Condition(results, a, ANALOG, plan, True)
+             for a in analogs if a != baseline and a in present}  # fmt: skip
+    found |= {f"{mode_label(other)} in place of {mode_label(mode)}":
+              _Condition(results, baseline, ANALOG, plan, swap=(mode, other))
+              for mode, others in stand_ins.items()
+              for other in others if other != mode and other in present}  # fmt: skip
+    return found
 
 
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
@@ -268,8 +281,9 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
                  if len(found) == 1 else "")  # fmt: skip
         changed.append((cond.kind, f"{name}: {again}{alone}"))
     if changed:
-        kinds = [k for k in (ANALOG, SUB_STUDY) if k in {kind for kind, _ in changed}]
-        text = f"depends on {' and '.join(kinds)}: " + "; ".join(t for _, t in changed)
+        kinds = {k for kind, _ in changed for k in (ANALOG, SUB_STUDY) if k in kind}
+        text = (f"depends on {' and '.join(k for k in (ANALOG, SUB_STUDY) if k in kinds)}: "
+                + "; ".join(t for _, t in changed))  # fmt: skip
         return text + (f"; holds under {len(held)}: {', '.join(held)}" if held else "")
     if held:
         return f"holds under all {len(held)}: " + ", ".join(held)

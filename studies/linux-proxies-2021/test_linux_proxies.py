@@ -281,6 +281,22 @@ def test_an_analog_of_the_claims_subject_is_judged_in_its_place(keepalive, openi
     assert going[SENSITIVITY] == "no other analog or sub-study ran it"
 
 
+def test_an_analog_a_sub_study_ran_is_judged_there_too():
+    """The main run without the other nginx, a sub-study with it: judged in the sub-study."""
+    runs = _runs(nginx=0.329)
+    pooled = runs[runs["mode"] == "nginx"].assign(mode="nginx-keepalive")
+    pooled["rps"] *= 1.5
+    params = profile_params(STUDY.id, "paper")
+    table = lp.claims(runs, params, {"two-hosts": pd.concat([runs, pooled])})
+    row = table[table[CLAIM].str.startswith("Nginx serves")].iloc[0]
+    assert row[SENSITIVITY].startswith(
+        "depends on the analog and the sub-study: "
+        f"{mode_label('nginx-keepalive')} in place of {mode_label('nginx')}, in the two-hosts "
+        f"sub-study: {intervals.LARGER} ({intervals.pct_text(0.329 * 1.5)}, "
+    )
+    assert row[SENSITIVITY].endswith("; holds under 1: the two-hosts sub-study")
+
+
 def _runs(
     nginx: float, caddy: float = 1.0, more: float = 2.0, spread: float = 0.01, blocks: int = 4
 ) -> pd.DataFrame:
