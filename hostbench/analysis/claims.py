@@ -172,8 +172,8 @@ def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=Non
     (BOX_COLUMNS), its verdict by intervals' one rule; None for a study without claims.
 
     analogs: the other modes that stand for the article's comparator (a claim's `baseline`),
-    stand_ins: {a mode the claims name: the other modes that stand for the same of the
-    article's setups}, variants: {sub-study name: its results}; each is a condition under
+    stand_ins: {a mode the claims name: the other modes that stand for the same setup of the
+    article's}, variants: {sub-study name: its results}; each is a condition under
     which the claim is judged again, the SENSITIVITY column saying where its verdict changes."""
     table = load_claims(study)
     if table is None:
