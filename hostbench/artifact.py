@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from . import gallery
-from .analysis import claims, compare, findings, intervals, window_design
+from .analysis import claims, compare, findings, intervals, machines, window_design
 from .analysis.tables import load_environment, load_params
 from .paths import RUNS
 from .studies import STUDIES
@@ -51,16 +51,19 @@ def _reruns_line(study_id: str, runs_dir: Path) -> str:
             f"±{compare.TOLERANCE_PCT:g}%: reproduced): {each}.")  # fmt: skip
 
 
-def _claims_lines(study_id: str, main: compare.Run) -> list[str]:
-    """The article's claims as the committed run judges them, one verdict per claim with how
-    far ours agrees with the article's value: what a re-run's claims should come out as."""
+def _claims_lines(study_id: str, main: compare.Run, runs_dir: Path) -> list[str]:
+    """The article's claims as the committed run judges them, one verdict per claim with its
+    verdict on every machine on record beside it and how far ours agrees with the article's
+    value: what a re-run's claims should come out as, and whether that depends on the machine."""
     table = claims.of_run(study_id, main.path)
     if table is None:
         return []
-    shown = table[[claims.CLAIM, claims.VERDICT, claims.AGAINST]]
+    table = machines.with_machines(table, study_id, runs_dir=runs_dir)
+    shown = table[[claims.CLAIM, claims.VERDICT, machines.MACHINES, claims.AGAINST]]
     return [
         "The article's claims, as the committed run judges them (its report's first screen; "
-        "`make compare` sets a re-run's verdict on each beside them). "
+        "`make compare` sets a re-run's verdict on each beside them), with each claim's "
+        "verdict on every machine on record (its examples and re-runs, by processor). "
         + intervals.tolerance_text(),
         "",
         claims.markdown(shown.rename(columns={claims.CLAIM: "claim"})),
@@ -104,7 +107,7 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         f"[{gallery.page_path(study_id)}](gallery/{study_id}.md).",
         _reruns_line(study_id, runs_dir),
         "",
-        *_claims_lines(study_id, main),
+        *_claims_lines(study_id, main, runs_dir),
     ]
     for run in committed:
         table = compare.compare([run, run])

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from .analysis import claims, compare, window_design
+from .analysis.machines import COMMUNITY  # the folder under the runs dir for other machines' runs
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params
 from .errors import BadInput
@@ -20,7 +21,6 @@ from .paths import RUNS
 from .studies import STUDIES, get_study
 
 GALLERY = "docs/gallery"  # the gallery of re-runs: a page per study, <study>.md
-COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
 LINK_BASE = "../../data/runs"  # from a page to the runs folder
 
 

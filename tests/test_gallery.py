@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from hostbench import artifact, gallery
-from hostbench.analysis import claims, compare
+from hostbench.analysis import claims, compare, machines
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import STUDIES
 
@@ -125,18 +125,21 @@ def test_the_artifact_says_how_each_rerun_on_record_came_out():
 
 
 def test_the_artifact_and_the_gallery_give_each_claims_verdicts_from_the_committed_run():
-    """Per claim, the committed run's one verdict and agreement as its findings box gives them
-    (the artifact), and every main run's verdict beside it (the gallery)."""
+    """Per claim, the committed run's one verdict, its verdict on every machine on record and
+    its agreement as its findings box gives them (the artifact), and every main run's verdict
+    beside it (the gallery)."""
     text = (ROOT / artifact.PAGE).read_text()
     judged = [s for s in STUDIES if _committed(s)
               and claims.of_run(s, _committed(s)[0].path) is not None]  # fmt: skip
     if not judged:
         pytest.skip("no committed run of a study that judges claims")
     for study in judged:
-        table = claims.of_run(study, _committed(study)[0].path)
+        table = machines.with_machines(claims.of_run(study, _committed(study)[0].path), study)
         section = text.split(f"## {study}:", 1)[1].split("\n## ", 1)[0]
-        for claim, verdict, against in table[[claims.CLAIM, claims.VERDICT, claims.AGAINST]].values:
-            assert f"| {claim} | {verdict} | {against} |" in section.replace("\\|", "|")
+        shown = [claims.CLAIM, claims.VERDICT, machines.MACHINES, claims.AGAINST]
+        for claim, verdict, by_machine, against in table[shown].values:
+            row = f"| {claim} | {verdict} | {by_machine} | {against} |"
+            assert row in section.replace("\\|", "|")
         page = (ROOT / gallery.page_path(study)).read_text()
         assert "## The article's claims, run by run" in page
         for verdict in table[claims.VERDICT]:

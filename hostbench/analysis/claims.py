@@ -5,8 +5,9 @@ table that sets runs side by side by it.
 
 A study with claims keeps them in its reference/claims.csv; its analysis.py may define the
 hook `claims(results, params, variants=None) -> pd.DataFrame` to pass what only it knows
-(the other stand-ins for the article's comparator, `analogs`), else `judge` is called as it
-is. results: every run of a study run (invalid ones too: the paired ratios leave them out);
+(the other stand-ins for the article's comparator, `analogs`, and for a mode a claim names,
+`stand_ins`), else `judge` is called as it is. results: every run of a study run (invalid
+ones too: the paired ratios leave them out);
 variants: {sub-study name: its results}, the factors one sub-study each changed, which the
 sensitivity column reads. The column VERDICT holds one of intervals.VERDICTS; CLAIM names a
 row, so two runs' rows are matched by it.
@@ -14,6 +15,7 @@ row, so two runs' rows are matched by it.
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -164,28 +166,52 @@ def _times(value: float, up: bool | None = None) -> str:
     return f"{(math.ceil if up else math.floor)(value * 100 + (-1e-9 if up else 1e-9)) / 100:.2f}x"
 
 
-def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None):
+def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None,
+          stand_ins=None):  # fmt: skip
     """The article's claims (reference/claims.csv) judged on one run: one row per claim
     (BOX_COLUMNS), its verdict by intervals' one rule; None for a study without claims.
 
     analogs: the other modes that stand for the article's comparator (a claim's `baseline`),
-    variants: {sub-study name: its results}; each is a condition under which the claim is
-    judged again, the SENSITIVITY column saying where its verdict changes."""
+    stand_ins: {a mode the claims name: the other modes that stand for the same setup of the
+    article's}, variants: {sub-study name: its results}; each is a condition under
+    which the claim is judged again, the SENSITIVITY column saying where its verdict changes."""
     table = load_claims(study)
     if table is None:
         return None
-    return judge_table(table, results, params, analogs=analogs, variants=variants)
+    return judge_table(table, results, params, analogs=analogs, variants=variants,
+                       stand_ins=stand_ins)  # fmt: skip
+
+
+# What a verdict depends on where a condition changes it (the SENSITIVITY column's first words).
+ANALOG, SUB_STUDY = "the analog", "the sub-study"
+
+
+class _Condition(NamedTuple):
+    """One way to judge a claim again: other results (a sub-study's), another mode as the
+    run's baseline, or another mode in the place of one the claims name (`swap`)."""
+
+    results: pd.DataFrame
+    baseline: str
+    kind: str  # ANALOG, SUB_STUDY or both: what the verdict depends on where it changes
+    plan: Plan | None
+    on_baseline: bool = False  # it changes only a claim against the run's baseline
+    swap: tuple[str, str] | None = None  # (the mode a claim names, the mode in its place)
 
 
 def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(),
-                variants=None) -> pd.DataFrame:  # fmt: skip
+                variants=None, stand_ins=None) -> pd.DataFrame:  # fmt: skip
     """judge, for a claims table as reference.load_claims reads it."""
     baseline = params.baseline_mode
     plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
-    conditions = {f"{mode_label(a)} as the baseline": (results, a, True, plan) for a in analogs
-                  if a != baseline}  # fmt: skip
-    conditions |= {f"the {name} sub-study": (v, baseline, False, None)
-                   for name, v in (variants or {}).items()}  # fmt: skip
+    stand_ins = stand_ins or {}
+    conditions = _analogs(results, baseline, plan, analogs, stand_ins)
+    for name, v in (variants or {}).items():
+        where = f"the {name} sub-study"
+        conditions[where] = _Condition(v, baseline, SUB_STUDY, None)
+        # A sub-study that ran an analog too: each judged there as well, none left out.
+        there = _analogs(v, baseline, None, analogs, stand_ins)
+        conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
+                       for n, c in there.items()}  # fmt: skip
     rows = []
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -206,30 +232,61 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     return pd.DataFrame(rows, columns=BOX_COLUMNS)
 
 
+def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, stand_ins: dict):
+    """The conditions of the analogs these results ran: each other stand-in for the article's
+    comparator as the baseline, each other stand-in for a mode the claims name in its place."""
+    present = set(results["mode"].astype(str))
+    found = {f"{mode_label(a)} as the baseline": _Condition(results, a, ANALOG, plan, True)
+             for a in analogs if a != baseline and a in present}  # fmt: skip
+    found |= {f"{mode_label(other)} in place of {mode_label(mode)}":
+              _Condition(results, baseline, ANALOG, plan, swap=(mode, other))
+              for mode, others in stand_ins.items()
+              for other in others if other != mode and other in present}  # fmt: skip
+    return found
+
+
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
                  compared: int) -> str:  # fmt: skip
-    """Where the claim's verdict changes: judged again under each condition (another analog
-    as the baseline, a sub-study's results) on the comparisons that condition ran, saying so
-    where it ran fewer than the `compared` the verdict rests on. Another analog changes only a
-    claim against the run's baseline."""
+    """Where the claim's verdict changes: judged again under each condition (_Condition: another
+    analog as the baseline or in a named mode's place, a sub-study's results) on the
+    comparisons that condition ran, saying so where it ran fewer than the `compared` the
+    verdict rests on. The first words say whether the verdict is general: "holds under all 3:
+    ..." or "depends on the analog: X: larger than the article's (50%, 44-57%); holds under
+    1: ...". Another analog as the baseline changes only a claim against the run's baseline,
+    one in a mode's place only a claim that names that mode."""
     on_baseline = bool((claim_rows["relative_to"] == RUN_BASELINE).any())
     # A claim about one pair of modes names a comparison by its scenario alone, as in OURS.
     short = len(claim_rows[["mode", "relative_to"]].drop_duplicates()) == 1
     held, changed = [], []
-    for name, (results, baseline, is_analog, plan) in conditions.items():
-        if is_analog and not on_baseline:
+    for name, cond in conditions.items():
+        if cond.on_baseline and not on_baseline:
             continue
-        found, _ = comparison_ratios(results, claim_rows, baseline, plan)
+        rows = claim_rows
+        if cond.swap:
+            mode, other = cond.swap
+            if not claim_rows[["mode", "relative_to"]].isin([mode]).to_numpy().any():
+                continue
+            rows = claim_rows.replace({"mode": {mode: other}, "relative_to": {mode: other}})
+        found, _ = comparison_ratios(cond.results, rows, cond.baseline, cond.plan)
         if not found:
             continue
         again = _claim_verdict(first.kind, first.side, found, [])
         if len(found) < compared:
             name += f" (on {', '.join(_label(c, short) for c in found)} only)"
-        (held if again == verdict else changed).append((name, again))
+        if again == verdict:
+            held.append(name)
+            continue
+        # One comparison: its ratio beside the verdict it gets, as OURS gives ours.
+        alone = (f" ({intervals.pct_text(found[0]['ratio'])}, {_bounds(found[0])})"
+                 if len(found) == 1 else "")  # fmt: skip
+        changed.append((cond.kind, f"{name}: {again}{alone}"))
     if changed:
-        return "changes under: " + "; ".join(f"{n}: {v}" for n, v in changed)
+        kinds = {k for kind, _ in changed for k in (ANALOG, SUB_STUDY) if k in kind}
+        text = (f"depends on {' and '.join(k for k in (ANALOG, SUB_STUDY) if k in kinds)}: "
+                + "; ".join(t for _, t in changed))  # fmt: skip
+        return text + (f"; holds under {len(held)}: {', '.join(held)}" if held else "")
     if held:
-        return f"holds under all {len(held)}: " + ", ".join(n for n, _ in held)
+        return f"holds under all {len(held)}: " + ", ".join(held)
     return "no other analog or sub-study ran it"
 
 

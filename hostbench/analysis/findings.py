@@ -15,7 +15,7 @@ import pandas as pd
 from ..catalog import mode_label
 from ..errors import BadInput
 from ..studies import get_study
-from . import intervals, prose, tables, until_decided
+from . import intervals, machines, prose, tables, until_decided
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
@@ -76,7 +76,8 @@ def findings_box(
     run_dir: the run folder, for the precision line (precision_line). ratios: for a study
     whose ratios are not modes against one baseline, the ratios it publishes, for the
     precision line (ratios_precision). study: the study's id, for the goals line after it
-    (goals_line, on `ratios` or else the run's published ratios)."""
+    (goals_line, on `ratios` or else the run's published ratios) and the claims' verdicts on
+    every machine on record (machines.with_machines, one more column)."""
     precision = ""
     if not smoke and run_dir is not None:
         precision = precision_line(run_dir, results, study)
@@ -92,6 +93,9 @@ def findings_box(
     ):
         published = ratios if ratios is not None else run_ratios(Path(run_dir), study)
         precision = " ".join(p for p in (precision, goals_line(study, published)) if p)
+    if not smoke and claims is not None and study is not None:
+        # Each claim's verdict on every machine on record, beside this run's.
+        claims = machines.with_machines(claims, study, run_dir)
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
 
 

@@ -11,8 +11,9 @@ Every published number and setting comes from reference/ (load_reference, load_s
 none is written here; the input is results.csv (one row per run). Ratios are paired within
 blocks (intervals.paired_ratios) and the words follow their 95% intervals (intervals.describe).
 The article's claims, each read once as a ratio, are reference/claims.csv, judged by
-hostbench.analysis.claims (judge) with no hook here: the claims name their modes, and Kestrel
-alone, the baseline, has no other stand-in.
+hostbench.analysis.claims (judge) through the claims hook here: the claims name their modes,
+Kestrel alone, the baseline, has no other stand-in, and the article's Nginx has two
+(STAND_INS), the second the sensitivity column's analog.
 """
 
 from pathlib import Path
@@ -22,6 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, prose, tables, window_design
+from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import (
     describe,
     high_cell,
@@ -47,6 +49,11 @@ NOT_RUNNABLE = "not runnable here (Windows)"
 ADDED = "our addition, not in the article"
 # The article's Linux ratios, ours beside them: (numerator mode, baseline mode).
 ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
+# The other modes that stand for an article setup beside the one its row in
+# reference/published.csv names (the claims' mode): the article does not state its Nginx
+# configuration, so nginx with an upstream keep-alive pool is Nginx too. Each is judged in
+# the claim's mode's place in the sensitivity column (claims).
+STAND_INS = {"nginx": ("nginx-keepalive",)}
 # Further ratios shown beside them: the other proxy to Kestrel, and the additions.
 MORE_RATIOS = (
     ("caddy", "kestrel"),
@@ -245,6 +252,14 @@ def _ratio_rows(results: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame
         return pd.DataFrame()
     ratios = paired_ratios(results, baseline)
     return ratios[ratios["mode"].astype(str) == mode]
+
+
+def claims(results: pd.DataFrame, params: StudyParams, variants=None) -> pd.DataFrame:
+    """The article's claims (reference/claims.csv), one row each, as their rows name the
+    modes; the other stand-ins for a named mode (STAND_INS) and the sub-studies are the
+    conditions of the sensitivity column. The study's claims hook (hostbench.analysis.claims):
+    results are every run, invalid ones too (the paired ratios leave them out)."""
+    return judge_claims(ARTICLE, results, params, variants=variants, stand_ins=STAND_INS)
 
 
 def words(ratio: float, low: float, high: float) -> str:

@@ -1,0 +1,131 @@
+"""A claim's verdict on every machine on record: each processor that ran the study (its
+committed examples, data/runs/example-*/, and the re-runs under data/runs/community/, any
+profile but a smoke run), the verdict its runs reach, and whether it depends on the machine.
+
+A verdict read off one run is about that run's machine; beside it the report's first screen
+says whether the other machines agree ("the same on every machine on record") or which way
+each went ("depends on the machine: Intel Xeon: smaller ...; AMD EPYC: reproduced"). Two runs
+on one processor that disagree are both named. Each run's verdicts are claims.of_run's, kept
+by the files' content (kept.py), so a page that asks again pays nothing.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import BadInput
+from ..paths import RUNS
+from . import claims, tables
+from .compare import DONE_FILE
+
+COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
+EXAMPLES = "example-*"  # the committed examples' folders under the runs dir
+MACHINES = "by machine on record"  # the findings box's column
+# The processor's identity beside its model name, where environment.json records it (older
+# runs have the model name alone).
+IDENTITY = (("cpu_family", "family"), ("cpu_model_number", "model"), ("cpu_stepping", "stepping"))
+# What a CPU model name carries that tells no processor from another.
+_NOISE = re.compile(r"\((R|TM|tm)\)|\bCPU\b|\bProcessor\b|@\s*[\d.]+\s*GHz")
+
+
+def processor(env: dict) -> str:
+    """The processor a run measured on, in a few words: its model name without trademarks
+    and clock ("Intel Xeon Platinum 8370C"), with its family, model and stepping where
+    recorded ("Intel Xeon (family 6, model 106, stepping 6)"); "an unrecorded processor"."""
+    name = " ".join(_NOISE.sub(" ", str(env.get("cpu_model") or "")).split())
+    known = [f"{word} {env[key]}" for key, word in IDENTITY
+             if env.get(key) not in (None, "", "unknown")]  # fmt: skip
+    name = name or "an unrecorded processor"
+    return f"{name} ({', '.join(known)})" if known else name
+
+
+def runs_on_record(study_id: str, runs_dir: Path = RUNS) -> list[Path]:
+    """The study's finished runs under the runs dir, a committed example or a re-run under
+    community/, each a main run (its sub-studies are its sensitivity column's conditions),
+    none a smoke run; in folder order, the examples first."""
+    runs_dir = Path(runs_dir)
+    found = []
+    for pattern in (EXAMPLES, f"{COMMUNITY}/*"):
+        for done in sorted(runs_dir.glob(f"{pattern}/{DONE_FILE}")):
+            run = done.parent
+            if json.loads(done.read_text()).get("study") != study_id:
+                continue
+            if (run / "results.csv").is_file() and not tables.is_smoke(run):
+                found.append(run)
+    return found
+
+
+def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Path | None = None,
+             runs_dir: Path = RUNS) -> dict[str, str]:  # fmt: skip
+    """{claim: its verdict on each machine on record, in words (in_words)}, over the study's
+    runs on record and the run at `run_dir` (whose claims `table` is, when given: not judged
+    again). Empty for a study without claims."""
+    runs = runs_on_record(study_id, runs_dir)
+    here = Path(run_dir).resolve() if run_dir is not None else None
+    if here is not None and here not in {r.resolve() for r in runs}:
+        runs.append(here)
+    by_run = []
+    for run in runs:
+        mine = table is not None and here is not None and run.resolve() == here
+        judged = table if mine else claims.of_run(study_id, run)
+        if judged is None:
+            return {}
+        by_run.append((processor(_environment(run)), judged))
+    out = {}
+    for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
+        seen = {}  # {processor: {verdict: runs}}
+        for name, t in by_run:
+            for verdict in t.loc[t[claims.CLAIM] == claim, claims.VERDICT]:
+                counts = seen.setdefault(name, {})
+                counts[verdict] = counts.get(verdict, 0) + 1
+        out[claim] = in_words(seen)
+    return out
+
+
+def _environment(run: Path) -> dict:
+    """The run's environment.json ({} where a run has none: its processor unrecorded)."""
+    try:
+        return tables.load_environment(run)
+    except BadInput:
+        return {}
+
+
+def in_words(seen: dict[str, dict[str, int]]) -> str:
+    """A claim's verdicts by processor ({processor: {verdict: runs}}), the first words saying
+    whether it depends on the machine: "the same on all 2 machines on record (Intel Xeon, AMD
+    EPYC): reproduced", "depends on the machine: Intel Xeon: smaller; AMD EPYC: reproduced",
+    "one machine on record: Intel Xeon: reproduced (2 runs)"; two runs on one processor
+    that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)")."""
+
+    def on(counts: dict[str, int]) -> str:
+        if len(counts) == 1:
+            (verdict, n), *_ = counts.items()
+            return verdict + (f" ({n} runs)" if n > 1 else "")
+        return ", ".join(f"{v} ({n} run{'s' * (n != 1)})" for v, n in counts.items())
+
+    every = {v for counts in seen.values() for v in counts}
+    each = "; ".join(f"{name}: {on(counts)}" for name, counts in seen.items())
+    if len(seen) == 1:
+        if len(every) > 1:
+            return f"differs between runs on one machine: {each}"
+        return f"one machine on record: {each}"
+    if len(every) == 1:
+        return (f"the same on all {len(seen)} machines on record ({', '.join(seen)}): "
+                f"{next(iter(every))}")  # fmt: skip
+    return f"depends on the machine: {each}"
+
+
+def with_machines(table: pd.DataFrame, study_id: str, run_dir: str | Path | None = None,
+                  runs_dir: Path = RUNS) -> pd.DataFrame:  # fmt: skip
+    """The claims table with the MACHINES column after the verdict's: each claim's verdict on
+    every machine on record (verdicts); empty for a claim no interval judges (one without a
+    sensitivity either, claims.judge_table). run_dir: this run's folder, None where it is on
+    record already or its page does not name it."""
+    words = verdicts(study_id, table, run_dir, runs_dir)
+    out = table.copy()
+    judged = out[claims.SENSITIVITY].fillna("") != ""
+    column = [words.get(c, "") if j else "" for c, j in zip(out[claims.CLAIM], judged, strict=True)]
+    out.insert(out.columns.get_loc(claims.VERDICT) + 1, MACHINES, column)
+    return out

@@ -1,0 +1,125 @@
+"""A claim's verdict on every machine on record (hostbench.analysis.machines): which runs are on
+record, how a processor is named, and the words that say whether a verdict depends on the
+machine, on runs copied from a committed example with their machine or their numbers changed."""
+
+import json
+import shutil
+
+import pandas as pd
+
+from hostbench.analysis import claims, findings, intervals, machines, tables
+from hostbench.paths import RUNS
+from hostbench.studies import STUDIES
+
+STUDY = "selfhost-2012"  # the smallest committed run with size claims
+EXAMPLE = RUNS / STUDIES[STUDY].paper_run
+COPIED = ("params.json", "environment.json", "results.csv", "reproduce.json")
+W8 = "On Windows 8"  # the claim at 1.175x the IIS stand-in, reproduced on the example
+
+
+def _copy(dest, cpu: str | None = None, gain: float = 1.0, smoke: bool = False):
+    """The committed example in `dest`: on processor `cpu` where given, the self-host's
+    requests/s times `gain`."""
+    dest.mkdir(parents=True)
+    for name in COPIED:
+        shutil.copy(EXAMPLE / name, dest / name)
+    if cpu is not None:
+        env = json.loads((dest / "environment.json").read_text())
+        (dest / "environment.json").write_text(json.dumps({**env, "cpu_model": cpu}))
+    if gain != 1.0:
+        results = pd.read_csv(dest / "results.csv")
+        results.loc[results["mode"] == "kestrel", "rps"] *= gain
+        results.to_csv(dest / "results.csv", index=False)
+    if smoke:
+        params = json.loads((dest / "params.json").read_text())
+        (dest / "params.json").write_text(json.dumps({**params, "smoke": True}))
+    return dest
+
+
+def _w8(words: dict[str, str]) -> str:
+    return next(text for claim, text in words.items() if claim.startswith(W8))
+
+
+def test_the_runs_on_record_are_the_studys_examples_and_re_runs_but_no_smoke_run(tmp_path):
+    example = _copy(tmp_path / EXAMPLE.name)
+    other = _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd")
+    _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-smoke", smoke=True)
+    (tmp_path / machines.COMMUNITY / "half-copied").mkdir()  # no reproduce.json: not a run
+    assert machines.runs_on_record(STUDY, tmp_path) == [example, other]
+    assert machines.runs_on_record("jcsi2018", tmp_path) == []
+    # The committed record: each study's example is on it.
+    for study in STUDIES.values():
+        assert RUNS / study.paper_run in machines.runs_on_record(study.id)
+
+
+def test_one_machine_flips_a_verdict_and_the_words_name_each_machine(tmp_path):
+    verdict = claims.of_run(STUDY, EXAMPLE).set_index(claims.CLAIM)[claims.VERDICT]
+    here = verdict[verdict.index.str.startswith(W8)].iloc[0]
+    assert here == intervals.REPRODUCED
+    _copy(tmp_path / EXAMPLE.name)
+    # A re-run on another processor, the self-host 1.4x faster: larger than the article's.
+    _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC 7763 64-Core Processor",
+          gain=1.4)  # fmt: skip
+    xeon = machines.processor(tables.load_environment(EXAMPLE))
+    assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
+        f"depends on the machine: {xeon}: {intervals.REPRODUCED}; "
+        f"AMD EPYC 7763 64-Core: {intervals.LARGER}"
+    )
+    # The same on both: the first words say so.
+    shutil.rmtree(tmp_path / machines.COMMUNITY)
+    _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC")
+    assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
+        f"the same on all 2 machines on record ({xeon}, AMD EPYC): {intervals.REPRODUCED}"
+    )
+
+
+def test_two_runs_on_one_processor_that_disagree_are_both_named(tmp_path):
+    _copy(tmp_path / EXAMPLE.name)
+    fresh = _copy(tmp_path / "elsewhere" / "my-run", gain=1.4)  # this run: not on record
+    table = claims.of_run(STUDY, fresh)
+    xeon = machines.processor(tables.load_environment(EXAMPLE))
+    words = machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)
+    assert _w8(words) == (
+        f"differs between runs on one machine: {xeon}: "
+        f"{intervals.REPRODUCED} (1 run), {intervals.LARGER} (1 run)"
+    )
+    # A run that recorded no machine is named so, not taken for another's.
+    (fresh / "environment.json").unlink()
+    assert _w8(machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)) == (
+        f"depends on the machine: {xeon}: {intervals.REPRODUCED}; "
+        f"an unrecorded processor: {intervals.LARGER}"
+    )
+
+
+def test_a_processor_is_named_by_its_model_and_its_identity_where_recorded():
+    assert machines.processor({"cpu_model": "Intel(R) Xeon(R) Processor"}) == "Intel Xeon"
+    assert (machines.processor({"cpu_model": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz"})
+            == "Intel Xeon Platinum 8370C")  # fmt: skip
+    env = {"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_family": "6",
+           "cpu_model_number": "106", "cpu_stepping": "6"}  # fmt: skip
+    assert machines.processor(env) == "Intel Xeon (family 6, model 106, stepping 6)"
+    assert machines.processor({}) == "an unrecorded processor"
+
+
+def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
+    run = RUNS / STUDIES["linux-proxies-2021"].paper_run
+    table = claims.of_run("linux-proxies-2021", run)
+    results = tables.load_results(run, valid_only=False)
+    box = findings.findings_box(table, results, tables.load_environment(run), run_dir=run,
+                                study="linux-proxies-2021")  # fmt: skip
+    column = box.claims.set_index(claims.CLAIM)[machines.MACHINES]
+    assert list(box.claims.columns).index(machines.MACHINES) == (
+        list(box.claims.columns).index(claims.VERDICT) + 1
+    )
+    on_record = machines.runs_on_record("linux-proxies-2021")
+    assert len({machines.processor(tables.load_environment(r)) for r in on_record}) >= 2
+    for claim, verdict in table.set_index(claims.CLAIM)[claims.VERDICT].items():
+        if verdict == intervals.NOT_TESTABLE:
+            assert column[claim] == ""  # no interval judges it anywhere
+        else:
+            assert column[claim].startswith(("the same on all", "depends on the machine"))
+            assert verdict in column[claim]
+    assert machines.MACHINES in box._repr_html_()
+    # Without the study's id (a test's box), the claims as they are.
+    plain = findings.findings_box(table, results, {})
+    assert machines.MACHINES not in plain.claims.columns
