@@ -40,7 +40,8 @@ from hostbench.harness.measure.cpumonitor import (
 )
 from hostbench.harness.measure.loadgen import generator_for
 from hostbench.harness.measure.quiet import wait_until_quiet
-from hostbench.harness.measure.run import _quiesce, warm_up
+from hostbench.harness.measure.run import warm_up
+from hostbench.harness.measure.window import quiesce
 from hostbench.load import Load
 from hostbench.params import LaunchOptions
 
@@ -57,7 +58,7 @@ def _machine() -> tuple[dict, dict]:
 def window(target, load: Load, out_dir: Path) -> dict:
     """One measured window on a warm target: requests/s, CPU per group, raw machine counters."""
     generator = generator_for(load)
-    _quiesce(target)
+    quiesce(target)
     target.reset_server_stats()
     m0, procs0 = _machine()
     t0 = time.monotonic()

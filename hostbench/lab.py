@@ -150,13 +150,14 @@ def reproduce_lab(
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
     (out / rp.DONE_FILE).unlink(missing_ok=True)
-    rp._prepare_environment()
+    rp.prepare_environment()
     print(plan_note(params), flush=True)
     t0 = time.monotonic()
     parameters = {"profile": profile, "run_id": run_id, "runs_dir": str(out.parent),
                   "progress": False, **what_ifs}  # fmt: skip
-    with rp._Follow(out):
-        rp._execute(NOTEBOOK, out / NOTEBOOK.name, parameters, "python3", rp._budget_s(params))
+    with rp.FollowProgress(out):
+        rp.execute_notebook(NOTEBOOK, out / NOTEBOOK.name, parameters, "python3",
+                            rp.notebook_budget_s(params))  # fmt: skip
     rp.export_html(out / NOTEBOOK.name, out / "report.html")
     wall_s = time.monotonic() - t0
     record = {"study": "lab", "profile": profile, "wall_s": round(wall_s)}

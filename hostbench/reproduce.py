@@ -34,7 +34,7 @@ DONE_FILE = "reproduce.json"  # written when a study's notebook and report are c
 BATCH_FILE = "batch.json"  # a batch folder's profile: resuming it with another is refused
 
 
-def _budget_s(params: StudyParams) -> int:
+def notebook_budget_s(params: StudyParams) -> int:
     """A generous bound on the notebook: runs x (longest warm-up + load + launch), doubled,
     for the study and the sub-studies that run beside it."""
     studies = [params, *(params.sub_study(name) for name in params.sub_studies_run)]
@@ -54,7 +54,9 @@ def _kernel_available(name: str) -> bool:
     return True
 
 
-def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int):
+def execute_notebook(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int):
+    """Run the notebook `src` with `parameters` on `kernel` into `dst` (papermill); its own
+    error in one line."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
@@ -83,7 +85,7 @@ def _execute(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int
         ) from None
 
 
-class _Follow:
+class FollowProgress:
     """Prints the lines a study's progress logs gain while its notebook runs, in the terminal.
 
     The study's own folder and its sub-studies' (<run-id>-<name>) are followed.
@@ -122,7 +124,8 @@ class _Follow:
                 return
 
 
-def _prepare_environment():
+def prepare_environment():
+    """This process's environment as a notebook's kernel must inherit it."""
     # The python3 kernel must be this interpreter (the venv), whatever PATH says.
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     # Figures show inline: the kernel's own inline backend, never a global Agg.
@@ -139,7 +142,7 @@ def _run_tour(out: Path, discard_old: bool = False) -> None:
         print(f"{tour.CSV_NAME}: kept, as this run's tour measured it", flush=True)
         return
     try:
-        tour.run(out, _execute, _kernel_available)
+        tour.run(out, execute_notebook, _kernel_available)
     except HostbenchError as e:
         print(f"{tour.NOTEBOOK.name} did not run, so the CPU split is left out: {e}", flush=True)
 
@@ -182,7 +185,7 @@ def reproduce(
     earlier_s = _recorded_wall_s(out, study_id, profile)
     if not render_only:  # a re-render that fails leaves the run as complete as it was
         (out / DONE_FILE).unlink(missing_ok=True)
-    _prepare_environment()
+    prepare_environment()
     if discard_old:
         from .harness.study import discard
 
@@ -201,8 +204,9 @@ def reproduce(
     # one that fails leaves the executed notebook as it was, and its own copy to look at.
     notebook = out / study.notebook
     executed = notebook.with_suffix(".rendering.ipynb") if render_only else notebook
-    with _Follow(out):
-        _execute(study.notebook_path, executed, parameters, "python3", _budget_s(params))
+    with FollowProgress(out):
+        execute_notebook(study.notebook_path, executed, parameters, "python3",
+                         notebook_budget_s(params))  # fmt: skip
     executed.replace(notebook)
     for folder in [out, *(out.parent / f"{run_id}-{name}" for name in params.sub_studies)]:
         if (folder / "results.csv").is_file():

@@ -7,7 +7,10 @@ them and every module of every study's folder (its tests aside) must import with
 `hostbench.harness` made unimportable. Within the harness, the machine's record
 (environment.py, which measure/ reads), the params' preflight and launch/ (what measure/
 fires load at) read what is installed or start what is measured, never what measures.
-Nothing here names a study: a new folder is checked the moment it exists.
+No module of the package or of a study (its tests aside) uses another module's private name
+(`from x import _name`, `module._name`): what modules share they share by a public name, in
+the module it belongs to. Nothing here names a study: a new folder is checked the moment it
+exists.
 """
 
 import ast
@@ -170,3 +173,72 @@ def test_a_cycle_is_found(tmp_path):
     (tmp_path / "figures.py").write_text("def f():\n    from .analysis import is_analog\n")
     (tmp_path / "models.py").write_text("")
     assert ["analysis", "figures", "analysis"] in _cycles(tmp_path)
+
+
+def _project_modules() -> list[Path]:
+    """The package's modules and every study's own code (its tests may use the private names
+    of what they test)."""
+    studies = [p for s in STUDIES.values() for p in sorted(s.folder.glob("*.py"))]
+    return [*sorted(PACKAGE.rglob("*.py")),
+            *(p for p in studies if not p.name.startswith("test_"))]  # fmt: skip
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _ours(node: ast.ImportFrom | ast.Import, name: str) -> bool:
+    """Whether an import names one of the project's modules: relative, or hostbench's."""
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return True
+    return name == "hostbench" or name.startswith("hostbench.")
+
+
+def _private_crossings(path: Path) -> list[str]:
+    """Every private name of another of the project's modules that `path` uses: imported
+    (`from x import _name`) or read off a module it imported (`module._name`, `rp._name`),
+    at its top or inside a function. The standard library's (os._exit) are not ours."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if _ours(node, source):
+                    modules.add(alias.asname or alias.name)
+                    if _private(alias.name):
+                        found.append(f"from {source} import {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if _ours(node, alias.name):
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in modules:
+                found.append(f"{ast.unparse(node.value)}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", _project_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_uses_another_modules_private_names(path):
+    # A private name is its module's own business: shared, it is made public where it belongs.
+    assert _private_crossings(path) == []
+
+
+def test_a_private_name_crossing_modules_is_found(tmp_path):
+    (tmp_path / "interleave.py").write_text(
+        "import os\n"
+        "from .run import Where, _row\n"
+        "from hostbench.harness.measure import cpumonitor as cpu\n"
+        "def f(self):\n"
+        "    from .. import reproduce as rp\n"
+        "    self._seen, cpu.CpuMonitor._sample\n"
+        "    os._exit(0)\n"
+        "    return rp._execute(_row), cpu._Tree, Where\n"
+    )
+    assert sorted(_private_crossings(tmp_path / "interleave.py")) == [
+        "cpu.CpuMonitor._sample", "cpu._Tree", "from .run import _row", "rp._execute"
+    ]  # fmt: skip

@@ -24,7 +24,7 @@ from hostbench.harness.measure.interleave import (
     target_reasons,
 )
 from hostbench.harness.measure.loadgen import parse_k6
-from hostbench.harness.measure.run import count_diff_pct
+from hostbench.harness.measure.window import count_diff_pct
 from hostbench.params import StudyParams
 
 FIXTURES = Path(__file__).parent / "fixtures" / "loadgen" / "k6-interleaved"

@@ -13,15 +13,8 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.errors import HostbenchError, ToolMissing
 from hostbench.harness.launch.tools import find_tool
-from hostbench.harness.measure.run import (
-    JIT_SETTLED_METHODS,
-    RunSpec,
-    count_diff_pct,
-    execute,
-    invalid_reason,
-    jit_settled,
-    steady,
-)
+from hostbench.harness.measure.run import JIT_SETTLED_METHODS, RunSpec, execute, jit_settled, steady
+from hostbench.harness.measure.window import count_diff_pct, invalid_reason
 from hostbench.load import read_load
 from hostbench.params import StudyParams
 

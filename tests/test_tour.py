@@ -68,8 +68,8 @@ def tour_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("tour")
     (out / "tour out").mkdir()
     shutil.copy(DATA / "runs" / "example-paper" / "results.csv", out / "tour out")
-    reproduce._prepare_environment()
-    return tour.run(out, reproduce._execute, reproduce._kernel_available, SMALL)
+    reproduce.prepare_environment()
+    return tour.run(out, reproduce.execute_notebook, reproduce._kernel_available, SMALL)
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def test_setup_says_in_one_line_what_is_missing(monkeypatch, capsys, tmp_path):
 
 def test_an_unknown_parameter_is_refused_naming_the_allowed_ones(tmp_path):
     with pytest.raises(BadInput, match=r"unknown tour parameter\(s\) iteratons; allowed: .*rounds"):
-        tour.run(tmp_path, reproduce._execute, lambda name: False, {"iteratons": 5})
+        tour.run(tmp_path, reproduce.execute_notebook, lambda name: False, {"iteratons": 5})
     assert set(tour.parameter_names()) == set(SMALL)
 
 
@@ -257,7 +257,7 @@ def test_the_terminal_gets_one_line_per_notebook_and_no_kernel_noise(tmp_path, c
     """`make reproduce`'s terminal: the study notebook's ipykernel and the tour's .NET kernel
     start without warnings a reader cannot act on (unencrypted TCP, the kernel's own web
     server starting, papermill not reading C# parameters)."""
-    reproduce._prepare_environment()
+    reproduce.prepare_environment()
     python_nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
     python_nb.metadata.kernelspec = {
         "name": "python3",
@@ -265,8 +265,8 @@ def test_the_terminal_gets_one_line_per_notebook_and_no_kernel_noise(tmp_path, c
         "language": "python",
     }
     nbformat.write(python_nb, tmp_path / "p.ipynb")
-    reproduce._execute(tmp_path / "p.ipynb", tmp_path / "p-out.ipynb", {}, "python3", 120)
-    tour.run(tmp_path, reproduce._execute, reproduce._kernel_available, TINY)
+    reproduce.execute_notebook(tmp_path / "p.ipynb", tmp_path / "p-out.ipynb", {}, "python3", 120)
+    tour.run(tmp_path, reproduce.execute_notebook, reproduce._kernel_available, TINY)
     captured = capfd.readouterr()
     lines = (captured.out + captured.err).splitlines()
     assert lines[0] == f"running p.ipynb -> {tmp_path / 'p-out.ipynb'}"

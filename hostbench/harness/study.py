@@ -55,22 +55,12 @@ from .design import blocks_needed
 from .launch import netns, remote
 from .launch.modes import check_socket_path
 from .launch.programs import programs_of
-from .measure.alternate import window_for
-from .measure.interleave import can_warm_up_together, measure_interleaved, warm_up_together
+from .measure.alternate import design_for
+from .measure.interleave import can_warm_up_together, warm_up_together
 from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
-from .measure.run import (
-    BUSY,
-    UNSTEADY,
-    RunSpec,
-    Where,
-    completed_row,
-    launched,
-    measure_window,
-    prepare,
-    read_json,
-    run_settings,
-)
+from .measure.run import completed_row, launched, measure_window, prepare, read_json
+from .measure.window import BUSY, UNSTEADY, RunSpec, Where, run_settings
 
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run
@@ -515,7 +505,7 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
     """_run_block's windows when they are interleaved: each window's modes, launched, are
     warmed up (once per cell, just before the cell's first window; together, in the window's
     slices, where its tool can: _warm), then share the window, in the design of its tool
-    (alternate.window_for: k6 switching target within one run, the others alternating short
+    (alternate.design_for: k6 switching target within one run, the others alternating short
     runs); a window the machine was too busy for, or one of whose modes never got steady
     (warmed up again first), is measured again whole, at once."""
     ready: dict[tuple[str, str], dict] = {}
@@ -523,10 +513,10 @@ def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, 
         cold = [s for s in window if (s.member, s.cell_key) not in ready]
         _warm(cold, targets, launch_dir, params, where, ready)
         while True:
-            new = measure_interleaved(window, [targets[s.member] for s in window],
-                                      [ready[s.member, s.cell_key] for s in window],
-                                      [study_dir / s.key for s in window], params, say,
-                                      window_for(window[0].tool), where)  # fmt: skip
+            new = design_for(window[0].tool).measure(
+                window, [targets[s.member] for s in window],
+                [ready[s.member, s.cell_key] for s in window],
+                [study_dir / s.key for s in window], params, say, where)  # fmt: skip
             rows.update({row["run_key"]: row for row in new})
             write_results(study_dir, list(rows.values()))
             for row in new:

@@ -22,7 +22,7 @@ from ...params import LaunchOptions  # data: the params' launch keys
 from . import web
 from .netns import TwoHosts
 from .places import Local
-from .processes import ManagedProcess, tail
+from .processes import HarnessProcess, tail
 from .programs import Setup, programs_of
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -37,7 +37,7 @@ class Target:
     groups: dict[str, list[int]]  # process trees to sample: "server", "proxy"
     app_url: str | None = None  # direct URL of the test app, for /__stats
     app_socket: str | None = None  # when the app listens on a Unix socket
-    processes: list[ManagedProcess] = field(default_factory=list)  # what we started
+    processes: list[HarnessProcess] = field(default_factory=list)  # what we started
     # Where its programs run, and the harness's own probes go: places.Local (this machine or
     # its server namespace) or, under topology ssh, the server host's remote.Connection.
     place: object = field(default_factory=Local)

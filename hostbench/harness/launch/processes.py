@@ -16,11 +16,39 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from subprocess import STDOUT
+from typing import Protocol
 
 from ...errors import LaunchFailed
 from .netns import exec_prefix
 
 _live: set["ManagedProcess"] = set()
+
+
+class HarnessProcess(Protocol):
+    """A program the harness started, here (ManagedProcess) or on an ssh host
+    (remote.RemoteProcess): what a launch, a load generator and a Target ask of it."""
+
+    name: str
+    argv: list[str]
+    log_path: Path  # its stdout (and stderr unless stderr_path), here once it ran
+    stderr_path: Path | None
+
+    @property
+    def pid(self) -> int: ...  # where it runs (its host's pid under ssh)
+
+    def start(self) -> "HarnessProcess": ...  # returns once it is ready
+
+    def running(self) -> bool: ...
+
+    def exit_code(self) -> int | None: ...  # None while it runs
+
+    def wait(self, timeout: float) -> int: ...  # TimeoutExpired after `timeout`
+
+    def stop(self) -> None: ...  # its whole group; safe to call twice
+
+    def __enter__(self) -> "HarnessProcess": ...  # start()
+
+    def __exit__(self, *exc) -> bool: ...  # stop()
 
 
 def _stop_all_live():

@@ -35,28 +35,41 @@ from ...load import TOOLS, Load, check_slice, read_load
 from ..launch.modes import Target
 from .interleave import (
     COUNT_TOLERANCE_PCT,
-    LOOPBACK,
     SCHEDULE_FILE,
+    SWITCHING_DESIGN,
+    InterleavedDesign,
     InterleavedWindow,
     SliceSchedule,
-    TargetTrees,
-    _served,
     answer_reasons,
-    interleaved_window,
     target_row,
+    window_record,
+)
+from .loadgen import LoadResult, get_generator, load_result
+from .window import (
+    LOOPBACK,
+    TargetTrees,
+    Where,
+    WindowDesign,
+    quiesce,
+    raise_if_dead,
+    served,
     window_monitor,
 )
-from .loadgen import LoadResult, _result, get_generator
-from .run import Where, _quiesce, _raise_if_dead
 
 ALTERNATING = "alternating runs"  # interleave.json's design (k6's: interleave.SWITCHING)
 RUNS_DIR = "load"  # a folder per run in it, named by run_folder
 
 
+def design_for(tool: str) -> WindowDesign:
+    """The design of `tool`'s interleaved windows: one run switching target, or alternating
+    runs (load.py's switches_target)."""
+    return SWITCHING_DESIGN if TOOLS[tool].switches_target else ALTERNATING_DESIGN
+
+
 def window_for(tool: str) -> Callable[..., InterleavedWindow]:
-    """The interleaved window of `tool`'s design: one run switching target, or alternating
-    runs (load.py's switches_target); both take the same arguments and give the same record."""
-    return interleaved_window if TOOLS[tool].switches_target else alternating_window
+    """The interleaved window of `tool`'s design (design_for): both take the same arguments
+    and give the same record."""
+    return design_for(tool).fire
 
 
 def run_folder(slice_no: int, target: int) -> str:
@@ -120,7 +133,7 @@ def combined(results: Sequence[LoadResult]) -> LoadResult:
             latency[k] = sum(getattr(r, f"latency_{k}_ms") * r.requests for r in answered) / weight
         latency["max"] = max(r.latency_max_ms for r in answered)
     first = results[0]
-    merged = _result(
+    merged = load_result(
         first.tool,
         first.tool_version,
         requests,
@@ -208,9 +221,9 @@ def alternating_window(
               "modes": [t.mode for t in targets], "urls": urls}  # fmt: skip
     (out_dir / SCHEDULE_FILE).write_text(json.dumps(record, indent=1) + "\n")
     for target in targets:
-        _raise_if_dead(target)
-        _quiesce(target)  # what a warm-up or the window before left in flight is not counted
-    served0 = [_served(t, stats_key) for t in targets]
+        raise_if_dead(target)
+        quiesce(target)  # what a warm-up or the window before left in flight is not counted
+    served0 = [served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     monitor = window_monitor(targets, out_dir, sample_interval_s, where)
     runs: list[Run] = []
@@ -233,9 +246,9 @@ def alternating_window(
         trees.stop()
     cpu_s, memory = trees.read()
     for target in targets:
-        _raise_if_dead(target)
-        _quiesce(target)  # the requests the last runs left in flight are counted by now
-    served1 = [_served(t, stats_key) for t in targets]
+        raise_if_dead(target)
+        quiesce(target)  # the requests the last runs left in flight are counted by now
+    served1 = [served(t, stats_key) for t in targets]
     between = gaps(runs)
     record["runs"] = [
         {"slice": run.slice, "target": run.target, "mode": targets[run.target].mode,
@@ -257,24 +270,17 @@ def alternating_window(
         row["invalid_reason"] = alternate_reasons(row)
         row["valid"] = not row["invalid_reason"]
         rows.append(row)
-    window = {
-        "started_at": started_at,
+    own = {
         "design": ALTERNATING,
-        "slice_s": schedule.slice_s,
-        "schedule_seed": schedule.seed,
-        "rounds": schedule.rounds,
-        "window_s": schedule.duration_s,
         "runs": len(runs),
         "wall_s": wall_s,
         "tool_s": sum(run.result.duration_s for run in runs),
         "gap_total_s": sum(between),
         "gap_max_s": max(between),
-        "requests": sum(run.result.requests for run in runs),
-        "cpu_loadgen_s": loadgen_s,
-        "cpu_total_pct": machine["cpu_total_pct"],
-        "foreign_cores": machine["foreign_cores"],
-        "cpu_steal_pct": machine["cpu_steal_pct"],
-        "measured_s": machine["measured_s"],
-        "cpu": machine,  # the CPU monitor's summary of the window (its server group unwatched)
     }
+    window = window_record(started_at, schedule, own, sum(run.result.requests for run in runs),
+                           loadgen_s, machine)  # fmt: skip
     return InterleavedWindow(rows, window, schedule)
+
+
+ALTERNATING_DESIGN = InterleavedDesign(ALTERNATING, alternating_window)

@@ -27,7 +27,7 @@ GROUPS = ("server", "proxy", "loadgen")
 
 
 @dataclass
-class _Tree:
+class ProcessTree:
     """CPU seconds seen per pid of one process tree, to turn totals into per-tick deltas."""
 
     roots: list[psutil.Process] = field(default_factory=list)
@@ -178,7 +178,7 @@ class CpuMonitor:
         self.samples_path = Path(samples_path)
         self.interval_s = interval_s
         self.cores = psutil.cpu_count() or os.cpu_count() or 1
-        self.trees = {g: _Tree() for g in GROUPS}
+        self.trees = {g: ProcessTree() for g in GROUPS}
         self.rows: list[dict] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -198,7 +198,7 @@ class CpuMonitor:
                 return
             tree = self.trees[group]
             tree.roots.append(proc)
-            tree.seen.update(_Tree(roots=[proc]).seen_now())  # baseline: count from now on
+            tree.seen.update(ProcessTree(roots=[proc]).seen_now())  # baseline: count from now on
             self._rss_at(tree)
 
     def exited(self, group: str, cpu_s: float) -> None:
@@ -207,7 +207,7 @@ class CpuMonitor:
         with self._lock:
             self._exited[group] = cpu_s
 
-    def _rss_at(self, tree: "_Tree") -> None:
+    def _rss_at(self, tree: "ProcessTree") -> None:
         if tree is self.trees["server"]:
             self.rss_edges.append(tree.memory_mb())
 

@@ -25,43 +25,44 @@ import random
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-
-import psutil
 
 from ...errors import BadInput, HostbenchError
 from ...load import TOOLS, Load
 from ...params import StudyParams, fingerprint
 from ...warmup import STEADY_WINDOWS, WINDOW_S
 from ..launch.modes import Target
-from .cpumonitor import CpuMonitor, RemoteCpu, _Tree
-from .loadgen import K6, LATENCIES, _ms, _num, _result, parse_k6
-from .run import (
+from .loadgen import K6, LATENCIES, as_ms, json_number, load_result, parse_k6
+from .run import jit_settled, steady
+from .window import (
     LOAD_RESULT_FIELDS,
+    LOOPBACK,
     RunSpec,
+    TargetTrees,
     Where,
-    _affinity,
-    _judged,
-    _machine_state,
-    _quiesce,
-    _raise_if_dead,
-    _row,
-    _server_stats,
     count_diff_pct,
-    jit_settled,
+    judged,
+    machine_state,
     measure_reasons,
+    memory_columns,
+    quiesce,
     quiet_gate,
-    steady,
+    raise_if_dead,
+    served,
+    server_affinity,
+    server_stats,
+    watched_groups,
+    window_monitor,
+    window_row,
 )
 
 MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
 COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
 SCHEDULE_FILE = "interleave.json"  # beside load.json: the targets and the slices' order
 SWITCHING = "one run switching target"  # its design (alternate.py's: alternating runs)
-LOOPBACK = Where()  # the load generator and the targets on this machine's loopback
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ def k6_interleaved_script(
         slice_ms=round(schedule.slice_s * 1000),
         order=json.dumps(list(schedule.order)),
         vus=vus,
-        duration=_ms(schedule.duration_s if duration_s is None else duration_s),
+        duration=as_ms(schedule.duration_s if duration_s is None else duration_s),
         summary=json.dumps(summary),
     )
 
@@ -233,12 +234,12 @@ def parse_k6_targets(summary_json: str, schedule: SliceSchedule, tool_version: s
         names = ("avg", "p(50)", "p(90)", "p(99)", "max")
         share = (sent - errors) / answered_all if answered_all else 0.0
         out.append(
-            _result(
+            load_result(
                 "k6",
                 tool_version,
                 sent - errors,
                 schedule.seconds(i),
-                {k: _num(trend.get(n)) for k, n in zip(LATENCIES, names, strict=True)},
+                {k: json_number(trend.get(n)) for k, n in zip(LATENCIES, names, strict=True)},
                 non_2xx=count("hostbench_non_2xx" + tag),
                 errors=errors,
                 bytes_read=round(count("data_received") * share),
@@ -280,39 +281,6 @@ class InterleavedWindow:
     @property
     def valid(self) -> bool:
         return all(t["valid"] for t in self.targets)
-
-
-def _tree_readers(target: Target) -> dict[str, _Tree]:
-    """A CPU reader per process group of `target` (server, proxy), counting from now."""
-    trees = {}
-    for group, pids in target.groups.items():
-        tree = _Tree(roots=[psutil.Process(pid) for pid in pids])
-        tree.seen = tree.seen_now()
-        trees[group] = tree
-    return trees
-
-
-def _server_memory(trees: dict[str, _Tree]) -> tuple[float, float]:
-    """The server tree's (RSS, RSS without file-mapped pages) in MiB now; NaN without one."""
-    return trees["server"].memory_mb() if "server" in trees else (math.nan, math.nan)
-
-
-def _memory_columns(readings: list[tuple[float, float]]) -> dict:
-    """A target's memory columns from its server tree read at the window's start and end (no
-    samples in between: the curve of a window shared by several trees is not drawn)."""
-    rss = [r for r, _ in readings]
-    anon = [a for _, a in readings]
-    return {
-        "rss_server_mb": max(rss),
-        "rss_server_mean_mb": sum(rss) / len(rss),
-        "rss_server_peak_mb": max(rss),
-        "rss_server_anon_mean_mb": sum(anon) / len(anon),
-    }
-
-
-def _served(target: Target, stats_key: str) -> int | None:
-    stats = _server_stats(target)
-    return None if stats is None else int(stats["endpoints"].get(stats_key, 0))
 
 
 def answer_reasons(row: dict, within: str) -> list[str]:
@@ -361,7 +329,30 @@ def target_row(i, target, url, schedule, counted, seconds, served, used, memory)
         "cpu_server_s": used.get("server", math.nan),
         "cpu_proxy_s": used.get("proxy", math.nan),
         "cpu_us_per_request": own_s / counted.requests * 1e6 if counted.requests else math.nan,
-        **_memory_columns(memory),
+        **memory_columns(memory),
+    }
+
+
+def window_record(started_at: str, schedule: SliceSchedule, own: dict, requests: int,
+                  loadgen_s: float, machine: dict) -> dict:  # fmt: skip
+    """An interleaved window's own record, either design: when it started, its schedule,
+    what its design records of itself (`own`), the requests of all targets, the load
+    generator's CPU seconds and the CPU monitor's summary (`machine`: its server group
+    unwatched, each target's trees are read apart)."""
+    return {
+        "started_at": started_at,
+        "slice_s": schedule.slice_s,
+        "schedule_seed": schedule.seed,
+        "rounds": schedule.rounds,
+        "window_s": schedule.duration_s,
+        **own,
+        "requests": requests,
+        "cpu_loadgen_s": loadgen_s,
+        "cpu_total_pct": machine["cpu_total_pct"],
+        "foreign_cores": machine["foreign_cores"],
+        "cpu_steal_pct": machine["cpu_steal_pct"],
+        "measured_s": machine["measured_s"],
+        "cpu": machine,
     }
 
 
@@ -398,9 +389,9 @@ def interleaved_window(
          "urls": urls}, indent=1) + "\n"
     )  # fmt: skip
     for target in targets:
-        _raise_if_dead(target)
-        _quiesce(target)  # what a warm-up or the window before left in flight is not counted
-    served0 = [_served(t, stats_key) for t in targets]
+        raise_if_dead(target)
+        quiesce(target)  # what a warm-up or the window before left in flight is not counted
+    served0 = [served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     monitor = window_monitor(targets, out_dir, sample_interval_s, where)
     with monitor:
@@ -412,10 +403,9 @@ def interleaved_window(
         trees.stop()
     cpu_s, memory = trees.read()
     for target in targets:
-        _raise_if_dead(target)
-    served1 = [_served(t, stats_key) for t in targets]
+        raise_if_dead(target)
+    served1 = [served(t, stats_key) for t in targets]
     per_target = generator.parse_targets(out_dir / "load")
-    machine = monitor.summary()
     rows = []
     for i, (target, counted) in enumerate(zip(targets, per_target, strict=True)):
         row = target_row(i, target, urls[i], schedule, counted, schedule.seconds(i),
@@ -423,66 +413,9 @@ def interleaved_window(
         row["invalid_reason"] = target_reasons(row)
         row["valid"] = not row["invalid_reason"]
         rows.append(row)
-    window = {
-        "started_at": started_at,
-        "slice_s": schedule.slice_s,
-        "schedule_seed": schedule.seed,
-        "rounds": schedule.rounds,
-        "window_s": schedule.duration_s,
-        "k6_duration_s": result.duration_s,
-        "requests": result.requests,
-        "cpu_loadgen_s": result.cpu_s,
-        "cpu_total_pct": machine["cpu_total_pct"],
-        "foreign_cores": machine["foreign_cores"],
-        "cpu_steal_pct": machine["cpu_steal_pct"],
-        "measured_s": machine["measured_s"],
-        "cpu": machine,  # the CPU monitor's summary of the window (its server group unwatched)
-    }
+    window = window_record(started_at, schedule, {"k6_duration_s": result.duration_s},
+                           result.requests, result.cpu_s, monitor.summary())  # fmt: skip
     return InterleavedWindow(rows, window, schedule)
-
-
-def window_monitor(targets: Sequence[Target], out_dir: Path, sample_interval_s: float,
-                   where: Where):  # fmt: skip
-    """The CPU monitor of an interleaved window (either design): this machine's, sampling,
-    or under ssh the server host's, reading every target's trees and both hosts there at
-    start and stop."""
-    if not where.ssh:
-        return CpuMonitor(Path(out_dir) / "cpu_samples.csv", interval_s=sample_interval_s)
-    monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
-    for target in targets:
-        for group, pids in target.groups.items():
-            for pid in pids:
-                monitor.watch(group, pid)
-    return monitor
-
-
-class TargetTrees:
-    """Each target's process trees over an interleaved window: their CPU per group and the
-    server's memory at start and stop. Every tree runs through the whole window (each idles
-    in the others' slices), so a target's CPU per request is its trees' CPU over the window
-    over its requests; an idle target still costs a little (its timers, the GC), charged to
-    its requests. Made inside the window's monitor at its start; stop() inside it at its end;
-    read() after it (under ssh the monitor read them on the server host)."""
-
-    def __init__(self, targets: Sequence[Target], monitor, where: Where):
-        self.targets, self.monitor = targets, monitor
-        self.trees = None if where.ssh else [_tree_readers(t) for t in targets]
-        self.memory = [[_server_memory(t)] for t in self.trees or []]
-        self.cpu_s: list[dict] = []
-
-    def stop(self) -> None:
-        if self.trees is not None:
-            self.cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in self.trees]
-            for readings, t in zip(self.memory, self.trees, strict=True):
-                readings.append(_server_memory(t))
-
-    def read(self) -> tuple[list[dict], list]:
-        """Per target: CPU seconds per group, and the memory readings at start and stop."""
-        if self.trees is not None:
-            return self.cpu_s, self.memory
-        cpu_s = [{group: self.monitor.seconds(pids) for group, pids in t.groups.items()}
-                 for t in self.targets]  # fmt: skip
-        return cpu_s, [self.monitor.memory_mb(t.groups.get("server", [])) for t in self.targets]
 
 
 K6_START_S = 1.5  # k6's start-up, before the first slice of a warm-up together
@@ -555,7 +488,7 @@ def warm_up_together(
     proc = generator.process(run, Path(out_dirs[0]), where.client_netns)
     with proc:
         time.sleep(max(0.0, start - time.time()))
-        last = [(time.time(), _server_stats(t)) for t in targets]
+        last = [(time.time(), server_stats(t)) for t in targets]
         k = 1
         while proc.running() and time.time() - start < schedule.duration_s:
             try:
@@ -565,7 +498,7 @@ def warm_up_together(
             k += 1
             read = {}  # target: its period's (time, rate, methods compiled)
             for i, target in enumerate(targets):
-                asked, stats = time.time(), _server_stats(target)
+                asked, stats = time.time(), server_stats(target)
                 now = (asked + time.time()) / 2  # the app answers in 1-20 ms under load
                 then, before = last[i]
                 last[i] = (now, stats)
@@ -591,7 +524,7 @@ def warm_up_together(
                 break
         elapsed = time.time() - start
     for target in targets:
-        _raise_if_dead(target)
+        raise_if_dead(target)
     out = []
     for i, (curve, out_dir) in enumerate(zip(curves, out_dirs, strict=True)):
         with open(Path(out_dir) / "curve.csv", "w", newline="") as f:
@@ -654,7 +587,7 @@ def measure_interleaved(
     seed = int(fingerprint({"key": first.key})[:8], 16)
     total_s = len(specs) * load.duration_s
     schedule = slice_schedule(len(specs), params.interleave_slice_s, total_s, seed)
-    state = _machine_state()
+    state = machine_state()
     window = fire(targets, load, schedule, run_dirs[0], first.scenario.stats_key,
                   params.sample_interval_s, where)  # fmt: skip
     for run_dir in run_dirs[1:]:
@@ -670,7 +603,6 @@ def measure_interleaved(
                                                   run_dirs, strict=True):  # fmt: skip
         seconds = counted["seconds"]  # the time it had: its rate is requests / seconds
         measured = {k: seconds if k == "duration_s" else counted[k] for k in LOAD_RESULT_FIELDS}
-        server_pid = target.groups["server"][0] if target.groups.get("server") else None
         cpu = {
             **window.window["cpu"],
             # Per second of its own slices: its trees' CPU over the whole window (idle in the
@@ -680,10 +612,37 @@ def measure_interleaved(
             **{k: counted[k] for k in ("rss_server_mb", "rss_server_mean_mb",
                                        "rss_server_peak_mb", "rss_server_anon_mean_mb")},
         }  # fmt: skip
-        affinity = _affinity(server_pid) if server_pid and not where.ssh else ""
-        row = _row(spec, params, where, own, load, window.window["started_at"], measured,
-                   counted["server_requests"], (cpu, quiet, state), affinity)  # fmt: skip
-        watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
-        reasons = [counted["invalid_reason"], *measure_reasons(row, params, watched)]
-        rows.append(_judged(row, reasons, params, run_dir))
+        row = window_row(spec, params, where, own, load, window.window["started_at"], measured,
+                         counted["server_requests"], (cpu, quiet, state),
+                         server_affinity(target, where))  # fmt: skip
+        reasons = [counted["invalid_reason"], *measure_reasons(row, params, watched_groups(target))]
+        rows.append(judged(row, reasons, params, run_dir))
     return rows
+
+
+Fire = Callable[..., InterleavedWindow]  # interleaved_window, alternate.alternating_window
+
+
+@dataclass(frozen=True)
+class InterleavedDesign:
+    """The WindowDesign of several modes in slices of one window (measure_interleaved),
+    loaded by `fire`."""
+
+    name: str  # as interleave.json says it
+    fire: Fire
+
+    def measure(
+        self,
+        specs: Sequence[RunSpec],
+        targets: Sequence[Target],
+        ready: Sequence[dict],
+        run_dirs: Sequence[Path],
+        params: StudyParams,
+        say=print,
+        where: Where = LOOPBACK,
+    ) -> list[dict]:
+        return measure_interleaved(list(specs), list(targets), list(ready), list(run_dirs),
+                                   params, say, self.fire, where)  # fmt: skip
+
+
+SWITCHING_DESIGN = InterleavedDesign(SWITCHING, interleaved_window)

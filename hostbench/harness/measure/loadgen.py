@@ -60,7 +60,7 @@ class LoadResult:
 LATENCIES = ("mean", "p50", "p90", "p99", "max")
 
 
-def _result(
+def load_result(
     tool: str, tool_version: str, requests: int, duration_s: float, latency_ms: dict, **counts
 ) -> LoadResult:
     """The one LoadResult of every parser: rps from the tool's own duration, the latencies
@@ -78,7 +78,7 @@ def _result(
     )
 
 
-def _num(value) -> float:
+def json_number(value) -> float:
     """A number from a tool's JSON; null (no data) becomes NaN."""
     return NAN if value is None else float(value)
 
@@ -255,7 +255,8 @@ export function handleSummary(data) {{
 """
 
 
-def _ms(duration_s: float) -> str:
+def as_ms(duration_s: float) -> str:
+    """A duration as k6 and bombardier take it: whole milliseconds, at least one ("1500ms")."""
     return f"{max(1, round(duration_s * 1000))}ms"
 
 
@@ -263,7 +264,7 @@ def k6_script(url: str, vus: int, duration_s: float, summary: str = "summary.jso
     """The k6 script a run uses: the paper's Listing 1 plus counters and a JSON summary
     written to `summary` (the harness gives the run folder's summary.json)."""
     return K6_SCRIPT.format(
-        url=json.dumps(url), vus=vus, duration=_ms(duration_s), summary=json.dumps(summary)
+        url=json.dumps(url), vus=vus, duration=as_ms(duration_s), summary=json.dumps(summary)
     )
 
 
@@ -284,12 +285,12 @@ def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
     # zeros, which are no data (_result drops them).
     trend = metrics["http_req_duration"]["values"]
     names = ("avg", "p(50)", "p(90)", "p(99)", "max")
-    return _result(
+    return load_result(
         "k6",
         tool_version,
         requests,
         duration_s,
-        {k: _num(trend.get(name)) for k, name in zip(LATENCIES, names, strict=True)},
+        {k: json_number(trend.get(name)) for k, name in zip(LATENCIES, names, strict=True)},
         non_2xx=count("hostbench_non_2xx"),
         errors=errors,
         bytes_read=count("data_received"),
@@ -341,12 +342,12 @@ def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
     pct = latency.get("percentiles", {})
     latency_us = {"mean": latency.get("mean"), "max": latency.get("max")}
     latency_us |= {f"p{q}": pct.get(str(q)) for q in (50, 90, 99)}
-    return _result(
+    return load_result(
         "bombardier",
         tool_version,
         requests,
         duration_s,
-        {k: _num(us) / 1000 for k, us in latency_us.items()},
+        {k: json_number(us) / 1000 for k, us in latency_us.items()},
         non_2xx=requests - int(result["req2xx"]),
         errors=errors,
         bytes_read=int(result["bytesRead"]),
@@ -359,7 +360,7 @@ class Bombardier(LoadGenerator):
 
     def argv(self, load, folder, exe):
         # -n: a request count (the articles' -n 5000000); else -d: a duration.
-        amount = ["-n", str(load.requests)] if load.requests else ["-d", _ms(load.duration_s)]
+        amount = ["-n", str(load.requests)] if load.requests else ["-d", as_ms(load.duration_s)]
         return [
             exe,
             "-c",
@@ -464,12 +465,12 @@ def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
     e = data["errors"]
     # With no responses wrk's histogram reports 0 everywhere: no data (_result drops it).
     latency = data["latency_us"]
-    return _result(
+    return load_result(
         "wrk",
         tool_version,
         requests,
         duration_s,
-        {k: _num(latency.get(k)) / 1000 for k in LATENCIES},
+        {k: json_number(latency.get(k)) / 1000 for k in LATENCIES},
         non_2xx=int(e["status"]),
         errors=int(e["connect"]) + int(e["read"]) + int(e["write"]) + int(e["timeout"]),
         bytes_read=int(data["bytes"]),
@@ -549,7 +550,7 @@ def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> 
     if requests > 0:  # ab prints no percentages without a response
         latency_ms = {f"p{q}": served[q] for q in (50, 90, 99)} | {"max": served[100]}
         latency_ms |= {"mean": float(mean.group(1))} if mean else {}
-    return _result(
+    return load_result(
         "ab",
         tool_version,
         requests,

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 
 from ..launch.modes import Target
-from .cpumonitor import _Tree
+from .cpumonitor import ProcessTree
 
 FILE = "progress.csv"
 COLUMNS = ("elapsed_s", "requests", "rss_mb", "rss_anon_mb")
@@ -34,7 +34,7 @@ class ProgressMonitor:
         self.stats_key = stats_key
         self.interval_s = interval_s
         self.rows: list[dict] = []
-        self._tree = _Tree(roots=[psutil.Process(p) for p in target.groups.get("server", [])])
+        self._tree = ProcessTree(roots=[psutil.Process(p) for p in target.groups.get("server", [])])
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 

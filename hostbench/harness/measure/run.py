@@ -1,33 +1,32 @@
-"""One run: a hosting mode, a scenario, a load tool and a concurrency, in one block.
+"""One run: a hosting mode, a scenario, a load tool and a concurrency, in one block; its
+windows back to back.
 
-Wait for a quiet machine, launch the target, check one response, warm up
-until throughput is steady (discarded; its curve is kept), then the measured
-load while the CPU monitor samples, and cross-check the client's request count
-against the server's own counter. The result is one tidy row, written last and
-atomically; a row whose number cannot be trusted (errors, a busy machine, a run
-too short or never steady, CPU not read) is kept, invalid, with its reasons.
+Launch the target, check one response, warm up until throughput is steady (discarded; its
+curve is kept), then each measured window: wait for a quiet machine, fire the load while the
+CPU monitor samples, and cross-check the client's request count against the server's own
+counter. The result is one tidy row per window (window.py: its columns and validity),
+written last and atomically; a row whose number cannot be trusted (errors, a busy machine, a
+run too short or never steady, CPU not read) is kept, invalid, with its reasons.
 """
 
 import csv
 import json
-import math
 import os
 import shutil
 import subprocess
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import psutil
-
 from ... import results
-from ...catalog import Mode, Scenario, get_mode, get_scenario
+from ...analysis.window_design import BACK_TO_BACK
 from ...errors import HostbenchError
 from ...load import Load
-from ...params import StudyParams, fingerprint
+from ...params import StudyParams
 from ...warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
 from ..launch import remote_helper
 from ..launch.modes import Target, launch
@@ -35,157 +34,27 @@ from ..launch.netns import TwoHosts, call_in, check_route
 from ..launch.remote import SshHosts
 from .checks import validate
 from .cpumonitor import CpuMonitor, RemoteCpu
-from .limits import loadgen_limited_row
-from .loadgen import LoadGenerator, LoadResult, generator_for
+from .loadgen import LoadGenerator, generator_for
 from .progress import FILE as PROGRESS_FILE
 from .progress import ProgressMonitor
-from .quiet import wait_until_quiet
-
-ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
-QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
-SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
-# A load tool's counts as a row holds them: LoadResult's fields but its own CPU (a column of
-# the CPU monitor's, cpu_loadgen_cores).
-LOAD_RESULT_FIELDS = tuple(f.name for f in fields(LoadResult) if f.name != "cpu_s")
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    mode: Mode
-    scenario: Scenario
-    load: Load  # what the load tool fires: its tool, connections, duration or requests, ...
-    block: int  # repetitions are blocks: every cell runs once per block
-    position: int = 0  # place in the block's (random) order, from 1
-    variant: str = ""  # the params' named test-app settings this run uses; "" none
-    attempt: int = 1  # 2, 3, ...: a re-run of a run the machine was too busy for
-    window: int = 1  # 1, 2, ...: the measured windows of one cell in one block's launch
-
-    @classmethod
-    def of_cell(
-        cls,
-        params: StudyParams,
-        mode: str,
-        scenario: str,
-        tool: str,
-        concurrency: int,
-        block: int,
-        position: int = 0,
-        variant: str = "",
-    ) -> "RunSpec":
-        """The run of one cell of `params` (by ids) in one block."""
-        load = params.load(scenario, tool, concurrency)
-        return cls(get_mode(mode), get_scenario(scenario), load, block, position, variant)
-
-    @property
-    def tool(self) -> str:
-        return self.load.tool
-
-    @property
-    def concurrency(self) -> int:
-        return self.load.concurrency
-
-    @property
-    def key(self) -> str:
-        """Folder name of this run: readable, unique within a study, stable across resumes."""
-        window = f"__w{self.window}" if self.window > 1 else ""
-        again = f"__a{self.attempt}" if self.attempt > 1 else ""
-        return f"{self.cell_key}__r{self.block}{window}{again}"
-
-    @property
-    def cell_key(self) -> str:
-        """The cell's part of the key: mode (and variant), scenario, tool, connections."""
-        return f"{self.member}__{self.scenario.id}__{self.tool}__c{self.concurrency}"
-
-    @property
-    def member(self) -> str:
-        """What one launch starts for this run: its mode, with its variant."""
-        return f"{self.mode.id}@{self.variant}" if self.variant else self.mode.id
-
-    def columns(self) -> dict:
-        """The run's identity as result columns."""
-        return {
-            "mode": self.mode.id,
-            "scenario": self.scenario.id,
-            "tool": self.tool,
-            "concurrency": self.concurrency,
-            "block": self.block,
-            "position": self.position,
-            "variant": self.variant,
-            "attempt": self.attempt,
-            "window": self.window,
-        }
-
-
-def run_settings(spec: RunSpec, params: StudyParams) -> dict:
-    """Everything that shapes this run's measurement besides its mode and scenario."""
-    settings = {"tool": spec.tool, "concurrency": spec.concurrency, **params.measured_settings()}
-    if spec.variant:  # only then: runs of studies without variants keep their fingerprints
-        settings["variant"] = {spec.variant: params.variants[spec.variant]}
-    return settings
-
-
-def count_diff_pct(client: int, server: int | None) -> float:
-    """Client minus server request count, in % of the server's count."""
-    if server is None:
-        return math.nan
-    if server == 0:
-        return 0.0 if client == 0 else math.inf
-    return (client - server) / server * 100
-
-
-BUSY = "machine busy"  # how an invalid reason starts when the machine was not quiet
-UNSTEADY = "warm-up not steady"  # ...and when the warm-up ran out before the rate settled
-
-
-def busy_reason(row: dict, params: StudyParams) -> str:
-    """Why the machine was too busy during the run for its number to count ("" when quiet)."""
-    if params.quiet_max_cores is None:
-        return ""
-    foreign, steal = row.get("foreign_cores"), row.get("cpu_steal_pct")
-    if foreign is not None and foreign > params.quiet_max_cores:
-        return (
-            f"{BUSY}: {foreign:.2f} cores used by other processes "
-            f"(quiet_max_cores {params.quiet_max_cores:g})"
-        )
-    if steal is not None and steal > params.quiet_max_steal_pct:
-        return f"{BUSY}: {steal:.0f}% stolen (quiet_max_steal_pct {params.quiet_max_steal_pct:g})"
-    return ""
-
-
-def measure_reasons(row: dict, params: StudyParams, watched: set[str]) -> list[str]:
-    """Why the run cannot be measured as it stands: too short, never steady, CPU not read
-    (of a watched process group: server, proxy, loadgen)."""
-    reasons = []
-    # A duration-bounded run may end a few milliseconds early by the tool's own clock.
-    if row["duration_s"] < SHORT_TOLERANCE * params.min_duration_s:
-        fix = "raise requests" if row.get("requests_target") else "raise duration_s"
-        reasons.append(
-            f"{row['duration_s']:.2f} s: shorter than min_duration_s {params.min_duration_s:g}; "
-            f"{fix}"
-        )
-    if params.require_steady and params.warmup_s > 0 and not row.get("warmup_steady"):
-        reasons.append(f"{UNSTEADY} after {row['warmup_s']:.0f} s")
-    for group in sorted(watched):
-        value = row.get(f"cpu_{group}_cores")
-        if value is None or not math.isfinite(value):
-            reasons.append(f"CPU of the {group} not read")
-    return reasons
-
-
-def invalid_reason(row: dict) -> str:
-    """Why a row's number is not a clean count of successful responses ("" when it is)."""
-    reasons = []
-    if row["errors"]:
-        reasons.append(f"{row['errors']} transport errors")
-    if row["non_2xx"]:
-        reasons.append(f"{row['non_2xx']} non-2xx responses")
-    server = row["server_requests"]
-    # wrk and ab stop with up to `concurrency` requests in flight (x the pipeline depth),
-    # counted by the server only.
-    in_flight = row["concurrency"] * (row.get("pipeline") or 1)
-    if server is not None and abs(row["requests"] - server) > in_flight:
-        reasons.append(f"client counted {row['requests']}, server {server}")
-    return "; ".join(reasons)
+from .window import (
+    LOOPBACK,
+    ROW_FILE,
+    TRANSPORT_COLUMNS,
+    RunSpec,
+    Where,
+    invalid_reason,
+    judged,
+    machine_state,
+    measure_reasons,
+    quiesce,
+    quiet_gate,
+    raise_if_dead,
+    server_affinity,
+    server_stats,
+    watched_groups,
+    window_row,
+)
 
 
 def read_json(path: Path, remedy: str) -> dict | None:
@@ -245,13 +114,13 @@ def warm_up(
     reached = False
     with proc:
         t0 = last_t = time.monotonic()
-        last = _server_stats(target)
+        last = server_stats(target)
         while proc.running() and time.monotonic() - t0 < load.warmup_s + 5:
             try:
                 proc.wait(WINDOW_S)
             except subprocess.TimeoutExpired:  # the window is over: read the counter
                 pass
-            now, stats = time.monotonic(), _server_stats(target)
+            now, stats = time.monotonic(), server_stats(target)
             if stats is None or last is None:
                 continue
             rate = (int(stats["total"]) - int(last["total"])) / (now - last_t)
@@ -270,64 +139,6 @@ def warm_up(
         writer.writerow(["t_s", "rps", "jit_compiled"])
         writer.writerows((t, r, "" if n is None else n) for t, r, n in curve)
     return {"warmup_s": round(elapsed, 2), "warmup_steady": reached if curve else None}
-
-
-def _quiesce(target: Target, limit_s: float = 3.0) -> None:
-    """Wait until the app's counter stops moving: requests the stopped warm-up left in flight
-    (up to concurrency x pipeline depth) must not be counted in the measured load."""
-    deadline = time.monotonic() + limit_s
-    last = _served(target)
-    while last is not None and time.monotonic() < deadline:
-        time.sleep(QUIET_S)
-        now = _served(target)
-        if now == last:
-            return
-        last = now
-
-
-def _served(target: Target) -> int | None:
-    stats = _server_stats(target)
-    return None if stats is None else int(stats["total"])
-
-
-def _server_stats(target: Target) -> dict | None:
-    try:
-        return target.server_stats()
-    except (OSError, ValueError):
-        _raise_if_dead(target)
-        raise HostbenchError(f"{target.mode}: the test app stopped answering /__stats") from None
-
-
-def _raise_if_dead(target: Target) -> None:
-    died = target.exited()
-    if died:
-        raise HostbenchError(f"{target.mode}: {died} during the run; no row was written")
-
-
-def _affinity(pid: int) -> str:
-    """CPU ids a process may run on, read back from the kernel, as "0,1"."""
-    try:
-        return ",".join(str(c) for c in sorted(os.sched_getaffinity(pid)))
-    except OSError:
-        return ""
-
-
-def _machine_state() -> dict:
-    freq = psutil.cpu_freq()
-    return {
-        "load_avg_1m": os.getloadavg()[0],
-        "cpu_freq_mhz": freq.current if freq else math.nan,
-    }
-
-
-# The test app's GET /__transport, as result columns (hostbench reads them back for every run).
-TRANSPORT_COLUMNS = {
-    "transport_io_queue_count": "ioQueueCount",
-    "transport_inline_scheduling": "unsafePreferInlineScheduling",
-    "transport_wait_for_data": "waitForDataBeforeAllocatingBuffer",
-    "transport_inline_completions": "inlineCompletionsEngine",
-    "transport_inline_completions_env": "inlineCompletionsEnv",
-}
 
 
 def _transport_info(target: Target, run_dir: Path) -> dict:
@@ -357,27 +168,6 @@ def empty_request_rtt_ms(url: str) -> float:
     return answer["ms"]
 
 
-@dataclass(frozen=True)
-class Where:
-    """Where a study's processes run: both on this machine's loopback (both None), the load
-    generator and the server in two network namespaces (hosts, topology netns), or on two
-    hosts over ssh (topology ssh)."""
-
-    hosts: TwoHosts | None = None
-    ssh: SshHosts | None = None
-
-    @property
-    def client_netns(self) -> str | None:
-        return self.hosts.client if self.hosts else None
-
-    @property
-    def loadgen_host(self):
-        return self.ssh.loadgen if self.ssh else None
-
-    def path(self) -> str:
-        return self.ssh.path() if self.ssh else self.hosts.path() if self.hosts else "loopback"
-
-
 def server_cpus(load: Load) -> list[int] | None:
     """The CPUs the app and proxy may use: apart from the load generator's when it is
     pinned; None (anywhere) otherwise."""
@@ -386,7 +176,7 @@ def server_cpus(load: Load) -> list[int] | None:
     return [c for c in sorted(os.sched_getaffinity(0)) if c not in load.cpus]
 
 
-def launched(spec: RunSpec, launch_dir: Path, params: StudyParams, where: Where = Where()):
+def launched(spec: RunSpec, launch_dir: Path, params: StudyParams, where: Where = LOOPBACK):
     """A context manager that starts `spec`'s mode (with its variant's settings) in
     launch_dir and yields its Target; what it started stops however the block ends. One
     launch serves every window of its mode and variant in a block, of every scenario."""
@@ -401,7 +191,7 @@ def prepare(
     target: Target,
     warmup_dir: Path,
     params: StudyParams,
-    where: Where = Where(),
+    where: Where = LOOPBACK,
     warm: bool = True,
 ) -> dict:
     """Make a launched target ready for `spec`'s windows: check one response, read its
@@ -426,7 +216,7 @@ def prepare(
     load = spec.load.aimed_at(target.url)
     warmed = warm_up(generator_for(load), target, load, params.steady_tolerance_pct, warmup_dir,
                      where.client_netns, where.loadgen_host)  # fmt: skip
-    _raise_if_dead(target)
+    raise_if_dead(target)
     return {"rtt_ms": rtt_ms, **warmed, "warmup_together": False, **transport}
 
 
@@ -448,18 +238,6 @@ def execute(
         return measure_window(spec, target, ready, run_dir, params, say, where)
 
 
-def quiet_gate(params: StudyParams, say=print, where: Where = Where()) -> dict:
-    """Wait (params.quiet_wait_s at most) for a quiet machine before a window, as the
-    params ask: this one (its namespaces share it), or under topology ssh both hosts, read
-    there. Returns the quiet columns of the window's row (NaN: the gate was off)."""
-    if params.quiet_max_cores is None:
-        return {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
-    hosts = where.ssh.both if where.ssh else ()
-    return wait_until_quiet(
-        params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say, hosts
-    )
-
-
 def measure_window(
     spec: RunSpec,
     target: Target,
@@ -467,7 +245,7 @@ def measure_window(
     run_dir: Path,
     params: StudyParams,
     say=print,
-    where: Where = Where(),
+    where: Where = LOOPBACK,
 ) -> dict:
     """One measured window of `spec` on a launched, prepared target (`ready`: what
     `prepare` returned): wait for a quiet machine, fire the load while the CPU monitor
@@ -476,78 +254,47 @@ def measure_window(
 
     `say` gets a line while the window waits for a quiet machine."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    scenario, ssh = spec.scenario, where.ssh
+    scenario = spec.scenario
     quiet = quiet_gate(params, say, where)
     load = spec.load.aimed_at(target.url)
-    _raise_if_dead(target)
-    _quiesce(target)
+    raise_if_dead(target)
+    quiesce(target)
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    state = _machine_state()
+    state = machine_state()
     target.reset_server_stats()
     result, cpu, watched = _fire(load, target, run_dir, params, where, scenario.stats_key)
-    _raise_if_dead(target)
-    stats = _server_stats(target)
-    server_pid = target.groups["server"][0] if target.groups.get("server") else None
-    server_affinity = _affinity(server_pid) if server_pid and not ssh else ""
+    raise_if_dead(target)
+    stats = server_stats(target)
+    affinity = server_affinity(target, where)
 
     if result.requests == 0:
         raise HostbenchError(f"{spec.key}: the load tool completed no request ({run_dir})")
     server_requests = stats["endpoints"].get(scenario.stats_key, 0) if stats else None
     measured = {k: v for k, v in asdict(result).items() if k != "cpu_s"}
-    row = _row(spec, params, where, ready, load, started_at, measured, server_requests,
-               (cpu, quiet, state), server_affinity)  # fmt: skip
+    row = window_row(spec, params, where, ready, load, started_at, measured, server_requests,
+                     (cpu, quiet, state), affinity)  # fmt: skip
     reasons = [invalid_reason(row), *measure_reasons(row, params, watched)]
-    return _judged(row, reasons, params, run_dir)
+    return judged(row, reasons, params, run_dir)
 
 
-def _row(spec: RunSpec, params: StudyParams, where: Where, ready: dict, load: Load,
-         started_at: str, measured: dict, server_requests: int | None,
-         machine: tuple[dict, dict, dict], server_cpus: str) -> dict:  # fmt: skip
-    """A window's row of `spec` as results.csv holds it, but for its validity: `measured`,
-    the load tool's counts (LoadResult's fields); `machine`, the CPU monitor's, the quiet
-    gate's and the machine state's columns."""
-    cpu, quiet, state = machine
-    settings = run_settings(spec, params)
-    loadgen_cpus = list(load.cpus or [])
-    row = {
-        "run_key": spec.key,
-        **spec.columns(),
-        "started_at": started_at,
-        "topology": params.topology,
-        "request_path": where.path(),
-        "rtt_ms": ready["rtt_ms"],
-        "duration_target_s": load.duration_s,
-        "requests_target": load.requests,
-        "pipeline": load.pipeline,
-        "keepalive": load.keepalive,
-        "warmup_max_s": load.warmup_s,
-        "warmup_s": ready["warmup_s"],
-        "warmup_steady": ready["warmup_steady"],
-        "warmup_together": ready["warmup_together"],
-        **measured,  # its duration_s is the measured one
-        "server_requests": server_requests,
-        "count_diff_pct": count_diff_pct(measured["requests"], server_requests),
-        **cpu,
-        **quiet,
-        **{column: ready[column] for column in TRANSPORT_COLUMNS},
-        "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
-        "server_cpus": server_cpus,
-        **state,
-        "fingerprint": fingerprint(settings),
-        "settings": settings,
-    }
-    # Whether the load generator, not the target, limited throughput (limits.py says how).
-    row["loadgen_limited"] = loadgen_limited_row(row, loadgen_cpus or None)
-    return row
+class BackToBack:
+    """The WindowDesign of one mode a window (measure_window), the windows back to back."""
 
+    name = BACK_TO_BACK  # as the analysis says it (window_design)
 
-def _judged(row: dict, reasons: list[str], params: StudyParams, run_dir: Path) -> dict:
-    """The row with its validity (`reasons`, and whether the machine was busy), saved."""
-    reasons.append(busy_reason(row, params))
-    row["invalid_reason"] = "; ".join(r for r in reasons if r)
-    row["valid"] = not row["invalid_reason"]
-    _save_row(row, run_dir)
-    return row
+    def measure(
+        self,
+        specs: Sequence[RunSpec],
+        targets: Sequence[Target],
+        ready: Sequence[dict],
+        run_dirs: Sequence[Path],
+        params: StudyParams,
+        say=print,
+        where: Where = LOOPBACK,
+    ) -> list[dict]:
+        if len(specs) != 1:
+            raise HostbenchError(f"a window back to back measures one mode, got {len(specs)}")
+        return [measure_window(specs[0], targets[0], ready[0], run_dirs[0], params, say, where)]
 
 
 def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where: Where,
@@ -559,7 +306,7 @@ def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where:
         monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
     else:
         monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
-    watched = {group for group, pids in target.groups.items() if pids} | {"loadgen"}
+    watched = watched_groups(target)
     for group, pids in target.groups.items():
         for pid in pids:
             monitor.watch(group, pid)
@@ -581,10 +328,4 @@ def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where:
     return result, monitor.summary(), watched
 
 
-def _save_row(row: dict, run_dir: Path) -> None:
-    """The row as row.json, written whole or not at all; a key results.csv does not declare
-    fails first (results.row_text)."""
-    results.row_text(row)
-    tmp = run_dir / (ROW_FILE + ".tmp")
-    tmp.write_text(json.dumps(row, indent=2))
-    os.replace(tmp, run_dir / ROW_FILE)
+BACK_TO_BACK_DESIGN = BackToBack()

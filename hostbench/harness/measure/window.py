@@ -1,0 +1,447 @@
+"""One measured window, whatever its design: what every design shares.
+
+A window loads one mode (back to back, run.py) or several in slices (one k6 run switching
+target, interleave.py; alternating short runs, alternate.py). Each design implements
+WindowDesign in its own module and builds its rows here: what a run is (RunSpec) and where
+it runs (Where), the quiet gate, the target's own counter, the machine's state, each
+target's CPU trees over a shared window, the row as results.csv holds it (window_row) and
+the rules of its validity (judged). A change to a row's columns is made here alone.
+"""
+
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Protocol
+
+import psutil
+
+from ... import results
+from ...catalog import Mode, Scenario, get_mode, get_scenario
+from ...errors import HostbenchError
+from ...load import Load
+from ...params import StudyParams, fingerprint
+from ..launch.modes import Target
+from ..launch.netns import TwoHosts
+from ..launch.remote import SshHosts
+from .cpumonitor import CpuMonitor, ProcessTree, RemoteCpu
+from .limits import loadgen_limited_row
+from .loadgen import LoadResult
+from .quiet import wait_until_quiet
+
+ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
+QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
+SHORT_TOLERANCE = 0.95  # a run is too short below this share of min_duration_s
+# A load tool's counts as a row holds them: LoadResult's fields but its own CPU (a column of
+# the CPU monitor's, cpu_loadgen_cores).
+LOAD_RESULT_FIELDS = tuple(f.name for f in fields(LoadResult) if f.name != "cpu_s")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    mode: Mode
+    scenario: Scenario
+    load: Load  # what the load tool fires: its tool, connections, duration or requests, ...
+    block: int  # repetitions are blocks: every cell runs once per block
+    position: int = 0  # place in the block's (random) order, from 1
+    variant: str = ""  # the params' named test-app settings this run uses; "" none
+    attempt: int = 1  # 2, 3, ...: a re-run of a run the machine was too busy for
+    window: int = 1  # 1, 2, ...: the measured windows of one cell in one block's launch
+
+    @classmethod
+    def of_cell(
+        cls,
+        params: StudyParams,
+        mode: str,
+        scenario: str,
+        tool: str,
+        concurrency: int,
+        block: int,
+        position: int = 0,
+        variant: str = "",
+    ) -> "RunSpec":
+        """The run of one cell of `params` (by ids) in one block."""
+        load = params.load(scenario, tool, concurrency)
+        return cls(get_mode(mode), get_scenario(scenario), load, block, position, variant)
+
+    @property
+    def tool(self) -> str:
+        return self.load.tool
+
+    @property
+    def concurrency(self) -> int:
+        return self.load.concurrency
+
+    @property
+    def key(self) -> str:
+        """Folder name of this run: readable, unique within a study, stable across resumes."""
+        window = f"__w{self.window}" if self.window > 1 else ""
+        again = f"__a{self.attempt}" if self.attempt > 1 else ""
+        return f"{self.cell_key}__r{self.block}{window}{again}"
+
+    @property
+    def cell_key(self) -> str:
+        """The cell's part of the key: mode (and variant), scenario, tool, connections."""
+        return f"{self.member}__{self.scenario.id}__{self.tool}__c{self.concurrency}"
+
+    @property
+    def member(self) -> str:
+        """What one launch starts for this run: its mode, with its variant."""
+        return f"{self.mode.id}@{self.variant}" if self.variant else self.mode.id
+
+    def columns(self) -> dict:
+        """The run's identity as result columns."""
+        return {
+            "mode": self.mode.id,
+            "scenario": self.scenario.id,
+            "tool": self.tool,
+            "concurrency": self.concurrency,
+            "block": self.block,
+            "position": self.position,
+            "variant": self.variant,
+            "attempt": self.attempt,
+            "window": self.window,
+        }
+
+
+def run_settings(spec: RunSpec, params: StudyParams) -> dict:
+    """Everything that shapes this run's measurement besides its mode and scenario."""
+    settings = {"tool": spec.tool, "concurrency": spec.concurrency, **params.measured_settings()}
+    if spec.variant:  # only then: runs of studies without variants keep their fingerprints
+        settings["variant"] = {spec.variant: params.variants[spec.variant]}
+    return settings
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a study's processes run: both on this machine's loopback (both None), the load
+    generator and the server in two network namespaces (hosts, topology netns), or on two
+    hosts over ssh (topology ssh)."""
+
+    hosts: TwoHosts | None = None
+    ssh: SshHosts | None = None
+
+    @property
+    def client_netns(self) -> str | None:
+        return self.hosts.client if self.hosts else None
+
+    @property
+    def loadgen_host(self):
+        return self.ssh.loadgen if self.ssh else None
+
+    def path(self) -> str:
+        return self.ssh.path() if self.ssh else self.hosts.path() if self.hosts else "loopback"
+
+
+LOOPBACK = Where()  # the load generator and the targets on this machine's loopback
+
+
+class WindowDesign(Protocol):
+    """How a window lays out the load on its modes: one mode a window, back to back
+    (run.BACK_TO_BACK_DESIGN), or several modes in slices of one window, by one k6 run
+    switching target (interleave.SWITCHING_DESIGN) or by alternating short runs
+    (alternate.ALTERNATING_DESIGN)."""
+
+    name: str  # as interleave.json and the run's design say it
+
+    def measure(
+        self,
+        specs: Sequence[RunSpec],
+        targets: Sequence[Target],
+        ready: Sequence[dict],
+        run_dirs: Sequence[Path],
+        params: StudyParams,
+        say=print,
+        where: Where = LOOPBACK,
+    ) -> list[dict]:
+        """One window of `specs`, each on its launched target `targets[i]` as `prepare`
+        left it (`ready[i]`), its files in `run_dirs[i]`: one row per spec (window_row),
+        judged and saved (judged)."""
+        ...
+
+
+def quiet_gate(params: StudyParams, say=print, where: Where = LOOPBACK) -> dict:
+    """Wait (params.quiet_wait_s at most) for a quiet machine before a window, as the
+    params ask: this one (its namespaces share it), or under topology ssh both hosts, read
+    there. Returns the quiet columns of the window's row (NaN: the gate was off)."""
+    if params.quiet_max_cores is None:
+        return {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
+    hosts = where.ssh.both if where.ssh else ()
+    return wait_until_quiet(
+        params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say, hosts
+    )
+
+
+def server_stats(target: Target) -> dict | None:
+    """The app's own counters (GET /__stats); None for a server without them. One line if
+    the app stopped answering, or died."""
+    try:
+        return target.server_stats()
+    except (OSError, ValueError):
+        raise_if_dead(target)
+        raise HostbenchError(f"{target.mode}: the test app stopped answering /__stats") from None
+
+
+def served(target: Target, stats_key: str | None = None) -> int | None:
+    """The requests the app counted, all of them or of one endpoint (`stats_key`); None for
+    a server without a counter."""
+    stats = server_stats(target)
+    if stats is None:
+        return None
+    return int(stats["total"] if stats_key is None else stats["endpoints"].get(stats_key, 0))
+
+
+def raise_if_dead(target: Target) -> None:
+    """One line if a process of `target` exited: no row is written for it."""
+    died = target.exited()
+    if died:
+        raise HostbenchError(f"{target.mode}: {died} during the run; no row was written")
+
+
+def quiesce(target: Target, limit_s: float = 3.0) -> None:
+    """Wait until the app's counter stops moving: requests the stopped warm-up left in flight
+    (up to concurrency x pipeline depth) must not be counted in the measured load."""
+    deadline = time.monotonic() + limit_s
+    last = served(target)
+    while last is not None and time.monotonic() < deadline:
+        time.sleep(QUIET_S)
+        now = served(target)
+        if now == last:
+            return
+        last = now
+
+
+def server_affinity(target: Target, where: Where) -> str:
+    """The CPU ids the app may run on, read back from the kernel, as "0,1" ("" for none, or
+    on another host)."""
+    pids = target.groups.get("server")
+    if not pids or where.ssh:
+        return ""
+    try:
+        return ",".join(str(c) for c in sorted(os.sched_getaffinity(pids[0])))
+    except OSError:
+        return ""
+
+
+def watched_groups(target: Target) -> set[str]:
+    """The process groups whose CPU a window of `target` must read: its own and the load
+    generator's."""
+    return {group for group, pids in target.groups.items() if pids} | {"loadgen"}
+
+
+def machine_state() -> dict:
+    """The machine's load and clock as a window starts, as row columns."""
+    freq = psutil.cpu_freq()
+    return {
+        "load_avg_1m": os.getloadavg()[0],
+        "cpu_freq_mhz": freq.current if freq else math.nan,
+    }
+
+
+def window_monitor(targets: Sequence[Target], out_dir: Path, sample_interval_s: float,
+                   where: Where):  # fmt: skip
+    """The CPU monitor of an interleaved window (either design): this machine's, sampling,
+    or under ssh the server host's, reading every target's trees and both hosts there at
+    start and stop."""
+    if not where.ssh:
+        return CpuMonitor(Path(out_dir) / "cpu_samples.csv", interval_s=sample_interval_s)
+    monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
+    for target in targets:
+        for group, pids in target.groups.items():
+            for pid in pids:
+                monitor.watch(group, pid)
+    return monitor
+
+
+def _tree_readers(target: Target) -> dict[str, ProcessTree]:
+    """A CPU reader per process group of `target` (server, proxy), counting from now."""
+    trees = {}
+    for group, pids in target.groups.items():
+        tree = ProcessTree(roots=[psutil.Process(pid) for pid in pids])
+        tree.seen = tree.seen_now()
+        trees[group] = tree
+    return trees
+
+
+def _server_memory(trees: dict[str, ProcessTree]) -> tuple[float, float]:
+    """The server tree's (RSS, RSS without file-mapped pages) in MiB now; NaN without one."""
+    return trees["server"].memory_mb() if "server" in trees else (math.nan, math.nan)
+
+
+class TargetTrees:
+    """Each target's process trees over an interleaved window: their CPU per group and the
+    server's memory at start and stop. Every tree runs through the whole window (each idles
+    in the others' slices), so a target's CPU per request is its trees' CPU over the window
+    over its requests; an idle target still costs a little (its timers, the GC), charged to
+    its requests. Made inside the window's monitor at its start; stop() inside it at its end;
+    read() after it (under ssh the monitor read them on the server host)."""
+
+    def __init__(self, targets: Sequence[Target], monitor, where: Where):
+        self.targets, self.monitor = targets, monitor
+        self.trees = None if where.ssh else [_tree_readers(t) for t in targets]
+        self.memory = [[_server_memory(t)] for t in self.trees or []]
+        self.cpu_s: list[dict] = []
+
+    def stop(self) -> None:
+        if self.trees is not None:
+            self.cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in self.trees]
+            for readings, t in zip(self.memory, self.trees, strict=True):
+                readings.append(_server_memory(t))
+
+    def read(self) -> tuple[list[dict], list]:
+        """Per target: CPU seconds per group, and the memory readings at start and stop."""
+        if self.trees is not None:
+            return self.cpu_s, self.memory
+        cpu_s = [{group: self.monitor.seconds(pids) for group, pids in t.groups.items()}
+                 for t in self.targets]  # fmt: skip
+        return cpu_s, [self.monitor.memory_mb(t.groups.get("server", [])) for t in self.targets]
+
+
+def memory_columns(readings: list[tuple[float, float]]) -> dict:
+    """A target's memory columns from its server tree read at the window's start and end (no
+    samples in between: the curve of a window shared by several trees is not drawn)."""
+    rss = [r for r, _ in readings]
+    anon = [a for _, a in readings]
+    return {
+        "rss_server_mb": max(rss),
+        "rss_server_mean_mb": sum(rss) / len(rss),
+        "rss_server_peak_mb": max(rss),
+        "rss_server_anon_mean_mb": sum(anon) / len(anon),
+    }
+
+
+def count_diff_pct(client: int, server: int | None) -> float:
+    """Client minus server request count, in % of the server's count."""
+    if server is None:
+        return math.nan
+    if server == 0:
+        return 0.0 if client == 0 else math.inf
+    return (client - server) / server * 100
+
+
+BUSY = "machine busy"  # how an invalid reason starts when the machine was not quiet
+UNSTEADY = "warm-up not steady"  # ...and when the warm-up ran out before the rate settled
+
+
+def busy_reason(row: dict, params: StudyParams) -> str:
+    """Why the machine was too busy during the run for its number to count ("" when quiet)."""
+    if params.quiet_max_cores is None:
+        return ""
+    foreign, steal = row.get("foreign_cores"), row.get("cpu_steal_pct")
+    if foreign is not None and foreign > params.quiet_max_cores:
+        return (
+            f"{BUSY}: {foreign:.2f} cores used by other processes "
+            f"(quiet_max_cores {params.quiet_max_cores:g})"
+        )
+    if steal is not None and steal > params.quiet_max_steal_pct:
+        return f"{BUSY}: {steal:.0f}% stolen (quiet_max_steal_pct {params.quiet_max_steal_pct:g})"
+    return ""
+
+
+def measure_reasons(row: dict, params: StudyParams, watched: set[str]) -> list[str]:
+    """Why the run cannot be measured as it stands: too short, never steady, CPU not read
+    (of a watched process group: server, proxy, loadgen)."""
+    reasons = []
+    # A duration-bounded run may end a few milliseconds early by the tool's own clock.
+    if row["duration_s"] < SHORT_TOLERANCE * params.min_duration_s:
+        fix = "raise requests" if row.get("requests_target") else "raise duration_s"
+        reasons.append(
+            f"{row['duration_s']:.2f} s: shorter than min_duration_s {params.min_duration_s:g}; "
+            f"{fix}"
+        )
+    if params.require_steady and params.warmup_s > 0 and not row.get("warmup_steady"):
+        reasons.append(f"{UNSTEADY} after {row['warmup_s']:.0f} s")
+    for group in sorted(watched):
+        value = row.get(f"cpu_{group}_cores")
+        if value is None or not math.isfinite(value):
+            reasons.append(f"CPU of the {group} not read")
+    return reasons
+
+
+def invalid_reason(row: dict) -> str:
+    """Why a row's number is not a clean count of successful responses ("" when it is)."""
+    reasons = []
+    if row["errors"]:
+        reasons.append(f"{row['errors']} transport errors")
+    if row["non_2xx"]:
+        reasons.append(f"{row['non_2xx']} non-2xx responses")
+    server = row["server_requests"]
+    # wrk and ab stop with up to `concurrency` requests in flight (x the pipeline depth),
+    # counted by the server only.
+    in_flight = row["concurrency"] * (row.get("pipeline") or 1)
+    if server is not None and abs(row["requests"] - server) > in_flight:
+        reasons.append(f"client counted {row['requests']}, server {server}")
+    return "; ".join(reasons)
+
+
+# The test app's GET /__transport, as result columns (hostbench reads them back for every run).
+TRANSPORT_COLUMNS = {
+    "transport_io_queue_count": "ioQueueCount",
+    "transport_inline_scheduling": "unsafePreferInlineScheduling",
+    "transport_wait_for_data": "waitForDataBeforeAllocatingBuffer",
+    "transport_inline_completions": "inlineCompletionsEngine",
+    "transport_inline_completions_env": "inlineCompletionsEnv",
+}
+
+
+def window_row(spec: RunSpec, params: StudyParams, where: Where, ready: dict, load: Load,
+               started_at: str, measured: dict, server_requests: int | None,
+               machine: tuple[dict, dict, dict], server_cpus: str) -> dict:  # fmt: skip
+    """A window's row of `spec` as results.csv holds it, but for its validity (judged):
+    `ready`, what run.prepare returned for it; `measured`, the load tool's counts
+    (LOAD_RESULT_FIELDS); `machine`, the CPU monitor's, the quiet gate's and the machine
+    state's columns; `server_cpus`, server_affinity's."""
+    cpu, quiet, state = machine
+    settings = run_settings(spec, params)
+    loadgen_cpus = list(load.cpus or [])
+    row = {
+        "run_key": spec.key,
+        **spec.columns(),
+        "started_at": started_at,
+        "topology": params.topology,
+        "request_path": where.path(),
+        "rtt_ms": ready["rtt_ms"],
+        "duration_target_s": load.duration_s,
+        "requests_target": load.requests,
+        "pipeline": load.pipeline,
+        "keepalive": load.keepalive,
+        "warmup_max_s": load.warmup_s,
+        "warmup_s": ready["warmup_s"],
+        "warmup_steady": ready["warmup_steady"],
+        "warmup_together": ready["warmup_together"],
+        **measured,  # its duration_s is the measured one
+        "server_requests": server_requests,
+        "count_diff_pct": count_diff_pct(measured["requests"], server_requests),
+        **cpu,
+        **quiet,
+        **{column: ready[column] for column in TRANSPORT_COLUMNS},
+        "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
+        "server_cpus": server_cpus,
+        **state,
+        "fingerprint": fingerprint(settings),
+        "settings": settings,
+    }
+    # Whether the load generator, not the target, limited throughput (limits.py says how).
+    row["loadgen_limited"] = loadgen_limited_row(row, loadgen_cpus or None)
+    return row
+
+
+def judged(row: dict, reasons: list[str], params: StudyParams, run_dir: Path) -> dict:
+    """The row with its validity (`reasons`, and whether the machine was busy), saved."""
+    reasons.append(busy_reason(row, params))
+    row["invalid_reason"] = "; ".join(r for r in reasons if r)
+    row["valid"] = not row["invalid_reason"]
+    _save_row(row, run_dir)
+    return row
+
+
+def _save_row(row: dict, run_dir: Path) -> None:
+    """The row as row.json, written whole or not at all; a key results.csv does not declare
+    fails first (results.row_text)."""
+    results.row_text(row)
+    tmp = run_dir / (ROW_FILE + ".tmp")
+    tmp.write_text(json.dumps(row, indent=2))
+    os.replace(tmp, run_dir / ROW_FILE)
