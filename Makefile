@@ -82,9 +82,19 @@ lint: $(VENV)/.installed
 test: setup lint
 	$(PY) -m pytest
 
-# The edit-test loop: lint and the tests that start no process (pytest marker `live`).
+# The edit-test loop: lint and the tests that start no process (pytest marker `live`), in two
+# pytest processes at once, one a core (docs/testing.md): CHECK_FIRST, the tests that judge and
+# render the committed runs (about half the time; they share what they read, kept.py), and
+# every other test. The first's output is printed after the second's. A background job ignores
+# Ctrl-C (SIGINT): on the way out the recipe stops it, if it still runs.
+CHECK_FIRST := tests/test_compare.py tests/test_docs.py tests/test_findings.py \
+	tests/test_results_schema.py tests/test_gallery.py tests/test_studies.py \
+	tests/test_differences.py tests/test_render_only.py studies/jcsi2018/test_jcsi2018_report.py
 check: $(VENV)/.installed lint
-	$(PY) -m pytest -q -m "not live"
+	@first=$$(mktemp); trap '[ -z "$$pid" ] || kill $$pid; rm -f $$first' EXIT; \
+	$(PY) -m pytest -q -m "not live" $(CHECK_FIRST) >$$first 2>&1 & pid=$$!; \
+	$(PY) -m pytest -q -m "not live" $(addprefix --ignore=,$(CHECK_FIRST)); rest=$$?; \
+	wait $$pid; own=$$?; pid=; cat $$first; test $$rest -eq 0 -a $$own -eq 0
 
 reproduce: setup
 	$(PY) -m hostbench reproduce $(if $(STUDY),--study $(STUDY)) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) \

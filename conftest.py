@@ -55,12 +55,21 @@ def batch(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def stale_docs() -> list[str]:
+def generated_pages() -> dict[str, str]:
+    """The generated docs pages (docs.render()), rendered once: they read the checkout's
+    committed runs whatever root a test writes them into."""
+    from hostbench import docs
+
+    return docs.render()
+
+
+@pytest.fixture(scope="session")
+def stale_docs(generated_pages) -> list[str]:
     """What `python -m hostbench docs` would change in this checkout (docs.stale()): rendered
     once for every test of the generated docs' freshness."""
     from hostbench import docs
 
-    return docs.stale()
+    return docs.stale(pages=generated_pages)
 
 
 @pytest.fixture

@@ -33,13 +33,21 @@ def _sections(root: Path) -> list[tuple[Path, str, str]]:
     return [(path, path.read_text(), fresh) for path, fresh in texts.items()]
 
 
-def write(root: Path = ROOT) -> list[Path]:
-    """Write every generated file (and section) under `root`; returns their paths."""
+def render() -> dict[str, str]:
+    """Each generated file's text, by its name in GENERATED. They are written from the
+    checkout's schemas and committed runs, whatever `root` is written: a caller that writes or
+    checks several roots renders them once and passes them on (`pages`)."""
+    return {name: make() for name, make in GENERATED.items()}
+
+
+def write(root: Path = ROOT, pages: dict[str, str] | None = None) -> list[Path]:
+    """Write every generated file (and section) under `root`; returns their paths. pages:
+    render()'s texts, rendered now if not given."""
     paths = []
-    for name, render in GENERATED.items():
+    for name, text in (pages or render()).items():
         path = Path(root) / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render())
+        path.write_text(text)
         paths.append(path)
     for path, text, fresh in _sections(root):
         if fresh != text:
@@ -48,12 +56,13 @@ def write(root: Path = ROOT) -> list[Path]:
     return paths
 
 
-def stale(root: Path = ROOT) -> list[str]:
-    """The generated files under `root` that differ from what `write` would write."""
+def stale(root: Path = ROOT, pages: dict[str, str] | None = None) -> list[str]:
+    """The generated files under `root` that differ from what `write` would write (pages:
+    as for write)."""
     out = []
-    for name, render in GENERATED.items():
+    for name, text in (pages or render()).items():
         path = Path(root) / name
-        if not path.is_file() or path.read_text() != render():
+        if not path.is_file() or path.read_text() != text:
             out.append(name)
     sections = _sections(root)
     out += [str(path.relative_to(Path(root))) for path, text, fresh in sections if text != fresh]

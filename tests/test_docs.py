@@ -87,7 +87,7 @@ def test_each_study_readme_states_its_committed_paper_run_fresh(stale_docs):
         assert (run / "headline.txt").read_text().strip() in readme, study.id
 
 
-def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
+def test_a_paper_run_committed_later_reaches_its_readme(tmp_path, generated_pages):
     """When a study's paper run (data/runs/<its paper_run>/) appears, `docs` writes it into
     its README."""
     from hostbench import docs
@@ -97,13 +97,14 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
     readme = tmp_path / "studies" / study.id / "README.md"
     readme.parent.mkdir(parents=True)
     readme.write_text((study.folder / "README.md").read_text())
-    docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
-    assert docs.stale(tmp_path) == []  # nothing committed: "not yet" is fresh
+    # the generated docs/ pages too, so only the README can go stale (rendered once a session)
+    docs.write(tmp_path, generated_pages)
+    assert docs.stale(tmp_path, generated_pages) == []  # nothing committed: "not yet" is fresh
     run = tmp_path / "data" / "runs" / study.paper_run
     shutil.copytree(source, run)
-    assert docs.stale(tmp_path) == [f"studies/{study.id}/README.md"]
-    docs.write(tmp_path)
-    assert docs.stale(tmp_path) == []
+    assert docs.stale(tmp_path, generated_pages) == [f"studies/{study.id}/README.md"]
+    docs.write(tmp_path, generated_pages)
+    assert docs.stale(tmp_path, generated_pages) == []
     text = readme.read_text()
     wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
     cores = json.loads((run / "environment.json").read_text())["cpu_cores_logical"]
@@ -112,7 +113,9 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path):
     assert f"took {wall:,} s" in text and f"{cores}-core" in text
 
 
-def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_path, stale_docs):
+def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(
+    tmp_path, stale_docs, generated_pages
+):
     """The README's list is fresh, and it says the batch takes longer while a study is missing;
     once every study has its run, the batch's time is their sum."""
     from hostbench import docs
@@ -120,7 +123,7 @@ def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_pa
 
     assert "README.md" not in stale_docs, "run `python -m hostbench docs` and commit README.md"
     shutil.copy(README, tmp_path / "README.md")
-    docs.write(tmp_path)  # the generated docs/ pages too, so only the README can go stale
+    docs.write(tmp_path, generated_pages)  # the generated docs/ pages too: only README can go stale
     assert "not measured yet" in (tmp_path / "README.md").read_text()  # no run in tmp_path
     source = next(iter(_committed_paper_runs().values()))
     walls = []
@@ -128,8 +131,8 @@ def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(tmp_pa
         run = tmp_path / "data" / "runs" / study.paper_run
         shutil.copytree(source, run)
         walls.append(json.loads((run / "reproduce.json").read_text())["wall_s"])
-    assert docs.stale(tmp_path) == ["README.md"]
-    docs.write(tmp_path)
+    assert docs.stale(tmp_path, generated_pages) == ["README.md"]
+    docs.write(tmp_path, generated_pages)
     text = (tmp_path / "README.md").read_text()
     assert "not measured yet" not in text
     assert f"takes about {sum(walls) / 60:.0f} min here" in text

@@ -332,9 +332,11 @@ def sections(root: Path) -> list[tuple[str, str, str, str]]:
     line and the example page's block, from the study's committed paper run under `root`;
     none while that run is not committed (the pages keep what they say)."""
     runs = Path(root) / "data" / "runs"
-    checked = [(METHOD, aa_block(runs), AA_START, AA_END),
-               (STUDY_README, profile_block(), PROFILE_START, PROFILE_END)]  # fmt: skip
-    checked = [c for c in checked if (Path(root) / c[0]).is_file()]
+    # A block is made only for a page `root` has: the A/A block alone judges two whole runs.
+    checked = [(name, make(), start, end) for name, make, start, end in (
+               (METHOD, lambda: aa_block(runs), AA_START, AA_END),
+               (STUDY_README, profile_block, PROFILE_START, PROFILE_END))
+               if (Path(root) / name).is_file()]  # fmt: skip
     run_dir = runs / study_of(__file__).paper_run
     if not (run_dir / "results.csv").exists():
         return checked
