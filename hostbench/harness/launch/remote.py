@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput, HostbenchError, LaunchFailed
-from . import web
+from . import remote_helper, web
 from .processes import tail, wait_for_exit, wait_until_ready
 
 ROLES = ("server", "loadgen")
@@ -393,18 +393,18 @@ class Connection:
             return
         say, now, longest = say or _tell, time.monotonic(), max(p.grace_s for p in procs)
         until = now + longest + STOP_MARGIN_S if until is None else until
-        # The helper's wait ends a second before the deadline, to leave its answer time.
-        grace = max(0.0, min(longest, until - time.monotonic() - 1))
+        # The helper's wait leaves time for the SIGKILL's effect and a second for its answer.
+        grace = max(0.0, min(longest, until - now - remote_helper.KILLED_WITHIN_S - 1))
         named = {p: f"{p.name} (pid {p._pid}, group {p.group})" for p in procs}
         for p in procs:
             p.group = None  # stopped here, or left to the keeper: never stopped twice
         try:
             answer = self.helper("stop", self.folder_root, grace, *[p.key for p in procs],
                                  timeout=_left(until))  # fmt: skip
-        except (subprocess.TimeoutExpired, HostbenchError, OSError, ValueError, IndexError) as e:
-            why = f"no answer in {until - now:.0f} s" if isinstance(
-                e, subprocess.TimeoutExpired) else str(e)  # fmt: skip
-            unconfirmed = procs
+        except subprocess.TimeoutExpired:
+            unconfirmed, why = procs, f"no answer in {until - now:.0f} s"
+        except (HostbenchError, OSError, ValueError, IndexError) as e:  # ssh failed; no JSON
+            unconfirmed, why = procs, str(e)
         else:
             for p in procs:
                 if answer["ended"][p.key]["code"] is not None:
@@ -415,9 +415,8 @@ class Connection:
                 logs = {there: here for p in procs for there, here in p.logs().items()}
                 self.fetch_all(logs, timeout=_left(until))
             except (subprocess.TimeoutExpired, HostbenchError, tarfile.TarError) as e:
-                said = "no answer" if isinstance(e, subprocess.TimeoutExpired) else str(e)
-                say(f"{self.host.label()}: the logs of "
-                    f"{', '.join(p.name for p in procs)} not brought back ({said})")  # fmt: skip
+                say(f"{self.host.label()}: the logs of {', '.join(p.name for p in procs)} "
+                    f"not brought back by the deadline ({type(e).__name__}: {e})")  # fmt: skip
         if unconfirmed:
             say(f"{self.host.label()}: not confirmed stopped ({why}): "
                 f"{', '.join(named[p] for p in unconfirmed)}; its keeper kills them when "
