@@ -20,12 +20,16 @@ from matplotlib.container import BarContainer
 from hostbench.harness.launch import web
 from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.params import StudyParams
-from hostbench.paths import ROOT
+from hostbench.paths import ROOT, tracked_files
 
 # Params for the tests' tiny studies, whose point is not the measurement: runs of a second or
 # two count, the machine's other load is recorded but does not hold them, and a warm-up too
 # short to be steady does not invalidate them. (The gate and the checks have their own tests.)
 SHORT_RUNS = {"min_duration_s": 1, "quiet_max_cores": None, "require_steady": False}
+
+# The committed runs are what git tracks (paths.committed): listed here, once, before any test,
+# since a test of `make check` may start no process (git included).
+tracked_files()
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ from .analysis.machines import COMMUNITY  # the folder under the runs dir for ot
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params
 from .errors import BadInput
-from .paths import RUNS
+from .paths import RUNS, committed
 from .studies import STUDIES, get_study
 
 GALLERY = "docs/gallery"  # the gallery of re-runs: a page per study, <study>.md
@@ -30,7 +30,8 @@ def page_path(study_id: str) -> str:
 
 def runs_of(study_id: str, runs_dir: Path = RUNS) -> list[compare.Run]:
     """The committed paper run of the study, its sub-studies' folders, then every finished,
-    non-smoke run of the study under community/ (sorted by folder name)."""
+    non-smoke run of the study under community/ (sorted by folder name). Under the checkout's
+    data/runs, only what git tracks: a run becomes the gallery's once added."""
     main = Path(runs_dir) / get_study(study_id).paper_run
     runs = []
     if (main / "params.json").is_file():
@@ -38,9 +39,7 @@ def runs_of(study_id: str, runs_dir: Path = RUNS) -> list[compare.Run]:
         for sub in load_params(main).sub_studies:
             if (main.parent / f"{main.name}-{sub}" / "results.csv").is_file():
                 runs.append(compare.Run(main.parent / f"{main.name}-{sub}", study_id, sub))
-    community = Path(runs_dir) / COMMUNITY
-    folders = sorted(community.glob("*/params.json")) if community.is_dir() else []
-    for params in folders:
+    for params in committed(Path(runs_dir) / COMMUNITY, "*/params.json"):
         try:
             run = compare.identify(params.parent)
         except BadInput:

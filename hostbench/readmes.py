@@ -20,6 +20,7 @@ from .analysis import (
 )
 from .catalog import where_modes_run
 from .params import StudyParams
+from .paths import committed
 from .studies import STUDIES, get_study
 
 README = "README.md"
@@ -33,7 +34,7 @@ def wall_time(run_dir: Path) -> tuple[float, int] | None:
     if not done.exists():
         return None
     wall = json.loads(done.read_text())["wall_s"]
-    folders = [run_dir, *run_dir.parent.glob(f"{run_dir.name}-*")]
+    folders = [run_dir, *committed(run_dir.parent, f"{run_dir.name}-*")]  # its sub-studies'
     # Windows measured (a launch's valid windows are one row of load_results, `windows` many).
     n = sum(int(tables.load_results(f, valid_only=False)["windows"].sum()) for f in folders
             if (f / "results.csv").exists())  # fmt: skip

@@ -17,7 +17,7 @@ from hostbench.analysis import claims, compare
 from hostbench.analysis.intervals import VERDICTS, paired_ratios, t_quantile
 from hostbench.analysis.reference import load_claims
 from hostbench.errors import BadInput
-from hostbench.paths import RUNS
+from hostbench.paths import RUNS, committed
 from hostbench.studies import STUDIES
 
 FILES = ("params.json", "environment.json", "results.csv", "reproduce.json")
@@ -142,9 +142,15 @@ def test_the_articles_claims_are_set_side_by_side_with_each_runs_verdict(tmp_pat
     assert len(sized) and all(f"[{v}]" in out for v in sized["c" + against])
 
 
+def _committed_sub_studies() -> list[Path]:
+    """The committed runs' folders named <a paper run>-<...>: their sub-studies'."""
+    found = [committed(RUNS, f"{s.paper_run}-*/params.json") for s in STUDIES.values()]
+    return [p.parent for paths in found for p in paths]
+
+
 def test_a_sub_studys_runs_have_no_claims_of_their_own():
     """The claims are the main study's: a sub-study's run (two hosts, ...) has none."""
-    subs = [p.parent for s in STUDIES.values() for p in RUNS.glob(f"{s.paper_run}-*/params.json")]
+    subs = _committed_sub_studies()
     if not subs:
         pytest.skip("no committed sub-study run")
     run = compare.identify(subs[0])
@@ -225,8 +231,7 @@ def test_what_differed_names_each_hosts_machine_over_ssh(tmp_path):
 
 
 def test_a_sub_studys_run_is_compared_with_the_committed_sub_study():
-    subs = [p.parent for s in STUDIES.values() for p in RUNS.glob(f"{s.paper_run}-*/params.json")
-            if not (p.parent / "reproduce.json").exists()]  # fmt: skip
+    subs = [p for p in _committed_sub_studies() if not (p / "reproduce.json").exists()]
     if not subs:
         pytest.skip("no committed sub-study run")
     for path in subs:

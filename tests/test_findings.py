@@ -5,7 +5,6 @@ verdicts. And every committed report passes the page check (hostbench.pagecheck)
 import json
 import math
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,11 +12,10 @@ from bs4 import BeautifulSoup
 
 from hostbench.analysis import findings, intervals, prose, tables
 from hostbench.pagecheck import page_defects
+from hostbench.paths import ROOT, committed
+from hostbench.paths import RUNS as RUNS_DIR
 
-ROOT = Path(__file__).resolve().parent.parent
-COMMITTED_PAGES = sorted(ROOT.glob("data/runs/*/report.html")) + sorted(
-    ROOT.glob("data/runs/*/index.html")
-)
+COMMITTED_PAGES = committed(RUNS_DIR, "*/report.html") + committed(RUNS_DIR, "*/index.html")
 
 CLAIMS = pd.DataFrame(
     {
@@ -130,7 +128,7 @@ def test_the_batch_index_opens_with_its_findings_and_a_smoke_runs_banner(tmp_pat
 
 
 def _committed_with_design():
-    for design in sorted(ROOT.glob("data/runs/example-*/design.json")):
+    for design in committed(RUNS_DIR, "example-*/design.json"):
         return design.parent
     pytest.skip("no committed run was designed to a target")
 
@@ -168,7 +166,7 @@ def test_the_precision_line_counts_the_compared_modes_beyond_two():
     from hostbench.analysis import tables
 
     seen = 0
-    for params_file in sorted(ROOT.glob("data/runs/example-*/params.json")):
+    for params_file in committed(RUNS_DIR, "example-*/params.json"):
         params = tables.load_params(params_file.parent)
         if params.baseline_mode is None or params.smoke:
             continue
@@ -186,7 +184,7 @@ def test_a_run_of_one_block_says_it_has_no_interval():
     """go-vs-dotnet's convergence run: one block a cell, so the line says why there is none."""
     from hostbench.analysis import tables
 
-    for params_file in sorted(ROOT.glob("data/runs/example-*/params.json")):
+    for params_file in committed(RUNS_DIR, "example-*/params.json"):
         run = params_file.parent
         params = tables.load_params(run)
         if params.baseline_mode and params.repetitions == 1 and not params.smoke:
@@ -205,7 +203,7 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
     ratios.csv's requests/s ratios."""
     from hostbench.analysis import compare, tables
 
-    for params_file in sorted(ROOT.glob("data/runs/example-*/params.json")):
+    for params_file in committed(RUNS_DIR, "example-*/params.json"):
         run = params_file.parent
         results = tables.load_results(run, valid_only=False)
         if not (run / "ratios.csv").is_file() or findings.precision_line(run, results):

@@ -9,9 +9,9 @@ import pytest
 
 from hostbench import printable
 from hostbench.errors import HostbenchError
-from hostbench.paths import RUNS
+from hostbench.paths import RUNS, committed
 
-REPORTS = sorted(p.parent for p in RUNS.glob("example-*/report.html"))
+REPORTS = [p.parent for p in committed(RUNS, "example-*/report.html")]
 
 
 def _pages(pdf) -> int:

@@ -13,10 +13,10 @@ from hostbench import docs, results
 from hostbench.analysis import intervals, tables
 from hostbench.errors import BadInput
 from hostbench.params import KEYS, LaunchOptions, StudyParams
-from hostbench.paths import ROOT
+from hostbench.paths import ROOT, RUNS, committed
 from hostbench.results import BOOL, COLUMNS, CPUS, FLOAT, INT, STR, CpuList
 
-EXAMPLES = sorted((ROOT / "data" / "runs").glob("example-*"))
+EXAMPLES = committed(RUNS, "example-*")
 # One value per type, chosen to be awkward in a CSV cell.
 SAMPLES = {
     STR: 'k6 v1.1.0 (commit, "quoted"); two',

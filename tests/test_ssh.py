@@ -483,6 +483,48 @@ def test_an_interleaved_window_runs_on_the_load_host_and_reads_each_target_there
             assert (run / "stdout.txt").read_text().strip()
 
 
+# Processes of a block on a host, each stopped its own way: one exits on SIGTERM, one ignores
+# it (SIGKILL after the grace period), one's worker outlives its leader (nginx's do).
+STOPPED_HOW = {
+    "plain": "echo plain; exec sleep 601",
+    "deaf": "trap '' TERM; echo deaf; sleep 602; sleep 602",
+    "forked": "echo forked; sleep 603 & exit 0",
+}
+
+
+def test_a_blocks_processes_on_a_host_stop_in_one_round_trip_within_the_deadline(
+    tmp_path, monkeypatch
+):
+    # `ssh` first on PATH notes each call, then runs the real client.
+    calls = tmp_path / "ssh-calls.txt"
+    wrapper = tmp_path / "bin" / "ssh"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {shutil.which("ssh")} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+
+        def stop_a_block():
+            with remote.ssh_hosts(inventory) as ssh:
+                procs = [ssh.server.process(name, ["sh", "-c", script], tmp_path / f"{name}.log",
+                                            grace_s=1.0).start()
+                         for name, script in STOPPED_HOW.items()]  # fmt: skip
+                assert _left("sleep 60[123]")
+                said, before = [], len(calls.read_text().splitlines())
+                with remote.StopTogether(ssh, said.append) as block:
+                    for proc in procs:
+                        block.callback(proc.stop)
+                round_trips = len(calls.read_text().splitlines()) - before
+                return said, round_trips, _left("sleep 60[123]")
+
+        said, round_trips, left = netns.call_in(hosts.client, stop_a_block)
+        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    assert said == [] and left == []  # each confirmed gone, by the stop itself
+    assert round_trips == 2  # the stop, then the logs
+    for name in STOPPED_HOW:  # what each wrote there, brought back
+        assert (tmp_path / f"{name}.log").read_text() == f"{name}\n"
+
+
 def test_the_quiet_gate_reads_both_hosts_there(tmp_path):
     # A busy process the harness did not start is foreign on a host; one it started there is
     # its own. (Both hosts are this machine here: the burner shows on each.)

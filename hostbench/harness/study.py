@@ -464,7 +464,8 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
     launch_dir = study_dir / LAUNCH_DIR.format(block=specs[0].block)
     if launch_dir.exists():  # an interrupted launch's files: this launch starts clean
         shutil.rmtree(launch_dir)
-    with measuring_alone(f"run {study_dir.name} (process {os.getpid()})", say), ExitStack() as up:
+    stopping = remote.StopTogether(where.ssh, say)  # ssh hosts': one round trip, one deadline
+    with measuring_alone(f"run {study_dir.name} (process {os.getpid()})", say), stopping as up:
         targets = {}
         for spec in specs:
             if spec.member not in targets:

@@ -8,14 +8,21 @@ unseen). On each host the harness works in a temp folder of its own, with a stdl
 helper (remote_helper.py) that starts programs detached in their own process group and
 reads their process trees from that host's /proc. Everything started there is stopped,
 and the folder and the connections removed, on success, error and Ctrl-C.
+
+Every call to a host has a deadline. Stopping is one round trip per host, within one deadline
+(Connection.stop_all): a block's launches stop together (StopTogether), and a host that stalls
+holds the harness a few seconds past the grace period at most, never longer.
 """
 
 import base64
+import io
 import json
 import math
 import shlex
 import shutil
 import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -24,12 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BadInput, HostbenchError, LaunchFailed
-from . import web
+from . import remote_helper, web
 from .processes import tail, wait_for_exit, wait_until_ready
 
 ROLES = ("server", "loadgen")
 HELPER = Path(__file__).with_name("remote_helper.py")
 CONNECT_TIMEOUT_S = 10
+# A stop's deadline beyond the processes' grace period: its round trip, the SIGKILL's effect
+# (remote_helper.KILLED_WITHIN_S) and bringing back their logs, whatever the host does.
+STOP_MARGIN_S = 5.0
+CLOSE_STEP_S = 10  # each step of closing a connection, after its stop
 
 
 @dataclass(frozen=True)
@@ -120,11 +131,12 @@ class Connection:
         self._seq = 0
         self._keeper: subprocess.Popen | None = None
         self._master: subprocess.Popen | None = None
+        self.deferred: list[RemoteProcess] | None = None  # stops held for StopTogether
 
-    def _control(self, command: str) -> bool:
+    def _control(self, command: str, timeout: float = 30) -> bool:
         """`ssh -O command` to the master: check, exit."""
         argv = ["ssh", *self.options(), "-O", command, self.host.address]
-        return subprocess.run(argv, capture_output=True, timeout=30).returncode == 0
+        return subprocess.run(argv, capture_output=True, timeout=timeout).returncode == 0
 
     def options(self) -> list[str]:
         h = self.host
@@ -148,14 +160,17 @@ class Connection:
             opts += ["-o", f"User={h.user}"]
         return [*opts, "-o", f"Port={h.port}"]
 
-    def run(self, *argv, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
-        """`argv` on the host (over the master), its output as text."""
+    def run(self, *argv, check: bool = True, timeout: float = 60,
+            text: bool = True) -> subprocess.CompletedProcess:  # fmt: skip
+        """`argv` on the host (over the master), its output as text (or bytes); TimeoutExpired
+        after `timeout` s."""
         command = ["ssh", *self.options(), self.host.address, "--", shlex.join(map(str, argv))]
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+            command, capture_output=True, text=text, timeout=timeout, stdin=subprocess.DEVNULL
         )
         if check and done.returncode != 0:
-            why = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+            stderr = done.stderr if text else done.stderr.decode(errors="replace")
+            why = stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
             raise HostbenchError(f"{self.host.label()}: {shlex.join(map(str, argv))}: {why[0]}")
         return done
 
@@ -250,17 +265,17 @@ class Connection:
         if done.returncode != 0:
             raise HostbenchError(f"{self.host.label()}: copying {paths[0]}: {done.stderr.strip()}")
 
-    def fetch(self, remote_path: str, local_path: Path) -> None:
-        """One file from the host to `local_path` (left absent if the host has none)."""
-        argv = [
-            "scp",
-            "-q",
-            "-p",
-            *self.options(),
-            f"{self.host.address}:{remote_path}",
-            str(local_path),
-        ]
-        subprocess.run(argv, capture_output=True, timeout=300)
+    def fetch_all(self, files: dict[str, Path], timeout: float) -> None:
+        """Files from the host (its path: the local path), in one round trip; one the host
+        has not is left absent."""
+        there = list(files)
+        packed = self.run("python3", f"{self.folder_root}/helper.py", "pack", *there,
+                          timeout=timeout, text=False).stdout  # fmt: skip
+        with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
+            for member in tar:
+                here = Path(files[there[int(member.name)]])
+                here.parent.mkdir(parents=True, exist_ok=True)
+                here.write_bytes(tar.extractfile(member).read())
 
     def tool(self, name: str, ships: Path | None = None) -> str:
         """The path on the host of program `name`: a copy of `ships` (this machine's build of
@@ -365,27 +380,82 @@ class Connection:
         """The host as the environment record names it (OS, kernel, CPU, memory, python3)."""
         return self.helper("machine")
 
+    def stop_all(self, procs: list["RemoteProcess"], say=None, until: float | None = None):
+        """Stop `procs` (started here) in one round trip, then bring back their logs in one
+        more: the helper SIGTERMs every group, waits up to the longest grace period for them
+        to empty, SIGKILLs every group and says which it saw gone. All by `until` (a
+        time.monotonic(); by default the grace period and STOP_MARGIN_S from now), whatever
+        the host does: past it the stop returns anyway, `say`ing (one line; stderr by
+        default) which processes it could not confirm stopped. The host's keeper kills what
+        is left when the harness disconnects."""
+        procs = [p for p in procs if p.group is not None]
+        if not procs:
+            return
+        say, now, longest = say or _tell, time.monotonic(), max(p.grace_s for p in procs)
+        until = now + longest + STOP_MARGIN_S if until is None else until
+        # The helper's wait leaves time for the SIGKILL's effect and a second for its answer.
+        grace = max(0.0, min(longest, until - now - remote_helper.KILLED_WITHIN_S - 1))
+        named = {p: f"{p.name} (pid {p._pid}, group {p.group})" for p in procs}
+        for p in procs:
+            p.group = None  # stopped here, or left to the keeper: never stopped twice
+        try:
+            answer = self.helper("stop", self.folder_root, grace, *[p.key for p in procs],
+                                 timeout=_left(until))  # fmt: skip
+        except subprocess.TimeoutExpired:
+            unconfirmed, why = procs, f"no answer in {until - now:.0f} s"
+        except (HostbenchError, OSError, ValueError, IndexError) as e:  # ssh failed; no JSON
+            unconfirmed, why = procs, str(e)
+        else:
+            for p in procs:
+                if answer["ended"][p.key]["code"] is not None:
+                    p._ended = answer["ended"][p.key]
+            unconfirmed = [p for p in procs if p.key not in answer["gone"]]
+            why = "still running after SIGKILL"
+            try:
+                logs = {there: here for p in procs for there, here in p.logs().items()}
+                self.fetch_all(logs, timeout=_left(until))
+            except (subprocess.TimeoutExpired, HostbenchError, tarfile.TarError) as e:
+                say(f"{self.host.label()}: the logs of {', '.join(p.name for p in procs)} "
+                    f"not brought back by the deadline ({type(e).__name__}: {e})")  # fmt: skip
+        if unconfirmed:
+            say(f"{self.host.label()}: not confirmed stopped ({why}): "
+                f"{', '.join(named[p] for p in unconfirmed)}; its keeper kills them when "
+                "the harness disconnects")  # fmt: skip
+
     def close(self) -> None:
-        """Stop what was started here, remove the work folder, end the master."""
-        for proc in reversed(self._started):
-            proc.stop()
-        if self._keeper is not None:  # its end of input: it removes the work folder
+        """Stop what was started here, remove the work folder, end the master: each step
+        with its deadline, and taken whatever the host did at the one before."""
+        self.stop_all(self._started)
+        if self._keeper is not None:  # its end of input: it kills what is left, removes the folder
             self._keeper.stdin.close()
-            try:
-                self._keeper.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._keeper.kill()
-                self._keeper.wait()
-        if self.folder_root:
-            self.run("rm", "-rf", self.folder_root, check=False)
+            _wait_or_kill(self._keeper, CLOSE_STEP_S)
+        try:
+            if self.folder_root:  # if the keeper could not
+                self.run("rm", "-rf", self.folder_root, check=False, timeout=CLOSE_STEP_S)
+            if self._master is not None:
+                self._control("exit", timeout=CLOSE_STEP_S)
+        except subprocess.TimeoutExpired:
+            pass  # the master is killed below
         if self._master is not None:
-            self._control("exit")
-            try:
-                self._master.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._master.kill()
-                self._master.wait()
+            _wait_or_kill(self._master, CLOSE_STEP_S)
             self._master.stderr.close()
+
+
+def _tell(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _wait_or_kill(proc: subprocess.Popen, timeout: float) -> None:
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _left(until: float) -> float:
+    """The seconds left until `until` (a time.monotonic()), as a call's timeout."""
+    return max(0.1, until - time.monotonic())
 
 
 def _dies_with_us() -> list[str]:
@@ -440,7 +510,10 @@ class RemoteProcess:
         return self
 
     def _not_ready(self, what: str) -> str:
-        self._fetch_logs()  # the log is on the host
+        try:  # the log is on the host
+            self.conn.fetch_all(self.logs(), timeout=STOP_MARGIN_S)
+        except (subprocess.TimeoutExpired, HostbenchError, tarfile.TarError):
+            pass  # the stop that follows says what the host did not answer
         return f"{self.name} on {self.conn.host.label()} {what}: {tail(self.log_path)}"
 
     def exit_code(self) -> int | None:
@@ -455,20 +528,13 @@ class RemoteProcess:
         return wait_for_exit(self.exit_code, timeout, self.argv, poll_s=0.2)
 
     def stop(self):
-        """SIGTERM the group on the host, SIGKILL after the grace period; fetch the logs."""
-        if self.group is None:
-            return
-        group, self.group = self.group, None
-        try:
-            if self._ended is None:
-                self.conn.run("kill", "-TERM", "--", f"-{group}", check=False)
-                deadline = time.monotonic() + self.grace_s
-                while self._status() is None and time.monotonic() < deadline:
-                    time.sleep(0.2)
-        finally:
-            # Workers of the group may outlive their parent (nginx does on SIGTERM).
-            self.conn.run("kill", "-KILL", "--", f"-{group}", check=False)
-            self._fetch_logs()
+        """SIGTERM the group on the host, SIGKILL after the grace period, bring back the logs:
+        Connection.stop_all, one round trip and a deadline; held while its host's launches
+        stop together (StopTogether)."""
+        if self.conn.deferred is not None:
+            self.conn.deferred.append(self)
+        else:
+            self.conn.stop_all([self])
 
     def _status(self) -> int | None:
         ended = self.conn.helper("status", self.conn.folder_root, self.key)
@@ -476,14 +542,14 @@ class RemoteProcess:
             self._ended = ended
         return ended["code"]
 
-    def _fetch_logs(self):
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+    def logs(self) -> dict[str, Path]:
+        """What it writes on the host (its output, and the files named in `fetch`), each with
+        where it is kept here."""
         base = f"{self.conn.folder_root}/{self.key}"
-        self.conn.fetch(f"{base}.out", self.log_path)
+        logs = {f"{base}.out": self.log_path, **self.fetch}
         if self.stderr_path:
-            self.conn.fetch(f"{base}.err", self.stderr_path)
-        for there, here in self.fetch.items():
-            self.conn.fetch(there, here)
+            logs[f"{base}.err"] = self.stderr_path
+        return logs
 
     def __enter__(self) -> "RemoteProcess":
         return self.start()
@@ -491,6 +557,29 @@ class RemoteProcess:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+class StopTogether(ExitStack):
+    """An ExitStack (a block's launches) that, as it closes, stops what they started on each
+    ssh host together: one round trip per host, all within one deadline (Connection.stop_all),
+    rather than a process after another. Without ssh hosts: an ExitStack."""
+
+    def __init__(self, ssh: "SshHosts | None", say=None):
+        super().__init__()
+        self.conns, self.say = (ssh.both if ssh else ()), say
+
+    def __exit__(self, *exc):
+        for conn in self.conns:
+            conn.deferred = []  # each RemoteProcess.stop of the unwinding lands here
+        try:
+            return super().__exit__(*exc)
+        finally:
+            held = [p for conn in self.conns for p in conn.deferred]
+            if held:
+                until = time.monotonic() + max(p.grace_s for p in held) + STOP_MARGIN_S
+            for conn in self.conns:
+                stopping, conn.deferred = conn.deferred, None
+                conn.stop_all(stopping, self.say, until if held else None)
 
 
 @dataclass

@@ -8,6 +8,11 @@ call, its answer as one JSON line on stdout:
                            leader, writes DIR/NAME.rc (exit code, the program's CPU seconds
                            from its rusage) when it ends. Answers {"group", "pid"}.
   status DIR NAME          {"code": null} while it runs, else what NAME.rc says
+  stop DIR GRACE NAME...   SIGTERM the groups started as NAME..., wait up to GRACE s for
+                           them to empty, SIGKILL every one, and answer which are seen gone
+                           {"gone": [NAME...], "ended": {NAME: what status answers}}
+  pack PATH...             the files of PATH... that exist, as one tar on stdout, each
+                           named by its place in the list
   tree PID...              CPU seconds and memory of each process tree, read from /proc,
                            and the machine's /proc/stat counters
   processes DIR            every process's name, CPU seconds and start time, the machine's
@@ -34,6 +39,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
 import time
 from urllib.parse import urlsplit
 
@@ -79,6 +85,60 @@ def status(folder, name):
             return json.load(f)
     except FileNotFoundError:
         return {"code": None}
+
+
+KILLED_WITHIN_S = 2.0  # a SIGKILLed process's exit, as the kernel tears it down
+
+
+def stop(folder, grace, names):
+    groups = {}
+    for name in names:
+        try:
+            with open(os.path.join(folder, name + ".group")) as f:
+                groups[name] = int(f.read())
+        except (OSError, ValueError):
+            continue  # never started here (or the keeper has cleared up): nothing runs
+    _signal(groups.values(), signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while _alive(groups.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # Every group, ended or not: workers may outlive their leader (nginx's do on SIGTERM).
+    _signal(groups.values(), signal.SIGKILL)
+    deadline = time.monotonic() + KILLED_WITHIN_S
+    while (alive := _alive(groups.values())) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return {"gone": [n for n in names if groups.get(n) not in alive],
+            "ended": {n: status(folder, n) for n in names}}  # fmt: skip
+
+
+def _signal(groups, sig):
+    for group in groups:
+        try:
+            os.killpg(group, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _alive(groups):
+    """Which of `groups` still have a process that runs (a zombie runs no more)."""
+    groups, alive = set(groups), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    state, _, group = f.read().rsplit(")", 1)[1].split()[:3]
+            except (OSError, ValueError):
+                continue
+            if int(group) in groups and state != "Z":
+                alive.add(int(group))
+    return alive
+
+
+def pack(paths):
+    with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as tar:
+        for i, path in enumerate(paths):
+            if os.path.isfile(path):
+                tar.add(path, arcname=str(i))
 
 
 def _stat(pid):
@@ -256,8 +316,11 @@ def main(args):
         return start(rest[0], rest[1], rest[2:])
     if command == "keeper":
         return keeper(rest[0])
+    if command == "pack":
+        return pack(rest)
     answer = {
         "status": lambda: status(*rest),
+        "stop": lambda: stop(rest[0], float(rest[1]), rest[2:]),
         "tree": lambda: tree([int(p) for p in rest]),
         "processes": lambda: processes(rest[0]),
         "machine": machine,

@@ -1,0 +1,84 @@
+"""A stop on ssh hosts (harness/launch/remote.py) against a host whose ssh never answers: it
+returns by its deadline, whatever the host does, and says in one line which processes it could
+not confirm stopped. (On real hosts, with real sshd: tests/test_ssh.py.)"""
+
+import os
+import time
+
+import pytest
+
+from hostbench.harness.launch import remote
+
+STALL_S = 600  # how long the host takes to answer: never, for the test
+
+
+@pytest.fixture
+def stalled_ssh(tmp_path, monkeypatch):
+    """`ssh` first on PATH (where remote.py finds it): a client whose host never answers,
+    noting each call in the file it yields."""
+    calls = tmp_path / "ssh-calls.txt"
+    script = tmp_path / "bin" / "ssh"
+    script.parent.mkdir()
+    script.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec sleep {STALL_S}\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
+def _connection(role: str, address: str, tmp_path) -> remote.Connection:
+    conn = remote.Connection(remote.Host(role, f"{role}-host", address), tmp_path)
+    conn.folder_root = "/tmp/hostbench.stalled"  # as open() made it, before the host stalled
+    return conn
+
+
+def _running(conn, name: str, group: int, tmp_path) -> remote.RemoteProcess:
+    """A process the host said it started, in process group `group`."""
+    proc = conn.process(name, ["sleep", "600"], tmp_path / f"{name}.log", grace_s=1.0)
+    proc.group, proc._pid = group, group + 1  # what the host answered to `start`
+    return proc
+
+
+@pytest.mark.live  # runs the stalling `ssh` script
+def test_a_blocks_stop_returns_by_its_deadline_and_names_what_it_could_not_confirm(
+    tmp_path, stalled_ssh
+):
+    server = _connection("server", "192.0.2.1", tmp_path)
+    hosts = remote.SshHosts(server, _connection("loadgen", "192.0.2.2", tmp_path))
+    procs = [_running(server, "TestApp", 4242, tmp_path), _running(server, "nginx", 4250, tmp_path)]
+    said = []
+    t0 = time.monotonic()
+    with remote.StopTogether(hosts, said.append) as block:
+        for proc in procs:  # as a block's launches stop their processes when it closes
+            block.callback(proc.stop)
+    took = time.monotonic() - t0
+    assert took < STALL_S / 10  # it did not wait for the host
+    # One round trip for both, to the server host only (the load host had nothing to stop).
+    (call,) = stalled_ssh.read_text().splitlines()
+    assert "192.0.2.1" in call and f"helper.py stop {server.folder_root}" in call
+    assert all(proc.key in call for proc in procs)
+    deadline_s = max(p.grace_s for p in procs) + remote.STOP_MARGIN_S
+    assert said == [  # in the order the block stops them, the last started first
+        f"server host server-host (192.0.2.1:22): not confirmed stopped (no answer in "
+        f"{deadline_s:.0f} s): nginx (pid 4251, group 4250), TestApp (pid 4243, group 4242); "
+        "its keeper kills them when the harness disconnects"
+    ]
+    # Never stopped twice: closing the connection asks the host nothing more about them.
+    assert all(proc.group is None for proc in procs)
+    server.stop_all(procs)
+    assert len(stalled_ssh.read_text().splitlines()) == 1
+
+
+@pytest.mark.live  # runs the stalling `ssh` script
+def test_closing_a_connection_to_a_stalled_host_ends_each_step_by_its_deadline(
+    tmp_path, stalled_ssh
+):
+    conn = _connection("server", "192.0.2.1", tmp_path)
+    proc = _running(conn, "TestApp", 4242, tmp_path)
+    said = []
+    conn.stop_all([proc], said.append)
+    assert len(said) == 1 and "TestApp (pid 4243, group 4242)" in said[0]
+    t0 = time.monotonic()
+    conn.close()  # removing its folder there: no answer
+    assert time.monotonic() - t0 < STALL_S / 10
+    called = stalled_ssh.read_text().splitlines()
+    assert len(called) == 2 and "rm -rf /tmp/hostbench.stalled" in called[1]
