@@ -29,16 +29,21 @@ def page_path(study_id: str) -> str:
 
 
 def runs_of(study_id: str, runs_dir: Path = RUNS) -> list[compare.Run]:
-    """The committed paper run of the study, its sub-studies' folders, then every finished,
-    non-smoke run of the study under community/ (sorted by folder name). Under the checkout's
-    data/runs, only what git tracks: a run becomes the gallery's once added."""
-    main = Path(runs_dir) / get_study(study_id).paper_run
+    """The committed paper run of the study, its sub-studies' folders, its committed claims
+    run (its claims profile, measured until decided), then every finished, non-smoke run of
+    the study under community/ (sorted by folder name). Under the checkout's data/runs, only
+    what git tracks: a run becomes the gallery's once added."""
+    study = get_study(study_id)
+    main = Path(runs_dir) / study.paper_run
     runs = []
     if (main / "params.json").is_file():
         runs.append(compare.Run(main, study_id, None))
         for sub in load_params(main).sub_studies:
             if (main.parent / f"{main.name}-{sub}" / "results.csv").is_file():
                 runs.append(compare.Run(main.parent / f"{main.name}-{sub}", study_id, sub))
+    claims_run = Path(runs_dir) / study.claims_run
+    if committed(Path(runs_dir), f"{study.claims_run}/results.csv"):
+        runs.append(compare.Run(claims_run, study_id, None))
     for params in committed(Path(runs_dir) / COMMUNITY, "*/params.json"):
         try:
             run = compare.identify(params.parent)
