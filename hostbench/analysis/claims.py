@@ -22,7 +22,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
-from . import intervals, prose, tables
+from . import intervals, tables
 from .kept import content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, load_claims
 
@@ -130,35 +130,47 @@ def _bounds(c: dict) -> str:
 
 
 def _against(kind: str, found: list[dict]) -> str:
-    """The ratio of ratios and how far it agrees, for a size (the widest over comparisons);
-    for a direction, the side it was judged on."""
-    if not found:
+    """For a size, the ratio of ratios, ours / the article's: its centre (one value where every
+    comparison's prints alike), the interval that holds every comparison's, its ends rounded
+    outwards, and how far that agrees and differs, each computed from the printed ends, so a
+    reader gets the same numbers from them. "Differs by at least" holds for every comparison it
+    is about: all of them where all differ on one side, else those it names. "" for a direction."""
+    if not found or kind not in ("size", "equivalence"):
         return ""
-    if kind not in ("size", "equivalence"):
-        return ""
-    lows = [c["ci_low"] / c["value"] for c in found]
-    highs = [c["ci_high"] / c["value"] for c in found]
-    centres = [c["ratio"] / c["value"] for c in found]
-    if any(pd.isna(v) for v in lows + highs):
-        return f"{prose.span(centres, '.2f')}x, no interval"
-    within = max(intervals.agrees_within_pct(c["ci_low"], c["ci_high"], c["value"])
-                 for c in found)  # fmt: skip
-    differs = [intervals.differs_by_pct(c["ci_low"], c["ci_high"], c["value"]) for c in found]
-    differs = [d for d in differs if not math.isnan(d)]
-    centre = (_times(centres[0]) if len(found) == 1
-              else f"{_times(min(centres))} to {_times(max(centres))}")  # fmt: skip
-    text = (f"{centre} ({_times(min(lows), up=False)[:-1]}-{_times(max(highs), up=True)}): "
-            f"agrees to within ±{math.ceil(within - 1e-9):.0f}%")  # fmt: skip
-    if differs:
-        text += f", differs by at least {math.floor(max(differs) + 1e-9):.0f}%"
+    centre = _centre([c["ratio"] / c["value"] for c in found])
+    if any(pd.isna(c["ci_low"]) or pd.isna(c["ci_high"]) for c in found):
+        return f"{centre}, no interval"
+    low, high = _printed_ends(found)
+    within = 100 * (max(float(high), 1 / float(low)) - 1)
+    text = f"{centre} ({low}-{high}x): agrees to within ±{math.ceil(within - 1e-9):.0f}%"
+    short = _scenario_only(found)
+    for side in ("below", "above"):
+        # The comparisons whose interval excludes the article's value on this side.
+        apart = [c for c in found if (c["ci_high"] < c["value"] if side == "below"
+                                      else c["ci_low"] > c["value"])]  # fmt: skip
+        if not apart:
+            continue
+        side_low, side_high = _printed_ends(apart)
+        gap = 100 * (1 / float(side_high) - 1 if side == "below" else float(side_low) - 1)
+        text += f", differs by at least {math.floor(gap + 1e-9):.0f}%"
+        if len(apart) < len(found):
+            names = ", ".join(_label(c, short) for c in apart)
+            text += f" on {names} ({side_low}-{side_high}x)"
     return text
 
 
-def _times(value: float, up: bool | None = None) -> str:
-    # Ratios of ratios as multiples, two decimals, interval ends rounded outwards.
-    if up is None:
-        return f"{value:.2f}x"
-    return f"{(math.ceil if up else math.floor)(value * 100 + (-1e-9 if up else 1e-9)) / 100:.2f}x"
+def _centre(values: list[float]) -> str:
+    """ "0.44x", or "0.41x to 0.47x" over comparisons that print differently."""
+    low, high = (intervals.times_text(v) for v in (min(values), max(values)))
+    return low if low == high else f"{low} to {high}"
+
+
+def _printed_ends(found: list[dict]) -> tuple[str, str]:
+    """The ends of the interval that holds each comparison's ours / the article's, as printed:
+    two decimals, rounded outwards (intervals.times_bound)."""
+    low = min(c["ci_low"] / c["value"] for c in found)
+    high = max(c["ci_high"] / c["value"] for c in found)
+    return intervals.times_bound(low, up=False), intervals.times_bound(high, up=True)
 
 
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None):

@@ -416,6 +416,12 @@ def times_text(ratio: float) -> str:
     return "n/a" if _missing(ratio) else f"{ratio:.2f}x"
 
 
+def times_bound(value: float, *, up: bool) -> str:
+    """An interval's end as a multiple, rounded outwards (up: ceiled, else floored) to two
+    decimals, more beside 1.00x as ci_text's: 0.4274 -> "0.42", 0.4488 up -> "0.45"."""
+    return _outward(value, 2, up=up)
+
+
 # The two ways a page prints a ratio: in whole percents of the baseline, or as a multiple.
 UNITS = ("%", "x")
 
@@ -428,7 +434,7 @@ def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95, unit: str =
     if bounds is None:
         return "one block only, no interval"
     if unit == "x":
-        low, high = _outward(ci_low, 2, up=False), _outward(ci_high, 2, up=True)
+        low, high = times_bound(ci_low, up=False), times_bound(ci_high, up=True)
         return f"{_confidence_label(confidence)} CI {low}-{high}x"
     return f"{_confidence_label(confidence)} CI {bounds[0]}-{bounds[1]}%"
 

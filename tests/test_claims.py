@@ -1,0 +1,74 @@
+"""The claims box's sentences (hostbench.analysis.claims): each number computed from what the
+sentence states beside it."""
+
+import math
+import re
+
+import pytest
+
+from hostbench.analysis import claims
+from hostbench.paths import RUNS
+from hostbench.studies import STUDIES
+
+# "0.44x (0.42-0.45x): agrees to within ±139%, differs by at least 122%"
+AGAINST = re.compile(
+    r"^(?P<centre>[^(]+) \((?P<low>[\d.]+)-(?P<high>[\d.]+)x\): agrees to within ±(?P<within>\d+)%"
+    r"(?:, differs by at least (?P<differs>\d+)%)?$"
+)
+
+
+def _comparison(scenario: str, ratio: float, low: float, high: float, value: float) -> dict:
+    return dict(mode="kestrel", relative_to="nginx", scenario=scenario, concurrency=float("nan"),
+                n=10, ratio=ratio, ci_low=low, ci_high=high, value=value)  # fmt: skip
+
+
+def _from_printed_ends(text: str) -> tuple[int, int | None]:
+    """The agreement and the gap a reader gets from the printed ends of an AGAINST cell."""
+    match = AGAINST.match(text)
+    assert match, text
+    low, high = float(match["low"]), float(match["high"])
+    within = math.ceil(100 * (max(high, 1 / low) - 1) - 1e-9)
+    gap = 1 / high - 1 if high < 1 else low - 1 if low > 1 else None
+    return within, None if gap is None else math.floor(100 * gap + 1e-9)
+
+
+def test_the_gap_a_claim_over_several_comparisons_states_holds_for_each_of_them():
+    # Three comparisons against 3.00: 0.43-0.45, 0.44-0.46, 0.4274-0.4488 of it. The smallest
+    # gap is the highest end's, 1 / 0.46 - 1 = 117%; the largest (1 / 0.45 - 1) does not hold
+    # for the one at 0.44-0.46.
+    found = [_comparison("json", 1.32, 1.29, 1.35, 3.0), _comparison("xml", 1.35, 1.32, 1.38, 3.0),
+             _comparison("text", 1.31, 1.2822, 1.3464, 3.0)]  # fmt: skip
+    text = claims._against("size", found)
+    assert text == "0.44x to 0.45x (0.42-0.46x): agrees to within ±139%, differs by at least 117%"
+    assert _from_printed_ends(text) == (139, 117)
+
+
+def test_a_range_of_one_value_prints_as_one_value():
+    found = [_comparison("json", 1.3221, 1.29, 1.35, 3.0),
+             _comparison("xml", 1.3179, 1.28, 1.36, 3.0)]  # fmt: skip
+    assert claims._against("size", found).startswith("0.44x (0.42-0.46x)")
+
+
+def test_a_gap_on_some_comparisons_names_them_and_their_printed_ends():
+    # text differs (0.77-0.90 of 1.70: at least 1 / 0.90 - 1 = 11%), JSON does not.
+    found = [_comparison("text", 1.40, 1.31, 1.52, 1.70),
+             _comparison("json", 1.60, 1.45, 1.80, 1.70)]  # fmt: skip
+    text = claims._against("size", found)
+    assert text.endswith("agrees to within ±30%, differs by at least 11% on text (0.77-0.90x)")
+
+
+@pytest.mark.parametrize("study", [s for s in STUDIES if (RUNS / STUDIES[s].paper_run).is_dir()])
+def test_every_committed_claims_box_states_what_its_printed_ends_give(study):
+    table = claims.of_run(study, RUNS / STUDIES[study].paper_run)
+    if table is None:
+        pytest.skip(f"{study} judges no claims")
+    for text in table[claims.AGAINST]:
+        if not text or "no interval" in text:
+            continue
+        match = AGAINST.match(text)
+        assert match, text
+        centre = match["centre"].split(" to ")
+        assert len(centre) == 1 or centre[0] != centre[1], text
+        within, gap = _from_printed_ends(text)
+        assert int(match["within"]) == within, text
+        assert (None if match["differs"] is None else int(match["differs"])) == gap, text
