@@ -241,7 +241,7 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
     quiet = [
         kept,
         f"load average {prose.span(load, '.1f')}" if load.notna().any() else "",
-        f"steal at most {steal.max():.1f}%" if steal.notna().any() else "",
+        f"steal at most {prose.share_text(steal.max())}%" if steal.notna().any() else "",
     ]
     quietness = "; ".join(q for q in quiet if q)
     return f"Machine: {machine or 'not recorded'}. Quietness: {quietness or 'not recorded'}."

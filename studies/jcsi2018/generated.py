@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from hostbench.analysis import aa, claims, findings, intervals, tables, window_design
+from hostbench.analysis import aa, claims, findings, intervals, prose, tables, window_design
 from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.params import StudyParams
@@ -147,8 +147,8 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
         drift = intervals.drift(runs)["relative"]
         lines.append(
             f"Block means were {drift.min():.2f}-{drift.max():.2f} of the cell means; the "
-            f"hypervisor stole up to {runs['cpu_steal_pct'].max():.0f}% of the CPU time during "
-            f"a run, and the load average at a run's start was "
+            f"hypervisor stole up to {prose.share_text(runs['cpu_steal_pct'].max())}% of the CPU "
+            "time during a run, and the load average at a run's start was "
             f"{runs['load_avg_1m'].min():.1f}-{runs['load_avg_1m'].max():.1f}."
         )
     if "foreign_cores" in runs.columns:
