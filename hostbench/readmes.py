@@ -56,7 +56,7 @@ def paper_section(study_id: str, root: Path) -> str:
     text = (
         f"- `paper`: the committed run {link} took {wall:,} s (about {wall / 60:.0f} min) for "
         f"{n} runs, sub-studies included (its `reproduce.json`), on {started.min():%Y-%m-%d}, "
-        f"on a {env['cpu_cores_logical']}-core {env['cpu_model']}, {env['os']}. "
+        f"on a {env['cpu_cores_logical']}-core {tables.processor(env)}, {env['os']}. "
         f"Its headline: {headline}."
     )
     return "\n".join([PAPER_START, text, PAPER_END])
@@ -118,7 +118,8 @@ def batch_section(root: Path) -> str:
                      "`make reproduce` now measures with the profile as it is.")  # fmt: skip
         said = " ".join(p for p in (precision, findings.goals_line(sid, published), since) if p)
         # The processor: a ratio can move with it, not only the rates (docs/method.md).
-        cpu = tables.load_environment(run_dir).get("cpu_model")
+        env = tables.load_environment(run_dir)
+        cpu = tables.processor(env) if env.get("cpu_model") else ""
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
             f"{wall / 60:.0f} min"

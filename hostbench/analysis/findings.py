@@ -250,5 +250,6 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
 def _machine_words(env: dict) -> str:
     """What is recorded of a machine, as "CPU model, N cores, OS"."""
     cores = env.get("cpu_cores_logical")
-    parts = (env.get("cpu_model"), f"{cores} cores" if cores else None, env.get("os"))
+    cpu = tables.processor(env) if env.get("cpu_model") else None
+    parts = (cpu, f"{cores} cores" if cores else None, env.get("os"))
     return ", ".join(str(part) for part in parts if part)

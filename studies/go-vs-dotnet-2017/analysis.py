@@ -37,7 +37,7 @@ from hostbench.analysis.intervals import (
     times_text,
 )
 from hostbench.analysis.reference import load_reference, load_setup
-from hostbench.analysis.tables import response_checks
+from hostbench.analysis.tables import processor, response_checks
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
 from hostbench.params import StudyParams
@@ -178,7 +178,7 @@ def setup_table(env: dict, params: dict) -> pd.DataFrame:
     go = env.get("goserver", {})
     loads = [(f"load: {s}", setup[f"bombardier_{s}"], _load_text(params, s)) for s in SCENARIOS]
     rows = [
-        ("CPU", setup["cpu"], f"{env['cpu_model']} ({env['cpu_cores_logical']} logical cores)"),
+        ("CPU", setup["cpu"], f"{processor(env)} ({env['cpu_cores_logical']} logical cores)"),
         ("RAM", setup["ram"], f"{env['memory_gib']} GiB"),
         ("operating system", setup["os"], f"{env['os']} (kernel {env['kernel']})"),
         (".NET", setup["dotnet_core"], env["dotnet"]["runtimes"]),
@@ -499,7 +499,7 @@ def then_and_now(rps: pd.DataFrame, memory: pd.DataFrame, shares: pd.DataFrame, 
         lines.append(
             "- **The gap in requests/s** (.NET as % of Iris MVC): " + "; ".join(gaps) + ". The "
             f"two machines differ (the article's {setup['cpu']} on {setup['os']}; here "
-            f"{env['cpu_model']}, {env['cpu_cores_logical']} logical cores {load}, on "
+            f"{processor(env)}, {env['cpu_cores_logical']} logical cores {load}, on "
             f"{env['os']}), so the absolute numbers do not compare"
             + (f"; nor are the years all that moved the ratio. {share}" if share else ".")
         )

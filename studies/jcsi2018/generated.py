@@ -65,7 +65,7 @@ def line(run_dir: Path, page: str = PAGE) -> str:
         else ""
     )
     text = (
-        f"Measured here ({profile}{env['cpu_cores_logical']}-core {env['cpu_model']}): "
+        f"Measured here ({profile}{env['cpu_cores_logical']}-core {tables.processor(env)}): "
         f"{mode_label('kestrel')} served {', '.join(cells)} of {mode_label(baseline)}'s "
         f"requests/s (95% CI){took}. The paper's claims, one verdict each: "
         f"{claims.in_words(claims.of_run(PAPER_STUDY, run_dir))}.{moved} "
@@ -84,7 +84,7 @@ def block(run_dir: Path) -> str:
     ratios = intervals.paired_ratios(all_runs, baseline)
     busy = results["cpu_total_pct"]
     lines = [
-        f"The example run: {env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
+        f"The example run: {tables.processor(env)}, {env['cpu_cores_logical']} logical cores, "
         f"{env['os']}; {', '.join(params.tools)} at concurrency "
         f"{', '.join(map(str, params.concurrency))}, {params.duration_s:g} s per run, "
         f"{len(all_runs)} runs in {all_runs['block'].nunique()} blocks "
