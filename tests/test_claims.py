@@ -49,6 +49,11 @@ def test_a_range_of_one_value_prints_as_one_value():
     assert claims._against("size", found).startswith("0.44x (0.42-0.46x)")
 
 
+def test_a_low_end_under_one_hundredth_prints_its_first_digit_not_0():
+    text = claims._against("size", [_comparison("text", 0.012, 0.0084, 0.016, 2.0)])
+    assert text == "0.01x (0.004-0.01x): agrees to within ±24900%, differs by at least 9900%"
+
+
 def test_a_gap_on_some_comparisons_names_them_and_their_printed_ends():
     # text differs (0.77-0.90 of 1.70: at least 1 / 0.90 - 1 = 11%), JSON does not.
     found = [_comparison("text", 1.40, 1.31, 1.52, 1.70),

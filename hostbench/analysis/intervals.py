@@ -418,8 +418,13 @@ def times_text(ratio: float) -> str:
 
 def times_bound(value: float, *, up: bool) -> str:
     """An interval's end as a multiple, rounded outwards (up: ceiled, else floored) to two
-    decimals, more beside 1.00x as ci_text's: 0.4274 -> "0.42", 0.4488 up -> "0.45"."""
-    return _outward(value, 2, up=up)
+    decimals, more beside 1.00x as ci_text's, and more for a low end that would floor to 0:
+    0.4274 -> "0.42", 0.4488 up -> "0.45", 0.0042 -> "0.004"."""
+    text, places = _outward(value, 2, up=up), 2
+    while float(text) == 0 < value and places < 12:  # a ratio is > 0: it reaches a digit
+        places += 1
+        text = _outward(value, places, up=up)
+    return text
 
 
 # The two ways a page prints a ratio: in whole percents of the baseline, or as a multiple.
