@@ -77,3 +77,34 @@ def test_every_committed_claims_box_states_what_its_printed_ends_give(study):
         within, gap = _from_printed_ends(text)
         assert int(match["within"]) == within, text
         assert (None if match["differs"] is None else int(match["differs"])) == gap, text
+
+
+def test_a_claim_resting_on_anothers_comparisons_says_so_and_is_not_counted_again():
+    # jcsi2018: "the fastest" and "the slowest" both rest on Kestrel / the baseline's analog;
+    # go-vs-dotnet-2017: Iris MVC's lower mean latency is .NET's lower requests/s (Little's law).
+    again = {
+        "jcsi2018": ("The standard model (Kestrel behind IIS, out-of-process) is the slowest",
+                     "Kestrel alone is the fastest hosting model"),
+        "go-vs-dotnet-2017": (
+            "Iris MVC answers with a lower mean latency than ASP.NET Core MVC, on both tests",
+            "Iris MVC serves more requests/s than ASP.NET Core MVC, on both tests"),
+    }  # fmt: skip
+    for study, (claim, earlier) in again.items():
+        run = RUNS / STUDIES[study].paper_run
+        table = claims.of_run(study, run)
+        assert table.attrs["restated"] == {claim: earlier}
+        words = table.set_index(claims.CLAIM).loc[claim, claims.WORDS]
+        assert words.endswith(f'{claims.RESTATES} "{earlier}", not more evidence')
+        assert f"{claim}: {table.set_index(claims.CLAIM).loc[claim, claims.VERDICT]} (the " in (
+            claims.in_words(table)
+        )
+        # Counted once where runs' verdicts are set side by side.
+        wide = claims.side_by_side(study, {"a": run, "b": run})
+        independent = table[claims.VERDICT].size - 1
+        assert claims.agreement(wide) == (
+            f"the same verdict on {independent} of {independent} claims (1 more rests on "
+            "another's comparisons, not counted again)"
+        )
+    # No other committed study restates a claim.
+    for study in ("linux-proxies-2021", "selfhost-2012", "kestrel-transports-2018"):
+        assert claims.of_run(study, RUNS / STUDIES[study].paper_run).attrs["restated"] == {}

@@ -33,6 +33,8 @@ OURS = "ours (95% CI)"
 AGAINST = "ours / the article's"
 SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
+# How the box words a claim that rests on an earlier claim's comparisons (restated).
+RESTATES = "it rests on the comparisons of"
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 
 
@@ -173,6 +175,42 @@ def _printed_ends(found: list[dict]) -> tuple[str, str]:
     return intervals.times_bound(low, up=False), intervals.times_bound(high, up=True)
 
 
+# Little's law: at a fixed number of connections a closed-loop load's mean latency is the
+# connections over its requests/s, so A's mean latency over B's is B's requests/s over A's.
+_INVERSE_OF = {"latency_mean_ms": "rps"}
+
+
+def _evidence(claim_rows: pd.DataFrame, baseline: str) -> frozenset:
+    """The comparisons a claim rests on, read as requests/s where Little's law makes a
+    latency one of them: two claims with the same rest on the same evidence."""
+    found = set()
+    for r in claim_rows.itertuples(index=False):
+        mode, relative = r.mode, baseline if r.relative_to == RUN_BASELINE else r.relative_to
+        metric = r.metric
+        if metric in _INVERSE_OF and math.isnan(r.relative_concurrency):
+            mode, relative, metric = relative, mode, _INVERSE_OF[metric]
+        numbers = [None if math.isnan(v) else v for v in (r.concurrency, r.relative_concurrency)]
+        found.add((metric, mode, relative, r.scenario, *numbers, r.value, r.side))
+    return frozenset(found)
+
+
+def restated(table: pd.DataFrame, baseline: str) -> dict[str, str]:
+    """{claim: the earlier claim whose comparisons it rests on again}: the claims a count of
+    verdicts leaves out, as not more evidence (the JCSI paper's "the fastest" and "the
+    slowest" with only Kestrel beside its baseline's analog; a mean latency at fixed
+    connections beside its requests/s, by Little's law)."""
+    seen, again = {}, {}
+    for claim, rows in table.groupby("claim", sort=False):
+        if rows["kind"].iloc[0] == "not testable":
+            continue
+        evidence = _evidence(rows, baseline)
+        if evidence in seen:
+            again[claim] = seen[evidence]
+        else:
+            seen[evidence] = claim
+    return again
+
+
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None):
     """The article's claims (reference/claims.csv) judged on one run: one row per claim
     (BOX_COLUMNS), its verdict by intervals' one rule; None for a study without claims.
@@ -195,6 +233,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     conditions |= {f"the {name} sub-study": (v, baseline, False)
                    for name, v in (variants or {}).items()}  # fmt: skip
     rows = []
+    again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
         words = f'"{first.quote}": {first.reading}'
@@ -204,6 +243,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             continue
         if first.note:
             words += f" ({first.note})"
+        if claim in again:
+            words += f'; {RESTATES} "{again[claim]}", not more evidence'
         found, missing = comparison_ratios(results, claim_rows, baseline)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
         compared = len(found) + len(missing)
@@ -211,7 +252,9 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         rows.append({CLAIM: claim, WORDS: words, OURS: _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
-    return pd.DataFrame(rows, columns=BOX_COLUMNS)
+    out = pd.DataFrame(rows, columns=BOX_COLUMNS)
+    out.attrs["restated"] = again
+    return out
 
 
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
@@ -245,8 +288,10 @@ def in_words(table: pd.DataFrame) -> str:
     """The claims table in one sentence, one verdict per claim (how far a size agrees beside
     it), the claims not testable here counted: for a README line or a batch index."""
     testable = table[table[VERDICT] != intervals.NOT_TESTABLE]
+    again = table.attrs.get("restated", {})
     parts = [f"{r[CLAIM]}: {r[VERDICT]}" + (f" ({r[AGAINST].split(': ', 1)[-1]})"
              if r[AGAINST] and ": " in r[AGAINST] else "")
+             + (" (the comparisons of the claim it restates, again)" if r[CLAIM] in again else "")
              for _, r in testable.iterrows()]  # fmt: skip
     untestable = len(table) - len(testable)
     if untestable:
@@ -300,13 +345,14 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     """One row per claim, one verdict column per run ({name: folder}, in order); a run
     without a row for a claim gets an empty cell. attrs["against"]: {run: each claim's ours /
     the article's} (the box's AGAINST column). None for a study without claims."""
-    verdicts, against = {}, {}
+    verdicts, against, again = {}, {}, {}
     for name, folder in runs.items():
         table = of_run(study, folder)
         if table is None:
             return None
         verdicts[name] = table.set_index(CLAIM)[VERDICT]
         against[name] = table.set_index(CLAIM)[AGAINST]
+        again |= table.attrs.get("restated", {})
     # The rows in the order the runs' tables first list them (the study's order).
     order = list(dict.fromkeys(i for c in verdicts.values() for i in c.index))
     wide = pd.DataFrame({name: c.reindex(order) for name, c in verdicts.items()})
@@ -314,6 +360,7 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     wide = wide.fillna("").reset_index()
     wide.attrs["against"] = {name: a.reindex(order).fillna("").tolist()
                              for name, a in against.items()}  # fmt: skip
+    wide.attrs["restated"] = again
     return wide
 
 
@@ -327,10 +374,17 @@ def with_against(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def agreement(table: pd.DataFrame) -> str:
-    """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree."""
-    verdicts = table.drop(columns=[CLAIM])
-    same = int((verdicts.nunique(axis=1) == 1).sum())
-    return f"the same verdict on {same} of {len(table)} claims"
+    """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree, a claim that
+    rests on another's comparisons (restated) not counted again."""
+    again = table.attrs.get("restated", {})
+    counted = table[~table[CLAIM].isin(again)]
+    same = int((counted.drop(columns=[CLAIM]).nunique(axis=1) == 1).sum())
+    text = f"the same verdict on {same} of {len(counted)} claims"
+    shown = len(table) - len(counted)
+    if shown:
+        text += (f" ({shown} more rest{'s' * (shown == 1)} on another's comparisons, not "
+                 "counted again)")  # fmt: skip
+    return text
 
 
 def text(table: pd.DataFrame) -> str:
