@@ -226,6 +226,8 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     assert _verdict(table, "On Linux, Kestrel alone") == intervals.SUPPORTED
     # Nginx at 21% (20-22%) of Kestrel against the article's 32.9%: 0.60-0.66x of its value.
     assert _verdict(table, "Nginx serves") == intervals.SMALLER
+    # Caddy's size too (3485 / 10667 = 0.327 in the article): 0.56-0.62x of its value.
+    assert _verdict(table, "Caddy serves 3,485 req/s") == intervals.SMALLER
     # Caddy at 93% (91-96%) of Nginx against the article's 99%: 0.91-0.96x, within 1/1.15.
     assert _verdict(table, "Nginx and Caddy perform") == intervals.REPRODUCED
     assert _verdict(table, "Going from") == intervals.SUPPORTED
