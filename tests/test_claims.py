@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from hostbench.analysis import claims
+from hostbench.analysis import claims, intervals
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
 
@@ -108,3 +108,16 @@ def test_a_claim_resting_on_anothers_comparisons_says_so_and_is_not_counted_agai
     # No other committed study restates a claim.
     for study in ("linux-proxies-2021", "selfhost-2012", "kestrel-transports-2018"):
         assert claims.of_run(study, RUNS / STUDIES[study].paper_run).attrs["restated"] == {}
+
+
+def test_a_claim_about_what_dotnet_removed_is_not_re_run_here_not_untestable():
+    table = claims.of_run(
+        "kestrel-transports-2018", RUNS / STUDIES["kestrel-transports-2018"].paper_run
+    )
+    libuv = table[table[claims.CLAIM].str.contains("libuv|Linux transport|Linux-specific")]
+    assert len(libuv) == 6 and set(libuv[claims.VERDICT]) == {intervals.NOT_RERUN}
+    assert intervals.NOT_RERUN in intervals.VERDICTS
+    assert claims.in_words(table).endswith("; 6 more not re-run here")
+    # What needs Windows stays not testable here.
+    jcsi = claims.of_run("jcsi2018", RUNS / STUDIES["jcsi2018"].paper_run)
+    assert claims.in_words(jcsi).endswith("; 3 more not testable here")

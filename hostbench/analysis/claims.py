@@ -24,7 +24,7 @@ from ..results import RESULTS_FILE
 from ..studies import get_study
 from . import intervals, tables
 from .kept import content_key, keep
-from .reference import CLAIMS_CSV, RUN_BASELINE, load_claims
+from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
 
 CLAIM = "the article's claim"
 VERDICT = "verdict"
@@ -35,7 +35,12 @@ SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 # How the box words a claim that rests on an earlier claim's comparisons (restated).
 RESTATES = "it rests on the comparisons of"
-_RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
+_RELATIVE = "__relative_to__"
+# The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
+_UNJUDGED = {
+    "not testable": intervals.NOT_TESTABLE,
+    "not re-run": intervals.NOT_RERUN,
+}  # the comparator's rows, relabelled for paired_ratios
 
 
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str):
@@ -201,7 +206,7 @@ def restated(table: pd.DataFrame, baseline: str) -> dict[str, str]:
     connections beside its requests/s, by Little's law)."""
     seen, again = {}, {}
     for claim, rows in table.groupby("claim", sort=False):
-        if rows["kind"].iloc[0] == "not testable":
+        if rows["kind"].iloc[0] in UNJUDGED_KINDS:
             continue
         evidence = _evidence(rows, baseline)
         if evidence in seen:
@@ -237,9 +242,9 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
         words = f'"{first.quote}": {first.reading}'
-        if first.kind == "not testable":
+        if first.kind in UNJUDGED_KINDS:
             rows.append({CLAIM: claim, WORDS: words, OURS: first.note, AGAINST: "",
-                         VERDICT: intervals.NOT_TESTABLE, SENSITIVITY: ""})  # fmt: skip
+                         VERDICT: _UNJUDGED[first.kind], SENSITIVITY: ""})  # fmt: skip
             continue
         if first.note:
             words += f" ({first.note})"
@@ -286,16 +291,17 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
 
 def in_words(table: pd.DataFrame) -> str:
     """The claims table in one sentence, one verdict per claim (how far a size agrees beside
-    it), the claims not testable here counted: for a README line or a batch index."""
-    testable = table[table[VERDICT] != intervals.NOT_TESTABLE]
+    it), the claims not testable or not re-run here counted: for a README line or a batch
+    index."""
+    testable = table[~table[VERDICT].isin(_UNJUDGED.values())]
     again = table.attrs.get("restated", {})
     parts = [f"{r[CLAIM]}: {r[VERDICT]}" + (f" ({r[AGAINST].split(': ', 1)[-1]})"
              if r[AGAINST] and ": " in r[AGAINST] else "")
              + (" (the comparisons of the claim it restates, again)" if r[CLAIM] in again else "")
              for _, r in testable.iterrows()]  # fmt: skip
-    untestable = len(table) - len(testable)
-    if untestable:
-        parts.append(f"{untestable} more {intervals.NOT_TESTABLE}")
+    for verdict in _UNJUDGED.values():
+        if n := int((table[VERDICT] == verdict).sum()):
+            parts.append(f"{n} more {verdict}")
     return "; ".join(parts)
 
 

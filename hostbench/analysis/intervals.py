@@ -582,6 +582,9 @@ def _confidence_label(confidence: float) -> str:
 #     the other, else UNDECIDED.
 # A ratio from fewer than MIN_UNITS independent units (blocks) gets NOT_ENOUGH, whatever its
 # interval; a claim over several comparisons holds only where each does (combined_verdict).
+# A claim gets no interval where it needs what this machine cannot run (Windows): NOT_TESTABLE;
+# or where what it measured is gone from the runtime the package runs (a transport removed
+# from .NET), so this re-run leaves it out, though an older runtime could test it: NOT_RERUN.
 REPRODUCED = "reproduced"
 SMALLER = "smaller than the article's"
 LARGER = "larger than the article's"
@@ -590,9 +593,10 @@ SUPPORTED = "supported"
 NOT_SUPPORTED = "not supported"
 UNDECIDED = "undecided at this precision"
 NOT_TESTABLE = "not testable here"
+NOT_RERUN = "not re-run here"
 NOT_ENOUGH = "not measured enough"
 VERDICTS = (REPRODUCED, SMALLER, LARGER, DIFFERS, SUPPORTED, NOT_SUPPORTED, UNDECIDED,
-            NOT_TESTABLE, NOT_ENOUGH)  # fmt: skip
+            NOT_TESTABLE, NOT_RERUN, NOT_ENOUGH)  # fmt: skip
 # Fewer independent units than this and an interval says too little to decide anything: with
 # 2 blocks a t interval has 1 degree of freedom and its width depends on one difference.
 MIN_UNITS = 3

@@ -344,7 +344,7 @@ def by_variant(results: pd.DataFrame) -> pd.DataFrame:
 
 def claims(results: pd.DataFrame, params, variants=None) -> pd.DataFrame:
     """The article's claims (reference/claims.csv), one row each: those about libuv and the
-    Linux transport not testable on .NET 10 with their reason, those about the thread setting
+    Linux transport not re-run on .NET 10 with their reason, those about the thread setting
     judged on the Sockets transport's IOQueueCount against the runtime's defaults. The
     study's claims hook (hostbench.analysis.claims)."""
     others = {name: by_variant(v) for name, v in (variants or {}).items()}
