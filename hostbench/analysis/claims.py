@@ -35,12 +35,9 @@ SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 # How the box words a claim that rests on an earlier claim's comparisons (restated).
 RESTATES = "it rests on the comparisons of"
-_RELATIVE = "__relative_to__"
+_RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
-_UNJUDGED = {
-    "not testable": intervals.NOT_TESTABLE,
-    "not re-run": intervals.NOT_RERUN,
-}  # the comparator's rows, relabelled for paired_ratios
+_UNJUDGED = {"not testable": intervals.NOT_TESTABLE, "not re-run": intervals.NOT_RERUN}
 
 
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str):
