@@ -294,7 +294,7 @@ def in_words(table: pd.DataFrame) -> str:
     again = table.attrs.get("restated", {})
     parts = [f"{r[CLAIM]}: {r[VERDICT]}" + (f" ({r[AGAINST].split(': ', 1)[-1]})"
              if r[AGAINST] and ": " in r[AGAINST] else "")
-             + (" (the comparisons of the claim it restates, again)" if r[CLAIM] in again else "")
+             + (f' (the same comparisons as "{again[r[CLAIM]]}")' if r[CLAIM] in again else "")
              for _, r in testable.iterrows()]  # fmt: skip
     for verdict in _UNJUDGED.values():
         if n := int((table[VERDICT] == verdict).sum()):
