@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import gallery
 from .analysis import claims, compare, findings, intervals, machines, window_design
-from .analysis.tables import load_environment, load_params
+from .analysis.tables import load_environment, load_params, processor
 from .paths import RUNS
 from .studies import STUDIES
 
@@ -23,7 +23,7 @@ PAGE = "docs/artifact.md"
 def _hardware(run: compare.Run) -> str:
     env = load_environment(run.path)
     return (
-        f"{env['cpu_cores_logical']}-core {env['cpu_model']}, {env['memory_gib']:g} GiB, "
+        f"{env['cpu_cores_logical']}-core {processor(env)}, {env['memory_gib']:g} GiB, "
         f"{env['os']}, .NET SDK {env['dotnet']['sdk']}"
     )
 

@@ -15,7 +15,7 @@ import pandas as pd
 from .analysis import claims, compare, window_design
 from .analysis.machines import COMMUNITY  # the folder under the runs dir for other machines' runs
 from .analysis.reference import load_reference
-from .analysis.tables import is_smoke, load_environment, load_params
+from .analysis.tables import is_smoke, load_environment, load_params, processor
 from .errors import BadInput
 from .paths import RUNS, committed
 from .studies import STUDIES, get_study
@@ -70,7 +70,7 @@ def machine(run: compare.Run) -> dict:
     started = pd.to_datetime(run_starts(run.path)).min()
     params = load_params(run.path)
     return {
-        "machine": f"{env.get('cpu_cores_logical', '?')}-core {env.get('cpu_model', '?')}",
+        "machine": f"{env.get('cpu_cores_logical', '?')}-core {processor(env)}",
         "OS": env.get("os", "(not recorded)"),
         "client and server": params.topology,
         "windows": window_design.short(params),  # a sub-study's may differ from its main run's

@@ -21,7 +21,8 @@ batch's index.html) and exits 1 if there is any. The classes, one line each:
   it shows (StudyRun.show);
 - a raw identifier in prose: a snake_case name in a paragraph, list, heading or caption outside
   <code> (a column or params key where the reader needs words);
-- a range of one value ("2,596-2,596 MHz"), which says nothing a single number would not;
+- a range of one value ("2,596-2,596 MHz", "0.44x to 0.44x"), which says nothing a single
+  number would not;
 - raw text: a Figure's repr, a version control keyword ($Revision$), "1 blocks";
 - with a browser (Chromium, headless): a table wider than the space it is given, or a page
   that scrolls sideways, at 1280 px.
@@ -67,7 +68,10 @@ DIRECTION_WORDS = re.compile(
 )
 CLAUSE_END = re.compile(r"[.;|\n]\s|\)")
 SNAKE_CASE_IN_TEXT = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-ONE_VALUE_RANGE = re.compile(r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)\s*[-–]\s*\1(?![\w.,]*\d)")
+# "2,596-2,596 MHz", "0.44x to 0.44x": one number, its unit (x or %) on both ends or neither.
+ONE_VALUE_RANGE = re.compile(
+    r"(?<![\w.,])(\d[\d,]*(?:\.\d+)?)((?:x|%)?)\s*(?:[-–]|\bto\b)\s*\1\2(?![\w.,]*\d)"
+)
 PROSE_TAGS = ["p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "figcaption", "caption"]
 RAW_TEXT = re.compile(r"<Figure size|<matplotlib\.|\$Revision|Styler object|\b1 (?:blocks|runs)\b")
 PAGE_WIDTH_PX = 1280

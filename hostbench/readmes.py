@@ -65,7 +65,7 @@ def paper_section(study_id: str, root: Path) -> str:
     text = (
         f"- `paper`: the committed run {link} took {wall:,} s (about {wall / 60:.0f} min) for "
         f"{n} runs, sub-studies included (its `reproduce.json`), on {started.min():%Y-%m-%d}, "
-        f"on a {env['cpu_cores_logical']}-core {env['cpu_model']}, {env['os']}. "
+        f"on a {env['cpu_cores_logical']}-core {tables.processor(env)}, {env['os']}. "
         f"Its headline: {headline}."
     )
     return "\n".join([PAPER_START, text, PAPER_END])
@@ -102,9 +102,10 @@ def profile_changes(study_id: str, run_dir: Path) -> list[str]:
 
 def batch_section(root: Path) -> str:
     """The README's list of the committed paper runs, one line per study, and how long
-    `make reproduce-all PROFILE=paper` takes here: the sum of the studies' measured wall
-    times, or which studies are not measured yet."""
-    lines, measured, missing = [], [], []
+    `make reproduce-all PROFILE=paper` takes: the sum of the examples' measured wall times,
+    with the processors they ran on (examples run on different machines sum to no one
+    machine's batch), or which studies are not measured yet."""
+    lines, measured, missing, on = [], [], [], {}
     for sid, study in STUDIES.items():
         name = study.paper_run
         run_dir = Path(root) / "data" / "runs" / name
@@ -130,7 +131,9 @@ def batch_section(root: Path) -> str:
                      "`make reproduce` now measures with the profile as it is.")  # fmt: skip
         said = " ".join(p for p in (precision, findings.goals_line(sid, published), since) if p)
         # The processor: a ratio can move with it, not only the rates (docs/method.md).
-        cpu = tables.load_environment(run_dir).get("cpu_model")
+        env = tables.load_environment(run_dir)
+        cpu = tables.processor(env) if env.get("cpu_model") else ""
+        on.setdefault(cpu or "a processor not recorded", []).append((sid, wall))
         lines.append(
             f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
             f"{wall / 60:.0f} min"
@@ -140,8 +143,15 @@ def batch_section(root: Path) -> str:
         )
     total = f"{sum(measured) / 60:.0f} min"
     batch = "the whole batch (`make reproduce-all PROFILE=paper`)"
-    if not missing:
-        whole = f"{batch[0].upper()}{batch[1:]} takes about {total} here: the sum of its runs."
+    if not missing and len(on) == 1:
+        whole = (f"{batch[0].upper()}{batch[1:]} takes about {total} on {next(iter(on))}: "
+                 "the sum of its examples' times.")  # fmt: skip
+    elif not missing:
+        each = "; ".join(f"{sum(w for _, w in runs) / 60:.0f} min on {cpu} "
+                         f"({', '.join(f'`{sid}`' for sid, _ in runs)})"
+                         for cpu, runs in on.items())  # fmt: skip
+        whole = (f"The examples' times sum to about {total}, measured on {len(on)} processors: "
+                 f"{each}; {batch} was not timed on one machine.")  # fmt: skip
     else:
         names = ", ".join(f"`{s}`" for s in missing)
         measured_part = f"The measured ones took {total} together; " if measured else ""

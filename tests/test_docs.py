@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hostbench.analysis import tables
 from hostbench.paths import ROOT
 from hostbench.studies import available
 
@@ -135,9 +136,32 @@ def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(
     docs.write(tmp_path, generated_pages)
     text = (tmp_path / "README.md").read_text()
     assert "not measured yet" not in text
-    assert f"takes about {sum(walls) / 60:.0f} min here" in text
+    cpu = tables.processor(json.loads((source / "environment.json").read_text()))
+    assert f"takes about {sum(walls) / 60:.0f} min on {cpu}: the sum of its examples' times" in text
     for study in STUDIES.values():
         assert f"data/runs/{study.paper_run}/report.html" in text
+
+
+def test_the_batchs_time_names_the_processors_its_examples_ran_on():
+    """Examples measured on different processors sum to no one machine's batch: the README
+    says each processor's part and which studies ran there."""
+    from hostbench import readmes
+    from hostbench.studies import STUDIES
+
+    on = {}
+    for sid, study in STUDIES.items():
+        env = json.loads(
+            (ROOT / "data" / "runs" / study.paper_run / "environment.json").read_text()
+        )
+        on.setdefault(tables.processor(env), []).append(sid)
+    whole = readmes.batch_section(ROOT).splitlines()[-2]
+    if len(on) == 1:
+        assert f" on {next(iter(on))}: the sum of its examples' times." in whole
+        return
+    assert whole.startswith("The examples' times sum to about ") and " here" not in whole
+    assert f"measured on {len(on)} processors" in whole
+    for cpu, sids in on.items():
+        assert f"min on {cpu} ({', '.join(f'`{s}`' for s in sids)})" in whole
 
 
 def test_a_committed_run_measured_before_its_profile_changed_says_which_keys_changed(tmp_path):

@@ -80,6 +80,7 @@ def test_a_clean_page_has_no_defect():
          "a raw identifier in prose: 'quiet_max_steal_pct'"),
         ("<ul><li>the plaintext_pipelining test</li></ul>", "a raw identifier in prose"),
         ("<p>the CPU clock read 2,596-2,596 MHz</p>", "a range of one value: "),
+        ("<td>0.44x to 0.44x (0.42-0.45x): agrees to within ±139%</td>", "a range of one value: "),
         ("<p>Caddy: not settled at this precision</p>", "a verdict not in the pages' words"),
         ("<table><tr><td>undecided</td></tr></table>", "a verdict not in the pages' words"),
         ("<p>not testable</p>", "a verdict not in the pages' words"),

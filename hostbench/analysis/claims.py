@@ -24,9 +24,9 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
-from . import intervals, prose, tables
+from . import intervals, tables
 from .kept import content_key, keep
-from .reference import CLAIMS_CSV, RUN_BASELINE, load_claims
+from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
 CLAIM = "the article's claim"
@@ -36,7 +36,11 @@ OURS = "ours (95% CI)"
 AGAINST = "ours / the article's"
 SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
+# How the box words a claim that rests on an earlier claim's comparisons (restated).
+RESTATES = "it rests on the comparisons of"
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
+# The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
+_UNJUDGED = {"not testable": intervals.NOT_TESTABLE, "not re-run": intervals.NOT_RERUN}
 
 
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str,
@@ -135,35 +139,83 @@ def _bounds(c: dict) -> str:
 
 
 def _against(kind: str, found: list[dict]) -> str:
-    """The ratio of ratios and how far it agrees, for a size (the widest over comparisons);
-    for a direction, the side it was judged on."""
-    if not found:
+    """For a size, the ratio of ratios, ours / the article's: its centre (one value where every
+    comparison's prints alike), the interval that holds every comparison's, its ends rounded
+    outwards, and how far that agrees and differs, each computed from the printed ends, so a
+    reader gets the same numbers from them. "Differs by at least" holds for every comparison it
+    is about: all of them where all differ on one side, else those it names. "" for a direction."""
+    if not found or kind not in ("size", "equivalence"):
         return ""
-    if kind not in ("size", "equivalence"):
-        return ""
-    lows = [c["ci_low"] / c["value"] for c in found]
-    highs = [c["ci_high"] / c["value"] for c in found]
-    centres = [c["ratio"] / c["value"] for c in found]
-    if any(pd.isna(v) for v in lows + highs):
-        return f"{prose.span(centres, '.2f')}x, no interval"
-    within = max(intervals.agrees_within_pct(c["ci_low"], c["ci_high"], c["value"])
-                 for c in found)  # fmt: skip
-    differs = [intervals.differs_by_pct(c["ci_low"], c["ci_high"], c["value"]) for c in found]
-    differs = [d for d in differs if not math.isnan(d)]
-    centre = (_times(centres[0]) if len(found) == 1
-              else f"{_times(min(centres))} to {_times(max(centres))}")  # fmt: skip
-    text = (f"{centre} ({_times(min(lows), up=False)[:-1]}-{_times(max(highs), up=True)}): "
-            f"agrees to within ±{math.ceil(within - 1e-9):.0f}%")  # fmt: skip
-    if differs:
-        text += f", differs by at least {math.floor(max(differs) + 1e-9):.0f}%"
+    centre = _centre([c["ratio"] / c["value"] for c in found])
+    if any(pd.isna(c["ci_low"]) or pd.isna(c["ci_high"]) for c in found):
+        return f"{centre}, no interval"
+    low, high = _printed_ends(found)
+    within = 100 * (max(float(high), 1 / float(low)) - 1)
+    text = f"{centre} ({low}-{high}x): agrees to within ±{math.ceil(within - 1e-9):.0f}%"
+    short = _scenario_only(found)
+    for side in ("below", "above"):
+        # The comparisons whose interval excludes the article's value on this side.
+        apart = [c for c in found if (c["ci_high"] < c["value"] if side == "below"
+                                      else c["ci_low"] > c["value"])]  # fmt: skip
+        if not apart:
+            continue
+        side_low, side_high = _printed_ends(apart)
+        gap = 100 * (1 / float(side_high) - 1 if side == "below" else float(side_low) - 1)
+        text += f", differs by at least {math.floor(gap + 1e-9):.0f}%"
+        if len(apart) < len(found):
+            names = ", ".join(_label(c, short) for c in apart)
+            text += f" on {names} ({side_low}-{side_high}x)"
     return text
 
 
-def _times(value: float, up: bool | None = None) -> str:
-    # Ratios of ratios as multiples, two decimals, interval ends rounded outwards.
-    if up is None:
-        return f"{value:.2f}x"
-    return f"{(math.ceil if up else math.floor)(value * 100 + (-1e-9 if up else 1e-9)) / 100:.2f}x"
+def _centre(values: list[float]) -> str:
+    """ "0.44x", or "0.41x to 0.47x" over comparisons that print differently."""
+    low, high = (intervals.times_text(v) for v in (min(values), max(values)))
+    return low if low == high else f"{low} to {high}"
+
+
+def _printed_ends(found: list[dict]) -> tuple[str, str]:
+    """The ends of the interval that holds each comparison's ours / the article's, as printed:
+    two decimals, rounded outwards (intervals.times_bound)."""
+    low = min(c["ci_low"] / c["value"] for c in found)
+    high = max(c["ci_high"] / c["value"] for c in found)
+    return intervals.times_bound(low, up=False), intervals.times_bound(high, up=True)
+
+
+# Little's law: at a fixed number of connections a closed-loop load's mean latency is the
+# connections over its requests/s, so A's mean latency over B's is B's requests/s over A's.
+_INVERSE_OF = {"latency_mean_ms": "rps"}
+
+
+def _evidence(claim_rows: pd.DataFrame, baseline: str) -> frozenset:
+    """The comparisons a claim rests on, read as requests/s where Little's law makes a
+    latency one of them: two claims with the same rest on the same evidence."""
+    found = set()
+    for r in claim_rows.itertuples(index=False):
+        mode, relative = r.mode, baseline if r.relative_to == RUN_BASELINE else r.relative_to
+        metric = r.metric
+        if metric in _INVERSE_OF and math.isnan(r.relative_concurrency):
+            mode, relative, metric = relative, mode, _INVERSE_OF[metric]
+        numbers = [None if math.isnan(v) else v for v in (r.concurrency, r.relative_concurrency)]
+        found.add((metric, mode, relative, r.scenario, *numbers, r.value, r.side))
+    return frozenset(found)
+
+
+def restated(table: pd.DataFrame, baseline: str) -> dict[str, str]:
+    """{claim: the earlier claim whose comparisons it rests on again}: the claims a count of
+    verdicts leaves out, as not more evidence (the JCSI paper's "the fastest" and "the
+    slowest" with only Kestrel beside its baseline's analog; a mean latency at fixed
+    connections beside its requests/s, by Little's law)."""
+    seen, again = {}, {}
+    for claim, rows in table.groupby("claim", sort=False):
+        if rows["kind"].iloc[0] in UNJUDGED_KINDS:
+            continue
+        evidence = _evidence(rows, baseline)
+        if evidence in seen:
+            again[claim] = seen[evidence]
+        else:
+            seen[evidence] = claim
+    return again
 
 
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None,
@@ -213,15 +265,18 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
     rows = []
+    again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
         words = f'"{first.quote}": {first.reading}'
-        if first.kind == "not testable":
+        if first.kind in UNJUDGED_KINDS:
             rows.append({CLAIM: claim, WORDS: words, OURS: first.note, AGAINST: "",
-                         VERDICT: intervals.NOT_TESTABLE, SENSITIVITY: ""})  # fmt: skip
+                         VERDICT: _UNJUDGED[first.kind], SENSITIVITY: ""})  # fmt: skip
             continue
         if first.note:
             words += f" ({first.note})"
+        if claim in again:
+            words += f'; {RESTATES} "{again[claim]}", not more evidence'
         found, missing = comparison_ratios(results, claim_rows, baseline, plan)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
         compared = len(found) + len(missing)
@@ -229,7 +284,9 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         rows.append({CLAIM: claim, WORDS: words, OURS: _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
-    return pd.DataFrame(rows, columns=BOX_COLUMNS)
+    out = pd.DataFrame(rows, columns=BOX_COLUMNS)
+    out.attrs["restated"] = again
+    return out
 
 
 def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, stand_ins: dict):
@@ -292,14 +349,17 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
 
 def in_words(table: pd.DataFrame) -> str:
     """The claims table in one sentence, one verdict per claim (how far a size agrees beside
-    it), the claims not testable here counted: for a README line or a batch index."""
-    testable = table[table[VERDICT] != intervals.NOT_TESTABLE]
+    it), the claims not testable or not re-run here counted: for a README line or a batch
+    index."""
+    testable = table[~table[VERDICT].isin(_UNJUDGED.values())]
+    again = table.attrs.get("restated", {})
     parts = [f"{r[CLAIM]}: {r[VERDICT]}" + (f" ({r[AGAINST].split(': ', 1)[-1]})"
              if r[AGAINST] and ": " in r[AGAINST] else "")
+             + (f' (the same comparisons as "{again[r[CLAIM]]}")' if r[CLAIM] in again else "")
              for _, r in testable.iterrows()]  # fmt: skip
-    untestable = len(table) - len(testable)
-    if untestable:
-        parts.append(f"{untestable} more {intervals.NOT_TESTABLE}")
+    for verdict in _UNJUDGED.values():
+        if n := int((table[VERDICT] == verdict).sum()):
+            parts.append(f"{n} more {verdict}")
     return "; ".join(parts)
 
 
@@ -349,13 +409,14 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     """One row per claim, one verdict column per run ({name: folder}, in order); a run
     without a row for a claim gets an empty cell. attrs["against"]: {run: each claim's ours /
     the article's} (the box's AGAINST column). None for a study without claims."""
-    verdicts, against = {}, {}
+    verdicts, against, again = {}, {}, {}
     for name, folder in runs.items():
         table = of_run(study, folder)
         if table is None:
             return None
         verdicts[name] = table.set_index(CLAIM)[VERDICT]
         against[name] = table.set_index(CLAIM)[AGAINST]
+        again |= table.attrs.get("restated", {})
     # The rows in the order the runs' tables first list them (the study's order).
     order = list(dict.fromkeys(i for c in verdicts.values() for i in c.index))
     wide = pd.DataFrame({name: c.reindex(order) for name, c in verdicts.items()})
@@ -363,6 +424,7 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     wide = wide.fillna("").reset_index()
     wide.attrs["against"] = {name: a.reindex(order).fillna("").tolist()
                              for name, a in against.items()}  # fmt: skip
+    wide.attrs["restated"] = again
     return wide
 
 
@@ -376,10 +438,17 @@ def with_against(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def agreement(table: pd.DataFrame) -> str:
-    """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree."""
-    verdicts = table.drop(columns=[CLAIM])
-    same = int((verdicts.nunique(axis=1) == 1).sum())
-    return f"the same verdict on {same} of {len(table)} claims"
+    """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree, a claim that
+    rests on another's comparisons (restated) not counted again."""
+    again = table.attrs.get("restated", {})
+    counted = table[~table[CLAIM].isin(again)]
+    same = int((counted.drop(columns=[CLAIM]).nunique(axis=1) == 1).sum())
+    text = f"the same verdict on {same} of {len(counted)} claims"
+    shown = len(table) - len(counted)
+    if shown:
+        text += (f" ({shown} more rest{'s' * (shown == 1)} on another's comparisons, not "
+                 "counted again)")  # fmt: skip
+    return text
 
 
 def text(table: pd.DataFrame) -> str:

@@ -53,9 +53,9 @@ MEASURE_NAMES = {"cpu_us_per_request": "CPU time per request"}
 # environment.json entries a reader wants to see when they differ; params.json's all are
 # compared but for these, which differ between any two runs by design. (hosts: over ssh, each
 # host's machine, OS and tools, read there.)
-ENVIRONMENT = ("cpu_model", "cpu_cores_logical", "cpu_cores_physical", "memory_gib", "os",
-               "kernel", "dotnet", "tools", "goserver", "python", "python_packages",
-               "git_commit", "git_diff_sha256", "hosts")  # fmt: skip
+ENVIRONMENT = ("cpu_model", *tables.CPU_IDENTITY, "cpu_cores_logical", "cpu_cores_physical",
+               "memory_gib", "os", "kernel", "dotnet", "tools", "goserver", "python",
+               "python_packages", "git_commit", "git_diff_sha256", "hosts")  # fmt: skip
 # (sub_studies_skipped follows sub_studies and topology, which says the difference; the keys
 # set_on_command_line names differ themselves.)
 PARAMS_IGNORED = ("seed", "description", "sub_studies", "fingerprint", "sub_studies_skipped",

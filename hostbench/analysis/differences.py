@@ -20,7 +20,7 @@ from ..studies import Study, get_study
 from . import prose, window_design
 from .kept import content_key, keep
 from .reference import load_setup
-from .tables import load_environment, load_params
+from .tables import load_environment, load_params, processor
 
 DIFFERENCES_CSV = "differences.csv"
 NOT_STATED = "not stated"
@@ -43,7 +43,7 @@ class _Run:
 
 def _system(run: _Run) -> str:
     def machine(env: dict) -> str:
-        return (f"{env['os']}, {env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
+        return (f"{env['os']}, {processor(env)}, {env['cpu_cores_logical']} logical cores, "
                 f"{env['memory_gib']:g} GiB")  # fmt: skip
 
     if load_host := run.env.get("load_host"):  # over ssh: two machines

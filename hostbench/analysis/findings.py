@@ -255,7 +255,7 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
     quiet = [
         kept,
         f"load average {prose.span(load, '.1f')}" if load.notna().any() else "",
-        f"steal at most {steal.max():.1f}%" if steal.notna().any() else "",
+        f"steal at most {prose.share_text(steal.max())}%" if steal.notna().any() else "",
     ]
     quietness = "; ".join(q for q in quiet if q)
     return f"Machine: {machine or 'not recorded'}. Quietness: {quietness or 'not recorded'}."
@@ -264,5 +264,6 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
 def _machine_words(env: dict) -> str:
     """What is recorded of a machine, as "CPU model, N cores, OS"."""
     cores = env.get("cpu_cores_logical")
-    parts = (env.get("cpu_model"), f"{cores} cores" if cores else None, env.get("os"))
+    cpu = tables.processor(env) if env.get("cpu_model") else None
+    parts = (cpu, f"{cores} cores" if cores else None, env.get("os"))
     return ", ".join(str(part) for part in parts if part)

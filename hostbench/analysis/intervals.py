@@ -354,6 +354,17 @@ def times_text(ratio: float) -> str:
     return "n/a" if _missing(ratio) else f"{ratio:.2f}x"
 
 
+def times_bound(value: float, *, up: bool) -> str:
+    """An interval's end as a multiple, rounded outwards (up: ceiled, else floored) to two
+    decimals, more beside 1.00x as ci_text's, and more for a low end that would floor to 0:
+    0.4274 -> "0.42", 0.4488 up -> "0.45", 0.0042 -> "0.004"."""
+    text, places = _outward(value, 2, up=up), 2
+    while float(text) == 0 < value and places < 12:  # a ratio is > 0: it reaches a digit
+        places += 1
+        text = _outward(value, places, up=up)
+    return text
+
+
 # The two ways a page prints a ratio: in whole percents of the baseline, or as a multiple.
 UNITS = ("%", "x")
 
@@ -366,7 +377,7 @@ def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95, unit: str =
     if bounds is None:
         return "one block only, no interval"
     if unit == "x":
-        low, high = _outward(ci_low, 2, up=False), _outward(ci_high, 2, up=True)
+        low, high = times_bound(ci_low, up=False), times_bound(ci_high, up=True)
         return f"{_confidence_label(confidence)} CI {low}-{high}x"
     return f"{_confidence_label(confidence)} CI {bounds[0]}-{bounds[1]}%"
 
@@ -509,6 +520,9 @@ def _confidence_label(confidence: float) -> str:
 #     the other, else UNDECIDED.
 # A ratio from fewer than MIN_UNITS independent units (blocks) gets NOT_ENOUGH, whatever its
 # interval; a claim over several comparisons holds only where each does (combined_verdict).
+# A claim gets no interval where it needs what this machine cannot run (Windows): NOT_TESTABLE;
+# or where what it measured is gone from the runtime the package runs (a transport removed
+# from .NET), so this re-run leaves it out, though an older runtime could test it: NOT_RERUN.
 REPRODUCED = "reproduced"
 SMALLER = "smaller than the article's"
 LARGER = "larger than the article's"
@@ -517,9 +531,10 @@ SUPPORTED = "supported"
 NOT_SUPPORTED = "not supported"
 UNDECIDED = "undecided at this precision"
 NOT_TESTABLE = "not testable here"
+NOT_RERUN = "not re-run here"
 NOT_ENOUGH = "not measured enough"
 VERDICTS = (REPRODUCED, SMALLER, LARGER, DIFFERS, SUPPORTED, NOT_SUPPORTED, UNDECIDED,
-            NOT_TESTABLE, NOT_ENOUGH)  # fmt: skip
+            NOT_TESTABLE, NOT_RERUN, NOT_ENOUGH)  # fmt: skip
 # Fewer independent units than this and an interval says too little to decide anything: with
 # 2 blocks a t interval has 1 degree of freedom and its width depends on one difference.
 MIN_UNITS = 3

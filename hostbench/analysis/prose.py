@@ -289,6 +289,13 @@ def span(values, spec: str) -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def share_text(pct: float) -> str:
+    """A small share in percent, such as the steal time, to one decimal: "0.4", "2.3"; one
+    under 0.05 but not zero to its first significant digit ("0.03"), so it never prints as 0."""
+    text = f"{pct:.1f}"
+    return f"{pct:.1g}" if pct > 0 and float(text) == 0 else text
+
+
 def machine_state(results: pd.DataFrame, env: dict | None = None) -> str:
     """How quiet the machine was while the runs ran, from each row's readings, and which code
     measured them (environment.json: a tree with uncommitted changes is named) (Markdown)."""
@@ -299,7 +306,7 @@ def machine_state(results: pd.DataFrame, env: dict | None = None) -> str:
     text = (
         f"During the runs, the 1-minute load average at each run's start was "
         f"{span(load, '.1f')} and the hypervisor stole up to "
-        f"{steal.max():.1f}% of the CPU time{clock}."
+        f"{share_text(steal.max())}% of the CPU time{clock}."
     )
     foreign = pd.to_numeric(results.get("foreign_cores", pd.Series(dtype=float)), errors="coerce")
     if foreign.notna().any() and f"{foreign.max():.2f}" == "0.00":

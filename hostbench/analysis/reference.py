@@ -45,7 +45,9 @@ CLAIM_COLUMNS = ["article", "source_file", "claim", "quote", "reading", "kind", 
                  "relative_to", "scenario", "concurrency", "relative_concurrency", "value",
                  "side", "note"]  # fmt: skip
 CLAIM_NUMBERS = ["concurrency", "relative_concurrency", "value"]
-CLAIM_KINDS = ("size", "equivalence", "direction", "order", "not testable")
+CLAIM_KINDS = ("size", "equivalence", "direction", "order", "not testable", "not re-run")
+# The kinds judged by no interval, each with its verdict's reason in the note (claims.py).
+UNJUDGED_KINDS = ("not testable", "not re-run")
 # relative_to: a mode, or this word for the run's own baseline (params.baseline_mode), the
 # stand-in its study chose for the article's comparator.
 RUN_BASELINE = "baseline"
@@ -186,9 +188,9 @@ def _check_claims(frame: pd.DataFrame, study: Study) -> None:
                 bad(i, f"empty {col}")
         if r.kind not in CLAIM_KINDS:
             bad(i, f"kind {r.kind!r}; allowed: {', '.join(CLAIM_KINDS)}")
-        if r.kind == "not testable":
+        if r.kind in UNJUDGED_KINDS:
             if not r.note.strip():
-                bad(i, "a claim not testable here says why in its note")
+                bad(i, f"a claim {r.kind} here says why in its note")
             continue
         if not (r.mode and r.relative_to and r.metric):
             bad(i, "a testable claim names its mode, relative_to and metric")

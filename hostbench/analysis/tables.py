@@ -232,8 +232,25 @@ def load_environment(run_dir: str | Path, as_recorded: bool = False) -> dict:
     return env
 
 
+# The processor beside its model name, where environment.json records them
+# (harness/environment.py's cpu_identity; older runs lack them).
+CPU_IDENTITY = ("cpu_vendor", "cpu_family", "cpu_model_number", "cpu_stepping")
+
+
 # What environment.json reads of each host over ssh (launch/remote_helper.py's machine).
-HOST_MACHINE = ("os", "kernel", "cpu_model", "cpu_cores_logical", "memory_gib")
+HOST_MACHINE = ("os", "kernel", "cpu_model", "cpu_cores_logical", "memory_gib", *CPU_IDENTITY)
+
+
+def processor(env: dict) -> str:
+    """The processor as recorded: its model name, and its vendor, family, model and stepping
+    where recorded: "Intel(R) Xeon(R) Processor (GenuineIntel, family 6, model 106, stepping
+    6)"; "not recorded" without a model name."""
+    name = env.get("cpu_model") or "not recorded"
+    words = {"cpu_vendor": "", "cpu_family": "family ", "cpu_model_number": "model ",
+             "cpu_stepping": "stepping "}  # fmt: skip
+    known = [f"{words[key]}{env[key]}" for key in CPU_IDENTITY
+             if env.get(key) not in (None, "", "unknown")]  # fmt: skip
+    return f"{name} ({', '.join(known)})" if known else name
 
 
 def where_it_ran(env: dict) -> dict:

@@ -43,6 +43,28 @@ def cpu_model() -> str:
     return match.group(1).strip() if match else platform.processor() or "unknown"
 
 
+# /proc/cpuinfo's fields that name a processor where its model name is masked (a VM's
+# "Intel(R) Xeon(R) Processor"), as environment.json's keys (analysis.tables.processor).
+CPU_IDENTITY = {"vendor_id": "cpu_vendor", "cpu family": "cpu_family", "model": "cpu_model_number",
+                "stepping": "cpu_stepping"}  # fmt: skip
+
+
+def cpu_identity() -> dict:
+    """The first processor's vendor, family, model and stepping (CPU_IDENTITY) as
+    /proc/cpuinfo gives them; those it lacks are left out."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return {}
+    found = {}
+    for field, key in CPU_IDENTITY.items():
+        match = re.search(rf"^{field}\s*:\s*(.+)$", text, re.M)
+        if match:
+            value = match.group(1).strip()
+            found[key] = int(value) if value.isdigit() else value
+    return found
+
+
 def os_name() -> str:
     try:
         return platform.freedesktop_os_release()["PRETTY_NAME"]
@@ -148,6 +170,7 @@ def collect() -> dict:
     mem = psutil.virtual_memory().total
     return {
         "cpu_model": cpu_model(),
+        **cpu_identity(),
         "cpu_cores_logical": psutil.cpu_count(),
         "cpu_cores_physical": psutil.cpu_count(logical=False),
         "memory_gib": round(mem / 2**30, 1),

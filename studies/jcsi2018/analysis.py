@@ -333,7 +333,7 @@ def platform_table(env: dict) -> pd.DataFrame:
     rows = [
         ("operating system", paper.get("os"), f"{env['os']} (kernel {env['kernel']})"),
         ("CPU", paper.get("cpu"),
-         f"{env['cpu_model']} ({env['cpu_cores_logical']} logical cores)"),
+         f"{tables.processor(env)} ({env['cpu_cores_logical']} logical cores)"),
         ("RAM", paper.get("ram"), f"{env['memory_gib']} GiB"),
         (".NET", f"Runtime {paper.get('dotnet_core_runtime')}",
          f"SDK {env['dotnet']['sdk']}; {env['dotnet']['runtimes']}"),

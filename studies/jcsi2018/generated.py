@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from hostbench.analysis import aa, claims, findings, intervals, tables, until_decided, window_design
+from hostbench.analysis import (
+    aa,
+    claims,
+    findings,
+    intervals,
+    prose,
+    tables,
+    until_decided,
+    window_design,
+)
 from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.params import StudyParams
@@ -65,7 +74,7 @@ def line(run_dir: Path, page: str = PAGE) -> str:
         else ""
     )
     text = (
-        f"Measured here ({profile}{env['cpu_cores_logical']}-core {env['cpu_model']}): "
+        f"Measured here ({profile}{env['cpu_cores_logical']}-core {tables.processor(env)}): "
         f"{mode_label('kestrel')} served {', '.join(cells)} of {mode_label(baseline)}'s "
         f"requests/s (95% CI){took}. The paper's claims, one verdict each: "
         f"{claims.in_words(claims.of_run(PAPER_STUDY, run_dir))}.{moved} "
@@ -84,7 +93,7 @@ def block(run_dir: Path) -> str:
     ratios = intervals.paired_ratios(all_runs, baseline)
     busy = results["cpu_total_pct"]
     lines = [
-        f"The example run: {env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
+        f"The example run: {tables.processor(env)}, {env['cpu_cores_logical']} logical cores, "
         f"{env['os']}; {', '.join(params.tools)} at concurrency "
         f"{', '.join(map(str, params.concurrency))}, {params.duration_s:g} s per run, "
         f"{len(all_runs)} runs in {all_runs['block'].nunique()} blocks "
@@ -147,8 +156,8 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
         drift = intervals.drift(runs)["relative"]
         lines.append(
             f"Block means were {drift.min():.2f}-{drift.max():.2f} of the cell means; the "
-            f"hypervisor stole up to {runs['cpu_steal_pct'].max():.0f}% of the CPU time during "
-            f"a run, and the load average at a run's start was "
+            f"hypervisor stole up to {prose.share_text(runs['cpu_steal_pct'].max())}% of the CPU "
+            "time during a run, and the load average at a run's start was "
             f"{runs['load_avg_1m'].min():.1f}-{runs['load_avg_1m'].max():.1f}."
         )
     if "foreign_cores" in runs.columns:

@@ -639,3 +639,12 @@ def test_a_sub_study_laid_out_otherwise_is_set_beside_the_back_to_back_one():
         if two_hosts.interleave_slice_s != main_params.interleave_slice_s:
             assert size.startswith(f"against the {jcsi2018.BACK_TO_BACK} sub-study, ")
         assert "(two hosts / loopback)" in size
+
+
+def test_the_example_block_prints_a_small_steal_time_as_it_is_not_as_0():
+    generated = STUDY.module("generated")
+    run_dir = ROOT / "data" / "runs" / STUDY.paper_run
+    steal = analysis.load_results(run_dir, valid_only=False)["cpu_steal_pct"].max()
+    assert 0 < steal < 0.5, "the example run's steal time rounds to 0 in whole percents"
+    assert f"stole up to {steal:.1f}% of the CPU time" in generated.block(run_dir)
+    assert [report.share_text(v) for v in (0.0, 0.04, 0.4, 2.34)] == ["0.0", "0.04", "0.4", "2.3"]

@@ -272,6 +272,11 @@ def sweep(results: pd.DataFrame) -> pd.DataFrame:
     return out.drop(columns=["_s", "_d"]).reset_index(drop=True)
 
 
+# A variant that reported every setting as the defaults did (IOQueueCount = the cores, as
+# the sweep's ioq<cores> is): its ratio is the design's A/A check, not a finding.
+SAME_AS_DEFAULTS = "the defaults, set explicitly"
+
+
 def _changes(variant: pd.Series, default: pd.Series) -> str:
     """What a variant sets differently from the runtime's defaults, in words."""
     parts = []
@@ -281,7 +286,7 @@ def _changes(variant: pd.Series, default: pd.Series) -> str:
         parts.append("inline scheduling " + ("on" if variant["inline scheduling"] else "off"))
     if variant["wait for data"] != default["wait for data"]:
         parts.append("wait for data " + ("on" if variant["wait for data"] else "off"))
-    return ", ".join(parts) or "the defaults, set explicitly"
+    return ", ".join(parts) or SAME_AS_DEFAULTS
 
 
 def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
@@ -339,7 +344,7 @@ def by_variant(results: pd.DataFrame) -> pd.DataFrame:
 
 def claims(results: pd.DataFrame, params, variants=None) -> pd.DataFrame:
     """The article's claims (reference/claims.csv), one row each: those about libuv and the
-    Linux transport not testable on .NET 10 with their reason, those about the thread setting
+    Linux transport not re-run on .NET 10 with their reason, those about the thread setting
     judged on the Sockets transport's IOQueueCount against the runtime's defaults. The
     study's claims hook (hostbench.analysis.claims)."""
     others = {name: by_variant(v) for name, v in (variants or {}).items()}
@@ -427,6 +432,26 @@ def _distinguishable(g: pd.DataFrame) -> pd.DataFrame:
     return g[(g["ci_low"] > 1) | (g["ci_high"] < 1)]
 
 
+def _changing(g: pd.DataFrame) -> pd.DataFrame:
+    """The gains of the variants that change a setting: those the headline counts."""
+    return g[g["changes"] != SAME_AS_DEFAULTS]
+
+
+def aa_check(g: pd.DataFrame) -> str:
+    """The variants that ran exactly the defaults, as what they are: "IOQueueCount 2 runs
+    exactly the runtime's defaults, the design's A/A check, not a finding: plaintext 102% (95%
+    CI 100.1-105%), JSON (TE) 100% (95% CI 98-102%)"; "" where none did."""
+    same = g[g["changes"] == SAME_AS_DEFAULTS]
+    if same.empty:
+        return ""
+    names = " and ".join(dict.fromkeys(same["setting"]))
+    each = ", ".join(f"{scenario_label(r.scenario)} {ratio_text(r.ratio, r.ci_low, r.ci_high)}"
+                     for r in same.itertuples(index=False))  # fmt: skip
+    verb = "runs" if same["setting"].nunique() == 1 else "run"
+    return (f"{names} {verb} exactly the runtime's defaults, the design's A/A check, not a "
+            f"finding: {each}")  # fmt: skip
+
+
 def _comparisons(g: pd.DataFrame) -> str:
     """What the gains compare, how many were made and how many would exclude 100% by chance
     alone: many settings are compared with the defaults, each at its own 95%, so a single one
@@ -442,7 +467,10 @@ def _comparisons(g: pd.DataFrame) -> str:
 
 def headline(g: pd.DataFrame) -> str:
     """One line for the batch index: the settings whose interval excludes the defaults, and
-    how many comparisons they were picked from."""
+    how many comparisons they were picked from (those that change a setting); a variant that
+    ran the defaults as its A/A check after them."""
+    aa = aa_check(g)
+    g = _changing(g)
     parts = []
     for scenario in SCENARIOS:
         rows = _distinguishable(g[g["scenario"] == scenario])
@@ -456,21 +484,28 @@ def headline(g: pd.DataFrame) -> str:
         )
     found = len(_distinguishable(g))
     picked = f"the {found} of them that exclude 100%" if found else "none of them excludes 100%"
-    return f"{_comparisons(g)}, {picked}: " + ", ".join(parts)
+    return f"{_comparisons(g)}, {picked}: " + ", ".join(parts) + (f". {aa}" if aa else "")
 
 
 def first_screen(g: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     """The findings box's headline, which says how many comparisons the settings it names were
     picked from, and the table of those settings, one row each, with n (a list of 30
     intervals reads better as a table than as a line), shown with the conclusions (section
-    7): the box's table is the article's claims."""
+    7): the box's table is the article's claims. A variant that ran the defaults is no
+    comparison: the sentence gives it as the A/A check."""
+    aa = aa_check(g)
+    g = _changing(g)
     found = _distinguishable(g)
     others = len(g) - len(found)
-    sentence = f"{_comparisons(g)}: " + (
-        f"{len(found)} exclude it, listed in section 7; the other {others} are not "
-        "distinguishable from the defaults."
-        if len(found)
-        else "none is distinguishable from the defaults."
+    sentence = (
+        f"{_comparisons(g)}: "
+        + (
+            f"{len(found)} exclude it, listed in section 7; the other {others} are not "
+            "distinguishable from the defaults."
+            if len(found)
+            else "none is distinguishable from the defaults."
+        )
+        + (f" {aa}." if aa else "")
     )
     table = with_ratio_text(found)[["scenario", "setting", "n", "ours (95% CI)", "in words"]]
     return sentence, table

@@ -196,16 +196,18 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
         assert f"the other {len(gains_here) - len(clear)} are not" in sentence
     else:
         assert sentence.endswith("none is distinguishable from the defaults.")
-    committed = transports.gains(tables.load_results(COMMITTED, valid_only=False))
+    everything = transports.gains(tables.load_results(COMMITTED, valid_only=False))
+    committed = everything[everything["changes"] != transports.SAME_AS_DEFAULTS]
     found = committed[(committed["ci_low"] > 1) | (committed["ci_high"] < 1)]
-    sentence, table = transports.first_screen(committed)
+    sentence, table = transports.first_screen(everything)
     assert len(table) == len(found) and f"{len(found)} exclude it, listed in section 7" in sentence
-    # The headline names the settings it picked and how many comparisons it picked them from.
-    assert f"{len(committed)} comparisons" in sentence and len(committed) == 32
-    line = transports.headline(committed)
+    # The headline names the settings it picked and how many comparisons it picked them from:
+    # those that change a setting (IOQueueCount 2 on 2 cores is the defaults: the A/A check).
+    assert f"{len(committed)} comparisons" in sentence and len(committed) == 30
+    line = transports.headline(everything)
     assert f"{len(committed)} comparisons" in line
     assert f"the {len(found)} of them that exclude 100%" in line
-    assert all(text in transports.headline(committed) for text in table["ours (95% CI)"])
+    assert all(text in line for text in table["ours (95% CI)"])
     assert "CPU-constrained" in transports.constraint_sentences(results, gains_here)
 
 
@@ -220,3 +222,23 @@ def test_the_report_states_the_swept_values_and_the_cores(monkeypatch):
     assert f"{1 + 4 * 8} variants in all" in note
     table = transports.load_table(params.to_dict())  # from params.json's form: the sweep too
     assert set(table["variants"]) == {1 + 4 * 8}
+
+
+def test_a_variant_that_runs_the_defaults_is_the_designs_aa_check_not_a_finding():
+    transports = TRANSPORT_STUDY.analysis
+    results = tables.load_results(COMMITTED, valid_only=False)
+    # ioq2 on the committed run's 2 cores reported exactly the defaults' transport_* settings.
+    flags = list(transports.SETTINGS)
+    reported = results.groupby("variant")[flags].agg(lambda v: tuple(sorted(set(v))))
+    assert reported.loc["ioq2"].tolist() == reported.loc["default"].tolist()
+    g = transports.gains(results)
+    aa = g[g["variant"] == "ioq2"]
+    assert set(aa["changes"]) == {transports.SAME_AS_DEFAULTS}
+    sentence, table = transports.first_screen(g)
+    line = transports.headline(g)
+    check = transports.aa_check(g)
+    assert check.startswith("IOQueueCount 2 runs exactly the runtime's defaults, the design's A/A")
+    assert check in sentence and check in line
+    # Counted nowhere: not among the comparisons, nor among the settings that exclude 100%.
+    assert f"{len(g) - len(aa)} comparisons" in line and "IOQueueCount 2 102%" not in line
+    assert "IOQueueCount 2" not in set(table["setting"])

@@ -141,7 +141,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
     rows = [
         ("operating system", article_setting("os_linux"), f"{env['os']} (kernel {env['kernel']})"),
         ("machine", article_setting("vm_size"),
-         f"{env['cpu_model']}, {cores}, {env['memory_gib']} GiB"),
+         f"{tables.processor(env)}, {cores}, {env['memory_gib']} GiB"),
         ("ASP.NET Core", article_setting("aspnetcore"), env["dotnet"]["runtimes"]),
         ("reverse proxies", f"{article_setting('proxies')} (versions and configuration not stated)",
          f"{tables.proxy_versions(env)} (configs in each run's folder)"),

@@ -127,7 +127,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
     rows = [
         ("operating system", systems, f"{env['os']} (kernel {env['kernel']})"),
         ("machine", article_setting("cpu_ram"),
-         f"{env['cpu_model']}, {env['cpu_cores_logical']} logical cores, "
+         f"{tables.processor(env)}, {env['cpu_cores_logical']} logical cores, "
          f"{env['memory_gib']} GiB"),
         ("hosts", f"{iis} vs a console app (HttpSelfHostServer)",
          f"{mode_label(IIS_ANALOG)} vs {mode_label(SELF_HOST)} alone; "

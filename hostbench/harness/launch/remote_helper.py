@@ -253,6 +253,11 @@ def machine():
         "os": _first("/etc/os-release", "PRETTY_NAME", "=").strip('"'),
         "kernel": os.uname().release,
         "cpu_model": _first("/proc/cpuinfo", "model name"),
+        # What names a processor whose model name is masked (environment.CPU_IDENTITY).
+        "cpu_vendor": _first("/proc/cpuinfo", "vendor_id"),
+        "cpu_family": _first("/proc/cpuinfo", "cpu family"),
+        "cpu_model_number": _first("/proc/cpuinfo", "model"),
+        "cpu_stepping": _first("/proc/cpuinfo", "stepping"),
         "cpu_cores_logical": os.cpu_count(),
         "memory_gib": round(int(memory.split()[0]) / 2**20, 1) if memory[:1].isdigit() else None,
         "python3": sys.version.split()[0],

@@ -1,0 +1,123 @@
+"""The claims box's sentences (hostbench.analysis.claims): each number computed from what the
+sentence states beside it."""
+
+import math
+import re
+
+import pytest
+
+from hostbench.analysis import claims, intervals
+from hostbench.paths import RUNS
+from hostbench.studies import STUDIES
+
+# "0.44x (0.42-0.45x): agrees to within ±139%, differs by at least 122%"
+AGAINST = re.compile(
+    r"^(?P<centre>[^(]+) \((?P<low>[\d.]+)-(?P<high>[\d.]+)x\): agrees to within ±(?P<within>\d+)%"
+    r"(?:, differs by at least (?P<differs>\d+)%)?$"
+)
+
+
+def _comparison(scenario: str, ratio: float, low: float, high: float, value: float) -> dict:
+    return dict(mode="kestrel", relative_to="nginx", scenario=scenario, concurrency=float("nan"),
+                n=10, ratio=ratio, ci_low=low, ci_high=high, value=value)  # fmt: skip
+
+
+def _from_printed_ends(text: str) -> tuple[int, int | None]:
+    """The agreement and the gap a reader gets from the printed ends of an AGAINST cell."""
+    match = AGAINST.match(text)
+    assert match, text
+    low, high = float(match["low"]), float(match["high"])
+    within = math.ceil(100 * (max(high, 1 / low) - 1) - 1e-9)
+    gap = 1 / high - 1 if high < 1 else low - 1 if low > 1 else None
+    return within, None if gap is None else math.floor(100 * gap + 1e-9)
+
+
+def test_the_gap_a_claim_over_several_comparisons_states_holds_for_each_of_them():
+    # Three comparisons against 3.00: 0.43-0.45, 0.44-0.46, 0.4274-0.4488 of it. The smallest
+    # gap is the highest end's, 1 / 0.46 - 1 = 117%; the largest (1 / 0.45 - 1) does not hold
+    # for the one at 0.44-0.46.
+    found = [_comparison("json", 1.32, 1.29, 1.35, 3.0), _comparison("xml", 1.35, 1.32, 1.38, 3.0),
+             _comparison("text", 1.31, 1.2822, 1.3464, 3.0)]  # fmt: skip
+    text = claims._against("size", found)
+    assert text == "0.44x to 0.45x (0.42-0.46x): agrees to within ±139%, differs by at least 117%"
+    assert _from_printed_ends(text) == (139, 117)
+
+
+def test_a_range_of_one_value_prints_as_one_value():
+    found = [_comparison("json", 1.3221, 1.29, 1.35, 3.0),
+             _comparison("xml", 1.3179, 1.28, 1.36, 3.0)]  # fmt: skip
+    assert claims._against("size", found).startswith("0.44x (0.42-0.46x)")
+
+
+def test_a_low_end_under_one_hundredth_prints_its_first_digit_not_0():
+    text = claims._against("size", [_comparison("text", 0.012, 0.0084, 0.016, 2.0)])
+    assert text == "0.01x (0.004-0.01x): agrees to within ±24900%, differs by at least 9900%"
+
+
+def test_a_gap_on_some_comparisons_names_them_and_their_printed_ends():
+    # text differs (0.77-0.90 of 1.70: at least 1 / 0.90 - 1 = 11%), JSON does not.
+    found = [_comparison("text", 1.40, 1.31, 1.52, 1.70),
+             _comparison("json", 1.60, 1.45, 1.80, 1.70)]  # fmt: skip
+    text = claims._against("size", found)
+    assert text.endswith("agrees to within ±30%, differs by at least 11% on text (0.77-0.90x)")
+
+
+@pytest.mark.parametrize("study", [s for s in STUDIES if (RUNS / STUDIES[s].paper_run).is_dir()])
+def test_every_committed_claims_box_states_what_its_printed_ends_give(study):
+    table = claims.of_run(study, RUNS / STUDIES[study].paper_run)
+    if table is None:
+        pytest.skip(f"{study} judges no claims")
+    for text in table[claims.AGAINST]:
+        if not text or "no interval" in text:
+            continue
+        match = AGAINST.match(text)
+        assert match, text
+        centre = match["centre"].split(" to ")
+        assert len(centre) == 1 or centre[0] != centre[1], text
+        within, gap = _from_printed_ends(text)
+        assert int(match["within"]) == within, text
+        assert (None if match["differs"] is None else int(match["differs"])) == gap, text
+
+
+def test_a_claim_resting_on_anothers_comparisons_says_so_and_is_not_counted_again():
+    # jcsi2018: "the fastest" and "the slowest" both rest on Kestrel / the baseline's analog;
+    # go-vs-dotnet-2017: Iris MVC's lower mean latency is .NET's lower requests/s (Little's law).
+    again = {
+        "jcsi2018": ("The standard model (Kestrel behind IIS, out-of-process) is the slowest",
+                     "Kestrel alone is the fastest hosting model"),
+        "go-vs-dotnet-2017": (
+            "Iris MVC answers with a lower mean latency than ASP.NET Core MVC, on both tests",
+            "Iris MVC serves more requests/s than ASP.NET Core MVC, on both tests"),
+    }  # fmt: skip
+    for study, (claim, earlier) in again.items():
+        run = RUNS / STUDIES[study].paper_run
+        table = claims.of_run(study, run)
+        assert table.attrs["restated"] == {claim: earlier}
+        words = table.set_index(claims.CLAIM).loc[claim, claims.WORDS]
+        assert words.endswith(f'{claims.RESTATES} "{earlier}", not more evidence')
+        assert f"{claim}: {table.set_index(claims.CLAIM).loc[claim, claims.VERDICT]} (the " in (
+            claims.in_words(table)
+        )
+        # Counted once where runs' verdicts are set side by side.
+        wide = claims.side_by_side(study, {"a": run, "b": run})
+        independent = table[claims.VERDICT].size - 1
+        assert claims.agreement(wide) == (
+            f"the same verdict on {independent} of {independent} claims (1 more rests on "
+            "another's comparisons, not counted again)"
+        )
+    # No other committed study restates a claim.
+    for study in ("linux-proxies-2021", "selfhost-2012", "kestrel-transports-2018"):
+        assert claims.of_run(study, RUNS / STUDIES[study].paper_run).attrs["restated"] == {}
+
+
+def test_a_claim_about_what_dotnet_removed_is_not_re_run_here_not_untestable():
+    table = claims.of_run(
+        "kestrel-transports-2018", RUNS / STUDIES["kestrel-transports-2018"].paper_run
+    )
+    libuv = table[table[claims.CLAIM].str.contains("libuv|Linux transport|Linux-specific")]
+    assert len(libuv) == 6 and set(libuv[claims.VERDICT]) == {intervals.NOT_RERUN}
+    assert intervals.NOT_RERUN in intervals.VERDICTS
+    assert claims.in_words(table).endswith("; 6 more not re-run here")
+    # What needs Windows stays not testable here.
+    jcsi = claims.of_run("jcsi2018", RUNS / STUDIES["jcsi2018"].paper_run)
+    assert claims.in_words(jcsi).endswith("; 3 more not testable here")
