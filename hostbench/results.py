@@ -293,6 +293,9 @@ COLUMNS: tuple[Column, ...] = (
     _c("transport_inline_completions_env", BOOL, "",
        "Whether DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS was 1 in the app; empty: not "
        "reported.", nullable=True),
+    _c("runtime_version", STR, "",
+       "The .NET runtime the test app ran on, as it reported it (Environment.Version, e.g. "
+       "8.0.31; params key runtimes); empty: a server that does not report it (Go, external)."),
     _c("cpu_samples", INT, "samples", "CPU monitor samples taken during the measured load.", "d"),
     _c("cpu_sampler_cores", FLOAT, "cores", "CPU the harness's own monitor used.", ".3f"),
     _c("machine_cores", INT, "cores", "Logical CPUs of the machine.", "d"),
