@@ -22,7 +22,6 @@ from ...params import LaunchOptions  # data: the params' launch keys
 from ...paths import BIN, TESTAPP, YARP_PROXY
 from ...runtimes import build_of
 from . import proxies
-from .places import Local
 
 
 @dataclass(frozen=True)
@@ -110,6 +109,8 @@ class TestApp(Program):
     def executable(self, place, setup):
         """make setup's build, or the self-contained build of the launch's runtime (params key
         runtimes), published by the harness before the study (notebook.ensure_testapp)."""
+        from .places import Local  # places -> tools -> programs: imported when first used
+
         if setup.opts.runtime is None:
             return super().executable(place, setup)
         build = build_of(setup.opts.runtime)
