@@ -4,8 +4,10 @@ is refused in one line naming what is allowed."""
 
 import re
 
+import pandas as pd
 import pytest
 
+from hostbench.analysis import runtimes
 from hostbench.errors import BadInput
 from hostbench.harness.measure.run import RunSpec, run_settings
 from hostbench.harness.study import run_order
@@ -108,3 +110,26 @@ def test_the_default_runtime_is_the_one_the_csproj_and_make_setup_build():
     other = publish_args("net8.0")
     assert ["-f", "net8.0", "-p:TargetFrameworks=net8.0"] == other[2:5]
     assert other[-1] == str(ROOT / "build" / "testapp-net8.0") and "--self-contained" in other
+
+
+def _rows(rates: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
+    """Rows of a runtimes comparison: {(mode, variant): rps per block}, one scenario."""
+    versions = {"net8": "8.0.31", "net10": "10.0.12", "": ""}
+    return pd.DataFrame([
+        {"mode": mode, "variant": variant, "scenario": "values", "tool": "bombardier",
+         "concurrency": 125, "block": b + 1, "window": 1, "rps": rps, "valid": True,
+         "runtime_version": versions[variant]}
+        for (mode, variant), per_block in rates.items() for b, rps in enumerate(per_block)
+    ])  # fmt: skip
+
+
+def test_each_runtime_is_read_against_the_same_go_windows():
+    rows = _rows({("iris-mvc", ""): [100, 110, 90], ("kestrel", "net8"): [50, 55, 45],
+                  ("kestrel", "net10"): [80, 88, 72]})  # fmt: skip
+    table = runtimes.ratios(rows, "iris-mvc")
+    assert list(table["runtime"]) == ["net8", "net10"]  # oldest first
+    assert list(table["version"]) == ["8.0.31", "10.0.12"]  # as the rows recorded them
+    assert table["ratio"].round(6).tolist() == [0.5, 0.8] and (table["n"] == 3).all()
+    shown = runtimes.table(rows, "iris-mvc")
+    assert shown["ours (95% CI)"].iloc[0].startswith("50% (95% CI")
+    assert list(shown["in words"]) == ["slower", "slower"]

@@ -109,8 +109,6 @@ class TestApp(Program):
     def executable(self, place, setup):
         """make setup's build, or the self-contained build of the launch's runtime (params key
         runtimes), published by the harness before the study (notebook.ensure_testapp)."""
-        from .places import Local  # places -> tools -> programs: imported when first used
-
         if setup.opts.runtime is None:
             return super().executable(place, setup)
         build = build_of(setup.opts.runtime)
@@ -118,9 +116,7 @@ class TestApp(Program):
             raise ToolMissing(f"TestApp for {setup.opts.runtime} is not built at {build}: a "
                               "study publishes it first (hostbench.harness.notebook."
                               f"ensure_testapp({setup.opts.runtime!r}))")  # fmt: skip
-        if isinstance(place, Local):  # this machine, or one of its namespaces
-            return str(build)
-        return place.tool(self.tool, build.parent)  # an ssh host: a copy of the build
+        return place.tool(self.tool, build.parent)  # here, or a copy of it on an ssh host
 
     def argv(self, exe, setup, folder):
         urls = f"http://{setup.listen}" if not setup.socket else f"http://unix:{setup.socket}"
