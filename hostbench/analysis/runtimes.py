@@ -50,4 +50,3 @@ def table(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataF
     bounds = zip(r["ratio"], r["ci_low"], r["ci_high"], strict=True)
     r["in words"] = [intervals.describe(x, lo, hi).split(":")[0] for x, lo, hi in bounds]
     return r[[RUNTIME, "version", "mode", "baseline", "scenario", "n", "ours (95% CI)", "in words"]]
-
