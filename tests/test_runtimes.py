@@ -132,3 +132,13 @@ def test_each_runtime_is_read_against_the_same_go_windows():
     shown = runtimes.table(rows, "iris-mvc")
     assert shown["ours (95% CI)"].iloc[0].startswith("50% (95% CI")
     assert list(shown["in words"]) == ["slower", "slower"]
+
+
+def test_a_runtimes_sub_study_is_one_condition_per_runtime_for_the_claims():
+    rows = _rows({("iris-mvc", ""): [100, 110, 90], ("kestrel", "net8"): [50, 55, 45],
+                  ("kestrel", "net10"): [80, 88, 72]})  # fmt: skip
+    compared = StudyParams.from_dict({**GOOD, "runtimes": ["net8.0", "net10.0"]})
+    split = runtimes.conditions("runtimes", rows, compared)
+    assert list(split) == ["runtimes on net8 (8.0.31)", "runtimes on net10 (10.0.12)"]
+    assert set(split["runtimes on net8 (8.0.31)"]["variant"]) == {"", "net8"}
+    assert list(runtimes.conditions("isolated", rows, StudyParams.from_dict(GOOD))) == ["isolated"]

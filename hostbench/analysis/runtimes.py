@@ -22,6 +22,15 @@ def parts(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {v: results[results["variant"].astype(str).isin([v, ""])] for v in ordered}
 
 
+def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFrame]:
+    """A sub-study's results as conditions a claim is judged again under: {name: results}, or,
+    for one that compared runtimes (its params' runtime_variants), one per runtime, named
+    "<name> on <runtime> (<version>)", so no ratio mixes runtimes."""
+    if not params.runtime_variants:
+        return {name: results}
+    return {f"{name} on {v} ({version_of(part, v)})": part for v, part in parts(results).items()}
+
+
 def version_of(part: pd.DataFrame, variant: str) -> str:
     """The runtime version the variant's rows recorded ("8.0.31"); several, joined, should a
     build have changed between blocks."""
