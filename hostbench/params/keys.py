@@ -259,8 +259,8 @@ KEYS: tuple[Key, ...] = (
        "The .NET runtimes the test app runs on, by target framework (e.g. [net8.0, net10.0]); "
        "each a variant of every TestApp mode when there are several (its own cell, sharing "
        "the window), named without '.0' (net8). The default runs `make setup`'s build on the "
-       "installed runtime; any other list runs self-contained builds, build/testapp-<runtime>/, "
-       "published on demand. Each row records the runtime's exact version "
+       "installed runtime; any other list runs self-contained builds (build/testapp-net8.0/ for "
+       "net8.0), published on demand. Each row records the runtime's exact version "
        "(runtime_version); the YARP proxy, Go servers and nginx are unchanged.",
        Rule("str", choices=RUNTIMES, noun="runtime"), LIST,
        also="with a TestApp mode unless the default; several: not with variants"),
