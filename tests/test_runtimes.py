@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from hostbench.analysis import runtimes
+from hostbench.analysis import runtimes, window_design
 from hostbench.errors import BadInput
 from hostbench.harness.measure.run import RunSpec, run_settings
 from hostbench.harness.study import run_order
@@ -68,6 +68,7 @@ def test_one_mode_on_two_runtimes_is_something_to_interleave():
                                "interleave_slice_s": 0.25})  # fmt: skip
     spec = RunSpec.of_cell(p, "kestrel", "values", "k6", 8, block=1, variant="net8")
     assert [v for _, v, *_ in p.cells()] == ["net8", "net10"] and spec.member == "kestrel@net8"
+    assert window_design.in_words(p).startswith("interleaved: the compared runtimes share each")
     with pytest.raises(BadInput, match="has one mode to measure, nothing to interleave"):
         StudyParams.from_dict({**GOOD, "modes": ["kestrel"], "interleave_slice_s": 0.25})
 
