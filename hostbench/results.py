@@ -293,6 +293,11 @@ COLUMNS: tuple[Column, ...] = (
     _c("transport_inline_completions_env", BOOL, "",
        "Whether DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS was 1 in the app; empty: not "
        "reported.", nullable=True),
+    _c("runtime_version", STR, "",
+       "The .NET runtime the test app ran on, as it reported it (Environment.Version, e.g. "
+       "8.0.31; params key runtimes); empty: a server that does not report it (Go, external) "
+       "or a run recorded before the column existed (environment.json's dotnet.runtimes lists "
+       "the installed ones)."),
     _c("cpu_samples", INT, "samples", "CPU monitor samples taken during the measured load.", "d"),
     _c("cpu_sampler_cores", FLOAT, "cores", "CPU the harness's own monitor used.", ".3f"),
     _c("machine_cores", INT, "cores", "Logical CPUs of the machine.", "d"),
@@ -322,7 +327,7 @@ RECORD_ONLY = ("settings",)
 # Names older results used, and the column each became.
 RENAMED = {"repetition": "block"}
 # Columns added after runs were recorded, and what a run recorded before each one had.
-ADDED = {"warmup_together": False}
+ADDED = {"warmup_together": False, "runtime_version": ""}
 
 
 def upgraded(row: dict) -> dict:

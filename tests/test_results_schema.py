@@ -182,7 +182,8 @@ def test_each_params_key_is_declared_once_and_is_a_field():
     names = [k.name for k in KEYS]
     assert len(names) == len(set(names))
     fields = set(StudyParams.__dataclass_fields__) - {"options"}
-    assert set(names) == fields | set(LaunchOptions.__dataclass_fields__)
+    # runtime: not a key; each launch's one of the key `runtimes` (StudyParams.options_for).
+    assert set(names) == fields | set(LaunchOptions.__dataclass_fields__) - {"runtime"}
     assert all(k.meaning.endswith(".") and k.type for k in KEYS)
     defaults = StudyParams(["kestrel"], ["text"], ["k6"], [8], 5.0, 0.0, 1)
     for k in KEYS:
@@ -234,6 +235,8 @@ def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages):
 
 def test_a_row_recorded_before_a_column_existed_is_read_back_with_what_it_had():
     old = {"run_key": "k", "warmup_s": 4.0}  # a row.json written before warmup_together
-    assert results.upgraded(old) == {**old, "warmup_together": False}
+    # ... and before runtime_version: not reported ("").
+    assert results.upgraded(old) == {**old, "warmup_together": False, "runtime_version": ""}
     assert results.upgraded({**old, "warmup_together": True})["warmup_together"] is True
+    assert results.upgraded({**old, "runtime_version": "8.0.31"})["runtime_version"] == "8.0.31"
     assert set(results.ADDED) <= set(results.NAMES)  # each one a declared column

@@ -24,7 +24,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
-from . import intervals, tables
+from . import intervals, runtimes, tables
 from .kept import content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
 from .sequential import Plan
@@ -373,13 +373,15 @@ def for_results(study: str, results: pd.DataFrame, params, variants=None):
 
 def sub_study_results(run_dir: str | Path, params) -> dict[str, pd.DataFrame]:
     """{name: every run} of the run's sub-studies that ran, each in its folder beside it
-    (<run folder>-<name>, as StudyRun.sub_run names it)."""
+    (<run folder>-<name>, as StudyRun.sub_run names it); one that compared runtimes, one
+    condition per runtime (runtimes.conditions)."""
     run_dir = Path(run_dir)
     found = {}
     for name in getattr(params, "sub_studies", None) or {}:
         folder = run_dir.parent / f"{run_dir.name}-{name}"
         if (folder / RESULTS_FILE).is_file():
-            found[name] = tables.load_results(folder, valid_only=False)
+            results = tables.load_results(folder, valid_only=False)
+            found |= runtimes.conditions(name, results, tables.load_params(folder))
     return found
 
 

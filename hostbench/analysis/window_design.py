@@ -19,9 +19,12 @@ def kind(params: StudyParams) -> str:
 
 
 def _compared(params: StudyParams) -> tuple[str, str]:
-    """What a window compares, plural and singular: one mode's variants, or the modes."""
+    """What a window compares, plural and singular: one mode's variants or runtimes, or the
+    modes."""
     if len(params.modes) == 1 and params.variants:
         return "variants", "variant"
+    if len(params.modes) == 1 and params.runtime_variants:
+        return "runtimes", "runtime"
     return "modes", "mode"
 
 

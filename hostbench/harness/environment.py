@@ -21,6 +21,7 @@ import psutil
 from ..errors import HostbenchError
 from ..load import TOOLS
 from ..paths import BIN, ROOT
+from ..runtimes import DEFAULT_RUNTIME, built_version
 from .launch.tools import find_tool
 
 PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psutil", "k6")
@@ -111,6 +112,15 @@ def dotnet_versions() -> dict[str, str]:
         "sdk": _cmd("dotnet", "--version"),
         "runtimes": "; ".join(r.split(" [")[0] for r in runtimes),
     }
+
+
+def testapp_runtimes(runtimes: list[str]) -> dict[str, str]:
+    """The runtimes a study runs the test app on (params.runtime_builds; none: make setup's
+    build), each with the runtime version its build carries ("shared": the installed one,
+    which dotnet.runtimes lists)."""
+    if not runtimes:
+        return {DEFAULT_RUNTIME: built_version(None)}
+    return {runtime: built_version(runtime) for runtime in runtimes}
 
 
 GO_BUILDINFO = b"\xff Go buildinf:"

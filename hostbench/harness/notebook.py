@@ -15,7 +15,8 @@ import pandas as pd
 from ..catalog import get_scenario
 from ..errors import HostbenchError
 from ..params import StudyParams, check_run_id
-from ..paths import ROOT, RUNS, TESTAPP
+from ..paths import ROOT, RUNS
+from ..runtimes import build_of, publish_args
 from ..studies import get_study
 from .launch import netns
 from .launch.modes import LaunchOptions, launch
@@ -27,12 +28,14 @@ APP_SOURCES = ROOT / "testapp" / "dotnet"
 
 
 @cache
-def ensure_testapp() -> Path:
-    """Publish the test app when its build is missing or older than its sources.
+def ensure_testapp(runtime: str | None = None) -> Path:
+    """Publish the test app when its build is missing or older than its sources: `make
+    setup`'s build (runtime None), or a runtime's self-contained one (hostbench/runtimes.py).
 
-    `make setup` does the same; this lets a notebook opened on its own in Jupyter
-    build what it launches. Once per process: a study and its sub-studies measure the build
-    the notebook started with, even when the sources are edited while it measures.
+    `make setup` does the default; this lets a notebook opened on its own in Jupyter
+    build what it launches, and a study comparing runtimes build each on demand. Once per
+    process and runtime: a study and its sub-studies measure the build the notebook started
+    with, even when the sources are edited while it measures.
     """
     kinds = (".cs", ".cshtml", ".csproj", ".json")
     sources = [
@@ -41,17 +44,19 @@ def ensure_testapp() -> Path:
         if p.suffix in kinds and "bin" not in p.parts and "obj" not in p.parts
     ]
     newest = max((p.stat().st_mtime for p in sources), default=0.0)
-    if TESTAPP.exists() and TESTAPP.stat().st_mtime >= newest:
-        return TESTAPP
-    print("publishing the test app (dotnet publish, about a minute) ...", flush=True)
-    argv = ["dotnet", "publish", str(APP_SOURCES), "-c", "Release", "-o", str(TESTAPP.parent),
-            "--nologo", "-v", "quiet"]  # fmt: skip
+    app = build_of(runtime)
+    if app.exists() and app.stat().st_mtime >= newest:
+        return app
+    which = f" for {runtime}" if runtime else ""
+    print(f"publishing the test app{which} (dotnet publish, about a minute) ...", flush=True)
+    argv = ["dotnet", "publish", str(APP_SOURCES), *publish_args(runtime), "--nologo",
+            "-v", "quiet"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
-        raise HostbenchError(f"dotnet publish failed ({done.returncode}): {last[0]}")
-    TESTAPP.touch()
-    return TESTAPP
+        raise HostbenchError(f"dotnet publish{which} failed ({done.returncode}): {last[0]}")
+    app.touch()
+    return app
 
 
 @dataclass
@@ -130,6 +135,8 @@ class StudyRun:
             print(f"{self.run_id}: not run: {reason}")
             return None
         ensure_testapp()
+        for runtime in self.params.runtime_builds:
+            ensure_testapp(runtime)
         return run_study(self.params, self.run_id, self.runs_dir, progress=progress,
                          study=self.study)  # fmt: skip
 

@@ -318,7 +318,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             )
     _write_atomically(study_dir / PARAMS_FILE, json.dumps(new, indent=2))
     if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
-        _record_environment(study_dir)
+        _record_environment(study_dir, runtimes=params.runtime_builds)
 
     design = _design(study_dir, params)
     specs = run_order(params, seed, design["blocks"])
@@ -352,7 +352,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             servers = {(p.tool, p.ships) for p in programs.values()}
             loadgens = {(t, get_generator(t).ships()) for t in params.tools}
             ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
-            _record_environment(study_dir, ssh, list(programs.values()), params.tools)
+            _record_environment(study_dir, ssh, list(programs.values()), params.tools,
+                                params.runtime_builds)  # fmt: skip
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:
@@ -383,13 +384,15 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
 ENVIRONMENT_FILE = "environment.json"
 
 
-def _record_environment(study_dir: Path, ssh=None, programs=(), tools=()) -> None:
-    """environment.json: the machine as the study first saw it (a resumed study keeps it);
-    under topology ssh both hosts too, read there (environment.hosts_record)."""
+def _record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtimes=()) -> None:
+    """environment.json: the machine as the study first saw it (a resumed study keeps it),
+    with the test app's `runtimes` (params.runtime_builds); under topology ssh both hosts too,
+    read there (environment.hosts_record)."""
     path = study_dir / ENVIRONMENT_FILE
     if path.exists():
         return
     record = environment.collect()
+    record["testapp_runtimes"] = environment.testapp_runtimes(list(runtimes))
     if ssh is not None:
         record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
     _write_atomically(path, json.dumps(record, indent=2))

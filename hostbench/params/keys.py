@@ -8,6 +8,7 @@ import re
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import TOOLS, alternating_tools, slice_rules_in_words, tools_in_words
+from ..runtimes import DEFAULT_RUNTIME, RUNTIMES
 from .expansion import resolve_sweep
 from .record import RUN_ID
 from .rules import (
@@ -271,6 +272,15 @@ KEYS: tuple[Key, ...] = (
        "and this machine's cores).", check=resolve_sweep, shape="{n, variants} or null",
        also="n: cores (1 .. cores), cores-x2 (1 .. 2 x cores), or a list of integers >= 1 and "
        "these words (each its number); cores = the CPUs this process may run on"),
+    _k("runtimes", [DEFAULT_RUNTIME], "",
+       "The .NET runtimes the test app runs on, by target framework (e.g. [net8.0, net10.0]); "
+       "each a variant of every TestApp mode when there are several (its own cell, sharing "
+       "the window), named without '.0' (net8). The default runs `make setup`'s build on the "
+       "installed runtime; any other list runs self-contained builds (build/testapp-net8.0/ for "
+       "net8.0), published on demand. Each row records the runtime's exact version "
+       "(runtime_version); the YARP proxy, Go servers and nginx are unchanged.",
+       Rule("str", choices=RUNTIMES, noun="runtime"), LIST,
+       also="with a TestApp mode unless the default; several: not with variants"),
     _k("scenario_modes", {}, "",
        "Scenarios that run under some modes only; scenarios not named run under every mode.",
        check=_scenario_modes, shape="{scenario: list of str}",

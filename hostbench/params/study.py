@@ -13,6 +13,7 @@ from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
 from ..load import Load, check_slice
+from ..runtimes import DEFAULT_RUNTIME, variant_name
 from . import keys
 from .expansion import expand_sweep, overlay
 from .loading import load_yaml
@@ -63,6 +64,7 @@ def _check_together(p: dict) -> None:
     for name in swept:
         if name in p["variants"]:
             raise BadInput(f"variant_sweep makes variant {name!r}, already in 'variants'")
+    _runtimes(p, swept)
     for m in modes:
         mode = get_mode(m)
         if (p["variants"] or swept) and mode.server != "TestApp":
@@ -83,6 +85,28 @@ def _check_together(p: dict) -> None:
         _nginx_setting(key, p[key], modes)
     _interleave(p)
     check_topology(p)
+
+
+def takes_runtime(mode: str) -> bool:
+    """Whether `mode` launches the test app, so runs it on the params' runtimes (the Go servers
+    and a server you started do not; behind YARP, the app does and YARP stays on its own)."""
+    m = get_mode(mode)
+    return m.server == "TestApp" and m.launch != "external"
+
+
+def _runtimes(p: dict, swept: dict) -> None:
+    """runtimes: other than the default, for a study that launches the test app; several (each a
+    variant of the TestApp modes) not beside variants of its own."""
+    runtimes = p["runtimes"]
+    if runtimes == [DEFAULT_RUNTIME]:
+        return
+    if not any(takes_runtime(m) for m in p["modes"]):
+        raise BadInput(f"params key 'runtimes' {runtimes} runs the test app on them, but none "
+                       f"of the modes {p['modes']} launches it")  # fmt: skip
+    if len(runtimes) > 1 and (p["variants"] or swept):
+        raise BadInput(f"params key 'runtimes' lists {len(runtimes)} runtimes, each a "
+                       "variant of the TestApp modes; give variants or several runtimes, "
+                       "not both")  # fmt: skip
 
 
 def _until_decided(p: dict) -> None:
@@ -111,7 +135,8 @@ def _interleave(p: dict) -> None:
     if slice_s is None:
         return
     what = f"params key 'interleave_slice_s' {slice_s:g}"
-    if not (p["variants"] or p["variant_sweep"]):  # else a mode's variants share the window
+    if not (p["variants"] or p["variant_sweep"] or len(p["runtimes"]) > 1):  # else a mode's
+        # variants (its runtimes) share the window
         for sc in p["scenarios"]:
             serving = p["scenario_modes"].get(sc, p["modes"])
             if len([m for m in p["modes"] if m in serving]) < 2:
@@ -144,6 +169,8 @@ class LaunchOptions:
     # nginx modes with an upstream pool: idle connections kept per worker; None: the catalog's.
     nginx_keepalive_pool: int | None = _default("nginx_keepalive_pool")
     nginx_workers: int | None = _default("nginx_workers")  # None: one per core it may use
+    # The test app's runtime (params key runtimes, per variant): None, make setup's build.
+    runtime: str | None = None
 
 
 @dataclass
@@ -178,6 +205,7 @@ class StudyParams:
     loadgen_cpus: list[int] | None = _default("loadgen_cpus")
     variants: dict[str, dict] = _default("variants")  # the stated ones, then the swept ones
     variant_sweep: dict | None = _default("variant_sweep")  # as resolved: values and cores
+    runtimes: list[str] = _default("runtimes")  # several: each a variant of the TestApp modes
     scenario_modes: dict[str, list[str]] = _default("scenario_modes")
     options: LaunchOptions = field(default_factory=LaunchOptions)
     sub_studies: dict[str, dict] = _default("sub_studies")
@@ -219,7 +247,10 @@ class StudyParams:
     def from_validated(cls, values: dict) -> "StudyParams":
         """Params from values validated already, as from_dict reads them or to_dict writes them
         (papermill hands a study notebook to_dict's): built, not checked again."""
-        options = LaunchOptions(**{f.name: values[f.name] for f in fields(LaunchOptions)})
+        runtimes = values["runtimes"]
+        runtime = None if runtimes == [DEFAULT_RUNTIME] or len(runtimes) > 1 else runtimes[0]
+        options = LaunchOptions(**{f.name: values[f.name] for f in fields(LaunchOptions)
+                                   if f.name != "runtime"}, runtime=runtime)  # fmt: skip
         swept = _swept(values["variant_sweep"])
         own = {f.name: values[f.name] for f in fields(cls) if f.name != "options"}
         return cls(**{**own, "variants": {**values["variants"], **swept}}, options=options)
@@ -264,7 +295,7 @@ class StudyParams:
     def to_dict(self) -> dict:
         """The params as a params file would state them (round-trips through from_dict)."""
         out = {k: v for k, v in asdict(self).items() if k != "options"}
-        out.update(asdict(self.options))
+        out.update({k: v for k, v in asdict(self.options).items() if k != "runtime"})
         swept = expand_sweep(self.variant_sweep)  # stated once, as the sweep
         out["variants"] = {k: v for k, v in out["variants"].items() if k not in swept}
         return out
@@ -327,10 +358,39 @@ class StudyParams:
             )
         return made[cell]
 
+    @property
+    def runtime_variants(self) -> dict[str, str]:
+        """{variant: runtime} when the params compare runtimes (several), else empty."""
+        if len(self.runtimes) < 2:
+            return {}
+        return {variant_name(r): r for r in self.runtimes}
+
+    @property
+    def runtime_builds(self) -> list[str]:
+        """The runtimes whose self-contained builds the runs launch (none: make setup's)."""
+        if self.runtimes == [DEFAULT_RUNTIME] or not any(map(takes_runtime, self.modes)):
+            return []
+        return list(self.runtimes)
+
+    def variants_of(self, mode: str) -> list[str]:
+        """The variants `mode` runs in: its runtimes when the params compare them (a mode that
+        does not launch the test app: none), else the params' variants; [""]: none."""
+        if self.runtime_variants:
+            return list(self.runtime_variants) if takes_runtime(mode) else [""]
+        return list(self.variants) or [""]
+
+    def variant_settings(self, variant: str) -> dict:
+        """What a variant sets, as a run's settings record it."""
+        if variant in self.runtime_variants:
+            return {"runtime": self.runtime_variants[variant]}
+        return self.variants[variant]
+
     def options_for(self, variant: str) -> LaunchOptions:
         """The launch options of a variant's runs: the study's, then the variant's added."""
         if not variant:
             return self.options
+        if variant in self.runtime_variants:
+            return replace(self.options, runtime=self.runtime_variants[variant])
         v = self.variants[variant]
         return replace(
             self.options,
@@ -341,14 +401,14 @@ class StudyParams:
     def cells(self) -> list[tuple[str, str, str, str, int]]:
         """Every (mode, variant, scenario, tool, concurrency) a block runs once.
 
-        variant is "" when the study has none; scenario_modes leaves out the modes a scenario
-        does not run under.
+        variant is "" when the study has none (variants_of); scenario_modes leaves out the modes
+        a scenario does not run under.
         """
-        variants = list(self.variants) or [""]
         return [
             (m, v, sc, t, c)
-            for m, v, sc, t, c in itertools.product(
-                self.modes, variants, self.scenarios, self.tools, self.concurrency
+            for m in self.modes
+            for v, sc, t, c in itertools.product(
+                self.variants_of(m), self.scenarios, self.tools, self.concurrency
             )
             if m in self.scenario_modes.get(sc, self.modes)
         ]
@@ -390,7 +450,7 @@ class StudyParams:
             **{
                 k: v
                 for k, v in asdict(self.options).items()
-                if k not in keys.SET_ONLY or v is not None
+                if k not in (*keys.SET_ONLY, "runtime") or v is not None
             },
             "hostbench_version": __version__,
         }

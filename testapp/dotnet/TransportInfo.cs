@@ -18,7 +18,7 @@ public static class TransportInfo
     /// <summary>
     /// {"server", "transport", "ioQueueCount", "unsafePreferInlineScheduling",
     /// "waitForDataBeforeAllocatingBuffer", "inlineCompletionsEnv", "inlineCompletionsEngine",
-    /// "processorCount"} as UTF-8 JSON. The socket options are the IOptions instance the Sockets
+    /// "processorCount", "runtime"} as UTF-8 JSON. The socket options are the IOptions instance the Sockets
     /// transport factory is built with (defaults included); inlineCompletionsEnv is whether the env
     /// var is "1" in this process, inlineCompletionsEngine what System.Net.Sockets' engine read from
     /// it at start (null where the runtime does not expose it).
@@ -47,6 +47,8 @@ public static class TransportInfo
                 w.WriteNull("inlineCompletionsEngine");
             }
             w.WriteNumber("processorCount", Environment.ProcessorCount);
+            // The runtime this process runs on, e.g. "8.0.31": every row records it.
+            w.WriteString("runtime", Environment.Version.ToString());
             w.WriteEndObject();
         }
         return buffer.ToArray();

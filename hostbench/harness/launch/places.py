@@ -39,7 +39,11 @@ class Local:
             Path(path).mkdir(parents=True, exist_ok=True)
 
     def tool(self, name: str, ships: Path | None = None) -> str:
-        """The path of program `name` here (`ships`: what an ssh host would be given)."""
+        """The path of program `name` here: in `ships` when that is a published folder holding
+        it (what an ssh host would be given: the test app's build for a runtime), else where
+        find_tool finds it."""
+        if ships is not None and ships.is_dir() and os.access(ships / name, os.X_OK):
+            return str(ships / name)
         return str(find_tool(name))
 
     def output(self, *argv) -> str:

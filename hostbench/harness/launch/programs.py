@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ...catalog import Mode
-from ...errors import BadInput
+from ...errors import BadInput, ToolMissing
 from ...params import LaunchOptions  # data: the params' launch keys
 from ...paths import BIN, TESTAPP, YARP_PROXY
+from ...runtimes import build_of
 from . import proxies
 
 
@@ -75,13 +76,17 @@ class Program:
         programs (their build is recorded otherwise)."""
         return None
 
+    def executable(self, place, setup: Setup) -> str:
+        """Its path on `place`."""
+        return place.tool(self.tool, self.ships)
+
     def process(self, place, run_dir: Path, setup: Setup):
         """The program set up on `place` for `setup` (configs written, kept in run_dir); not
         started yet."""
         folder = PurePosixPath(place.folder(run_dir))
         files = self.configs(setup, folder, place)
         place.put(run_dir, str(folder), files, self.dirs(folder))
-        exe = place.tool(self.tool, self.ships)
+        exe = self.executable(place, setup)
         return place.process(
             self.name,
             self.argv(exe, setup, folder),
@@ -100,6 +105,18 @@ class TestApp(Program):
     ships = TESTAPP.parent
     log = "app.log"
     in_folder = False
+
+    def executable(self, place, setup):
+        """make setup's build, or the self-contained build of the launch's runtime (params key
+        runtimes), published by the harness before the study (notebook.ensure_testapp)."""
+        if setup.opts.runtime is None:
+            return super().executable(place, setup)
+        build = build_of(setup.opts.runtime)
+        if not build.is_file():
+            raise ToolMissing(f"TestApp for {setup.opts.runtime} is not built at {build}: a "
+                              "study publishes it first (hostbench.harness.notebook."
+                              f"ensure_testapp({setup.opts.runtime!r}))")  # fmt: skip
+        return place.tool(self.tool, build.parent)  # here, or a copy of it on an ssh host
 
     def argv(self, exe, setup, folder):
         urls = f"http://{setup.listen}" if not setup.socket else f"http://unix:{setup.socket}"

@@ -281,14 +281,15 @@ class Connection:
         """The path on the host of program `name`: a copy of `ships` (this machine's build of
         it: the file itself, or the published folder it is in), copied once; else the host's
         own (PATH: the playbook installs it)."""
-        if name not in self._tools:
+        key = f"{name}@{ships}"  # one copy per build (the test app: one per runtime)
+        if key not in self._tools:
             if ships is not None:
                 if not ships.exists():
                     raise BadInput(f"{name}: {ships} is not built here, so it cannot be copied "
                                    f"to the {self.host.label()}: run `make setup`")  # fmt: skip
                 self.copy([ships], self.folder_root)
                 inside = f"/{name}" if ships.is_dir() else ""
-                self._tools[name] = f"{self.folder_root}/{ships.name}{inside}"
+                self._tools[key] = f"{self.folder_root}/{ships.name}{inside}"
             else:
                 found = self.run("sh", "-c", f"command -v {shlex.quote(name)}", check=False)
                 if found.returncode != 0:
@@ -296,8 +297,8 @@ class Connection:
                         f"{self.host.label()} has no {name}: run ansible-playbook -i "
                         "INVENTORY deploy/provision.yml"
                     )
-                self._tools[name] = found.stdout.strip()
-        return self._tools[name]
+                self._tools[key] = found.stdout.strip()
+        return self._tools[key]
 
     # What a place is (places.Local is the other): a launch's programs run through these.
 

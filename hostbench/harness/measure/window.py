@@ -111,7 +111,7 @@ def run_settings(spec: RunSpec, params: StudyParams) -> dict:
     """Everything that shapes this run's measurement besides its mode and scenario."""
     settings = {"tool": spec.tool, "concurrency": spec.concurrency, **params.measured_settings()}
     if spec.variant:  # only then: runs of studies without variants keep their fingerprints
-        settings["variant"] = {spec.variant: params.variants[spec.variant]}
+        settings["variant"] = {spec.variant: params.variant_settings(spec.variant)}
     return settings
 
 
@@ -384,6 +384,7 @@ TRANSPORT_COLUMNS = {
     "transport_wait_for_data": "waitForDataBeforeAllocatingBuffer",
     "transport_inline_completions": "inlineCompletionsEngine",
     "transport_inline_completions_env": "inlineCompletionsEnv",
+    "runtime_version": "runtime",
 }
 
 

@@ -1,0 +1,61 @@
+"""The runtime as a factor: a run that compared .NET runtimes (params key runtimes), each a
+variant of its TestApp modes sharing the window, read one runtime at a time.
+
+Within one runtime the ratios are the study's usual ones (each mode to the baseline, paired
+within blocks); the modes that do not run the test app (the Go servers: variant "") are in
+every runtime's part, so a ratio to Iris MVC is .NET on that runtime against the same Iris
+windows. Each runtime is named with the exact version its rows recorded (runtime_version,
+read from the app)."""
+
+import pandas as pd
+
+from . import intervals
+
+RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
+
+
+def parts(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """{runtime variant: its rows, with the rows of the modes that run no test app}, oldest
+    runtime first (the params' order is RUNTIMES', oldest first; net8 < net9 < net10)."""
+    named = [v for v in results["variant"].astype(str).unique() if v]
+    ordered = sorted(named, key=lambda v: int("".join(c for c in v if c.isdigit()) or 0))
+    return {v: results[results["variant"].astype(str).isin([v, ""])] for v in ordered}
+
+
+def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFrame]:
+    """A sub-study's results as conditions a claim is judged again under: {name: results}, or,
+    for one that compared runtimes (its params' runtime_variants), one per runtime, named
+    "<name> on <runtime> (<version>)", so no ratio mixes runtimes."""
+    if not params.runtime_variants:
+        return {name: results}
+    return {f"{name} on {v} ({version_of(part, v)})": part for v, part in parts(results).items()}
+
+
+def version_of(part: pd.DataFrame, variant: str) -> str:
+    """The runtime version the variant's rows recorded ("8.0.31"); several, joined, should a
+    build have changed between blocks."""
+    versions = part.loc[part["variant"].astype(str) == variant, "runtime_version"].astype(str)
+    return ", ".join(sorted(v for v in versions.unique() if v)) or "not reported"
+
+
+def ratios(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataFrame:
+    """Each mode's ratio to the baseline on each runtime (intervals.paired_ratios on that
+    runtime's part), with the runtime and its recorded version as the first columns."""
+    frames = []
+    for variant, part in parts(results).items():
+        r = intervals.paired_ratios(part, baseline, metric=metric)
+        r.insert(0, "version", version_of(part, variant))
+        r.insert(0, RUNTIME, variant)
+        frames.append(r)
+    if not frames:
+        return pd.DataFrame(columns=[RUNTIME, "version", *intervals.COLUMNS])
+    return pd.concat(frames, ignore_index=True)
+
+
+def table(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataFrame:
+    """ratios as a page shows them: runtime, version, mode, scenario, blocks and the ratio with
+    its interval in words."""
+    r = intervals.with_ratio_text(ratios(results, baseline, metric))
+    bounds = zip(r["ratio"], r["ci_low"], r["ci_high"], strict=True)
+    r["in words"] = [intervals.describe(x, lo, hi).split(":")[0] for x, lo, hi in bounds]
+    return r[[RUNTIME, "version", "mode", "baseline", "scenario", "n", "ours (95% CI)", "in words"]]
