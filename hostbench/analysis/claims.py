@@ -176,10 +176,13 @@ def _centre(values: list[float]) -> str:
 
 def _printed_ends(found: list[dict]) -> tuple[str, str]:
     """The ends of the interval that holds each comparison's ours / the article's, as printed:
-    two decimals, rounded outwards (intervals.times_bound)."""
+    two decimals, rounded outwards (intervals.times_bound), more where rounding would carry an
+    end across an edge of the tolerance, so the printed ends say what the verdict read."""
     low = min(c["ci_low"] / c["value"] for c in found)
     high = max(c["ci_high"] / c["value"] for c in found)
-    return intervals.times_bound(low, up=False), intervals.times_bound(high, up=True)
+    edges = (1.0, *intervals.tolerance_edges())
+    return (intervals.times_bound(low, up=False, edges=edges),
+            intervals.times_bound(high, up=True, edges=edges))  # fmt: skip
 
 
 # Little's law: at a fixed number of connections a closed-loop load's mean latency is the

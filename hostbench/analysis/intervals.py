@@ -354,12 +354,18 @@ def times_text(ratio: float) -> str:
     return "n/a" if _missing(ratio) else f"{ratio:.2f}x"
 
 
-def times_bound(value: float, *, up: bool) -> str:
+def times_bound(value: float, *, up: bool, edges: tuple[float, ...] = ()) -> str:
     """An interval's end as a multiple, rounded outwards (up: ceiled, else floored) to two
-    decimals, more beside 1.00x as ci_text's, and more for a low end that would floor to 0:
-    0.4274 -> "0.42", 0.4488 up -> "0.45", 0.0042 -> "0.004"."""
+    decimals, more beside 1.00x as ci_text's, more for a low end that would floor to 0, and
+    more where rounding would carry it across one of `edges` (a verdict's tolerance edges: the
+    printed end stays on the side the verdict read): 0.4274 -> "0.42", 0.4488 up -> "0.45",
+    0.0042 -> "0.004", 0.8703 with edge 1/1.15 -> "0.870"."""
     text, places = _outward(value, 2, up=up), 2
-    while float(text) == 0 < value and places < 12:  # a ratio is > 0: it reaches a digit
+
+    def crossed(printed: float) -> bool:
+        return any((printed < e <= value) if not up else (value <= e < printed) for e in edges)
+
+    while (float(text) == 0 < value or crossed(float(text))) and places < 12:
         places += 1
         text = _outward(value, places, up=up)
     return text
@@ -555,6 +561,12 @@ def tolerance_text(tolerance_pct: float = TOLERANCE_PCT) -> str:
         "interval lies on its side of the stated value. Fewer than "
         f"{MIN_UNITS} blocks decide nothing."
     )
+
+
+def tolerance_edges(tolerance_pct: float = TOLERANCE_PCT) -> tuple[float, float]:
+    """The ratio of ratios at each edge of the size verdicts' tolerance (size_verdict)."""
+    t = 1 + tolerance_pct / 100
+    return 1 / t, t
 
 
 def _too_few(n) -> bool:
