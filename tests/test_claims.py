@@ -121,3 +121,15 @@ def test_a_claim_about_what_dotnet_removed_is_not_re_run_here_not_untestable():
     # What needs Windows stays not testable here.
     jcsi = claims.of_run("jcsi2018", RUNS / STUDIES["jcsi2018"].paper_run)
     assert claims.in_words(jcsi).endswith("; 3 more not testable here")
+
+
+def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
+    # ours / the article's from 0.8699 (inside 1/1.15 = 0.86957) to 0.95: reproduced. Floored
+    # to two decimals the low end would read 0.86, outside the tolerance ("within ±17%").
+    c = _comparison("html", 1.547, 1.70 * 0.8699, 1.70 * 0.95, 1.70)
+    assert (
+        intervals.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == intervals.REPRODUCED
+    )
+    text = claims._against("size", [c])
+    assert "(0.8699-0.95x)" in text
+    assert _from_printed_ends(text)[0] == 15 and "within ±15%" in text

@@ -9,7 +9,7 @@ import pytest
 
 from hostbench.analysis import runtimes, window_design
 from hostbench.errors import BadInput
-from hostbench.harness.measure.run import RunSpec, run_settings
+from hostbench.harness.measure.window import RunSpec, run_settings
 from hostbench.harness.study import run_order
 from hostbench.params import StudyParams, fingerprint
 from hostbench.params.keys import VARIANT

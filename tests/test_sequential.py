@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from conftest import profile_params
-from hostbench.analysis import error_rates, intervals, sequential, until_decided
-from hostbench.analysis.reference import load_claims
+from hostbench.analysis import error_rates, intervals, sequential, tables, until_decided
+from hostbench.analysis.reference import UNJUDGED_KINDS, load_claims
 from hostbench.analysis.sequential import Plan, repeated_interval
 from hostbench.errors import BadInput
+from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
 
 
@@ -203,3 +204,15 @@ def test_simulated_error_rates_stay_at_their_share():
     fixed = table[table["rule"] != "repeated"]
     assert (repeated["wrong"] <= 0.025 + 0.003).all()  # 0.003: three standard errors
     assert (fixed["wrong"] > 0.05).all()  # looking after every block with fixed intervals
+
+
+def test_a_look_leaves_out_the_claims_no_interval_judges():
+    # kestrel-transports-2018's claims about libuv and the Linux transport are not re-run here
+    # (and jcsi2018's about HTTP.sys not testable): a look never waits for them.
+    run = RUNS / STUDIES["kestrel-transports-2018"].claims_run
+    results = tables.load_results(run, valid_only=False)
+    params = tables.load_params(run)
+    table = load_claims("kestrel-transports-2018")
+    unjudged = set(table[table["kind"].isin(UNJUDGED_KINDS)]["claim"])
+    found = until_decided.look("kestrel-transports-2018", results, params, 3, 1.0)
+    assert unjudged and found.verdicts and not unjudged & set(found.verdicts)

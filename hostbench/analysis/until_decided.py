@@ -24,7 +24,7 @@ from ..errors import BadInput
 from ..params import StudyParams
 from ..studies import get_study
 from . import claims, intervals, tables
-from .reference import load_claims
+from .reference import UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
 DECIDED = (intervals.REPRODUCED, intervals.SMALLER, intervals.LARGER, intervals.DIFFERS,
@@ -72,7 +72,7 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
     measured = _measured_cells(params)
     verdicts, open_, cells = {}, {}, []
     for claim, rows in table.groupby("claim", sort=False):
-        if rows.iloc[0].kind == "not testable":
+        if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
             continue
         needs = _cells_of(rows, measured)
         if not needs or not _all_measured(rows, measured):  # the paper profile judges it
