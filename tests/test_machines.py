@@ -123,3 +123,18 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
     # Without the study's id (a test's box), the claims as they are.
     plain = findings.findings_box(table, results, {})
     assert machines.MACHINES not in plain.claims.columns
+
+
+def test_a_processor_recorded_with_and_without_its_identity_is_one_machine():
+    # An older run records the model name only; a newer one adds family, model and stepping.
+    table = pd.DataFrame({claims.CLAIM: ["a claim"], claims.VERDICT: [intervals.SUPPORTED]})
+    named = machines._one_name_per_model(
+        [("AMD EPYC", table), ("AMD EPYC (family 25, model 17, stepping 1)", table),
+         ("Intel Xeon", table)]
+    )  # fmt: skip
+    assert [n for n, _ in named] == ["AMD EPYC", "AMD EPYC", "Intel Xeon"]
+    two = machines._one_name_per_model(
+        [("AMD EPYC (family 25, model 1, stepping 1)", table),
+         ("AMD EPYC (family 25, model 17, stepping 1)", table)]
+    )  # fmt: skip
+    assert len({n for n, _ in two}) == 2  # two recorded identities stay two machines

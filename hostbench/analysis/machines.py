@@ -73,6 +73,7 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
         if judged is None:
             return {}
         by_run.append((processor(_environment(run)), judged))
+    by_run = _one_name_per_model(by_run)
     out = {}
     for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
         seen = {}  # {processor: {verdict: runs}}
@@ -82,6 +83,22 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
                 counts[verdict] = counts.get(verdict, 0) + 1
         out[claim] = in_words(seen)
     return out
+
+
+def _one_name_per_model(by_run: list[tuple[str, pd.DataFrame]]) -> list[tuple[str, pd.DataFrame]]:
+    """Runs whose processor names differ only by the identity some of them recorded (older
+    runs lack family, model and stepping): one machine, named by the model name alone, unless
+    two recorded identities under one name differ."""
+
+    def model(name: str) -> str:
+        return name.split(" (family")[0]
+
+    names: dict[str, set[str]] = {}
+    for name, _ in by_run:
+        names.setdefault(model(name), set()).add(name)
+    identified = {m: {n for n in ns if n != m} for m, ns in names.items()}
+    return [(model(name) if len(identified[model(name)]) <= 1 else name, t)
+            for name, t in by_run]  # fmt: skip
 
 
 def _environment(run: Path) -> dict:
