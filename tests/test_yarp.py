@@ -18,8 +18,9 @@ import yaml
 
 from conftest import interruptible
 from hostbench.errors import LaunchFailed, ToolMissing
-from hostbench.harness.launch import netns, tools, web
+from hostbench.harness.launch import netns, web
 from hostbench.harness.launch.modes import LaunchOptions, launch
+from hostbench.harness.launch.programs import PROGRAMS
 from hostbench.harness.launch.tools import find_tool
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux modes")
@@ -58,7 +59,7 @@ def _our_children() -> set[int]:
 
 
 def test_a_missing_build_is_one_line_naming_make_setup(tmp_path, monkeypatch):
-    monkeypatch.setattr(tools, "YARP_PROXY", tmp_path / "build" / "yarp" / "YarpProxy")
+    monkeypatch.setattr(PROGRAMS["yarp"], "ships", tmp_path / "build" / "yarp")
     with pytest.raises(ToolMissing) as err:
         find_tool("YarpProxy")
     message = str(err.value)
@@ -117,7 +118,7 @@ def test_a_proxy_that_cannot_start_is_one_line_and_the_app_is_stopped(tmp_path, 
 
 @pytest.mark.live
 def test_a_missing_build_stops_the_app_it_started(tmp_path, monkeypatch):
-    monkeypatch.setattr(tools, "YARP_PROXY", tmp_path / "build" / "yarp" / "YarpProxy")
+    monkeypatch.setattr(PROGRAMS["yarp"], "ships", tmp_path / "build" / "yarp")
     before = _our_children()
     with pytest.raises(ToolMissing, match="`make setup`"):
         with launch("yarp", tmp_path / "run", LaunchOptions()):

@@ -205,20 +205,17 @@ def _read_there(probe) -> str | None:
         return "unknown"
 
 
-def hosts_record(ssh, programs, tools: list[str]) -> dict:
+def hosts_record(ssh, programs, tools) -> dict:
     """Topology ssh: each host as it runs the study, read there (`ssh`: launch.remote.SshHosts,
     connected): its machine (OS, kernel, CPU model and cores, memory, python3), and the
     versions of what it runs: the server's .NET runtimes and proxies (`programs`, from
-    launch.programs; the harness's own builds are recorded above), the load host's `tools`."""
+    launch.programs; the harness's own builds are recorded above), the load host's `tools`
+    (measure.loadgen generators)."""
     server, loadgen = ssh.both
 
     def runtimes() -> str:
         listed = server.output("sh", "-c", "dotnet --list-runtimes 2>/dev/null").splitlines()
         return "; ".join(r.split(" [")[0] for r in listed) or "not installed"
-
-    def tool(name: str) -> str:
-        lines = loadgen.output(loadgen.tool(name), *TOOLS[name].version_args).splitlines()
-        return lines[0].strip() if lines else "unknown"
 
     proxies = {p.name: _read_there(lambda p=p: p.version(server)) for p in programs}
     return {
@@ -226,5 +223,6 @@ def hosts_record(ssh, programs, tools: list[str]) -> dict:
                    "dotnet_runtimes": _read_there(runtimes),
                    "tools": {name: v for name, v in proxies.items() if v is not None}},
         "loadgen": {"name": loadgen.host.name, **loadgen.machine(),
-                    "tools": {name: _read_there(lambda name=name: tool(name)) for name in tools}},
+                    "tools": {t.name: _read_there(lambda t=t: t.version_on(loadgen))
+                              for t in tools}},
     }  # fmt: skip

@@ -352,8 +352,13 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             servers = {(p.tool, p.ships) for p in programs.values()}
             loadgens = {(t, get_generator(t).ships()) for t in params.tools}
             ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
-            _record_environment(study_dir, ssh, list(programs.values()), params.tools,
-                                params.runtime_builds)  # fmt: skip
+            _record_environment(
+                study_dir,
+                ssh,
+                list(programs.values()),
+                [get_generator(t) for t in params.tools],
+                params.runtime_builds,
+            )
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
         while block <= design["blocks"]:

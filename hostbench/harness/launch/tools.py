@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ...errors import ToolMissing
-from ...paths import BIN, TESTAPP, YARP_PROXY
+from ...paths import BIN
 from .programs import PROGRAMS
 
 # How the README's setup provides each tool; quoted in the error when one is missing.
@@ -26,7 +26,9 @@ HOW_TO_INSTALL = {
 
 def find_tool(name: str) -> Path:
     """Absolute path of tool `name`, or ToolMissing naming it and how to install it."""
-    published = {"TestApp": TESTAPP, "YarpProxy": YARP_PROXY}  # .NET programs `make setup` builds
+    # The .NET programs `make setup` publishes, each into a folder of its own (programs.py).
+    published = {p.tool: p.ships / p.tool for p in PROGRAMS.values()
+                 if p.ships is not None and p.ships.name != p.tool}  # fmt: skip
     if name in published:
         path = published[name]
         if path.is_file() and os.access(path, os.X_OK):

@@ -114,6 +114,12 @@ class LoadGenerator:
         """What an ssh load host is given of it (remote.Connection.tool), or None."""
         return self.executable() if self.copied else None
 
+    def version_on(self, host) -> str:
+        """The first line it prints about its version on ssh load host `host` (a
+        remote.Connection): the copy given there, or the host's own."""
+        lines = host.output(host.tool(self.name, self.ships()), *self.version_args).splitlines()
+        return lines[0].strip() if lines else "unknown"
+
     def scripts(self, load: Load, folder: str) -> dict[str, str]:
         """Files the tool reads (name: text), written into its folder before it starts."""
         return {}
@@ -155,8 +161,7 @@ class LoadGenerator:
         # On the load host: the same command, the host's copy of the tool, in a folder there.
         exe = host.tool(self.name, self.ships())
         if self._version is None:
-            lines = host.output(exe, *self.version_args).splitlines()
-            self._version = lines[0].strip() if lines else "unknown"
+            self._version = self.version_on(host)
         folder = host.folder(out_dir)
         host.put(out_dir, folder, self.scripts(load, folder))
         argv = self.argv(load, folder, exe)
