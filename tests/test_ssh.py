@@ -398,7 +398,40 @@ def _rows(results: Path) -> list[dict]:
     return list(csv.DictReader(results.open()))
 
 
-@pytest.mark.parametrize("study", sorted(STUDIES))
+def _check_quick_over_ssh(params: StudyParams, main: Path, done: dict) -> None:
+    """A study's quick profile measured over ssh into run folder `main`: `done` holds each
+    part's results.csv ("" the study, a sub-study by name; None for one skipped)."""
+    skipped = params.sub_studies_skipped
+    assert {n for n, path in done.items() if path is None} == set(skipped)
+    for results in done.values():
+        if results is not None:
+            rows = _rows(results)
+            assert rows and {r["mode"] for r in rows} <= set(params.modes)
+            for r in rows:
+                _check_ssh_row(r, results.parent)
+    assert sorted({r["mode"] for r in _rows(done[""])}) == sorted(params.modes)
+    recorded = json.loads((main / PARAMS_FILE).read_text())
+    assert recorded.get(SKIPPED_SUB_STUDIES, {}) == skipped
+    log = (main / "progress.log").read_text()
+    for name, why in skipped.items():
+        assert f"sub-study {name}: {why}" in log
+        assert not (main.parent / f"{main.name}-{name}").exists()
+    # Both hosts in the environment record, read there (here both are this machine).
+    env = json.loads((main / "environment.json").read_text())
+    for role in ("server", "loadgen"):
+        host = env["hosts"][role]
+        assert host["cpu_model"] == env["cpu_model"] and host["cpu_cores_logical"] > 0
+        assert host["os"] and host["kernel"] and host["memory_gib"] > 0
+    assert set(env["hosts"]["loadgen"]["tools"]) == set(params.tools)
+    assert all(v not in ("", "unknown") for v in env["hosts"]["loadgen"]["tools"].values())
+    proxies = {get_mode(m).proxy for m in params.modes if get_mode(m).proxy}
+    assert set(env["hosts"]["server"]["tools"]) == proxies
+    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
+
+
+# jcsi2018, the main study, is measured over ssh once, through its notebook, by
+# test_make_reproduce_runs_the_main_studys_notebook_over_ssh_to_its_report.
+@pytest.mark.parametrize("study", sorted(set(STUDIES) - {"jcsi2018"}))
 def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp_path):
     from hostbench.harness.notebook import StudyRun
 
@@ -418,33 +451,7 @@ def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp
 
         done = netns.call_in(hosts.client, measure)
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")  # nothing on the hosts
-    skipped = params.sub_studies_skipped
-    assert {n for n, path in done.items() if path is None} == set(skipped)
-    for results in done.values():
-        if results is not None:
-            rows = _rows(results)
-            assert rows and {r["mode"] for r in rows} <= set(params.modes)
-            for r in rows:
-                _check_ssh_row(r, results.parent)
-    main = run.out_dir
-    assert sorted({r["mode"] for r in _rows(done[""])}) == sorted(params.modes)
-    recorded = json.loads((main / PARAMS_FILE).read_text())
-    assert recorded.get(SKIPPED_SUB_STUDIES, {}) == skipped
-    log = (main / "progress.log").read_text()
-    for name, why in skipped.items():
-        assert f"sub-study {name}: {why}" in log
-        assert not (main.parent / f"{main.name}-{name}").exists()
-    # Both hosts in the environment record, read there (here both are this machine).
-    env = json.loads((main / "environment.json").read_text())
-    for role in ("server", "loadgen"):
-        host = env["hosts"][role]
-        assert host["cpu_model"] == env["cpu_model"] and host["cpu_cores_logical"] > 0
-        assert host["os"] and host["kernel"] and host["memory_gib"] > 0
-    assert set(env["hosts"]["loadgen"]["tools"]) == set(params.tools)
-    assert all(v not in ("", "unknown") for v in env["hosts"]["loadgen"]["tools"].values())
-    proxies = {get_mode(m).proxy for m in params.modes if get_mode(m).proxy}
-    assert set(env["hosts"]["server"]["tools"]) == proxies
-    assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
+    _check_quick_over_ssh(params, run.out_dir, done)
 
 
 @pytest.mark.parametrize("tool, slice_s", [("k6", 0.25), ("bombardier", 1.0)])
@@ -570,16 +577,18 @@ def test_make_reproduce_runs_the_main_studys_notebook_over_ssh_to_its_report(tmp
                             runs_dir=tmp_path / "runs")  # fmt: skip
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
     assert out == tmp_path / "runs" / "ssh"
-    for r in _rows(out / "results.csv"):
-        _check_ssh_row(r, out)
+    done = {
+        "": out / "results.csv",
+        **{n: None for n in params.sub_studies_skipped},
+        **{n: out.parent / f"ssh-{n}" / "results.csv" for n in params.sub_studies_run},
+    }
+    _check_quick_over_ssh(params, out, done)
     assert json.loads((out / DONE_FILE).read_text())["profile"] == "ssh"
     assert check_report(out / "report.html", forbidden=[str(tmp_path)]) == []
     page = html.unescape((out / "report.html").read_text())
     assert params.sub_studies_skipped  # isolated and two-hosts: each said on the page
     for why in params.sub_studies_skipped.values():
         assert why.split(" (")[0] in page or why.split(":")[1].split(",")[0] in page, why
-    for name in params.sub_studies_run:
-        assert (out.parent / f"ssh-{name}" / "results.csv").is_file(), name
 
 
 def test_doctor_reads_each_host_of_an_inventory_there(tmp_path):

@@ -18,10 +18,11 @@ STUDY = "jcsi2018"
 
 @pytest.mark.live
 def test_a_claims_run_stops_at_its_budget_and_names_the_open_claims(tmp_path):
-    # Kestrel and the analog on HTML, 5 s windows: the first look (3 blocks, the fewest that
-    # decide anything) cannot decide "+70%" at this precision, and the budget (a minute)
+    # Kestrel and the analog on HTML, 2 s windows: the first look (3 blocks, the fewest that
+    # decide anything) cannot decide "+70%" at this precision, and the budget (a second)
     # stops the run there, a block before its cap.
-    params = profile_params(STUDY, "claims", scenarios=["html"], duration_s=5, warmup_s=5,
+    params = profile_params(STUDY, "claims", scenarios=["html"], duration_s=2, warmup_s=1,
+                            min_duration_s=1,
                             max_repetitions=4, max_minutes=0.01, quiet_max_cores=None,
                             require_steady=False)  # fmt: skip
     run_dir = run_study(params, "claims", tmp_path, progress=False, study=STUDY).parent
