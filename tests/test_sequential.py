@@ -132,6 +132,30 @@ def test_paired_ratios_use_the_plan_in_block_order():
     assert out["ci_high"] == pytest.approx(math.exp(high))
 
 
+def test_a_runs_results_carry_its_plan_to_every_interval_drawn_from_them():
+    # The headline, the study's tables and ratios.csv take the results as loaded: a run that
+    # stopped when decided states the repeated interval its verdicts are judged by, a
+    # fixed-length run its t interval, without each caller passing the plan.
+    decided = RUNS / STUDIES["linux-proxies-2021"].claims_run
+    fixed = RUNS / STUDIES["linux-proxies-2021"].paper_run
+    for run, method in ((decided, intervals.REPEATED), (fixed, "t-log")):
+        results = tables.load_results(run, valid_only=False)
+        kept = results[results["scenario"] == results["scenario"].iloc[0]]  # as a table filters
+        ratios = intervals.paired_ratios(kept, tables.load_params(run).baseline_mode)
+        assert set(ratios["method"]) == {method}, run.name
+    plan = Plan.of(tables.load_params(decided))
+    results = tables.load_results(decided, valid_only=False)
+    assert results.attrs[tables.PLAN] == plan
+    given = intervals.paired_ratios(results, "kestrel", plan=plan)
+    pd.testing.assert_frame_equal(intervals.paired_ratios(results, "kestrel"), given)
+
+
+def test_every_committed_run_that_stopped_when_decided_writes_repeated_intervals():
+    for name in (s.claims_run for s in STUDIES.values()):  # every study has one
+        ratios = pd.read_csv(RUNS / name / "ratios.csv")
+        assert set(ratios["method"]) == {intervals.REPEATED}, name
+
+
 # --- the profile's rules ----------------------------------------------------------------------
 
 

@@ -71,7 +71,9 @@ def paired_ratios(
     n = 1 gives the ratio with a NaN interval; a cell the baseline never ran with has n = 0.
     plan (a run that stopped when decided, sequential.Plan): the repeated interval instead,
     valid over every look the run took (sequential.repeated_interval, blocks in order); the
-    method column names it. `confidence` and `method` then do not apply.
+    method column names it. `confidence` and `method` then do not apply. Without one, the
+    plan the results were loaded with (tables.load_results: attrs["plan"]), so every
+    interval of such a run is its repeated one.
 
     Blocks come from `block`, or from `repetition` when there is no `block` column (a
     repetition of the whole matrix is a block). Rows whose `valid` is False are left out
@@ -80,6 +82,8 @@ def paired_ratios(
     all. `_pct` columns are the
     same numbers x 100 (% of the baseline). The baseline itself is not in the output.
     """
+    if plan is None:
+        plan = df.attrs.get("plan")
     block = _block_column(df, block)
     _check_arguments(df, baseline, metric, confidence, method, n_boot)
     kept, invalid = _valid_rows(per_launch(df))  # the launch is the unit, not the window

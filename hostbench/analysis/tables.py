@@ -57,7 +57,21 @@ def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.Dat
     file = path / schema.RESULTS_FILE if path.is_dir() else path
     key = ("results", content_key(file), valid_only)
     made = keep(key, lambda: prepare(schema.read_results(path), str(path), valid_only))
-    return made.copy()
+    out = made.copy()
+    out.attrs[PLAN] = _plan_of(file.parent)
+    return out
+
+
+# attrs key of a run's results: its sequential.Plan (None: a fixed-length run). Every interval
+# drawn from a run that stopped when decided is a repeated one (intervals.paired_ratios reads
+# it), so its headline, tables and ratios.csv state the intervals its verdicts are judged by.
+PLAN = "plan"
+
+
+def _plan_of(run_dir: Path):
+    from .sequential import Plan
+
+    return Plan.of(load_params(run_dir)) if (run_dir / PARAMS_FILE).is_file() else None
 
 
 def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) -> pd.DataFrame:
@@ -384,19 +398,16 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
     baseline: default the study's own (params.json), else its first mode.
     """
     from .intervals import paired_ratios
-    from .sequential import Plan
 
     run_dir = Path(run_dir)
     results = load_results(run_dir, valid_only=False)  # paired_ratios counts the invalid ones
-    params = load_params(run_dir)
     if baseline is None:
-        baseline = params.baseline_mode
-    plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
+        baseline = load_params(run_dir).baseline_mode
     ratios = pd.concat(
         [
-            paired_ratios(
-                with_cpu_per_request(results), baseline, metric=measure, plan=plan
-            ).assign(measure=measure)
+            paired_ratios(with_cpu_per_request(results), baseline, metric=measure).assign(
+                measure=measure
+            )
             for measure in RATIO_MEASURES
         ],
         ignore_index=True,
