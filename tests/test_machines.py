@@ -128,13 +128,15 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
 def test_a_processor_recorded_with_and_without_its_identity_is_one_machine():
     # An older run records the model name only; a newer one adds family, model and stepping.
     table = pd.DataFrame({claims.CLAIM: ["a claim"], claims.VERDICT: [intervals.SUPPORTED]})
-    named = machines._one_name_per_model(
-        [("AMD EPYC", table), ("AMD EPYC (family 25, model 17, stepping 1)", table),
-         ("Intel Xeon", table)]
+    epyc = {"cpu_model": "AMD EPYC"}
+    zen3 = {**epyc, "cpu_family": 25, "cpu_model_number": 17, "cpu_stepping": 1}
+    named = machines.one_name_per_machine(
+        [(epyc, table), (zen3, table), ({"cpu_model": "Intel(R) Xeon(R) Processor"}, table)]
     )  # fmt: skip
     assert [n for n, _ in named] == ["AMD EPYC", "AMD EPYC", "Intel Xeon"]
-    two = machines._one_name_per_model(
-        [("AMD EPYC (family 25, model 1, stepping 1)", table),
-         ("AMD EPYC (family 25, model 17, stepping 1)", table)]
+    two = machines.one_name_per_machine(
+        [({**zen3, "cpu_model_number": m}, table) for m in (1, 17)]
     )  # fmt: skip
+    assert [n for n, _ in two] == ["AMD EPYC (family 25, model 1, stepping 1)",
+                                   "AMD EPYC (family 25, model 17, stepping 1)"]  # fmt: skip
     assert len({n for n, _ in two}) == 2  # two recorded identities stay two machines

@@ -24,8 +24,8 @@ COMMUNITY = "community"  # the folder under the runs dir for runs from other mac
 EXAMPLES = "example-*"  # the committed examples' folders under the runs dir
 MACHINES = "by machine on record"  # the findings box's column
 # The processor's identity beside its model name, where environment.json records it (older
-# runs have the model name alone).
-IDENTITY = (("cpu_family", "family"), ("cpu_model_number", "model"), ("cpu_stepping", "stepping"))
+# runs have the model name alone); the vendor is in the model name already.
+IDENTITY = ("cpu_family", "cpu_model_number", "cpu_stepping")
 # What a CPU model name carries that tells no processor from another.
 _NOISE = re.compile(r"\((R|TM|tm)\)|\bCPU\b|\bProcessor\b|@\s*[\d.]+\s*GHz")
 
@@ -34,11 +34,14 @@ def processor(env: dict) -> str:
     """The processor a run measured on, in a few words: its model name without trademarks
     and clock ("Intel Xeon Platinum 8370C"), with its family, model and stepping where
     recorded ("Intel Xeon (family 6, model 106, stepping 6)"); "an unrecorded processor"."""
+    known = tables.processor_identity(env, IDENTITY)
+    return f"{model_name(env)} ({', '.join(known)})" if known else model_name(env)
+
+
+def model_name(env: dict) -> str:
+    """The model name without trademarks and clock; "an unrecorded processor" without one."""
     name = " ".join(_NOISE.sub(" ", str(env.get("cpu_model") or "")).split())
-    known = [f"{word} {env[key]}" for key, word in IDENTITY
-             if env.get(key) not in (None, "", "unknown")]  # fmt: skip
-    name = name or "an unrecorded processor"
-    return f"{name} ({', '.join(known)})" if known else name
+    return name or "an unrecorded processor"
 
 
 def runs_on_record(study_id: str, runs_dir: Path = RUNS) -> list[Path]:
@@ -72,8 +75,8 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
         judged = table if mine else claims.of_run(study_id, run)
         if judged is None:
             return {}
-        by_run.append((processor(_environment(run)), judged))
-    by_run = _one_name_per_model(by_run)
+        by_run.append((_environment(run), judged))
+    by_run = one_name_per_machine(by_run)
     out = {}
     for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
         seen = {}  # {processor: {verdict: runs}}
@@ -85,20 +88,18 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
     return out
 
 
-def _one_name_per_model(by_run: list[tuple[str, pd.DataFrame]]) -> list[tuple[str, pd.DataFrame]]:
-    """Runs whose processor names differ only by the identity some of them recorded (older
-    runs lack family, model and stepping): one machine, named by the model name alone, unless
-    two recorded identities under one name differ."""
-
-    def model(name: str) -> str:
-        return name.split(" (family")[0]
-
-    names: dict[str, set[str]] = {}
-    for name, _ in by_run:
-        names.setdefault(model(name), set()).add(name)
-    identified = {m: {n for n in ns if n != m} for m, ns in names.items()}
-    return [(model(name) if len(identified[model(name)]) <= 1 else name, t)
-            for name, t in by_run]  # fmt: skip
+def one_name_per_machine(by_run: list[tuple[dict, pd.DataFrame]]) -> list[tuple[str, pd.DataFrame]]:
+    """Each run's processor named (environment, judged) -> (name, judged): runs of one model
+    name whose recorded identities do not differ (older runs lack family, model and
+    stepping) are one machine, named by the model name alone; two recorded identities under
+    one model name are two machines, each named with its identity (processor)."""
+    identities: dict[str, set[tuple]] = {}
+    for env, _ in by_run:
+        identity = tuple(env.get(key) for key in IDENTITY)
+        if any(v not in (None, "", "unknown") for v in identity):
+            identities.setdefault(model_name(env), set()).add(identity)
+    return [(processor(env) if len(identities.get(model_name(env), ())) > 1 else model_name(env), t)
+            for env, t in by_run]  # fmt: skip
 
 
 def _environment(run: Path) -> dict:

@@ -249,6 +249,8 @@ def load_environment(run_dir: str | Path, as_recorded: bool = False) -> dict:
 # The processor beside its model name, where environment.json records them
 # (harness/environment.py's cpu_identity; older runs lack them).
 CPU_IDENTITY = ("cpu_vendor", "cpu_family", "cpu_model_number", "cpu_stepping")
+_IDENTITY_WORDS = {"cpu_vendor": "", "cpu_family": "family ", "cpu_model_number": "model ",
+                   "cpu_stepping": "stepping "}  # fmt: skip
 
 
 # What environment.json reads of each host over ssh (launch/remote_helper.py's machine).
@@ -260,11 +262,15 @@ def processor(env: dict) -> str:
     where recorded: "Intel(R) Xeon(R) Processor (GenuineIntel, family 6, model 106, stepping
     6)"; "not recorded" without a model name."""
     name = env.get("cpu_model") or "not recorded"
-    words = {"cpu_vendor": "", "cpu_family": "family ", "cpu_model_number": "model ",
-             "cpu_stepping": "stepping "}  # fmt: skip
-    known = [f"{words[key]}{env[key]}" for key in CPU_IDENTITY
-             if env.get(key) not in (None, "", "unknown")]  # fmt: skip
+    known = processor_identity(env)
     return f"{name} ({', '.join(known)})" if known else name
+
+
+def processor_identity(env: dict, keys: tuple[str, ...] = CPU_IDENTITY) -> list[str]:
+    """The identity environment.json records beside the model name, in words ("family 6",
+    "model 106"); none of what it does not record."""
+    return [f"{_IDENTITY_WORDS[key]}{env[key]}" for key in keys
+            if env.get(key) not in (None, "", "unknown")]  # fmt: skip
 
 
 def where_it_ran(env: dict) -> dict:
