@@ -350,14 +350,11 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
             # Each host's programs, found there or copied, before anything starts.
             programs = {p.name: p for m in params.modes for p in programs_of(get_mode(m))}
             servers = {(p.tool, p.ships) for p in programs.values()}
-            loadgens = {(t, get_generator(t).ships()) for t in params.tools}
+            generators = [get_generator(t) for t in params.tools]
+            loadgens = {(g.name, g.ships()) for g in generators}
             ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
             _record_environment(
-                study_dir,
-                ssh,
-                list(programs.values()),
-                [get_generator(t) for t in params.tools],
-                params.runtime_builds,
+                study_dir, ssh, list(programs.values()), generators, params.runtime_builds
             )
         where = Where(two_hosts, ssh)
         block, block_minutes = 1, []
