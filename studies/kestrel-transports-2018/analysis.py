@@ -318,7 +318,7 @@ def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
     out = out.sort_values(["_s", "_v"]).drop(columns=["_s", "_v"])
     columns = ["scenario", "variant", "setting", "changes", "origin", "n", "ratio", "ci_low",
                "ci_high", "ratio_pct", "ci_low_pct", "ci_high_pct", "gain_pct", "in words",
-               "left_out_invalid"]  # fmt: skip
+               "confidence", "method", "left_out_invalid"]  # fmt: skip
     return out[columns].reset_index(drop=True)
 
 
