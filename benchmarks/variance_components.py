@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from hostbench.analysis.intervals import t_quantile
+from hostbench.analysis.student_t import t_quantile
 from hostbench.catalog import get_mode, get_scenario
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.checks import validate

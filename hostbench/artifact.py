@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from . import gallery
-from .analysis import claims, compare, findings, intervals, machines, window_design
+from .analysis import claims, compare, findings, machines, window_design, wording
 from .analysis.tables import load_environment, load_params, processor
 from .paths import RUNS
 from .studies import STUDIES
@@ -64,7 +64,7 @@ def _claims_lines(study_id: str, main: compare.Run, runs_dir: Path) -> list[str]
         "The article's claims, as the committed run judges them (its report's first screen; "
         "`make compare` sets a re-run's verdict on each beside them), with each claim's "
         "verdict on every machine on record (its examples and re-runs, by processor). "
-        + intervals.tolerance_text(),
+        + wording.tolerance_text(),
         "",
         claims.markdown(shown.rename(columns={claims.CLAIM: "claim"})),
         "",

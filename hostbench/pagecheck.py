@@ -12,8 +12,8 @@ batch's index.html) and exits 1 if there is any. The classes, one line each:
 - a raw column name in a table header (snake_case such as rps_mean);
 - a figure without alt text, or with a placeholder;
 - an interval printed with decimals ("CI 63.83-375%") except at an end beside 100% or 1.00x
-  (intervals.ci_text keeps such an end on its side), or a retired verdict word, where every
-  page prints intervals.ci_text and the verdicts of intervals.VERDICTS;
+  (wording.ci_text keeps such an end on its side), or a retired verdict word, where every
+  page prints wording.ci_text and the verdicts of verdicts.VERDICTS;
 - a verdict its printed interval contradicts: a direction ("faster", "less memory") beside an
   interval whose printed ends include 100% (1.00x), or "indistinguishable" beside one that
   excludes it;
@@ -51,7 +51,7 @@ RAW_MISSING = {"nan", "NaN", "None", "<NA>", "NaT", "null"}
 RAW_MISSING_IN_TEXT = re.compile(r"\bNaN\b|<NA>")
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 PLACEHOLDER_ALT = re.compile(r"no description|^image$|^figure$|^png$|^<Figure", re.I)
-# Verdicts are printed in the phrases of intervals.VERDICTS.
+# Verdicts are printed in the phrases of verdicts.VERDICTS.
 RETIRED_WORDS = re.compile(
     r"not settled at this precision|cannot be tested here|\bundecided\b(?! at this precision)"
     r"|\bnot testable\b(?! here)",

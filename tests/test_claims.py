@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from hostbench.analysis import claims, intervals
+from hostbench.analysis import claims, verdicts
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
 
@@ -115,8 +115,8 @@ def test_a_claim_about_what_dotnet_removed_is_not_re_run_here_not_untestable():
         "kestrel-transports-2018", RUNS / STUDIES["kestrel-transports-2018"].paper_run
     )
     libuv = table[table[claims.CLAIM].str.contains("libuv|Linux transport|Linux-specific")]
-    assert len(libuv) == 6 and set(libuv[claims.VERDICT]) == {intervals.NOT_RERUN}
-    assert intervals.NOT_RERUN in intervals.VERDICTS
+    assert len(libuv) == 6 and set(libuv[claims.VERDICT]) == {verdicts.NOT_RERUN}
+    assert verdicts.NOT_RERUN in verdicts.VERDICTS
     assert claims.in_words(table).endswith("; 6 more not re-run here")
     # What needs Windows stays not testable here.
     jcsi = claims.of_run("jcsi2018", RUNS / STUDIES["jcsi2018"].paper_run)
@@ -127,9 +127,7 @@ def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
     # ours / the article's from 0.8699 (inside 1/1.15 = 0.86957) to 0.95: reproduced. Floored
     # to two decimals the low end would read 0.86, outside the tolerance ("within ±17%").
     c = _comparison("html", 1.547, 1.70 * 0.8699, 1.70 * 0.95, 1.70)
-    assert (
-        intervals.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == intervals.REPRODUCED
-    )
+    assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
     text = claims._against("size", [c])
     assert "(0.8699-0.95x)" in text
     assert _from_printed_ends(text)[0] == 15 and "within ±15%" in text

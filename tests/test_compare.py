@@ -14,8 +14,10 @@ import pytest
 
 from hostbench.__main__ import main
 from hostbench.analysis import claims, compare
-from hostbench.analysis.intervals import VERDICTS, paired_ratios, t_quantile
+from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.reference import load_claims
+from hostbench.analysis.student_t import t_quantile
+from hostbench.analysis.verdicts import VERDICTS
 from hostbench.errors import BadInput
 from hostbench.paths import RUNS, committed
 from hostbench.studies import STUDIES

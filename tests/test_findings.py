@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from hostbench.analysis import findings, intervals, prose, tables
+from hostbench.analysis import findings, intervals, prose, student_t, tables, verdicts, wording
 from hostbench.pagecheck import page_defects
 from hostbench.paths import ROOT, committed
 from hostbench.paths import RUNS as RUNS_DIR
@@ -24,10 +24,10 @@ CLAIMS = pd.DataFrame(
             "IIS in-process beats out-of-process",
         ],
         "our evidence": [
-            intervals.describe(1.55, 1.41, 1.70) + ", n = 5",
-            intervals.describe(1.22, 1.0077, 1.49) + ", n = 5",
+            wording.describe(1.55, 1.41, 1.70) + ", n = 5",
+            wording.describe(1.22, 1.0077, 1.49) + ", n = 5",
         ],
-        "verdict": [intervals.SUPPORTED, intervals.SUPPORTED],
+        "verdict": [verdicts.SUPPORTED, verdicts.SUPPORTED],
     }
 )
 RUNS = pd.DataFrame(
@@ -77,7 +77,7 @@ def test_over_ssh_the_machine_line_names_the_server_host_and_the_load_host():
 def test_a_smoke_run_gets_the_banner_and_no_verdicts():
     page = _page(findings.findings_box(CLAIMS, RUNS, ENV, smoke=True))
     assert findings.SMOKE_BANNER in page and "checks the pipeline, not evidence" in page
-    assert intervals.SUPPORTED not in page and "<table" not in page
+    assert verdicts.SUPPORTED not in page and "<table" not in page
 
 
 def test_a_study_without_a_claims_table_shows_its_headline():
@@ -106,8 +106,8 @@ def test_the_box_shows_one_row_per_claim_and_the_rule_it_was_judged_by():
     page = _page(findings.findings_box(CLAIMS, RUNS, ENV))
     soup = BeautifulSoup(page, "html.parser")
     assert len(soup.select("tbody tr")) == len(CLAIMS)
-    assert intervals.tolerance_text() in soup.get_text(" ")
-    assert f"±{intervals.TOLERANCE_PCT:g}%" in intervals.tolerance_text()
+    assert wording.tolerance_text() in soup.get_text(" ")
+    assert f"±{verdicts.TOLERANCE_PCT:g}%" in wording.tolerance_text()
 
 
 def test_the_batch_index_opens_with_its_findings_and_a_smoke_runs_banner(tmp_path):
@@ -232,7 +232,7 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
 def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
     """Three blocks whose log ratios spread 0.2 (sd): 1 of 2 ratios within the goal, and the other
     asks (t(0.975, 2) x 0.2 / log(1 + goal))^2 blocks; ratios already narrow say so."""
-    t2 = intervals.t_quantile(0.975, 2)
+    t2 = student_t.t_quantile(0.975, 2)
     wide, narrow = 0.2, 0.01
     rows = pd.DataFrame({
         "ratio": [1.5, 0.9], "n": [3, 3],

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from hostbench.analysis import components
-from hostbench.analysis.intervals import t_quantile
+from hostbench.analysis.student_t import t_quantile
 from hostbench.catalog import scenario_label
 from hostbench.harness.measure.interleave import InterleavedWindow, SliceSchedule
 from hostbench.paths import ROOT

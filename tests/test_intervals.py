@@ -1,4 +1,5 @@
-"""hostbench.analysis.intervals on synthetic studies whose true ratios are known.
+"""hostbench.analysis.intervals, verdicts and wording on synthetic studies whose true ratios
+are known.
 
 The throughputs are made up (baseline ~1000 rps, a mode 1.5x that, a machine that slows
 down block by block); they are not measurements. Random draws use fixed seeds, and the
@@ -11,8 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hostbench.analysis import intervals
-from hostbench.analysis.intervals import describe, drift, paired_ratios, t_quantile
+from hostbench.analysis import intervals, verdicts, wording
+from hostbench.analysis.intervals import drift, paired_ratios
+from hostbench.analysis.student_t import t_quantile
+from hostbench.analysis.wording import describe
 from hostbench.errors import BadInput
 from hostbench.pagecheck import page_defects
 
@@ -313,26 +316,26 @@ def test_describe_a_paired_ratios_row():
 
 def test_one_rounding_rule_for_ratio_interval_and_table_cells():
     # Ratio to the nearest whole percent, low end floored, high end ceiled.
-    assert intervals.ratio_text(1.554, 1.4199, 1.7001) == "155% (95% CI 141-171%)"
-    assert intervals.ratio_text(0.6383, 0.5, 0.7242) == "64% (95% CI 50-73%)"
-    assert intervals.ratio_text(1.2, NAN, NAN) == "120% (one block only, no interval)"
-    assert intervals.ratio_text(NAN, NAN, NAN) == "n/a"
-    cells = [intervals.PCT_FORMATS[c](v) for c, v in
+    assert wording.ratio_text(1.554, 1.4199, 1.7001) == "155% (95% CI 141-171%)"
+    assert wording.ratio_text(0.6383, 0.5, 0.7242) == "64% (95% CI 50-73%)"
+    assert wording.ratio_text(1.2, NAN, NAN) == "120% (one block only, no interval)"
+    assert wording.ratio_text(NAN, NAN, NAN) == "n/a"
+    cells = [wording.PCT_FORMATS[c](v) for c, v in
              (("ratio_pct", 155.4), ("ci_low_pct", 141.99), ("ci_high_pct", 170.01))]  # fmt: skip
     assert cells == ["155%", "141%", "171%"]
-    assert intervals.ci_bounds(1.4199, 1.7001) == (141, 171)
-    assert intervals.interval_text(1.554, 1.4199, 1.7001) == "95% CI 141-171%"
+    assert wording.ci_bounds(1.4199, 1.7001) == (141, 171)
+    assert wording.interval_text(1.554, 1.4199, 1.7001) == "95% CI 141-171%"
 
 
 # --- claims --------------------------------------------------------------------------------
 
 
-# The one verdict rule (intervals, "claims"): constructed intervals on both sides of each
+# The one verdict rule (verdicts.py): constructed intervals on both sides of each
 # boundary, for every kind. The tolerance is +-15% on the log scale: 1/1.15 = 0.8696 to 1.15.
-T = 1 + intervals.TOLERANCE_PCT / 100
-R, SM, LA, S, NS, U, E = (intervals.REPRODUCED, intervals.SMALLER, intervals.LARGER,
-                          intervals.SUPPORTED, intervals.NOT_SUPPORTED, intervals.UNDECIDED,
-                          intervals.NOT_ENOUGH)  # fmt: skip
+T = 1 + verdicts.TOLERANCE_PCT / 100
+R, SM, LA, S, NS, U, E = (verdicts.REPRODUCED, verdicts.SMALLER, verdicts.LARGER,
+                          verdicts.SUPPORTED, verdicts.NOT_SUPPORTED, verdicts.UNDECIDED,
+                          verdicts.NOT_ENOUGH)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -354,7 +357,7 @@ R, SM, LA, S, NS, U, E = (intervals.REPRODUCED, intervals.SMALLER, intervals.LAR
     ],
 )
 def test_a_size_is_judged_by_the_ratio_of_ratios_against_one_tolerance(low, high, article, verdict):
-    assert intervals.size_verdict(low, high, article, n=4) == verdict
+    assert verdicts.size_verdict(low, high, article, n=4) == verdict
 
 
 @pytest.mark.parametrize(
@@ -372,44 +375,44 @@ def test_a_size_is_judged_by_the_ratio_of_ratios_against_one_tolerance(low, high
     ],
 )
 def test_a_direction_is_judged_by_the_side_of_its_value(low, high, side, value, verdict):
-    assert intervals.direction_verdict(low, high, side, n=4, value=value) == verdict
+    assert verdicts.direction_verdict(low, high, side, n=4, value=value) == verdict
 
 
 def test_one_rule_gives_no_verdict_to_a_ratio_from_fewer_than_3_blocks():
     # The same interval, decisive with 3 blocks, gets no verdict from 2, 1 or none.
-    assert intervals.size_verdict(1.6, 1.8, 1.7, n=3) == R
-    assert intervals.direction_verdict(1.6, 1.8, "above", n=3) == S
+    assert verdicts.size_verdict(1.6, 1.8, 1.7, n=3) == R
+    assert verdicts.direction_verdict(1.6, 1.8, "above", n=3) == S
     for n in (2, 1, 0, None):
-        assert intervals.size_verdict(1.6, 1.8, 1.7, n=n) == E
-        assert intervals.direction_verdict(1.6, 1.8, "above", n=n) == E
+        assert verdicts.size_verdict(1.6, 1.8, 1.7, n=n) == E
+        assert verdicts.direction_verdict(1.6, 1.8, "above", n=n) == E
     with pytest.raises(BadInput, match="side must be above or below"):
-        intervals.direction_verdict(1.6, 1.8, "higher", n=3)
+        verdicts.direction_verdict(1.6, 1.8, "higher", n=3)
 
 
 def test_agreement_is_the_smallest_tolerance_that_holds_the_interval():
     # Ours 1.40-1.63 against 1.70: 0.82-0.96 of it; 1.70 / 1.40 = 1.214: within +-21.4%.
-    assert intervals.agrees_within_pct(1.40, 1.63, 1.70) == pytest.approx(100 * (1.7 / 1.4 - 1))
-    assert math.isnan(intervals.differs_by_pct(1.40, 1.75, 1.70))  # includes the value
+    assert verdicts.agrees_within_pct(1.40, 1.63, 1.70) == pytest.approx(100 * (1.7 / 1.4 - 1))
+    assert math.isnan(verdicts.differs_by_pct(1.40, 1.75, 1.70))  # includes the value
     # 1.52-1.79 against 3.00: at most 0.597 of it, so at least 3.00 / 1.79 - 1 = 67.6% off.
-    assert intervals.differs_by_pct(1.52, 1.79, 3.0) == pytest.approx(100 * (3 / 1.79 - 1))
-    assert intervals.differs_by_pct(3.3, 3.6, 3.0) == pytest.approx(10.0)
-    text = intervals.agreement_text(1.52, 1.79, 3.0)
+    assert verdicts.differs_by_pct(1.52, 1.79, 3.0) == pytest.approx(100 * (3 / 1.79 - 1))
+    assert verdicts.differs_by_pct(3.3, 3.6, 3.0) == pytest.approx(10.0)
+    text = wording.agreement_text(1.52, 1.79, 3.0)
     assert text == "agrees to within ±98%, differs by at least 67%"
     # A tolerance as wide as the agreement would call it reproduced; a hair tighter not.
-    within = intervals.agrees_within_pct(1.40, 1.63, 1.70)
-    assert intervals.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within + 1e-6) == R
-    assert intervals.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within - 1e-3) == U
+    within = verdicts.agrees_within_pct(1.40, 1.63, 1.70)
+    assert verdicts.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within + 1e-6) == R
+    assert verdicts.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within - 1e-3) == U
 
 
 def test_a_claim_over_several_comparisons_holds_only_where_each_does():
-    combined = intervals.combined_verdict
+    combined = verdicts.combined_verdict
     assert combined([S, S]) == S and combined([R, R]) == R
     assert combined([S, U]) == U and combined([R, U]) == U
     assert combined([S, NS, U]) == NS
     assert combined([R, SM, U]) == SM and combined([LA, R]) == LA
-    assert combined([SM, LA]) == intervals.DIFFERS
+    assert combined([SM, LA]) == verdicts.DIFFERS
     assert combined([S, E]) == E and combined([]) == E
-    assert combined([intervals.NOT_TESTABLE]) == intervals.NOT_TESTABLE
+    assert combined([verdicts.NOT_TESTABLE]) == verdicts.NOT_TESTABLE
 
 
 def test_drift_recovers_a_linear_slowdown():
@@ -462,8 +465,8 @@ def test_mean_interval_by_hand():
 
 
 def test_interval_text_is_describes_interval():
-    assert intervals.interval_text(0.33, 0.301, 0.3601) == "95% CI 30-37%"
-    assert intervals.interval_text(0.33, math.nan, math.nan) == "one block only, no interval"
+    assert wording.interval_text(0.33, 0.301, 0.3601) == "95% CI 30-37%"
+    assert wording.interval_text(0.33, math.nan, math.nan) == "one block only, no interval"
 
 
 def _cost_rows(values: dict[str, list[float]], scenario: str = "text") -> pd.DataFrame:
@@ -527,7 +530,7 @@ def test_paired_differences_refuse_missing_values_in_one_line():
     ],
 )
 def test_difference_text_rounds_the_interval_outwards(args, text):
-    assert intervals.difference_text(*args) == text
+    assert wording.difference_text(*args) == text
 
 
 @pytest.mark.parametrize(
@@ -536,7 +539,7 @@ def test_difference_text_rounds_the_interval_outwards(args, text):
      "precision"), (NAN, NAN, "indistinguishable at this precision")],
 )  # fmt: skip
 def test_difference_words_follow_the_interval(low, high, words):
-    assert intervals.difference_words(low, high, more="adds", less="saves") == words
+    assert wording.difference_words(low, high, more="adds", less="saves") == words
 
 
 @pytest.mark.parametrize(
@@ -552,7 +555,7 @@ def test_difference_words_follow_the_interval(low, high, words):
     ],
 )  # fmt: skip
 def test_an_end_beside_100_percent_keeps_its_side_of_100(low, high, unit, printed):
-    assert intervals.ci_text(low, high, unit=unit) == printed
+    assert wording.ci_text(low, high, unit=unit) == printed
     # The printed words and the printed numbers agree: the page check finds nothing.
-    words = intervals.describe(1.2 if low > 1 else 0.8, low, high, unit=unit)
+    words = wording.describe(1.2 if low > 1 else 0.8, low, high, unit=unit)
     assert page_defects(f"<html><body><p>{words}</p></body></html>") == []

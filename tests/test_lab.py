@@ -14,7 +14,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from hostbench import lab
 from hostbench.__main__ import main
 from hostbench.analysis import hops
-from hostbench.analysis.intervals import difference_text, t_quantile
+from hostbench.analysis.student_t import t_quantile
+from hostbench.analysis.wording import difference_text
 from hostbench.catalog import MODES, mode_label
 from hostbench.errors import BadInput
 

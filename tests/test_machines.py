@@ -7,7 +7,7 @@ import shutil
 
 import pandas as pd
 
-from hostbench.analysis import claims, findings, intervals, machines, tables
+from hostbench.analysis import claims, findings, machines, tables, verdicts
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
 
@@ -55,21 +55,21 @@ def test_the_runs_on_record_are_the_studys_examples_and_re_runs_but_no_smoke_run
 def test_one_machine_flips_a_verdict_and_the_words_name_each_machine(tmp_path):
     verdict = claims.of_run(STUDY, EXAMPLE).set_index(claims.CLAIM)[claims.VERDICT]
     here = verdict[verdict.index.str.startswith(W8)].iloc[0]
-    assert here == intervals.REPRODUCED
+    assert here == verdicts.REPRODUCED
     _copy(tmp_path / EXAMPLE.name)
     # A re-run on another processor, the self-host 1.4x faster: larger than the article's.
     _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC 7763 64-Core Processor",
           gain=1.4)  # fmt: skip
     xeon = machines.processor(tables.load_environment(EXAMPLE))
     assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
-        f"depends on the machine: {xeon}: {intervals.REPRODUCED}; "
-        f"AMD EPYC 7763 64-Core: {intervals.LARGER}"
+        f"depends on the machine: {xeon}: {verdicts.REPRODUCED}; "
+        f"AMD EPYC 7763 64-Core: {verdicts.LARGER}"
     )
     # The same on both: the first words say so.
     shutil.rmtree(tmp_path / machines.COMMUNITY)
     _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC")
     assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
-        f"the same on all 2 machines on record ({xeon}, AMD EPYC): {intervals.REPRODUCED}"
+        f"the same on all 2 machines on record ({xeon}, AMD EPYC): {verdicts.REPRODUCED}"
     )
 
 
@@ -81,13 +81,13 @@ def test_two_runs_on_one_processor_that_disagree_are_both_named(tmp_path):
     words = machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)
     assert _w8(words) == (
         f"differs between runs on one machine: {xeon}: "
-        f"{intervals.REPRODUCED} (1 run), {intervals.LARGER} (1 run)"
+        f"{verdicts.REPRODUCED} (1 run), {verdicts.LARGER} (1 run)"
     )
     # A run that recorded no machine is named so, not taken for another's.
     (fresh / "environment.json").unlink()
     assert _w8(machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)) == (
-        f"depends on the machine: {xeon}: {intervals.REPRODUCED}; "
-        f"an unrecorded processor: {intervals.LARGER}"
+        f"depends on the machine: {xeon}: {verdicts.REPRODUCED}; "
+        f"an unrecorded processor: {verdicts.LARGER}"
     )
 
 
@@ -114,7 +114,7 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
     on_record = machines.runs_on_record("linux-proxies-2021")
     assert len({machines.processor(tables.load_environment(r)) for r in on_record}) >= 2
     for claim, verdict in table.set_index(claims.CLAIM)[claims.VERDICT].items():
-        if verdict == intervals.NOT_TESTABLE:
+        if verdict == verdicts.NOT_TESTABLE:
             assert column[claim] == ""  # no interval judges it anywhere
         else:
             assert column[claim].startswith(("the same on all", "depends on the machine"))
@@ -127,7 +127,7 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
 
 def test_a_processor_recorded_with_and_without_its_identity_is_one_machine():
     # An older run records the model name only; a newer one adds family, model and stepping.
-    table = pd.DataFrame({claims.CLAIM: ["a claim"], claims.VERDICT: [intervals.SUPPORTED]})
+    table = pd.DataFrame({claims.CLAIM: ["a claim"], claims.VERDICT: [verdicts.SUPPORTED]})
     epyc = {"cpu_model": "AMD EPYC"}
     zen3 = {**epyc, "cpu_family": 25, "cpu_model_number": 17, "cpu_stepping": 1}
     named = machines.one_name_per_machine(

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis import prose, tables, wording
 from hostbench.errors import BadInput
 from hostbench.pagecheck import page_defects
 
@@ -66,7 +66,7 @@ def test_a_table_has_no_index_column_and_keeps_a_labelled_index_as_a_column():
 def test_a_cell_with_markup_shows_it_as_text_and_formats_apply_by_raw_name():
     df = pd.DataFrame({"body": ['<h1>HTML scenario</h1><Id>1</Id>'], "ratio_pct": [155.4],
                        "ci_low_pct": [140.6]})  # fmt: skip
-    styler = prose.table(df, intervals.PCT_FORMATS)
+    styler = prose.table(df, wording.PCT_FORMATS)
     page = styler.to_html()
     assert "&lt;h1&gt;HTML scenario&lt;/h1&gt;&lt;Id&gt;1&lt;/Id&gt;" in page
     assert ">155%</td>" in page and ">140%</td>" in page  # the low end floored, as printed
@@ -74,25 +74,25 @@ def test_a_cell_with_markup_shows_it_as_text_and_formats_apply_by_raw_name():
 
 
 def test_a_ratio_prints_as_a_multiple_by_the_same_rule():
-    assert intervals.times_text(1.554) == "1.55x" and intervals.times_text(math.nan) == "n/a"
-    assert intervals.ci_text(1.101, 1.399, unit="x") == "95% CI 1.10-1.40x"  # outwards
-    assert intervals.ci_text(2.62, 2.62, unit="x") == "95% CI 2.62-2.62x"  # no float creep
-    assert intervals.ratio_text(1.2, 1.1, 1.3, unit="x") == "1.20x (95% CI 1.10-1.30x)"
-    assert intervals.ratio_text(1.2, math.nan, math.nan, unit="x") == (
+    assert wording.times_text(1.554) == "1.55x" and wording.times_text(math.nan) == "n/a"
+    assert wording.ci_text(1.101, 1.399, unit="x") == "95% CI 1.10-1.40x"  # outwards
+    assert wording.ci_text(2.62, 2.62, unit="x") == "95% CI 2.62-2.62x"  # no float creep
+    assert wording.ratio_text(1.2, 1.1, 1.3, unit="x") == "1.20x (95% CI 1.10-1.30x)"
+    assert wording.ratio_text(1.2, math.nan, math.nan, unit="x") == (
         "1.20x (one block only, no interval)"
     )
-    words = intervals.describe(3.1, 2.9, 3.3, higher="more memory", lower="less memory",
-                               unit="x", baseline="Iris MVC's")  # fmt: skip
+    words = wording.describe(3.1, 2.9, 3.3, higher="more memory", lower="less memory",
+                             unit="x", baseline="Iris MVC's")  # fmt: skip
     assert words == "more memory: 3.10x Iris MVC's (95% CI 2.90-3.30x)"
-    assert intervals.describe(0.98, 0.89, 1.08) == (
+    assert wording.describe(0.98, 0.89, 1.08) == (
         "indistinguishable at this precision: 98% of the baseline (95% CI 89-108%)"
     )
-    table = intervals.with_ratio_text(
+    table = wording.with_ratio_text(
         pd.DataFrame({"ratio": [1.2], "ci_low": [1.1], "ci_high": [1.3]}), unit="x"
     )
     assert table["ours (95% CI)"].tolist() == ["1.20x (95% CI 1.10-1.30x)"]
     with pytest.raises(BadInput, match="a ratio prints in % or x; got 'times'"):
-        intervals.ratio_text(1.2, 1.1, 1.3, unit="times")
+        wording.ratio_text(1.2, 1.1, 1.3, unit="times")
 
 
 def test_a_tool_version_is_shown_without_its_banner_or_keywords(tmp_path):

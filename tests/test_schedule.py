@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import SHORT_RUNS
-from hostbench.analysis import intervals
+from hostbench.analysis import intervals, student_t
 from hostbench.harness.design import blocks_needed
 from hostbench.harness.measure.cpumonitor import CpuMonitor
 from hostbench.harness.study import _added_block_share, run_order
@@ -115,7 +115,7 @@ def test_the_launch_is_the_unit_of_the_interval_of_a_two_level_design():
     # The half-width follows both components: sd of a launch's log ratio is
     # sqrt(sd_between^2 + 2 sd_within^2 / windows).
     sd = math.sqrt(sd_between**2 + 2 * sd_within**2 / windows)
-    expected = intervals.t_quantile(0.975, 399) * sd / math.sqrt(400)
+    expected = student_t.t_quantile(0.975, 399) * sd / math.sqrt(400)
     half = (math.log(ratio["ci_high"]) - math.log(ratio["ci_low"])) / 2
     assert half == pytest.approx(expected, rel=0.12)
     assert math.log(ratio["ratio"]) == pytest.approx(math.log(1.5), abs=3 * expected)
@@ -183,7 +183,7 @@ def test_a_target_half_width_sets_the_blocks_once_by_steins_rule():
     design = blocks_needed(rows, p, minutes_per_block=1.0)
     logs = [math.log(1.5) + 0.05 * (1 if b % 2 else -1) for b in (1, 2, 3)]
     s = float(np.std(logs, ddof=1))
-    wanted = math.ceil((intervals.t_quantile(0.975, 2) * s / math.log(1.05)) ** 2)
+    wanted = math.ceil((student_t.t_quantile(0.975, 2) * s / math.log(1.05)) ** 2)
     assert design["wanted_blocks"] == wanted and design["blocks"] == wanted > 3
     # Capped by the blocks allowed and by the time: never below the first blocks.
     first = {"scenarios": ["text"], "repetitions": 3, "target_halfwidth_pct": 5}

@@ -67,7 +67,7 @@ def test_the_shortcut_is_sized_from_both_recordings(study, baseline):
 
 @pytest.mark.parametrize(("study", "baseline"), CASES)
 def test_the_words_are_compared_ratio_by_ratio(study, baseline):
-    from hostbench.analysis import intervals
+    from hostbench.analysis import intervals, verdicts
 
     loopback, two_hosts = _recorded(study)
     main, variant = (intervals.paired_ratios(runs, baseline) for runs in (loopback, two_hosts))
@@ -77,9 +77,9 @@ def test_the_words_are_compared_ratio_by_ratio(study, baseline):
     text = sensitivity.localhost_cost(loopback, two_hosts, baseline)
     if judged:
         assert f"the words stayed the same for {same} of {judged}" in text
-    else:  # fewer than 3 blocks on a side: no words compared (intervals.MIN_UNITS)
+    else:  # fewer than 3 blocks on a side: no words compared (verdicts.MIN_UNITS)
         assert "so their words are not compared" in text
-        assert (table[["n (main)", "n (two hosts)"]].min(axis=1) < intervals.MIN_UNITS).all()
+        assert (table[["n (main)", "n (two hosts)"]].min(axis=1) < verdicts.MIN_UNITS).all()
     # A recording of several concurrencies: each is its own row, named in its own column.
     several = loopback["concurrency"].nunique() > 1
     assert ("concurrency" in table.columns) == several

@@ -10,7 +10,15 @@ import pandas as pd
 import pytest
 
 from conftest import profile_params
-from hostbench.analysis import error_rates, intervals, sequential, tables, until_decided
+from hostbench.analysis import (
+    error_rates,
+    intervals,
+    sequential,
+    student_t,
+    tables,
+    until_decided,
+    verdicts,
+)
 from hostbench.analysis.reference import UNJUDGED_KINDS, load_claims
 from hostbench.analysis.sequential import Plan, repeated_interval
 from hostbench.errors import BadInput
@@ -48,7 +56,7 @@ def test_z_boundaries_spend_the_error_look_by_look():
 
 def test_one_look_is_the_fixed_interval():
     # A single planned look spends everything at once: the t quantile, the z quantile.
-    assert sequential.t_boundaries(5, 5) == (intervals.t_quantile(0.975, 4),)
+    assert sequential.t_boundaries(5, 5) == (student_t.t_quantile(0.975, 4),)
     assert sequential.boundaries(5, 5)[0] == pytest.approx(1.959964, abs=1e-6)
 
 
@@ -65,7 +73,7 @@ def test_t_boundaries_spend_the_error_with_the_spread_estimated():
     shares = _first_crossings(t, bounds, first)
     assert shares == pytest.approx(_spent_per_look(first, last), abs=0.0015)
     # Wider than the fixed interval at every look: the price of looking.
-    assert all(b > intervals.t_quantile(0.975, k - 1)
+    assert all(b > student_t.t_quantile(0.975, k - 1)
                for k, b in zip(range(first, last + 1), bounds, strict=True))  # fmt: skip
 
 
@@ -81,7 +89,7 @@ PLAN = Plan(3, 8)
 
 def _verdict(logs, side="above"):
     n, _, low, high = repeated_interval(logs, PLAN)
-    return intervals.direction_verdict(math.exp(low), math.exp(high), side, n=n)
+    return verdicts.direction_verdict(math.exp(low), math.exp(high), side, n=n)
 
 
 def test_no_verdict_before_the_first_look():
@@ -92,19 +100,19 @@ def test_no_verdict_before_the_first_look():
 
 def test_decided_at_the_first_allowed_look():
     logs = [0.40, 0.41, 0.39]  # Kestrel 50% faster, a 1% spread: clear after three blocks
-    assert _verdict(logs) == intervals.SUPPORTED
+    assert _verdict(logs) == verdicts.SUPPORTED
 
 
 def test_decided_only_at_the_cap():
     # A small gain: each look before the last leaves the interval across 1.00.
     logs = [0.026, 0.006, 0.036, -0.004, 0.016, 0.026, 0.006, 0.016]
-    verdicts = [_verdict(logs[:k]) for k in range(3, 9)]
-    assert verdicts[:-1] == [intervals.UNDECIDED] * 5 and verdicts[-1] == intervals.SUPPORTED
+    looks = [_verdict(logs[:k]) for k in range(3, 9)]
+    assert looks[:-1] == [verdicts.UNDECIDED] * 5 and looks[-1] == verdicts.SUPPORTED
 
 
 def test_never_decided():
     logs = [0.02, -0.02, 0.03, -0.03, 0.01, -0.01, 0.02, -0.02]
-    assert {_verdict(logs[:k]) for k in range(3, 9)} == {intervals.UNDECIDED}
+    assert {_verdict(logs[:k]) for k in range(3, 9)} == {verdicts.UNDECIDED}
 
 
 def test_a_decided_claim_stays_decided():
@@ -113,7 +121,7 @@ def test_a_decided_claim_stays_decided():
     logs = [0.30, 0.31, 0.29, -0.2, 0.6, -0.1, 0.5, 0.0]
     fixed_last = intervals.mean_interval(logs)
     assert fixed_last[2] < 0 < fixed_last[3]
-    assert [_verdict(logs[:k]) for k in range(3, 9)] == [intervals.SUPPORTED] * 6
+    assert [_verdict(logs[:k]) for k in range(3, 9)] == [verdicts.SUPPORTED] * 6
 
 
 def test_paired_ratios_use_the_plan_in_block_order():
@@ -177,7 +185,7 @@ def test_every_study_has_a_claims_profile_that_stops_when_decided():
         if load_claims(study) is None:
             continue
         p = profile_params(study.id, "claims")
-        assert p.stop_when_decided and p.repetitions >= intervals.MIN_UNITS, study.id
+        assert p.stop_when_decided and p.repetitions >= verdicts.MIN_UNITS, study.id
         assert p.max_minutes is not None and not p.sub_studies, study.id
 
 

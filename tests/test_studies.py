@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from hostbench import readmes
-from hostbench.analysis import claims, intervals, tables
+from hostbench.analysis import claims, tables, verdicts
 from hostbench.analysis.reference import load_claims, load_reference, load_setup
 from hostbench.errors import BadInput
 from hostbench.params import StudyParams, load_yaml
@@ -166,10 +166,10 @@ def test_the_first_screen_has_one_row_per_claim_of_its_reference_file(study):
     results = tables.load_results(study.fixtures_dir / "quick-results.csv", valid_only=False)
     table = claims.for_results(study.id, results, StudyParams.from_file(study.params_path("paper")))
     assert list(table[claims.CLAIM]) == list(dict.fromkeys(listed["claim"]))
-    assert set(table[claims.VERDICT]) <= set(intervals.VERDICTS)
+    assert set(table[claims.VERDICT]) <= set(verdicts.VERDICTS)
     untestable = set(listed.loc[listed["kind"] == "not testable", "claim"])
     shown = table.set_index(claims.CLAIM)[claims.VERDICT]
-    assert all(shown[c] == intervals.NOT_TESTABLE for c in untestable)
+    assert all(shown[c] == verdicts.NOT_TESTABLE for c in untestable)
 
 
 @pytest.mark.live

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
-from . import intervals, prose
+from . import intervals, prose, verdicts
 from .student_t import incomplete_beta
 
 BOUND_CONFIDENCE = 0.95  # the one-sided level of the false-positive rate's upper bound
@@ -42,7 +42,7 @@ CLAIMS_RUN = ("example-aa-claims", "aa-claims.yaml")
 CLAIMS_STUDY = "jcsi2018"
 
 
-def aa_intervals(results: pd.DataFrame, group: int = intervals.MIN_UNITS) -> pd.DataFrame:
+def aa_intervals(results: pd.DataFrame, group: int = verdicts.MIN_UNITS) -> pd.DataFrame:
     """Every 95% interval of TWIN / SELF the run gives, per scenario: over all its blocks
     (`span` "all"), and over disjoint groups of `group` consecutive blocks (each an
     independent re-run of the shortest design that gets a verdict)."""
@@ -60,7 +60,7 @@ def aa_intervals(results: pd.DataFrame, group: int = intervals.MIN_UNITS) -> pd.
             rows.append(dict(scenario=scenario, span=span, n=int(r.n), ratio=r.ratio,
                              ci_low=r.ci_low, ci_high=r.ci_high,
                              excludes_100=bool(r.ci_low > 1 or r.ci_high < 1),
-                             agrees_within_pct=intervals.agrees_within_pct(
+                             agrees_within_pct=verdicts.agrees_within_pct(
                                  r.ci_low, r.ci_high, 1.0)))  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -80,7 +80,7 @@ def summary(results: pd.DataFrame) -> str:
     return (
         f"{mode_label(TWIN)} against {mode_label(SELF)}, the same app launched twice in the "
         f"same blocks ({blocks} blocks; {scenarios}): {excluded} of {len(groups)} 95% "
-        f"intervals of {intervals.MIN_UNITS} blocks excluded 100% (at a 5% rate, "
+        f"intervals of {verdicts.MIN_UNITS} blocks excluded 100% (at a 5% rate, "
         f"{expected:.1f} would). {len(groups)} intervals bound the false-positive rate at "
         f"{100 * bound:.0f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided Clopper-Pearson "
         f"bound); {_needed_for(0.10)} intervals with none excluding 100% would bound it at "

@@ -1,6 +1,6 @@
 """The articles' claims and their verdicts: each claim read once as a ratio
 (reference/claims.csv, reference.load_claims), judged by the one rule of
-intervals (size_verdict, direction_verdict, combined_verdict), one row per claim; and the
+verdicts (size_verdict, direction_verdict, combined_verdict), one row per claim; and the
 table that sets runs side by side by it.
 
 A study with claims keeps them in its reference/claims.csv; its analysis.py may define the
@@ -9,7 +9,7 @@ hook `claims(results, params, variants=None) -> pd.DataFrame` to pass what only 
 `stand_ins`), else `judge` is called as it is. results: every run of a study run (invalid
 ones too: the paired ratios leave them out);
 variants: {sub-study name: its results}, the factors one sub-study each changed, which the
-sensitivity column reads. The column VERDICT holds one of intervals.VERDICTS; CLAIM names a
+sensitivity column reads. The column VERDICT holds one of verdicts.VERDICTS; CLAIM names a
 row, so two runs' rows are matched by it.
 """
 
@@ -24,7 +24,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
-from . import intervals, runtimes, tables
+from . import intervals, runtimes, tables, verdicts, wording
 from .kept import content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
 from .sequential import Plan
@@ -40,7 +40,7 @@ BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 RESTATES = "it rests on the comparisons of"
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
-_UNJUDGED = {"not testable": intervals.NOT_TESTABLE, "not re-run": intervals.NOT_RERUN}
+_UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
 
 
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str,
@@ -95,16 +95,16 @@ def _name(mode: str, relative: str, scenario: str) -> str:
 
 def _verdict(kind: str, c: dict, side: str) -> str:
     if kind in ("size", "equivalence"):
-        return intervals.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=c["n"])
-    return intervals.direction_verdict(c["ci_low"], c["ci_high"], side, n=c["n"],
-                                       value=c["value"])  # fmt: skip
+        return verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=c["n"])
+    return verdicts.direction_verdict(c["ci_low"], c["ci_high"], side, n=c["n"],
+                                      value=c["value"])  # fmt: skip
 
 
 def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str]) -> str:
     # A claim over several comparisons holds only where each does: one not run is one not
     # measured enough.
-    verdicts = [_verdict(kind, c, side) for c in found]
-    return intervals.combined_verdict(verdicts + [intervals.NOT_ENOUGH] * len(missing))
+    each = [_verdict(kind, c, side) for c in found]
+    return verdicts.combined_verdict(each + [verdicts.NOT_ENOUGH] * len(missing))
 
 
 def _scenario_only(found: list[dict]) -> bool:
@@ -123,7 +123,7 @@ def _label(c: dict, short: bool) -> str:
 def _ours(found: list[dict], missing: list[str]) -> str:
     short = _scenario_only(found)
     # A comparison named in full takes a colon before its ratio: "X / Y, text at 8: 95% (...)".
-    parts = [f"{_label(c, short)}{'' if short else ':'} {intervals.pct_text(c['ratio'])} "
+    parts = [f"{_label(c, short)}{'' if short else ':'} {wording.pct_text(c['ratio'])} "
              f"({_bounds(c)}, {_blocks(c['n'])})" for c in found]  # fmt: skip
     parts += [f"{m}: not run" for m in missing]
     return "; ".join(parts)
@@ -134,7 +134,7 @@ def _blocks(n: int) -> str:
 
 
 def _bounds(c: dict) -> str:
-    bounds = intervals.ci_bounds(c["ci_low"], c["ci_high"])
+    bounds = wording.ci_bounds(c["ci_low"], c["ci_high"])
     return "no interval" if bounds is None else f"{bounds[0]}-{bounds[1]}%"
 
 
@@ -170,19 +170,19 @@ def _against(kind: str, found: list[dict]) -> str:
 
 def _centre(values: list[float]) -> str:
     """ "0.44x", or "0.41x to 0.47x" over comparisons that print differently."""
-    low, high = (intervals.times_text(v) for v in (min(values), max(values)))
+    low, high = (wording.times_text(v) for v in (min(values), max(values)))
     return low if low == high else f"{low} to {high}"
 
 
 def _printed_ends(found: list[dict]) -> tuple[str, str]:
     """The ends of the interval that holds each comparison's ours / the article's, as printed:
-    two decimals, rounded outwards (intervals.times_bound), more where rounding would carry an
+    two decimals, rounded outwards (wording.times_bound), more where rounding would carry an
     end across an edge of the tolerance, so the printed ends say what the verdict read."""
     low = min(c["ci_low"] / c["value"] for c in found)
     high = max(c["ci_high"] / c["value"] for c in found)
-    edges = (1.0, *intervals.tolerance_edges())
-    return (intervals.times_bound(low, up=False, edges=edges),
-            intervals.times_bound(high, up=True, edges=edges))  # fmt: skip
+    edges = (1.0, *verdicts.tolerance_edges())
+    return (wording.times_bound(low, up=False, edges=edges),
+            wording.times_bound(high, up=True, edges=edges))  # fmt: skip
 
 
 # Little's law: at a fixed number of connections a closed-loop load's mean latency is the
@@ -224,7 +224,7 @@ def restated(table: pd.DataFrame, baseline: str) -> dict[str, str]:
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None,
           stand_ins=None):  # fmt: skip
     """The article's claims (reference/claims.csv) judged on one run: one row per claim
-    (BOX_COLUMNS), its verdict by intervals' one rule; None for a study without claims.
+    (BOX_COLUMNS), its verdict by verdicts.py's one rule; None for a study without claims.
 
     analogs: the other modes that stand for the article's comparator (a claim's `baseline`),
     stand_ins: {a mode the claims name: the other modes that stand for the same setup of the
@@ -337,7 +337,7 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
             held.append(name)
             continue
         # One comparison: its ratio beside the verdict it gets, as OURS gives ours.
-        alone = (f" ({intervals.pct_text(found[0]['ratio'])}, {_bounds(found[0])})"
+        alone = (f" ({wording.pct_text(found[0]['ratio'])}, {_bounds(found[0])})"
                  if len(found) == 1 else "")  # fmt: skip
         changed.append((cond.kind, f"{name}: {again}{alone}"))
     if changed:

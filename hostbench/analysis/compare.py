@@ -32,16 +32,17 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
-from . import claims, intervals, tables
-from .intervals import ci_bounds, pct_text, t_quantile
+from . import claims, tables, verdicts
 from .kept import content_key, keep
+from .student_t import t_quantile
+from .wording import ci_bounds, pct_text
 
-# A ratio of ratios within the package's one tolerance (intervals.TOLERANCE_PCT, relative and
+# A ratio of ratios within the package's one tolerance (verdicts.TOLERANCE_PCT, relative and
 # log-symmetric) counts as reproduced; wholly outside it on either side, as differing.
-TOLERANCE_PCT = intervals.TOLERANCE_PCT
-REPRODUCED = intervals.REPRODUCED
+TOLERANCE_PCT = verdicts.TOLERANCE_PCT
+REPRODUCED = verdicts.REPRODUCED
 DIFFERS = "differs"
-UNDECIDED = intervals.UNDECIDED
+UNDECIDED = verdicts.UNDECIDED
 DONE_FILE = "reproduce.json"  # hostbench.reproduce.DONE_FILE: which study and profile made a run
 RATIOS_FILE = "ratios.csv"
 # What names one ratio: the columns of these a ratios table has (a study's own table may
@@ -209,11 +210,11 @@ def ratio_of_ratios(a: pd.Series, b: pd.Series, confidence: float = 0.95) -> tup
 
 
 def verdict(low: float, high: float, tolerance_pct: float = TOLERANCE_PCT) -> str:
-    """Whether a ratio of ratios' interval reproduces 1, by the one rule (intervals.size_verdict
+    """Whether a ratio of ratios' interval reproduces 1, by the one rule (verdicts.size_verdict
     against 1; each run's own blocks were counted when its interval was made)."""
-    judged = intervals.size_verdict(low, high, 1.0, n=intervals.MIN_UNITS,
-                                    tolerance_pct=tolerance_pct)  # fmt: skip
-    return DIFFERS if judged in (intervals.SMALLER, intervals.LARGER) else judged
+    judged = verdicts.size_verdict(low, high, 1.0, n=verdicts.MIN_UNITS,
+                                   tolerance_pct=tolerance_pct)  # fmt: skip
+    return DIFFERS if judged in (verdicts.SMALLER, verdicts.LARGER) else judged
 
 
 def _same_data(a: Path, b: Path) -> bool:

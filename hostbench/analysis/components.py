@@ -12,7 +12,8 @@ import pandas as pd
 
 from ..catalog import mode_label, scenario_label
 from ..load import TOOLS
-from .intervals import blocks_for_halfwidth, t_quantile
+from .intervals import blocks_for_halfwidth
+from .student_t import t_quantile
 
 CHUNKS_FILE = "chunks.csv"
 SEED_FILE = "seed.json"

@@ -20,8 +20,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from .intervals import TOLERANCE_PCT, t_quantile
 from .sequential import Plan
+from .student_t import t_quantile
+from .verdicts import TOLERANCE_PCT
 
 RUNS = 10_000
 EDGE = math.log(1 + TOLERANCE_PCT / 100)
@@ -73,7 +74,7 @@ def simulate(sd: float, plan: Plan, kind: str, truth: float, *, runs: int = RUNS
 
 def _verdicts(kind: str, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """The decided verdicts of intervals (low, high) of a log ratio whose claimed value is 0,
-    as intervals.size_verdict and direction_verdict word them ("" undecided)."""
+    as verdicts.size_verdict and direction_verdict word them ("" undecided)."""
     out = np.full(len(low), "", dtype=object)
     if kind == "size":
         out[(low >= -EDGE) & (high <= EDGE)] = "reproduced"

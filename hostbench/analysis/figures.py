@@ -19,7 +19,7 @@ from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
 from ..catalog import mode_color, mode_label, scenario_label
 from ..errors import BadInput
-from . import intervals, tables
+from . import tables, wording
 
 CPU_LABELS = {
     "server": "server (test app)",
@@ -337,9 +337,9 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
                 ax.plot(ours, yi, "o", color=color, markersize=8, zorder=3)
                 drawn_high = min(high, high_end) if interval else ours
                 end = max(drawn_high, article if not pd.isna(article) else 0)
-                # The interval by the pages' rounding rule (intervals.ci_bounds).
-                bounds = intervals.ci_bounds(low / 100, high / 100)
-                text = intervals.pct_text(ours / 100)
+                # The interval by the pages' rounding rule (wording.ci_bounds).
+                bounds = wording.ci_bounds(low / 100, high / 100)
+                text = wording.pct_text(ours / 100)
                 text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""  # the true ends
                 ax.annotate(text, (end, yi), xytext=(8, 0), textcoords="offset points", va="center")
             if not pd.isna(article):

@@ -15,7 +15,7 @@ import pandas as pd
 from ..catalog import mode_label
 from ..errors import BadInput
 from ..studies import get_study
-from . import intervals, machines, prose, tables, until_decided
+from . import intervals, machines, prose, tables, until_decided, wording
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
@@ -41,7 +41,7 @@ class FindingsBox:
             parts.append(f"<p><strong>{html.escape(self.headline)}</strong></p>")
         if self.claims is not None and not self.smoke:
             parts.append(prose.table(self.claims, self.formats).to_html())
-            parts.append(f"<p>{html.escape(intervals.tolerance_text())}</p>")
+            parts.append(f"<p>{html.escape(wording.tolerance_text())}</p>")
         if self.precision and not self.smoke:
             parts.append(f"<p>{html.escape(self.precision)}</p>")
         parts.append(f"<p>{html.escape(self.machine)}</p></section>")
@@ -50,7 +50,7 @@ class FindingsBox:
     def __repr__(self) -> str:
         lines = ["Findings", *([SMOKE_BANNER] if self.smoke else []), self.headline]
         if self.claims is not None and not self.smoke:
-            lines += [self.claims.to_string(index=False), intervals.tolerance_text()]
+            lines += [self.claims.to_string(index=False), wording.tolerance_text()]
         precision = [] if self.smoke else [self.precision]
         return "\n".join([line for line in [*lines, *precision] if line] + [self.machine])
 

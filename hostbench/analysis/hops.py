@@ -17,14 +17,9 @@ from matplotlib.figure import Figure
 from ..catalog import MODES, mode_color, mode_label
 from ..errors import BadInput
 from . import figures, tables
-from .intervals import (
-    difference_text,
-    difference_words,
-    paired_differences,
-    paired_ratios,
-    ratio_text,
-)
+from .intervals import paired_differences, paired_ratios
 from .topology import path_figure
+from .wording import difference_text, difference_words, ratio_text
 
 BASELINE = "kestrel"  # every hop is what a mode adds to Kestrel alone
 POOLED, NO_POOL, SOCKET = "nginx-keepalive", "nginx", "nginx-uds"

@@ -9,7 +9,7 @@ read from the app)."""
 
 import pandas as pd
 
-from . import intervals
+from . import intervals, wording
 
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
 
@@ -55,7 +55,7 @@ def ratios(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.Data
 def table(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataFrame:
     """ratios as a page shows them: runtime, version, mode, scenario, blocks and the ratio with
     its interval in words."""
-    r = intervals.with_ratio_text(ratios(results, baseline, metric))
+    r = wording.with_ratio_text(ratios(results, baseline, metric))
     bounds = zip(r["ratio"], r["ci_low"], r["ci_high"], strict=True)
-    r["in words"] = [intervals.describe(x, lo, hi).split(":")[0] for x, lo, hi in bounds]
+    r["in words"] = [wording.describe(x, lo, hi).split(":")[0] for x, lo, hi in bounds]
     return r[[RUNTIME, "version", "mode", "baseline", "scenario", "n", "ours (95% CI)", "in words"]]

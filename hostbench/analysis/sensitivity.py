@@ -11,7 +11,7 @@ import pandas as pd
 from ..catalog import mode_label, scenario_label
 from ..params import SCHEDULE, StudyParams
 from ..results import valid_rows
-from . import intervals, tables
+from . import intervals, tables, verdicts, wording
 
 # Params keys that say what was measured, not how: a sub-study narrows them on purpose.
 _SCOPE = {"modes", "scenarios", "seed", "description", "baseline", "sub_studies", "smoke",
@@ -50,7 +50,7 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
     whether both intervals lead to the same words (faster, slower, indistinguishable).
     Ratios pair by mode and scenario, and by concurrency where both have it (a study at more
     than one concurrency shows it as a column). Each side shows its n (blocks); words from
-    fewer than intervals.MIN_UNITS blocks are not compared ("n/a")."""
+    fewer than verdicts.MIN_UNITS blocks are not compared ("n/a")."""
     keys = ["mode", "scenario"]
     if "concurrency" in main.columns and "concurrency" in variant.columns:
         keys.append("concurrency")
@@ -59,8 +59,8 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
     several = "concurrency" in keys and both["concurrency"].nunique() > 1
     rows = []
     for r in both.itertuples(index=False):
-        main_words = intervals.describe(r.ratio_main, r.ci_low_main, r.ci_high_main)
-        variant_words = intervals.describe(r.ratio_variant, r.ci_low_variant, r.ci_high_variant)
+        main_words = wording.describe(r.ratio_main, r.ci_low_main, r.ci_high_main)
+        variant_words = wording.describe(r.ratio_variant, r.ci_low_variant, r.ci_high_variant)
         rows.append(
             (
                 mode_label(r.mode),
@@ -72,7 +72,7 @@ def sensitivity(main: pd.DataFrame, variant: pd.DataFrame, label: str = "sub-stu
                 int(r.n_variant),
                 r.ratio_variant / r.ratio_main,
                 _same_words(main_words, variant_words)
-                if min(r.n_main, r.n_variant) >= intervals.MIN_UNITS
+                if min(r.n_main, r.n_variant) >= verdicts.MIN_UNITS
                 else "n/a",
             )
         )
@@ -142,7 +142,7 @@ def localhost_cost(main_runs: pd.DataFrame, two_hosts_runs: pd.DataFrame | None,
         f"the words stayed the same for {int((judged[SAME] == 'yes').sum())} of {len(judged)}"
         if len(judged)
         else (
-            f"no ratio has {intervals.MIN_UNITS} or more blocks on both sides, so their words "
+            f"no ratio has {verdicts.MIN_UNITS} or more blocks on both sides, so their words "
             "are not compared"
         )
     )

@@ -2,7 +2,7 @@
 claims are decided, which cells the next block must measure for the rest, and, once the run
 stopped, its account in a sentence.
 
-Decided is a verdict of the one rule (intervals.py) that more blocks could not overturn:
+Decided is a verdict of the one rule (verdicts.py) that more blocks could not overturn:
 reproduced, smaller, larger, differs, supported, not supported. The intervals behind them are
 the repeated ones (sequential.py), so judging after every block and stopping on a decision
 keeps the 95% guarantee. A claim whose comparisons this profile does not measure at all is
@@ -23,12 +23,12 @@ from ..catalog import mode_label, scenario_label
 from ..errors import BadInput
 from ..params import StudyParams
 from ..studies import get_study
-from . import claims, intervals, tables
+from . import claims, intervals, tables, verdicts
 from .reference import UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
-DECIDED = (intervals.REPRODUCED, intervals.SMALLER, intervals.LARGER, intervals.DIFFERS,
-           intervals.SUPPORTED, intervals.NOT_SUPPORTED)  # fmt: skip
+DECIDED = (verdicts.REPRODUCED, verdicts.SMALLER, verdicts.LARGER, verdicts.DIFFERS,
+           verdicts.SUPPORTED, verdicts.NOT_SUPPORTED)  # fmt: skip
 DESIGN_FILE = "design.json"  # the harness writes it (harness/study.py); looks under LOOKS
 LOOKS = "looks"
 MOST_BLOCKS_SHOWN = 1000  # "about N blocks": beyond this, "more than"
@@ -70,18 +70,18 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
         raise BadInput(f"study {study} has no reference/claims.csv: nothing to decide")
     judged = claims.for_results(study, results, params).set_index(claims.CLAIM)[claims.VERDICT]
     measured = _measured_cells(params)
-    verdicts, open_, cells = {}, {}, []
+    by_claim, open_, cells = {}, {}, []
     for claim, rows in table.groupby("claim", sort=False):
         if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
             continue
         needs = _cells_of(rows, measured)
         if not needs or not _all_measured(rows, measured):  # the paper profile judges it
             continue
-        verdicts[claim] = judged.get(claim, intervals.NOT_ENOUGH)
-        if verdicts[claim] not in DECIDED:
+        by_claim[claim] = judged.get(claim, verdicts.NOT_ENOUGH)
+        if by_claim[claim] not in DECIDED:
             open_[claim] = blocks_needed(results, rows, params, plan)
             cells += [c for c in needs if c not in cells]
-    return Look(after_block, verdicts, open_, [list(c) for c in cells], round(minutes, 2))
+    return Look(after_block, by_claim, open_, [list(c) for c in cells], round(minutes, 2))
 
 
 def _measured_cells(params) -> list[tuple]:
@@ -151,7 +151,7 @@ def blocks_needed(results: pd.DataFrame, rows: pd.DataFrame, params, plan: Plan)
 def _margin(kind: str, centre: float, value: float, side: str) -> float:
     """How far the log ratio lies from the edge its decision needs the interval clear of."""
     if kind in ("size", "equivalence"):
-        t = math.log(1 + intervals.TOLERANCE_PCT / 100)
+        t = math.log(1 + verdicts.TOLERANCE_PCT / 100)
         low, high = math.log(value) - t, math.log(value) + t
         if low < centre < high:
             return min(centre - low, high - centre)

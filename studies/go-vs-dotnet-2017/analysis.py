@@ -28,16 +28,10 @@ from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
 from hostbench.analysis import convergence, figures, prose, window_design
 from hostbench.analysis.differences import bytes_per_response
-from hostbench.analysis.intervals import (
-    describe,
-    mean_interval,
-    paired_ratios,
-    pct_text,
-    ratio_text,
-    times_text,
-)
+from hostbench.analysis.intervals import mean_interval, paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.analysis.tables import processor, response_checks
+from hostbench.analysis.wording import describe, pct_text, ratio_text, times_text
 from hostbench.catalog import MODES, mode_color, mode_label
 from hostbench.errors import BadInput
 from hostbench.params import StudyParams
@@ -420,7 +414,7 @@ def _times(x: float) -> str:
 
 def memory_words(r) -> str:
     """A memory ratio to Iris MVC as a multiple, in the words its interval allows (the
-    pages' one formatter, intervals.describe)."""
+    pages' one formatter, wording.describe)."""
     return describe(r.ratio, r.ci_low, r.ci_high, higher="more memory", lower="less memory",
                     confidence=r.confidence, unit="x", baseline="Iris MVC's")  # fmt: skip
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hostbench.analysis import claims, findings, intervals, tables
+from hostbench.analysis import claims, findings, tables, verdicts, wording
 from hostbench.analysis.reference import load_claims
 from hostbench.params import StudyParams
 from hostbench.paths import ROOT, RUNS
@@ -114,11 +114,11 @@ def test_the_box_has_one_row_per_claim(where):
     )
     box = findings.findings_box(judged, results)
     assert list(box.claims[claims.CLAIM]) == list(load_claims(STUDY)["claim"].unique())
-    assert set(box.claims[claims.VERDICT]) <= set(intervals.VERDICTS)
-    assert intervals.tolerance_text() in repr(box)
-    if folder is None or tables.load_params(folder).repetitions < intervals.MIN_UNITS:
+    assert set(box.claims[claims.VERDICT]) <= set(verdicts.VERDICTS)
+    assert wording.tolerance_text() in repr(box)
+    if folder is None or tables.load_params(folder).repetitions < verdicts.MIN_UNITS:
         # The fixture's two blocks and the convergence run's one decide nothing.
-        assert set(box.claims[claims.VERDICT]) == {intervals.NOT_ENOUGH}
+        assert set(box.claims[claims.VERDICT]) == {verdicts.NOT_ENOUGH}
 
 
 def test_the_committed_paper_runs_verdicts():
@@ -127,13 +127,13 @@ def test_the_committed_paper_runs_verdicts():
     the article's; .NET uses more memory, by less than the article's multiples."""
     table = claims.of_run(STUDY, COMMITTED[0])
     want = {
-        RPS: intervals.NOT_SUPPORTED,
-        RPS_VALUES: intervals.LARGER,
-        RPS_TEMPLATES: intervals.LARGER,
-        LATENCY: intervals.NOT_SUPPORTED,
-        MEMORY: intervals.SUPPORTED,
-        MEMORY_VALUES: intervals.SMALLER,
-        MEMORY_TEMPLATES: intervals.SMALLER,
+        RPS: verdicts.NOT_SUPPORTED,
+        RPS_VALUES: verdicts.LARGER,
+        RPS_TEMPLATES: verdicts.LARGER,
+        LATENCY: verdicts.NOT_SUPPORTED,
+        MEMORY: verdicts.SUPPORTED,
+        MEMORY_VALUES: verdicts.SMALLER,
+        MEMORY_TEMPLATES: verdicts.SMALLER,
     }
     for start, verdict in want.items():
         row = _claim(table, start)
@@ -141,8 +141,8 @@ def test_the_committed_paper_runs_verdicts():
     # The row prints the run's own ratio, as ratios.csv has it.
     ratios = pd.read_csv(COMMITTED[0] / "ratios.csv").set_index(["mode", "scenario"])
     r = ratios.loc[("kestrel", "templates")]
-    low, high = intervals.ci_bounds(r["ci_low"], r["ci_high"])
-    ours = f"templates {intervals.pct_text(r['ratio'])} ({low}-{high}%, {r['n']} blocks)"
+    low, high = wording.ci_bounds(r["ci_low"], r["ci_high"])
+    ours = f"templates {wording.pct_text(r['ratio'])} ({low}-{high}%, {r['n']} blocks)"
     assert ours in _claim(table, RPS_TEMPLATES)[claims.OURS]
 
 
@@ -173,23 +173,23 @@ def _judged(results: pd.DataFrame) -> pd.DataFrame:
 def test_a_size_is_reproduced_inside_the_tolerance_and_larger_beyond_it():
     values = load_claims(STUDY).set_index("claim")["value"]
     article = values[values.index.str.startswith(RPS_VALUES)].item()
-    t = 1 + intervals.TOLERANCE_PCT / 100
+    t = 1 + verdicts.TOLERANCE_PCT / 100
     inside = _judged(_runs(article * 1.05, 10.5))
-    assert _claim(inside, RPS_VALUES)[claims.VERDICT] == intervals.REPRODUCED
-    assert _claim(inside, MEMORY_VALUES)[claims.VERDICT] == intervals.REPRODUCED
+    assert _claim(inside, RPS_VALUES)[claims.VERDICT] == verdicts.REPRODUCED
+    assert _claim(inside, MEMORY_VALUES)[claims.VERDICT] == verdicts.REPRODUCED
     beyond = _judged(_runs(article * t * 1.08, 10.5 / (t * 1.08)))
-    assert _claim(beyond, RPS_VALUES)[claims.VERDICT] == intervals.LARGER
-    assert _claim(beyond, MEMORY_VALUES)[claims.VERDICT] == intervals.SMALLER
+    assert _claim(beyond, RPS_VALUES)[claims.VERDICT] == verdicts.LARGER
+    assert _claim(beyond, MEMORY_VALUES)[claims.VERDICT] == verdicts.SMALLER
     # Across the edge, an interval that reaches over it decides nothing.
     edge = _judged(_runs(article * t, 10.5, spread=0.05))
-    assert _claim(edge, RPS_VALUES)[claims.VERDICT] == intervals.UNDECIDED
+    assert _claim(edge, RPS_VALUES)[claims.VERDICT] == verdicts.UNDECIDED
     # The direction claims turn with the side of 1.00x, on both tests at once.
-    assert _claim(inside, RPS)[claims.VERDICT] == intervals.SUPPORTED
-    assert _claim(inside, LATENCY)[claims.VERDICT] == intervals.SUPPORTED
+    assert _claim(inside, RPS)[claims.VERDICT] == verdicts.SUPPORTED
+    assert _claim(inside, LATENCY)[claims.VERDICT] == verdicts.SUPPORTED
     reversed_ = _judged(_runs(1.48, 0.9))
-    assert _claim(reversed_, RPS)[claims.VERDICT] == intervals.NOT_SUPPORTED
-    assert _claim(reversed_, LATENCY)[claims.VERDICT] == intervals.NOT_SUPPORTED
-    assert _claim(reversed_, MEMORY)[claims.VERDICT] == intervals.NOT_SUPPORTED
+    assert _claim(reversed_, RPS)[claims.VERDICT] == verdicts.NOT_SUPPORTED
+    assert _claim(reversed_, LATENCY)[claims.VERDICT] == verdicts.NOT_SUPPORTED
+    assert _claim(reversed_, MEMORY)[claims.VERDICT] == verdicts.NOT_SUPPORTED
 
 
 def test_a_claim_over_both_tests_rests_on_each():
@@ -199,10 +199,10 @@ def test_a_claim_over_both_tests_rests_on_each():
     results.loc[templates & dotnet, "rps"] *= 3  # .NET 150% of Iris MVC on templates only
     results.loc[templates & dotnet, "latency_mean_ms"] /= 3
     table = _judged(results)
-    assert _claim(table, RPS)[claims.VERDICT] == intervals.NOT_SUPPORTED
-    assert _claim(table, RPS_VALUES)[claims.VERDICT] != intervals.NOT_SUPPORTED
+    assert _claim(table, RPS)[claims.VERDICT] == verdicts.NOT_SUPPORTED
+    assert _claim(table, RPS_VALUES)[claims.VERDICT] != verdicts.NOT_SUPPORTED
     only_values = _judged(results[~templates])
-    assert _claim(only_values, RPS)[claims.VERDICT] == intervals.NOT_ENOUGH  # one not run
+    assert _claim(only_values, RPS)[claims.VERDICT] == verdicts.NOT_ENOUGH  # one not run
     assert "not run" in _claim(only_values, RPS)[claims.OURS]
 
 
@@ -254,7 +254,7 @@ def test_the_gap_in_requests_is_set_beside_the_share_of_the_cpu_each_server_had(
     for scenario, mode in go_vs_dotnet.HEADLINE_SERVER.items():
         now = rps[(rps["scenario"] == scenario) & (rps["mode"] == mode)]["ratio"].iloc[0]
         was = then.loc[(scenario, mode), "article_ratio"]
-        want = f"{scenario}: {intervals.pct_text(was)} then, {intervals.pct_text(now)} now"
+        want = f"{scenario}: {wording.pct_text(was)} then, {wording.pct_text(now)} now"
         assert want in gap
     # Each number from results.csv: the cores each server and bombardier used (per server,
     # averaged over its runs), the machine's busy share; the article's processor's cores.

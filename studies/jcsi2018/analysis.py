@@ -8,20 +8,17 @@ import math
 
 import pandas as pd
 
-from hostbench.analysis import intervals, prose, tables, window_design
+from hostbench.analysis import intervals, prose, tables, verdicts, window_design, wording
 from hostbench.analysis.claims import VERDICT  # noqa: F401 (the notebook reads it here)
 from hostbench.analysis.claims import judge as judge_claims
-from hostbench.analysis.intervals import (
-    SUPPORTED,
-    describe,
-    ratio_text,
-)
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
     TWO_HOSTS,
     changed_factors,
     localhost_cost,
     sensitivity,
 )
+from hostbench.analysis.verdicts import SUPPORTED
+from hostbench.analysis.wording import describe, ratio_text
 from hostbench.catalog import MODES, mode_label, scenario_label
 from hostbench.params import StudyParams
 from hostbench.warmup import JIT_SETTLED_METHODS
@@ -136,8 +133,8 @@ def _ratio(ratios: pd.DataFrame, mode: str, scenario: str):
 
 
 def _ours(r) -> str:
-    """A paired_ratios row as every page prints it (intervals.ratio_text), or "not run"."""
-    return "not run" if r is None else intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
+    """A paired_ratios row as every page prints it (wording.ratio_text), or "not run"."""
+    return "not run" if r is None else wording.ratio_text(r.ratio, r.ci_low, r.ci_high)
 
 
 def paper_words(paper_row) -> str:
@@ -404,11 +401,11 @@ def conclusions(results: pd.DataFrame) -> str:
     for mode in tried:
         found = {"faster": [], "slower": [], "includes 100%": [], "no interval": []}
         for r in ratios[ratios["mode"].astype(str) == mode].itertuples(index=False):
-            if intervals.ci_bounds(r.ci_low, r.ci_high) is None or r.n < intervals.MIN_UNITS:
+            if wording.ci_bounds(r.ci_low, r.ci_high) is None or r.n < verdicts.MIN_UNITS:
                 found["no interval"].append(r)
-            elif intervals.direction_verdict(r.ci_low, r.ci_high, "above", n=r.n) == SUPPORTED:
+            elif verdicts.direction_verdict(r.ci_low, r.ci_high, "above", n=r.n) == SUPPORTED:
                 found["faster"].append(r)
-            elif intervals.direction_verdict(r.ci_low, r.ci_high, "below", n=r.n) == SUPPORTED:
+            elif verdicts.direction_verdict(r.ci_low, r.ci_high, "below", n=r.n) == SUPPORTED:
                 found["slower"].append(r)
             else:
                 found["includes 100%"].append(r)
@@ -422,9 +419,7 @@ def conclusions(results: pd.DataFrame) -> str:
             parts.append(f"no effect shown on {names} (the interval includes 100%)")
         if found["no interval"]:
             names = ", ".join(scenario_label(r.scenario) for r in found["no interval"])
-            parts.append(
-                f"nothing can be said on {names} (fewer than {intervals.MIN_UNITS} blocks)"
-            )
+            parts.append(f"nothing can be said on {names} (fewer than {verdicts.MIN_UNITS} blocks)")
         what = HOP_CONFIGURATIONS[mode]
         lines.append(
             f"- **{what[0].upper()}{what[1:]}** ({mode_label(mode)}, as % of "
@@ -509,13 +504,13 @@ def _mode_ratios(runs: pd.DataFrame, baseline: str, mode: str) -> pd.DataFrame:
 
 def designs_table(compared: pd.DataFrame) -> pd.DataFrame:
     """designs() as the page shows it: per scenario, each side's ratio with its interval
-    (intervals.ratio_text), half-width and blocks, then how many times narrower the main
+    (wording.ratio_text), half-width and blocks, then how many times narrower the main
     study's interval is and whether the two overlap."""
     columns = {"scenario": compared["scenario"]}
     for side, who, design in zip(_SIDES, ("main study", "sub-study"), compared.attrs["designs"],
                                  strict=True):  # fmt: skip
         columns[f"{who} ({design})"] = [
-            intervals.ratio_text(r, lo, hi)
+            wording.ratio_text(r, lo, hi)
             for r, lo, hi in zip(
                 compared[f"ratio_{side}"],
                 compared[f"ci_low_{side}"],
@@ -540,7 +535,7 @@ def _times(ratio: float, fewer: str, more: str, same: str) -> str:
 
 def _side_text(row: dict, side: str) -> str:
     """One side of a designs() row: "159% (95% CI 156-162%), ±1.9% over 6 blocks"."""
-    text = intervals.ratio_text(row[f"ratio_{side}"], row[f"ci_low_{side}"], row[f"ci_high_{side}"])
+    text = wording.ratio_text(row[f"ratio_{side}"], row[f"ci_low_{side}"], row[f"ci_high_{side}"])
     half = row[f"half_{side}"]
     return text if math.isnan(half) else f"{text}, ±{half:.1f}% over {row[f'n_{side}']} blocks"
 

@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
-from hostbench.analysis import figures, intervals, prose, tables
+from hostbench.analysis import figures, prose, tables, wording
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.errors import BadInput
 
@@ -268,7 +268,7 @@ def designs_chart(compared: pd.DataFrame) -> Figure:
                 ax.plot([low, top], [yi, yi], color=color, linewidth=2.5, zorder=2)
             ax.plot(ratio, yi, "o", color=color, markersize=8, zorder=3)
             half = r[f"half_{side}"]
-            text = intervals.pct_text(ratio / 100)
+            text = wording.pct_text(ratio / 100)
             text += "" if np.isnan(half) else f" ±{half:.1f}%, {r[f'n_{side}']} blocks"
             ax.annotate(text, (top if np.isfinite(top) else ratio, yi), xytext=(8, 0),
                         textcoords="offset points", va="center")  # fmt: skip

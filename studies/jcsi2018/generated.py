@@ -21,7 +21,9 @@ from hostbench.analysis import (
     prose,
     tables,
     until_decided,
+    verdicts,
     window_design,
+    wording,
 )
 from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
 from hostbench.catalog import mode_label, scenario_label
@@ -58,9 +60,9 @@ def line(run_dir: Path, page: str = PAGE) -> str:
     kestrel = ratios[ratios["mode"].astype(str) == "kestrel"]
     cells = []
     for r in kestrel.itertuples(index=False):
-        bounds = intervals.ci_bounds(r.ci_low, r.ci_high)
+        bounds = wording.ci_bounds(r.ci_low, r.ci_high)
         ci = f" ({bounds[0]}-{bounds[1]}%)" if bounds else ""
-        cells.append(f"{scenario_label(r.scenario)} {intervals.pct_text(r.ratio)}{ci}")
+        cells.append(f"{scenario_label(r.scenario)} {wording.pct_text(r.ratio)}{ci}")
     wall = wall_time(run_dir)
     took = f"; {wall[1]} windows in {wall[0] / 60:.0f} min" if wall else ""
     done = run_dir / "reproduce.json"
@@ -104,13 +106,13 @@ def block(run_dir: Path) -> str:
         "|---|---|---:|---|---:|---:|",
     ]
     for r in ratios.itertuples(index=False):
-        bounds = intervals.ci_bounds(r.ci_low, r.ci_high)  # the pages' rounding rule
+        bounds = wording.ci_bounds(r.ci_low, r.ci_high)  # the pages' rounding rule
         ci = f"{bounds[0]}-{bounds[1]}%" if bounds else "n/a"
         # The 95% half-width as every page states it, against the goals under the table.
         half = f"{intervals.halfwidth_pct(r.ratio, r.ci_high):.1f}%" if bounds else "n/a"
         lines.append(
             f"| {mode_label(r.mode)} | {scenario_label(r.scenario)} | "
-            f"{intervals.pct_text(r.ratio)} | {ci} | {half} | {r.n} |"
+            f"{wording.pct_text(r.ratio)} | {ci} | {half} | {r.n} |"
         )
     lines += _precision(ratios, results)
     lines += _details(run_dir, all_runs, baseline)
@@ -188,7 +190,7 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
         mean_rps = valid_rows(sub).groupby(["mode", "scenario"], observed=True)
         mean_rps = mean_rps["rps"].mean()
         for r in intervals.paired_ratios(sub, baseline).itertuples(index=False):
-            words = intervals.describe(r.ratio, r.ci_low, r.ci_high)
+            words = wording.describe(r.ratio, r.ci_low, r.ci_high)
             rps = mean_rps[(r.mode, r.scenario)]
             lines.append(
                 f"Changing {factor} ({changed}), {mode_label(r.mode)} on "
@@ -322,15 +324,15 @@ def aa_claims_paragraph(runs: Path) -> str:
         return ("The claims rule: no committed run yet "
                 "(`benchmarks/aa_check.py --design claims`).")  # fmt: skip
     table = claims.of_run(aa.CLAIMS_STUDY, run_dir)
-    judged = table[table[claims.VERDICT] != intervals.NOT_TESTABLE]
-    verdicts = "; ".join(f"{r[claims.CLAIM]}: {r[claims.VERDICT]}" for _, r in judged.iterrows())
+    judged = table[table[claims.VERDICT] != verdicts.NOT_TESTABLE]
+    each = "; ".join(f"{r[claims.CLAIM]}: {r[claims.VERDICT]}" for _, r in judged.iterrows())
     results = tables.load_results(run_dir, valid_only=False)
     env = tables.load_environment(run_dir)
     started = pd.to_datetime(results["started_at"], utc=True)
     return (
         f"The claims rule (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
         f"{aa.CLAIMS_STUDY}'s claims judged with {mode_label(aa.TWIN)} as the baseline, where "
-        f"every true ratio is 1.00: {verdicts}. {until_decided.summary(run_dir)} "
+        f"every true ratio is 1.00: {each}. {until_decided.summary(run_dir)} "
         f"{findings.machine_line(results, env)} Measured "
         f"{started.min():%Y-%m-%d %H:%M}-{started.max():%H:%M} UTC."
     )

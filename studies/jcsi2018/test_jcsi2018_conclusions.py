@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from conftest import runs  # noqa: E402
-from hostbench.analysis import intervals  # noqa: E402
+from hostbench.analysis import intervals, wording  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
 from hostbench.catalog import mode_label  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
@@ -40,7 +40,7 @@ def test_a_configurations_effect_is_stated_only_where_its_interval_supports_it()
     pool, socket = text.splitlines()[:2]
     ratios = intervals.paired_ratios(_hop_runs(keepalive=2.0, uds=1.0), "nginx")
     html = ratios[(ratios["mode"] == "nginx-keepalive") & (ratios["scenario"] == "html")].iloc[0]
-    assert "faster on HTML " + intervals.ratio_text(html.ratio, html.ci_low, html.ci_high) in pool
+    assert "faster on HTML " + wording.ratio_text(html.ratio, html.ci_low, html.ci_high) in pool
     assert "no effect shown on HTML, text (the interval includes 100%)" in socket
     assert DEPENDS in text and "here an upstream keep-alive pool (on HTML, text) changed it" in text
     assert "for a Unix socket in place of loopback TCP, no interval shows an effect" in text

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from conftest import record_params
-from hostbench.analysis import claims, intervals
+from hostbench.analysis import claims, intervals, verdicts, wording
 from hostbench.analysis import prose as report
 from hostbench.analysis import tables as analysis
 from hostbench.analysis.reference import load_claims
@@ -60,22 +60,21 @@ def _verdict(table, claim: str) -> str:
 
 def test_claims_follow_the_intervals(run3):
     table = jcsi2018.claims(analysis.load_results(RUN3, valid_only=False), NGINX_BASELINE)
-    assert set(table[claims.VERDICT]) <= set(intervals.VERDICTS)
+    assert set(table[claims.VERDICT]) <= set(verdicts.VERDICTS)
     assert not table[claims.CLAIM].duplicated().any()
     # Windows-only claims are never judged on Linux, and say why on the first screen.
     windows = table[table[claims.CLAIM].str.startswith("HTTP.sys is about 10-20% slower")]
-    assert windows[claims.VERDICT].tolist() == [intervals.NOT_TESTABLE]
+    assert windows[claims.VERDICT].tolist() == [verdicts.NOT_TESTABLE]
     assert "Windows" in windows[claims.OURS].iloc[0]
     # Each verdict agrees with the interval it cites, printed by the one formatter.
     html = run3["ratios"].set_index(["mode", "scenario"]).loc[("kestrel", "html")]
     row = table[table[claims.CLAIM].str.startswith("Kestrel is about 70% faster")].iloc[0]
-    low, high = intervals.ci_bounds(html.ci_low, html.ci_high)
+    low, high = wording.ci_bounds(html.ci_low, html.ci_high)
     assert (
-        row[claims.OURS]
-        == f"HTML {intervals.pct_text(html.ratio)} ({low}-{high}%, {html.n} blocks)"
+        row[claims.OURS] == f"HTML {wording.pct_text(html.ratio)} ({low}-{high}%, {html.n} blocks)"
     )
     assert "1.70x the baseline" in row[claims.WORDS]
-    assert row[claims.VERDICT] == intervals.size_verdict(html.ci_low, html.ci_high, 1.70, n=html.n)
+    assert row[claims.VERDICT] == verdicts.size_verdict(html.ci_low, html.ci_high, 1.70, n=html.n)
 
 
 def _runs(kestrel: dict[str, float], caddy: float | None = None, spread: float = 0.02):
@@ -100,39 +99,39 @@ HTML_70, NAWET_200, SEVERAL, FASTEST, SLOWEST = (
 def test_claims_on_synthetic_intervals_with_known_answers():
     scenarios = {"html": 1.72, "text": 3.0, "json": 2.9, "xml": 3.1}
     table = jcsi2018.claims(_runs(scenarios, caddy=1.5), NGINX_BASELINE)
-    assert _verdict(table, HTML_70) == intervals.REPRODUCED
+    assert _verdict(table, HTML_70) == verdicts.REPRODUCED
     # "nawet 200%" is read as 3.00x, as the words say: 2.9-3.1 reproduce it.
-    assert _verdict(table, NAWET_200) == intervals.REPRODUCED
-    assert _verdict(table, SEVERAL) == intervals.SUPPORTED
-    assert _verdict(table, SLOWEST) == intervals.SUPPORTED
-    assert _verdict(table, FASTEST) == intervals.SUPPORTED
+    assert _verdict(table, NAWET_200) == verdicts.REPRODUCED
+    assert _verdict(table, SEVERAL) == verdicts.SUPPORTED
+    assert _verdict(table, SLOWEST) == verdicts.SUPPORTED
+    assert _verdict(table, FASTEST) == verdicts.SUPPORTED
     # Against the other analog of the baseline (Kestrel 1.15x-2x Caddy) the sizes turn
     # smaller: the sensitivity column names it, with the verdict it gets there.
     caddy = mode_label("caddy")
     row = table[table[claims.CLAIM].str.startswith(NAWET_200)].iloc[0]
-    assert f"{caddy} as the baseline: {intervals.SMALLER}" in row[claims.SENSITIVITY]
+    assert f"{caddy} as the baseline: {verdicts.SMALLER}" in row[claims.SENSITIVITY]
     row = table[table[claims.CLAIM].str.startswith(FASTEST)].iloc[0]
     assert row[claims.SENSITIVITY].startswith("holds under all 1")
 
     table = jcsi2018.claims(_runs({"html": 3.0, "text": 0.9, "json": 1.6, "xml": 1.6}),
                             NGINX_BASELINE)  # fmt: skip
-    assert _verdict(table, HTML_70) == intervals.LARGER
+    assert _verdict(table, HTML_70) == verdicts.LARGER
     # One scenario smaller, none larger: the claim over three is smaller than the article's.
-    assert _verdict(table, NAWET_200) == intervals.SMALLER
-    assert _verdict(table, SEVERAL) == intervals.NOT_SUPPORTED
-    assert _verdict(table, SLOWEST) == intervals.NOT_SUPPORTED
+    assert _verdict(table, NAWET_200) == verdicts.SMALLER
+    assert _verdict(table, SEVERAL) == verdicts.NOT_SUPPORTED
+    assert _verdict(table, SLOWEST) == verdicts.NOT_SUPPORTED
 
 
 def test_a_wide_interval_is_never_a_reproduced_size():
     # The old rule marked "nawet 200%" supported on 141-429%; the interval crosses the band.
     table = jcsi2018.claims(_runs({"text": 2.46, "json": 3, "xml": 3}, spread=0.3),
                             NGINX_BASELINE)  # fmt: skip
-    assert _verdict(table, NAWET_200) == intervals.UNDECIDED
+    assert _verdict(table, NAWET_200) == verdicts.UNDECIDED
 
 
 def test_a_scenario_not_run_leaves_its_claim_not_measured_enough():
     table = jcsi2018.claims(_runs({"json": 3.0, "xml": 3.0}), NGINX_BASELINE)
-    assert _verdict(table, NAWET_200) == intervals.NOT_ENOUGH
+    assert _verdict(table, NAWET_200) == verdicts.NOT_ENOUGH
     row = table[table[claims.CLAIM].str.startswith(NAWET_200)].iloc[0]
     assert "text: not run" in row[claims.OURS]
 
@@ -142,12 +141,12 @@ def test_the_sensitivity_column_reads_the_sub_studies_ratios():
     apart = _runs({"text": 0.9})  # the load generator apart: Kestrel slower on text
     table = jcsi2018.claims(main, NGINX_BASELINE, {"isolated": apart})
     row = table[table[claims.CLAIM].str.startswith(FASTEST)].iloc[0]
-    assert row[claims.VERDICT] == intervals.SUPPORTED
+    assert row[claims.VERDICT] == verdicts.SUPPORTED
     # The sub-study ran one of the claim's four comparisons: it says which.
     ran = "text"
     assert row[claims.SENSITIVITY].startswith(
         f"depends on the sub-study: the isolated sub-study (on {ran} only): "
-        f"{intervals.NOT_SUPPORTED} ({intervals.pct_text(0.9)}, "
+        f"{verdicts.NOT_SUPPORTED} ({wording.pct_text(0.9)}, "
     )
     # A sub-study that agrees is counted among those it holds under.
     table = jcsi2018.claims(main, NGINX_BASELINE, {"isolated": _runs({"text": 2.9})})
@@ -315,14 +314,14 @@ def test_machine_state_reads_each_runs_readings(run3):
 def test_an_interval_prints_the_same_in_table_sentence_and_headline(run3):
     ratios = run3["ratios"]
     r = ratios.set_index(["mode", "scenario"]).loc[("kestrel", "text")]
-    printed = intervals.ratio_text(r.ratio, r.ci_low, r.ci_high)
-    table = intervals.with_ratio_text(ratios).set_index(["mode", "scenario"])
+    printed = wording.ratio_text(r.ratio, r.ci_low, r.ci_high)
+    table = wording.with_ratio_text(ratios).set_index(["mode", "scenario"])
     assert table.loc[("kestrel", "text"), "ours (95% CI)"] == printed
     assert f"text {printed}" in jcsi2018.headline(ratios)
     sentence = jcsi2018.ratio_sentences(ratios)
-    assert intervals.ci_text(r.ci_low, r.ci_high) in sentence
-    assert f"{intervals.pct_text(r.ratio)} of the baseline" in sentence
-    cells = [intervals.PCT_FORMATS[c](r[c]) for c in ("ratio_pct", "ci_low_pct", "ci_high_pct")]
+    assert wording.ci_text(r.ci_low, r.ci_high) in sentence
+    assert f"{wording.pct_text(r.ratio)} of the baseline" in sentence
+    cells = [wording.PCT_FORMATS[c](r[c]) for c in ("ratio_pct", "ci_low_pct", "ci_high_pct")]
     assert printed == f"{cells[0]} (95% CI {cells[1][:-1]}-{cells[2]})"
 
 
@@ -487,8 +486,8 @@ def _check_designs(compared, main_runs, sub_runs, main_params, sub_params):
     text = jcsi2018.designs_sentences(compared)
     for row in compared.to_dict("records"):
         for side in ("main", "sub"):
-            printed = intervals.ratio_text(row[f"ratio_{side}"], row[f"ci_low_{side}"],
-                                           row[f"ci_high_{side}"])  # fmt: skip
+            printed = wording.ratio_text(row[f"ratio_{side}"], row[f"ci_low_{side}"],
+                                         row[f"ci_high_{side}"])  # fmt: skip
             assert printed in text
         if row["overlap"] is None:
             assert "one side has no interval" in text

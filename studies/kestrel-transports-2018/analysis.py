@@ -22,14 +22,9 @@ from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
 from hostbench.analysis import figures, prose
 from hostbench.analysis.claims import judge
-from hostbench.analysis.intervals import (
-    describe,
-    mean_interval,
-    paired_ratios,
-    ratio_text,
-    with_ratio_text,
-)
+from hostbench.analysis.intervals import mean_interval, paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup
+from hostbench.analysis.wording import describe, ratio_text, with_ratio_text
 from hostbench.catalog import scenario_label
 from hostbench.errors import BadInput
 from hostbench.params import expand_sweep

@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from hostbench.analysis import claims, findings, intervals, tables
+from hostbench.analysis import claims, findings, tables, verdicts
 from hostbench.analysis.reference import load_claims
 from hostbench.params import StudyParams
 from hostbench.paths import ROOT, RUNS
@@ -72,13 +72,13 @@ def test_the_box_has_one_row_per_claim_the_untestable_with_their_reason(where):
     shown = box.claims.set_index(claims.CLAIM)
     assert len(untestable) == 6
     for claim, note in untestable.items():
-        assert shown.loc[claim, claims.VERDICT] == intervals.NOT_RERUN
+        assert shown.loc[claim, claims.VERDICT] == verdicts.NOT_RERUN
         assert shown.loc[claim, claims.OURS] == note  # the reason, on the first screen
     # How many the settings were picked from: those that change a setting (not the A/A check).
     compared = gains[gains["changes"] != transports.SAME_AS_DEFAULTS]
     assert f"{len(compared)} comparisons" in repr(box)
     if where == FIXTURE:  # two blocks decide nothing
-        assert _claim(box.claims, LIMITED)[claims.VERDICT] == intervals.NOT_ENOUGH
+        assert _claim(box.claims, LIMITED)[claims.VERDICT] == verdicts.NOT_ENOUGH
 
 
 def test_the_committed_runs_verdicts():
@@ -88,10 +88,10 @@ def test_the_committed_runs_verdicts():
     community re-run's intervals are too wide to tell."""
     for run in COMMITTED:
         table = claims.of_run(STUDY, run)
-        assert _claim(table, LIMITED)[claims.VERDICT] == intervals.UNDECIDED, run
+        assert _claim(table, LIMITED)[claims.VERDICT] == verdicts.UNDECIDED, run
     paper, community = (claims.of_run(STUDY, run) for run in COMMITTED)
-    assert _claim(paper, NO_LONGER)[claims.VERDICT] == intervals.REPRODUCED
-    assert _claim(community, NO_LONGER)[claims.VERDICT] == intervals.UNDECIDED
+    assert _claim(paper, NO_LONGER)[claims.VERDICT] == verdicts.REPRODUCED
+    assert _claim(community, NO_LONGER)[claims.VERDICT] == verdicts.UNDECIDED
     assert _claim(paper, LIMITED)[claims.OURS] == (
         "plaintext 100% (85-117%, 3 blocks); JSON (TE) 87% (79-96%, 3 blocks)"
     )
@@ -134,19 +134,19 @@ def test_the_sweeps_top_is_twice_the_cores_on_any_machine(cores):
 
 
 def test_the_thread_claims_turn_with_their_intervals():
-    t = 1 + intervals.TOLERANCE_PCT / 100
+    t = 1 + verdicts.TOLERANCE_PCT / 100
     holds = transports.claims(_runs(4, 0.8, 1.05), PAPER)
-    assert _claim(holds, LIMITED)[claims.VERDICT] == intervals.SUPPORTED
-    assert _claim(holds, NO_LONGER)[claims.VERDICT] == intervals.REPRODUCED
+    assert _claim(holds, LIMITED)[claims.VERDICT] == verdicts.SUPPORTED
+    assert _claim(holds, NO_LONGER)[claims.VERDICT] == verdicts.REPRODUCED
     assert "agrees to within ±" in _claim(holds, NO_LONGER)[claims.AGAINST]
     fails = transports.claims(_runs(4, 1.2, t * 1.1), PAPER)
-    assert _claim(fails, LIMITED)[claims.VERDICT] == intervals.NOT_SUPPORTED
-    assert _claim(fails, NO_LONGER)[claims.VERDICT] == intervals.LARGER
+    assert _claim(fails, LIMITED)[claims.VERDICT] == verdicts.NOT_SUPPORTED
+    assert _claim(fails, NO_LONGER)[claims.VERDICT] == verdicts.LARGER
     # On one test only: a claim over both rests on each.
     one = _runs(4, 0.8, 1.0)
     one.loc[(one["variant"] == "ioq1") & (one["scenario"] == "plaintext"), "rps"] = 100_000
     mixed = transports.claims(one, PAPER)
-    assert _claim(mixed, LIMITED)[claims.VERDICT] == intervals.UNDECIDED
+    assert _claim(mixed, LIMITED)[claims.VERDICT] == verdicts.UNDECIDED
     # Across the tolerance's edge, an interval reaching over it decides nothing.
     edge = transports.claims(_runs(4, 0.8, t, spread=0.05), PAPER)
-    assert _claim(edge, NO_LONGER)[claims.VERDICT] == intervals.UNDECIDED
+    assert _claim(edge, NO_LONGER)[claims.VERDICT] == verdicts.UNDECIDED

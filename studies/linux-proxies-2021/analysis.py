@@ -9,7 +9,7 @@ Kestrel much higher throughput.
 
 Every published number and setting comes from reference/ (load_reference, load_setup),
 none is written here; the input is results.csv (one row per run). Ratios are paired within
-blocks (intervals.paired_ratios) and the words follow their 95% intervals (intervals.describe).
+blocks (intervals.paired_ratios) and the words follow their 95% intervals (wording.describe).
 The article's claims, each read once as a ratio, are reference/claims.csv, judged by
 hostbench.analysis.claims (judge) through the claims hook here: the claims name their modes,
 Kestrel alone, the baseline, has no other stand-in, and the article's Nginx has two
@@ -24,20 +24,20 @@ from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, prose, tables, window_design
 from hostbench.analysis.claims import judge as judge_claims
-from hostbench.analysis.intervals import (
-    describe,
-    high_cell,
-    interval_text,
-    low_cell,
-    paired_ratios,
-    pct_cell,
-)
+from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
     TWO_HOSTS,
     changed_factors,
     localhost_cost,
     sensitivity,
+)
+from hostbench.analysis.wording import (
+    describe,
+    high_cell,
+    interval_text,
+    low_cell,
+    pct_cell,
 )
 from hostbench.catalog import MODES, mode_label
 from hostbench.errors import BadInput
@@ -61,7 +61,7 @@ MORE_RATIOS = (
     ("nginx-keepalive", "nginx"),
     ("yarp", "kestrel"),
 )
-# Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
+# Ratios and intervals by the one rule of wording.ratio_text (ends rounded outwards).
 FORMATS = {
     "blocks": "{:.0f}",
     "article's rank": "{:.0f}",

@@ -13,7 +13,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
-from hostbench.analysis import intervals, prose, tables, window_design
+from hostbench.analysis import intervals, prose, tables, verdicts, window_design, wording
 from hostbench.analysis.claims import AGAINST, CLAIM, OURS, SENSITIVITY, VERDICT, judge
 from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.analysis.figures import caption_text
@@ -143,7 +143,7 @@ def test_linux_proxies_ratios_put_the_articles_beside_our_paired_ones(lp_results
     assert nginx.loc[c, "ours %"] == pytest.approx(ours["ratio_pct"])
     assert (
         nginx.loc[c, "in words"]
-        == intervals.describe(ours["ratio"], ours["ci_low"], ours["ci_high"]).split(":")[0]
+        == wording.describe(ours["ratio"], ours["ci_low"], ours["ci_high"]).split(":")[0]
     )
     caddy = ratios[(ratios["mode"] == "caddy") & (ratios["baseline"] == "nginx")]
     caddy = caddy.set_index("connections")
@@ -223,15 +223,15 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     table = claims_of_run(STUDY.id, PAPER_RUN)
     claims = _claims_file()
     assert list(table[CLAIM]) == list(dict.fromkeys(claims["claim"]))  # one row per claim
-    assert _verdict(table, "On Linux, Kestrel alone") == intervals.SUPPORTED
+    assert _verdict(table, "On Linux, Kestrel alone") == verdicts.SUPPORTED
     # Nginx at 21% (20-22%) of Kestrel against the article's 32.9%: 0.60-0.66x of its value.
-    assert _verdict(table, "Nginx serves") == intervals.SMALLER
+    assert _verdict(table, "Nginx serves") == verdicts.SMALLER
     # Caddy's size too (3485 / 10667 = 0.327 in the article): 0.56-0.62x of its value.
-    assert _verdict(table, "Caddy serves 3,485 req/s") == intervals.SMALLER
+    assert _verdict(table, "Caddy serves 3,485 req/s") == verdicts.SMALLER
     # Caddy at 93% (91-96%) of Nginx against the article's 99%: 0.91-0.96x, within 1/1.15.
-    assert _verdict(table, "Nginx and Caddy perform") == intervals.REPRODUCED
-    assert _verdict(table, "Going from") == intervals.SUPPORTED
-    assert list(table[VERDICT]).count(intervals.NOT_TESTABLE) == 5
+    assert _verdict(table, "Nginx and Caddy perform") == verdicts.REPRODUCED
+    assert _verdict(table, "Going from") == verdicts.SUPPORTED
+    assert list(table[VERDICT]).count(verdicts.NOT_TESTABLE) == 5
     size = table[table[CLAIM].str.startswith("Nginx serves")].iloc[0]
     # From its printed ends, 0.60-0.66x: 1 / 0.60 = 1.67 and 1 / 0.66 = 1.52.
     assert "(0.60-0.66x): agrees to within ±67%, differs by at least 51%" in size[AGAINST]
@@ -250,10 +250,10 @@ def test_the_committed_runs_other_nginx_decides_the_size_claim_and_its_row_says_
     keepalive = ratio[(ratio["mode"] == other) & (ratio["concurrency"] == 2)].iloc[0]
     assert keepalive["ci_low"] > 0.329 * 1.15  # larger than the article's, by the data
     size = table.loc[table.index.str.startswith("Nginx serves")].iloc[0]
-    assert size[VERDICT] == intervals.SMALLER
+    assert size[VERDICT] == verdicts.SMALLER
     assert size[SENSITIVITY].startswith(
         f"depends on the analog: {mode_label(other)} in place of {mode_label('nginx')}: "
-        f"{intervals.LARGER} ({intervals.pct_text(keepalive['ratio'])}, "
+        f"{verdicts.LARGER} ({wording.pct_text(keepalive['ratio'])}, "
     )
     assert "holds under 1: the two-hosts sub-study" in size[SENSITIVITY]
 
@@ -265,7 +265,7 @@ def test_the_committed_runs_other_nginx_decides_the_size_claim_and_its_row_says_
         (
             0.329 * 1.5,
             f"depends on the analog: {mode_label('nginx-keepalive')} in place of "
-            f"{mode_label('nginx')}: {intervals.LARGER}",
+            f"{mode_label('nginx')}: {verdicts.LARGER}",
         ),  # fmt: skip
     ],
 )
@@ -277,7 +277,7 @@ def test_an_analog_of_the_claims_subject_is_judged_in_its_place(keepalive, openi
     pooled["rps"] *= keepalive / 0.329
     table = lp.claims(pd.concat([runs, pooled]), profile_params(STUDY.id, "paper"))
     row = table[table[CLAIM].str.startswith("Nginx serves")].iloc[0]
-    assert row[VERDICT] == intervals.REPRODUCED
+    assert row[VERDICT] == verdicts.REPRODUCED
     assert row[SENSITIVITY].startswith(opening), row[SENSITIVITY]
     # A claim that does not name nginx is not judged under it.
     going = table[table[CLAIM].str.startswith("Going from")].iloc[0]
@@ -295,7 +295,7 @@ def test_an_analog_a_sub_study_ran_is_judged_there_too():
     assert row[SENSITIVITY].startswith(
         "depends on the analog and the sub-study: "
         f"{mode_label('nginx-keepalive')} in place of {mode_label('nginx')}, in the two-hosts "
-        f"sub-study: {intervals.LARGER} ({intervals.pct_text(0.329 * 1.5)}, "
+        f"sub-study: {verdicts.LARGER} ({wording.pct_text(0.329 * 1.5)}, "
     )
     assert row[SENSITIVITY].endswith("; holds under 1: the two-hosts sub-study")
 
@@ -320,23 +320,23 @@ def _runs(
     ("runs", "expected"),
     [
         # Nginx / Kestrel against the article's 0.329, within and beyond the 15% tolerance.
-        (dict(nginx=0.329 * 1.10), {"Nginx serves": intervals.REPRODUCED}),
-        (dict(nginx=0.329 / 1.10), {"Nginx serves": intervals.REPRODUCED}),
-        (dict(nginx=0.329 * 1.25), {"Nginx serves": intervals.LARGER}),
-        (dict(nginx=0.329 / 1.25), {"Nginx serves": intervals.SMALLER}),
-        (dict(nginx=0.329 * 1.14, spread=0.1), {"Nginx serves": intervals.UNDECIDED}),
+        (dict(nginx=0.329 * 1.10), {"Nginx serves": verdicts.REPRODUCED}),
+        (dict(nginx=0.329 / 1.10), {"Nginx serves": verdicts.REPRODUCED}),
+        (dict(nginx=0.329 * 1.25), {"Nginx serves": verdicts.LARGER}),
+        (dict(nginx=0.329 / 1.25), {"Nginx serves": verdicts.SMALLER}),
+        (dict(nginx=0.329 * 1.14, spread=0.1), {"Nginx serves": verdicts.UNDECIDED}),
         # "Basically the same": Caddy at 1.00x Nginx, or 0.80x.
-        (dict(nginx=0.3, caddy=1.05), {"Nginx and Caddy perform": intervals.REPRODUCED}),
-        (dict(nginx=0.3, caddy=0.80), {"Nginx and Caddy perform": intervals.SMALLER}),
+        (dict(nginx=0.3, caddy=1.05), {"Nginx and Caddy perform": verdicts.REPRODUCED}),
+        (dict(nginx=0.3, caddy=0.80), {"Nginx and Caddy perform": verdicts.SMALLER}),
         # Kestrel alone ahead of both proxies: not where Caddy overtakes it.
-        (dict(nginx=0.3), {"On Linux": intervals.SUPPORTED}),
-        (dict(nginx=0.9, caddy=1.3), {"On Linux": intervals.NOT_SUPPORTED}),
+        (dict(nginx=0.3), {"On Linux": verdicts.SUPPORTED}),
+        (dict(nginx=0.9, caddy=1.3), {"On Linux": verdicts.NOT_SUPPORTED}),
         # More connections, more throughput: 0.9x is the other side.
-        (dict(nginx=0.3, more=0.9), {"Going from": intervals.NOT_SUPPORTED}),
+        (dict(nginx=0.3, more=0.9), {"Going from": verdicts.NOT_SUPPORTED}),
         # Two blocks decide nothing, whatever the interval.
         (
             dict(nginx=0.329, blocks=2),
-            {"Nginx serves": intervals.NOT_ENOUGH, "On Linux": intervals.NOT_ENOUGH},
+            {"Nginx serves": verdicts.NOT_ENOUGH, "On Linux": verdicts.NOT_ENOUGH},
         ),
     ],
 )
@@ -401,7 +401,7 @@ def test_the_ranking_and_connections_captions_say_what_they_draw(lp_results):
     high = int(lp_results["concurrency"].max())
     assert caption.startswith(f"At {high} connections, as % of the same mode at "), caption
     for _, r in lp.connections_table(lp_results).iterrows():
-        assert f"{r['mode']} {intervals.pct_cell(r['ours %'])} (95% CI " in caption
+        assert f"{r['mode']} {wording.pct_cell(r['ours %'])} (95% CI " in caption
 
 
 def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_settings():

@@ -13,7 +13,7 @@ where the analogy ends). Every
 published number and setting comes from reference/ (load_reference, load_setup), none
 is written here; the input is results.csv (one row per run, ab's "Time per request" (mean)
 in latency_mean_ms). Ratios are paired within blocks (intervals.paired_ratios) and the words
-follow their 95% intervals (intervals.describe). The article's claims, each read once as a
+follow their 95% intervals (wording.describe). The article's claims, each read once as a
 ratio, are reference/claims.csv, judged by hostbench.analysis.claims against the run's
 baseline (the claims hook below passes the other IIS stand-ins).
 """
@@ -26,15 +26,9 @@ from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, tables, window_design
 from hostbench.analysis.claims import judge as judge_claims
-from hostbench.analysis.intervals import (
-    describe,
-    high_cell,
-    low_cell,
-    paired_ratios,
-    pct_cell,
-    ratio_text,
-)
+from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.reference import load_reference, stated_setting
+from hostbench.analysis.wording import describe, high_cell, low_cell, pct_cell, ratio_text
 from hostbench.catalog import ANALOG_BY_MECHANISM, MODES, mode_color, mode_label
 from hostbench.load import Load
 from hostbench.params import StudyParams
@@ -56,7 +50,7 @@ def _gain_cell(cell):
     return lambda v: "n/a" if pd.isna(v) else f"{int(cell(v + 100).rstrip('%')) - 100:+d}%"
 
 
-# Ratios and intervals by the one rule of intervals.ratio_text (ends rounded outwards).
+# Ratios and intervals by the one rule of wording.ratio_text (ends rounded outwards).
 FORMATS = {
     "blocks": "{:.0f}",
     "requests/s": "{:,.2f}",

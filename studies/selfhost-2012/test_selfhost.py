@@ -13,7 +13,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
-from hostbench.analysis import intervals, prose, tables
+from hostbench.analysis import intervals, prose, tables, verdicts, wording
 from hostbench.analysis.claims import AGAINST, CLAIM, SENSITIVITY, VERDICT
 from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.analysis.figures import caption_text
@@ -122,9 +122,9 @@ def test_selfhost_advantage_beside_the_articles(sh_results):
     assert row["CI low %"] == pytest.approx(ours["ci_low_pct"] - 100)
     headline = sh.headline(sh_results)
     assert all(f"+{g.value:g}%" in headline for g in gains.itertuples())
-    assert intervals.interval_text(ours["ratio"], ours["ci_low"], ours["ci_high"]) in headline
+    assert wording.interval_text(ours["ratio"], ours["ci_low"], ours["ci_high"]) in headline
     sentence = sh.advantage_sentence(sh_results)
-    assert intervals.describe(ours["ratio"], ours["ci_low"], ours["ci_high"]).split(":")[0] in (
+    assert wording.describe(ours["ratio"], ours["ci_low"], ours["ci_high"]).split(":")[0] in (
         sentence
     )
 
@@ -179,10 +179,10 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     assert list(table[CLAIM]) == list(dict.fromkeys(claims["claim"]))  # one row per claim
     # Kestrel at 113% (108-119%) of the IIS stand-in: faster; against +50% 0.72-0.79x of the
     # article's value, against +17.5% 0.92-1.01x, within the tolerance.
-    assert _verdict(table, "Self-hosting serves more") == intervals.SUPPORTED
-    assert _verdict(table, "On Windows 7") == intervals.SMALLER
-    assert _verdict(table, "On Windows 8") == intervals.REPRODUCED
-    assert list(table[VERDICT]).count(intervals.NOT_TESTABLE) == 5
+    assert _verdict(table, "Self-hosting serves more") == verdicts.SUPPORTED
+    assert _verdict(table, "On Windows 7") == verdicts.SMALLER
+    assert _verdict(table, "On Windows 8") == verdicts.REPRODUCED
+    assert list(table[VERDICT]).count(verdicts.NOT_TESTABLE) == 5
     # The other web servers in front of Kestrel are the sensitivity column's conditions.
     w8 = table[table[CLAIM].str.startswith("On Windows 8")].iloc[0]
     assert w8[SENSITIVITY].startswith("depends on the analog: ")
@@ -209,13 +209,13 @@ def _runs(gain: float, caddy: float = 0.5, spread: float = 0.01, blocks: int = 4
     [
         # +50% and +17.5% are 1.28x apart: an interval within 15% of one lies outside the other,
         # but for the narrow band between them.
-        (1.50 * 1.10, 0.01, intervals.SUPPORTED, intervals.REPRODUCED, intervals.LARGER),
-        (1.175 / 1.10, 0.01, intervals.SUPPORTED, intervals.SMALLER, intervals.REPRODUCED),
-        (1.175 * 1.10, 0.01, intervals.SUPPORTED, intervals.UNDECIDED, intervals.REPRODUCED),
-        (1.175 / 1.25, 0.01, intervals.NOT_SUPPORTED, intervals.SMALLER, intervals.SMALLER),
-        (1.50 * 1.25, 0.01, intervals.SUPPORTED, intervals.LARGER, intervals.LARGER),
-        (1.175 * 1.14, 0.10, intervals.SUPPORTED, intervals.UNDECIDED, intervals.UNDECIDED),
-        (1.02, 0.10, intervals.UNDECIDED, intervals.SMALLER, intervals.UNDECIDED),
+        (1.50 * 1.10, 0.01, verdicts.SUPPORTED, verdicts.REPRODUCED, verdicts.LARGER),
+        (1.175 / 1.10, 0.01, verdicts.SUPPORTED, verdicts.SMALLER, verdicts.REPRODUCED),
+        (1.175 * 1.10, 0.01, verdicts.SUPPORTED, verdicts.UNDECIDED, verdicts.REPRODUCED),
+        (1.175 / 1.25, 0.01, verdicts.NOT_SUPPORTED, verdicts.SMALLER, verdicts.SMALLER),
+        (1.50 * 1.25, 0.01, verdicts.SUPPORTED, verdicts.LARGER, verdicts.LARGER),
+        (1.175 * 1.14, 0.10, verdicts.SUPPORTED, verdicts.UNDECIDED, verdicts.UNDECIDED),
+        (1.02, 0.10, verdicts.UNDECIDED, verdicts.SMALLER, verdicts.UNDECIDED),
     ],
 )
 def test_claims_on_constructed_intervals_on_each_side_of_the_tolerance(gain, spread, faster, w7,
@@ -227,12 +227,12 @@ def test_claims_on_constructed_intervals_on_each_side_of_the_tolerance(gain, spr
     assert _verdict(table, "On Windows 8") == w8
     # Against Caddy at half the IIS stand-in, the self-host is 2-3x: the size claims change.
     w8_row = table[table[CLAIM].str.startswith("On Windows 8")].iloc[0]
-    if w8 == intervals.REPRODUCED:
+    if w8 == verdicts.REPRODUCED:
         assert w8_row[SENSITIVITY].startswith("depends on the analog: Kestrel + Caddy (TCP) as "
-                                              f"the baseline: {intervals.LARGER} (")  # fmt: skip
+                                              f"the baseline: {verdicts.LARGER} (")  # fmt: skip
         assert "; " not in w8_row[SENSITIVITY]  # the one condition the run has
     two = sh.claims(_runs(gain, spread=spread, blocks=2), params)
-    assert set(two.loc[two[VERDICT] != intervals.NOT_TESTABLE, VERDICT]) == {intervals.NOT_ENOUGH}
+    assert set(two.loc[two[VERDICT] != verdicts.NOT_TESTABLE, VERDICT]) == {verdicts.NOT_ENOUGH}
 
 
 def test_the_notebook_names_the_runs_iis_stand_in():

@@ -1,0 +1,135 @@
+"""The verdicts: how a ratio's interval is judged against an article's number or a direction.
+
+One rule, on the log scale the intervals live on (docs/method.md, "Verdicts"), so every page
+words a claim the same way. Each claim is read once as a ratio to its baseline, its value
+(hostbench/analysis/claims.py: reference/claims.csv):
+  a size or an equivalence (+70% is 1.70, "basically the same" is 1.00): the ratio of
+    ratios, ours / the article's, against one relative tolerance, log-symmetric (within
+    ±15% is 1/1.15 to 1.15): REPRODUCED when its whole interval lies within it, SMALLER or
+    LARGER when it lies wholly outside it on one side, else UNDECIDED;
+  a direction or an order ("faster", "the fastest", "several-fold" = at least 2): SUPPORTED
+    when the interval lies on the claimed side of the value, NOT_SUPPORTED when it lies on
+    the other, else UNDECIDED.
+A ratio from fewer than MIN_UNITS independent units (blocks) gets NOT_ENOUGH, whatever its
+interval; a claim over several comparisons holds only where each does (combined_verdict).
+A claim gets no interval where it needs what this machine cannot run (Windows): NOT_TESTABLE;
+or where what it measured is gone from the runtime the package runs (a transport removed
+from .NET), so this re-run leaves it out, though an older runtime could test it: NOT_RERUN.
+
+The intervals come from intervals.py; the rule in words (tolerance_text) is in wording.py.
+"""
+
+import math
+
+from ..errors import BadInput
+from .intervals import is_missing
+
+REPRODUCED = "reproduced"
+SMALLER = "smaller than the article's"
+LARGER = "larger than the article's"
+DIFFERS = "differs from the article's"  # smaller on some comparisons, larger on others
+SUPPORTED = "supported"
+NOT_SUPPORTED = "not supported"
+UNDECIDED = "undecided at this precision"
+NOT_TESTABLE = "not testable here"
+NOT_RERUN = "not re-run here"
+NOT_ENOUGH = "not measured enough"
+VERDICTS = (REPRODUCED, SMALLER, LARGER, DIFFERS, SUPPORTED, NOT_SUPPORTED, UNDECIDED,
+            NOT_TESTABLE, NOT_RERUN, NOT_ENOUGH)  # fmt: skip
+# Fewer independent units than this and an interval says too little to decide anything: with
+# 2 blocks a t interval has 1 degree of freedom and its width depends on one difference.
+MIN_UNITS = 3
+# How far ours may sit from the article's value and still reproduce it, relative and
+# log-symmetric: ours / the article's within 1/(1 + t) to 1 + t. Declared once, printed on
+# every page that judges a claim (wording.tolerance_text); docs/method.md says why 15%.
+TOLERANCE_PCT = 15.0
+SIDES = ("above", "below")
+
+
+def tolerance_edges(tolerance_pct: float = TOLERANCE_PCT) -> tuple[float, float]:
+    """The ratio of ratios at each edge of the size verdicts' tolerance (size_verdict)."""
+    t = 1 + tolerance_pct / 100
+    return 1 / t, t
+
+
+def _too_few(n) -> bool:
+    return is_missing(n) or int(n) < MIN_UNITS
+
+
+def size_verdict(
+    ci_low: float, ci_high: float, article: float, *, n, tolerance_pct: float = TOLERANCE_PCT
+) -> str:
+    """A size or equivalence claim: our ratio's interval (ci_low, ci_high) against the
+    article's ratio `article`, by the ratio of ratios and the tolerance (module rule)."""
+    if _too_few(n):
+        return NOT_ENOUGH
+    if is_missing(ci_low) or is_missing(ci_high):
+        return UNDECIDED
+    low, high = ci_low / article, ci_high / article
+    t = 1 + tolerance_pct / 100
+    if 1 / t <= low and high <= t:
+        return REPRODUCED
+    if high < 1 / t:
+        return SMALLER
+    if low > t:
+        return LARGER
+    return UNDECIDED
+
+
+def direction_verdict(ci_low: float, ci_high: float, side: str, *, n, value: float = 1.0) -> str:
+    """A direction or order claim: our ratio's interval on `side` ("above" / "below") of
+    `value` (1: faster / slower than the baseline; 2: at least twice)."""
+    if side not in SIDES:
+        raise BadInput(f"side must be {' or '.join(SIDES)}; got {side!r}")
+    if _too_few(n):
+        return NOT_ENOUGH
+    if is_missing(ci_low) or is_missing(ci_high):
+        return UNDECIDED
+    above, below = ci_low > value, ci_high < value
+    if (side == "above" and above) or (side == "below" and below):
+        return SUPPORTED
+    return NOT_SUPPORTED if above or below else UNDECIDED
+
+
+def agrees_within_pct(ci_low: float, ci_high: float, article: float) -> float:
+    """The smallest log-symmetric tolerance (in %) that holds the whole interval of ours /
+    the article's: "agrees with the article's value to within ±X%". NaN without an interval."""
+    if is_missing(ci_low) or is_missing(ci_high):
+        return math.nan
+    return 100 * (max(ci_high / article, article / ci_low) - 1)
+
+
+def differs_by_pct(ci_low: float, ci_high: float, article: float) -> float:
+    """How far, at least, ours lies from the article's value where the interval excludes it,
+    on the same log-symmetric scale: "differs by at least Y%". NaN where it does not."""
+    if is_missing(ci_low) or is_missing(ci_high):
+        return math.nan
+    low, high = ci_low / article, ci_high / article
+    if low > 1:
+        return 100 * (low - 1)
+    if high < 1:
+        return 100 * (1 / high - 1)
+    return math.nan
+
+
+def combined_verdict(verdicts) -> str:
+    """One verdict for a claim over several comparisons, which holds only where each does:
+    NOT_ENOUGH if any was measured too little; for a direction NOT_SUPPORTED if any
+    contradicts it; for a size SMALLER (or LARGER) if some are that and none the other,
+    DIFFERS if both; REPRODUCED or SUPPORTED if all are; else UNDECIDED."""
+    verdicts = list(verdicts)
+    if not verdicts or NOT_ENOUGH in verdicts:
+        return NOT_ENOUGH
+    if all(v == NOT_TESTABLE for v in verdicts):
+        return NOT_TESTABLE
+    if NOT_SUPPORTED in verdicts:
+        return NOT_SUPPORTED
+    if SMALLER in verdicts and LARGER in verdicts:
+        return DIFFERS
+    for side in (SMALLER, LARGER):
+        if side in verdicts:
+            return side
+    for holds in (REPRODUCED, SUPPORTED):
+        if all(v == holds for v in verdicts):
+            return holds
+    return UNDECIDED

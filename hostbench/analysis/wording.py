@@ -1,0 +1,264 @@
+"""The words: how a ratio, a difference and their intervals are printed on every page.
+
+One rounding rule for every page: whole percents of the baseline; the ratio rounded to the
+nearest, the interval's low end floored and its high end ceiled, so a printed interval is never
+narrower than the computed one (one that includes 100% is never shown as excluding it). An end
+that lies beside 100% (100.77%, 99.6%) gets as many decimals as keep it on its side of 100%:
+floored to "100%" it would print an interval that includes 100% beside a verdict that says it
+excludes it. Tables, sentences and headlines all print through pct_text / ci_text / ratio_text.
+
+The numbers come from intervals.py and the verdicts from verdicts.py; here they become text.
+"""
+
+import math
+
+import pandas as pd
+
+from ..errors import BadInput
+from .intervals import is_missing
+from .verdicts import MIN_UNITS, TOLERANCE_PCT, agrees_within_pct, differs_by_pct
+
+# --- printing an interval ------------------------------------------------------------------
+
+
+def pct_text(ratio: float) -> str:
+    """A ratio as a whole percent of the baseline: 1.554 -> "155%"; "n/a" when missing."""
+    return "n/a" if is_missing(ratio) else f"{100.0 * ratio:.0f}%"
+
+
+def ci_bounds(ci_low: float, ci_high: float) -> tuple[float, float] | None:
+    """The interval's ends in percents, rounded outwards: whole percents (ints), or decimals
+    for an end beside 100% (100.77% -> 100.7, not 100); None without an interval."""
+    if is_missing(ci_low) or is_missing(ci_high):
+        return None
+    return _pct_bound(ci_low, up=False), _pct_bound(ci_high, up=True)
+
+
+def times_text(ratio: float) -> str:
+    """A ratio as a multiple, two decimals: 1.554 -> "1.55x"; "n/a" when missing. For what a
+    page compares as "so many times" (memory), by the same rule as pct_text."""
+    return "n/a" if is_missing(ratio) else f"{ratio:.2f}x"
+
+
+def times_bound(value: float, *, up: bool, edges: tuple[float, ...] = ()) -> str:
+    """An interval's end as a multiple, rounded outwards (up: ceiled, else floored) to two
+    decimals, more beside 1.00x as ci_text's, more for a low end that would floor to 0, and
+    more where rounding would carry it across one of `edges` (a verdict's tolerance edges: the
+    printed end stays on the side the verdict read): 0.4274 -> "0.42", 0.4488 up -> "0.45",
+    0.0042 -> "0.004", 0.8703 with edge 1/1.15 -> "0.870"."""
+    text, places = _outward(value, 2, up=up), 2
+
+    def crossed(printed: float) -> bool:
+        return any((printed < e <= value) if not up else (value <= e < printed) for e in edges)
+
+    while (float(text) == 0 < value or crossed(float(text))) and places < 12:
+        places += 1
+        text = _outward(value, places, up=up)
+    return text
+
+
+# The two ways a page prints a ratio: in whole percents of the baseline, or as a multiple.
+UNITS = ("%", "x")
+
+
+def ci_text(ci_low: float, ci_high: float, confidence: float = 0.95, unit: str = "%") -> str:
+    """ "95% CI 141-429%" (unit "x": "95% CI 1.41-4.29x"), or "one block only, no interval".
+    The ends rounded outwards, in the unit's precision."""
+    _check_unit(unit)
+    bounds = ci_bounds(ci_low, ci_high)
+    if bounds is None:
+        return "one block only, no interval"
+    if unit == "x":
+        low, high = times_bound(ci_low, up=False), times_bound(ci_high, up=True)
+        return f"{_confidence_label(confidence)} CI {low}-{high}x"
+    return f"{_confidence_label(confidence)} CI {bounds[0]}-{bounds[1]}%"
+
+
+def ratio_text(
+    ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95, unit: str = "%"
+) -> str:
+    """ "155% (95% CI 141-170%)", "155% (one block only, no interval)", or "n/a"; unit "x":
+    "1.55x (95% CI 1.41-1.70x)"."""
+    _check_unit(unit)
+    if is_missing(ratio):
+        return "n/a"
+    value = times_text(ratio) if unit == "x" else pct_text(ratio)
+    return f"{value} ({ci_text(ci_low, ci_high, confidence, unit)})"
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise BadInput(f"a ratio prints in {' or '.join(UNITS)}; got {unit!r}")
+
+
+def interval_text(ratio: float, ci_low: float, ci_high: float, confidence: float = 0.95) -> str:
+    """The interval alone, as every page prints it ("95% CI 30-37%"); kept for callers that
+    print the ratio themselves."""
+    return ci_text(ci_low, ci_high, confidence)
+
+
+def pct_cell(value_pct: float) -> str:
+    """A table cell of a ratio already in % (ratio_pct): "155%"."""
+    return pct_text(value_pct / 100.0)
+
+
+def low_cell(value_pct: float) -> str:
+    """A table cell of an interval's low end in % (ci_low_pct): floored, as ci_text prints it."""
+    return "n/a" if is_missing(value_pct) else f"{_pct_bound(value_pct / 100.0, up=False)}%"
+
+
+def high_cell(value_pct: float) -> str:
+    """A table cell of an interval's high end in % (ci_high_pct): ceiled, as ci_text prints it."""
+    return "n/a" if is_missing(value_pct) else f"{_pct_bound(value_pct / 100.0, up=True)}%"
+
+
+# prose.table formats for paired_ratios' % columns: the same characters as ci_text.
+PCT_FORMATS = {"ratio_pct": pct_cell, "ci_low_pct": low_cell, "ci_high_pct": high_cell}
+
+
+def with_ratio_text(
+    ratios: pd.DataFrame, column: str = "ours (95% CI)", unit: str = "%"
+) -> pd.DataFrame:
+    """paired_ratios rows with their ratio and interval as one text column, printed by
+    ratio_text: a table shows the same characters as the sentences and the headline."""
+    confidence = ratios["confidence"] if "confidence" in ratios.columns else [0.95] * len(ratios)
+    text = [
+        ratio_text(ratio, low, high, level, unit)
+        for ratio, low, high, level in zip(
+            ratios["ratio"], ratios["ci_low"], ratios["ci_high"], confidence, strict=True
+        )
+    ]
+    return ratios.assign(**{column: text})
+
+
+# --- words ---------------------------------------------------------------------------------
+
+
+def describe(
+    ratio: float,
+    ci_low: float,
+    ci_high: float,
+    *,
+    higher: str = "faster",
+    lower: str = "slower",
+    confidence: float = 0.95,
+    unit: str = "%",
+    baseline: str = "the baseline",
+) -> str:
+    """A ratio to the baseline in words chosen by its interval, as % of the baseline.
+
+    describe(2.46, 2.31, 2.62) -> "faster: 246% of the baseline (95% CI 231-262%)"
+    describe(0.98, 0.89, 1.08) -> "indistinguishable at this precision: 98% of the baseline
+    (95% CI 89-108%)"; describe(0.98, nan, nan) -> "one block only, no interval: 98% of the
+    baseline". `higher`/`lower` name the two directions (for latency: "slower"/"faster").
+    Numbers follow the one rounding rule above (ratio_text); unit "x" prints a multiple
+    ("more memory: 1.23x Iris MVC's (95% CI 1.10-1.40x)", with baseline="Iris MVC's").
+    """
+    _check_unit(unit)
+    if is_missing(ratio):
+        return "no paired blocks: n/a"
+    pct = f"{times_text(ratio)} {baseline}" if unit == "x" else f"{pct_text(ratio)} of {baseline}"
+    if ci_bounds(ci_low, ci_high) is None:
+        return f"one block only, no interval: {pct}"
+    interval = f"({ci_text(ci_low, ci_high, confidence, unit)})"
+    if ci_low > 1.0:
+        return f"{higher}: {pct} {interval}"
+    if ci_high < 1.0:
+        return f"{lower}: {pct} {interval}"
+    return f"indistinguishable at this precision: {pct} {interval}"
+
+
+# --- a paired difference -------------------------------------------------------------------
+
+
+def difference_text(
+    difference: float, ci_low: float, ci_high: float, unit: str = "µs", confidence: float = 0.95
+) -> str:
+    """A paired difference with its interval: "+38 µs (95% CI +30 to +47 µs)". Whole units,
+    tenths for a number under 10 (so rounding never hides which side of 0 it lies on); the
+    interval rounded outwards, never narrower than computed; "n/a" when missing."""
+    if is_missing(difference):
+        return "n/a"
+    value = f"{_signed(difference, round)} {unit}"
+    if is_missing(ci_low) or is_missing(ci_high):
+        return f"{value} (one block only, no interval)"
+    low, high = _signed(ci_low, math.floor), _signed(ci_high, math.ceil)
+    return f"{value} ({_confidence_label(confidence)} CI {low} to {high} {unit})"
+
+
+def _signed(value: float, rounding) -> str:
+    # rounding: round (the estimate), math.floor / math.ceil (an interval's ends, outwards).
+    scale = 10 if abs(value) < 10 else 1
+    nudge = 0.0 if rounding is round else (1e-9 if rounding is math.floor else -1e-9)
+    rounded = rounding(value * scale + nudge) / scale
+    return f"{rounded:+,.1f}" if scale == 10 else f"{rounded:+,.0f}"
+
+
+def difference_words(ci_low: float, ci_high: float, *, more: str, less: str) -> str:
+    """What a paired difference's interval allows saying: `more` when it lies wholly above 0,
+    `less` wholly below, else "indistinguishable at this precision" (also with no interval)."""
+    if is_missing(ci_low) or is_missing(ci_high):
+        return "indistinguishable at this precision"
+    if ci_low > 0:
+        return more
+    if ci_high < 0:
+        return less
+    return "indistinguishable at this precision"
+
+
+# --- the verdicts' rule and an agreement ---------------------------------------------------
+
+
+def tolerance_text(tolerance_pct: float = TOLERANCE_PCT) -> str:
+    """The rule in one sentence, as every page prints it."""
+    t = 1 + tolerance_pct / 100
+    return (
+        f"A size is reproduced when the whole 95% interval of ours / the article's lies within "
+        f"±{tolerance_pct:g}% on the log scale ({1 / t:.3f}-{t:.2f}x), smaller or larger than "
+        "the article's when it lies wholly outside it; a direction is supported when the "
+        "interval lies on its side of the stated value. Fewer than "
+        f"{MIN_UNITS} blocks decide nothing."
+    )
+
+
+def agreement_text(ci_low: float, ci_high: float, article: float) -> str:
+    """ "agrees to within ±12%", and ", differs by at least 4%" where the interval excludes
+    the article's value; "" without an interval. Rounded outwards: never tighter than
+    computed."""
+    within = agrees_within_pct(ci_low, ci_high, article)
+    if is_missing(within):
+        return ""
+    text = f"agrees to within ±{math.ceil(within - 1e-9):.0f}%"
+    differs = differs_by_pct(ci_low, ci_high, article)
+    if not is_missing(differs):
+        text += f", differs by at least {math.floor(differs + 1e-9):.0f}%"
+    return text
+
+
+# --- rounding ------------------------------------------------------------------------------
+
+
+def _pct_bound(fraction: float, *, up: bool) -> float:
+    text = _outward(100.0 * fraction, 0, up=up, one=100.0)
+    return int(text) if "." not in text else float(text)
+
+
+def _outward(value: float, digits: int, *, up: bool, one: float = 1.0) -> str:
+    """value rounded outwards (up: ceiled, else floored) to `digits` decimals, or to more where
+    that would move it onto or across `one` (100% or 1.00x), up to 4 more: the printed end
+    stays on the side of `one` the computed end is on."""
+    for places in range(digits, digits + 5):
+        scale = 10.0**places
+        # The tolerance stops binary fractions from moving a whole step outwards: 100 * 2.62 is
+        # 262.00000000000006 in floating point, whose ceiling would print 263%.
+        rounded = math.ceil(value * scale - 1e-9) if up else math.floor(value * scale + 1e-9)
+        rounded /= scale
+        crossed = (value < one <= rounded) if up else (rounded <= one < value)
+        if not crossed:
+            break
+    return f"{rounded:.{places}f}"
+
+
+def _confidence_label(confidence: float) -> str:
+    # 0.95 -> "95%", 0.995 -> "99.5%": as many digits as the level has, no more.
+    return f"{100.0 * confidence:.10g}%"
