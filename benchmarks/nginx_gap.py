@@ -51,14 +51,15 @@ from pathlib import Path
 import psutil
 
 from hostbench.catalog import get_mode
-from hostbench.harness.launch import proxies, web
+from hostbench.harness.launch import web
 from hostbench.harness.launch.modes import LaunchOptions, launch
 from hostbench.harness.launch.places import Local
 from hostbench.harness.launch.processes import ManagedProcess
-from hostbench.harness.launch.programs import PROGRAMS, Setup
 from hostbench.harness.launch.tools import find_tool
 from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.params import StudyParams
+from hostbench.programs import PROGRAMS, Setup
+from hostbench.programs.nginx import nginx_config
 
 # The guide's server block (Microsoft, "Host ASP.NET Core on Linux with Nginx"), with
 # $http_host for Host as hostbench has it; everything else is nginx's defaults.
@@ -104,7 +105,7 @@ class Variant:
     summary: str
     app: str = "hostbench"  # "hostbench": modes' ManagedProcess; "plain": a bare Popen
     nginx: str = "hostbench"  # the same two choices for nginx
-    config: str = "hostbench"  # "hostbench": proxies.nginx_config; "hand": HAND_CONFIG
+    config: str = "hostbench"  # "hostbench": nginx_config; "hand": HAND_CONFIG
     edit: Callable[[str], str] | None = None  # applied to the config text
     harness: bool = False  # the whole mode through modes.launch (ignores the rest)
     run: bool = False  # a whole hostbench run (run.execute: warm-up, checks, CPU monitor)
@@ -205,7 +206,7 @@ def _start_nginx(variant: Variant, stack: ExitStack, run_dir: Path, upstream: st
     if variant.config == "hand":
         text = HAND_CONFIG.format(run_dir=run_dir, port=proxy_port, upstream=upstream)
     else:
-        text = proxies.nginx_config(
+        text = nginx_config(
             listen_port=proxy_port,
             upstream=upstream,
             keepalive=variant.keepalive,

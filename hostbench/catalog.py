@@ -112,9 +112,10 @@ TOPOLOGIES = ("local", "netns", "ssh")
 class Mode:
     """A hosting mode, declared once: what the figures call it and what a request passes
     through, and what the harness starts for it: the `server` program, the `proxy` program in
-    front of it if any (the names of hostbench/harness/launch/programs.py PROGRAMS, where each
-    program's configs, command line, readiness and version probes and package are), how
-    they connect, and where it can run. Local, netns and ssh launching read this one entry."""
+    front of it if any (the names of hostbench/programs PROGRAMS, where each program is
+    declared: its configs, command line, readiness and version probes, package, params keys
+    and what it can front), how they connect, and where it can run. Local, netns and ssh
+    launching read this one entry."""
 
     id: str
     label: str  # display name on figures and tables
@@ -123,9 +124,12 @@ class Mode:
     nodes: tuple[Node, ...]  # the processes a request passes through, client first
     hops: tuple[str, ...]  # hops[i] labels the arrow from nodes[i] to nodes[i + 1]
     color: str  # one colour per mode on every figure
-    proxy: str | None = None  # the proxy program for launch == "proxy": nginx, caddy or yarp
-    keepalive: int | None = None  # nginx upstream keep-alive pool size; None: none
-    unix_socket: bool = False  # the app listens on a Unix domain socket behind the proxy
+    proxy: str | None = None  # the proxy program for launch == "proxy" (a PROGRAMS name)
+    # The size of the proxy's upstream keep-alive pool, for a proxy that keeps one of a size
+    # (Proxy.sized_pool: nginx); None: none.
+    keepalive: int | None = None
+    # The app listens on a Unix domain socket behind the proxy (one that can front one).
+    unix_socket: bool = False
     server_args: tuple[str, ...] = ()  # extra options of the server program this mode needs
     server: str = "TestApp"  # the server program: TestApp, or goserver (testapp/go)
     topologies: tuple[str, ...] = TOPOLOGIES  # where it can run; a server you start: local

@@ -171,7 +171,8 @@ def settings_note(params: StudyParams) -> str:
     from .catalog import NGINX_KEEPALIVE, scenario_label
 
     opts = params.options
-    pool = opts.nginx_keepalive_pool or NGINX_KEEPALIVE
+    programs = opts.program_settings  # nginx's keys among them (hostbench/programs/nginx.py)
+    pool = programs["nginx_keepalive_pool"] or NGINX_KEEPALIVE
     workers = nginx_workers(params)
     args = opts.app_args
     level = "Warning (the test app's default)"
@@ -181,7 +182,7 @@ def settings_note(params: StudyParams) -> str:
     return (
         f"Settings: scenario **{scenario_label(params.scenarios[0])}**, {load}; nginx: "
         f"**{workers}** worker{'s' if workers != 1 else ''}"
-        f"{' (one per core)' if opts.nginx_workers is None else ''}, a keep-alive pool of "
+        f"{' (one per core)' if programs['nginx_workers'] is None else ''}, a keep-alive pool of "
         f"**{pool}** idle connections per worker (`nginx-keepalive`); the app logs at "
         f"**{level}**."
     )
@@ -189,7 +190,7 @@ def settings_note(params: StudyParams) -> str:
 
 def nginx_workers(params: StudyParams) -> int:
     """nginx's worker processes in this run: the params' nginx_workers, else one per core."""
-    return params.options.nginx_workers or os.cpu_count() or 1
+    return params.options.program_settings["nginx_workers"] or os.cpu_count() or 1
 
 
 def quick_note(params: StudyParams) -> str:

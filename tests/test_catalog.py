@@ -22,8 +22,8 @@ from hostbench.errors import BadInput
 from hostbench.harness.launch import web
 from hostbench.harness.launch.modes import LaunchOptions, launch
 from hostbench.harness.launch.places import Local
-from hostbench.harness.launch.programs import PROGRAMS, Setup, programs_of
 from hostbench.params import SSH_MODES, StudyParams
+from hostbench.programs import PROGRAMS, Setup, programs_of
 
 
 @pytest.mark.live

@@ -2,11 +2,12 @@
 import each other one way.
 
 The analysis reads results and starts no process (hostbench/analysis/__init__.py); the harness
-starts processes. So every module of hostbench/analysis/, the params, the docs generator beside
-them and every module of every study's folder (its tests aside) must import with
-`hostbench.harness` made unimportable. Within the harness, the machine's record
-(environment.py, which measure/ reads), the params' preflight and launch/ (what measure/
-fires load at) read what is installed or start what is measured, never what measures.
+starts processes. So every module of hostbench/analysis/, the params, the programs' declarations
+(hostbench/programs, which both read), the docs generator beside them and every module of every
+study's folder (its tests aside) must import with `hostbench.harness` made unimportable.
+Within the harness, the machine's record (environment.py, which measure/ reads), the params'
+preflight and launch/ (what measure/ fires load at) read what is installed or start what is
+measured, never what measures.
 No module of the package or of a study (its tests aside) uses another module's private name
 (`from x import _name`, `module._name`): what modules share they share by a public name, in
 the module it belongs to. Nothing here names a study: a new folder is checked the moment it
@@ -63,12 +64,12 @@ except ImportError:
 
 
 def _kept_apart() -> list[Path]:
-    """The modules that must not import the harness: the analysis, the params, the docs
-    generator beside them and every study's own code (its tests may: they start what they
-    test)."""
+    """The modules that must not import the harness: the analysis, the params, the programs'
+    declarations they read, the docs generator beside them and every study's own code (its
+    tests may: they start what they test)."""
     studies = [p for s in STUDIES.values() for p in sorted(s.folder.glob("*.py"))]
     return [*sorted(ANALYSIS.glob("*.py")), *sorted((PACKAGE / "params").glob("*.py")),
-            PACKAGE / "readmes.py",
+            *sorted((PACKAGE / "programs").glob("*.py")), PACKAGE / "readmes.py",
             *(p for p in studies if not p.name.startswith("test_"))]  # fmt: skip
 
 
@@ -160,8 +161,8 @@ def _cycles(folder: Path) -> list[list[str]]:
 
 @pytest.mark.parametrize(
     "folder",
-    [PACKAGE, ANALYSIS, PACKAGE / "params", HARNESS, HARNESS / "launch", HARNESS / "measure",
-     *(s.folder for s in STUDIES.values())],
+    [PACKAGE, ANALYSIS, PACKAGE / "params", PACKAGE / "programs", HARNESS, HARNESS / "launch",
+     HARNESS / "measure", *(s.folder for s in STUDIES.values())],
     ids=lambda f: str(f.relative_to(ROOT)),
 )  # fmt: skip
 def test_a_folders_modules_import_each_other_one_way(folder):

@@ -47,7 +47,8 @@ def test_every_what_if_reaches_the_params():
     )  # fmt: skip
     assert params.modes == ["kestrel", "nginx-keepalive"]  # Kestrel alone is always measured
     assert params.scenarios == ["html"] and params.repetitions == 8
-    assert (params.options.nginx_keepalive_pool, params.options.nginx_workers) == (1, 1)
+    own = params.options.program_settings
+    assert (own["nginx_keepalive_pool"], own["nginx_workers"]) == (1, 1)
     assert params.options.app_args[-2:] == ["--log-level", "Debug"]
     note = lab.settings_note(params)
     assert "**HTML**" in note and "**1** worker," in note and "**1** idle" in note

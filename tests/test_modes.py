@@ -95,7 +95,7 @@ def test_nginx_pool_size_and_worker_count_from_the_options(tmp_path):
     processes, and how many idle connections to the app it keeps after a load."""
     from concurrent.futures import ThreadPoolExecutor
 
-    opts = LaunchOptions(nginx_keepalive_pool=2, nginx_workers=1)
+    opts = LaunchOptions(program_settings={"nginx_keepalive_pool": 2, "nginx_workers": 1})
     with launch("nginx-keepalive", tmp_path, opts) as target:
         conf = (tmp_path / "nginx.conf").read_text()
         assert "worker_processes 1;" in conf and "keepalive 2;" in conf

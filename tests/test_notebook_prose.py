@@ -15,8 +15,8 @@ import pytest
 from hostbench import lab
 from hostbench.analysis import intervals
 from hostbench.analysis.reference import load_setup
-from hostbench.harness.launch import proxies
 from hostbench.paths import ROOT
+from hostbench.programs import nginx
 from hostbench.studies import DEFAULT_STUDY, STUDIES
 
 # The facts prose may state are the main paper's (the test app re-creates its scenarios).
@@ -33,7 +33,7 @@ FACTS = [
      (SETUP["html_buttons"], SETUP["html_selects"], SETUP["html_options_per_select"])),
     (r"ASP\.NET Core (\d+\.\d+)", (SETUP["aspnetcore"][:3],)),
     (r"new in (\d+\.\d+)", (SETUP["aspnetcore"][:3],)),
-    (r"nginx (\d+\.\d+\.\d+)", (proxies.NGINX_KEEPALIVE_DEFAULT_SINCE,)),
+    (r"nginx (\d+\.\d+\.\d+)", (nginx.NGINX_KEEPALIVE_DEFAULT_SINCE,)),
     (r"CPU stayed at (\d+)%", (SETUP["target_cpu"],)),
     (r"status (\d+)", (SETUP["k6_check"].split()[-1],)),
     (r"(\d+)% (?:interval|CI)", (f"{CONFIDENCE * 100:g}",)),

@@ -14,12 +14,14 @@ from hostbench.catalog import get_mode
 from hostbench.errors import BadInput
 from hostbench.harness.launch.places import Local
 from hostbench.harness.launch.processes import ManagedProcess
-from hostbench.harness.launch.programs import PROGRAMS, Setup
-from hostbench.harness.launch.proxies import caddy_config, nginx_config, yarp_config
 from hostbench.harness.launch.tools import find_tool, have_tool
 from hostbench.harness.launch.web import answers_ok, free_port, get
 from hostbench.params import LaunchOptions
 from hostbench.paths import ROOT
+from hostbench.programs import PROGRAMS, Setup
+from hostbench.programs.caddy import caddy_config
+from hostbench.programs.nginx import nginx_config
+from hostbench.programs.yarp import yarp_config
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted
 
@@ -30,10 +32,12 @@ def _nginx(**overrides) -> str:
 
 
 def proxy_process(proxy, *, listen_port, upstream, run_dir, keepalive=None, access_log=False):
-    """Proxy program `proxy` (programs.py) on loopback in front of `upstream`, as a mode of it
-    launches it (nginx with a pool of `keepalive`: nginx-keepalive's); not started yet."""
+    """Proxy program `proxy` (hostbench/programs) on loopback in front of `upstream`, as a mode
+    of it launches it (nginx with a pool of `keepalive`: nginx-keepalive's); not started yet."""
     mode = {"nginx": "nginx-keepalive" if keepalive else "nginx"}.get(proxy, proxy)
-    opts = LaunchOptions(access_log=access_log, nginx_keepalive_pool=keepalive)
+    opts = LaunchOptions(
+        access_log=access_log, program_settings={"nginx_keepalive_pool": keepalive}
+    )
     setup = Setup(get_mode(mode), opts, f"127.0.0.1:{listen_port}", upstream=upstream)
     return PROGRAMS[proxy].process(Local(), run_dir, setup)
 

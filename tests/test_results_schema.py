@@ -12,7 +12,9 @@ import pytest
 from hostbench import docs, results
 from hostbench.analysis import intervals, tables
 from hostbench.errors import BadInput
-from hostbench.params import KEYS, LaunchOptions, StudyParams
+from hostbench.params import LaunchOptions, StudyParams, declared
+from hostbench.params.keys import program_keys
+from hostbench.params.study import NOT_KEYS
 from hostbench.paths import ROOT, RUNS, committed
 from hostbench.results import BOOL, COLUMNS, CPUS, FLOAT, INT, STR, CpuList
 
@@ -179,15 +181,18 @@ def test_a_recorded_params_json_is_validated_when_read(tmp_path):
 
 
 def test_each_params_key_is_declared_once_and_is_a_field():
-    names = [k.name for k in KEYS]
+    names = [k.name for k in declared()]
     assert len(names) == len(set(names))
     fields = set(StudyParams.__dataclass_fields__) - {"options"}
     # runtime: not a key; each launch's one of the key `runtimes` (StudyParams.options_for).
-    assert set(names) == fields | set(LaunchOptions.__dataclass_fields__) - {"runtime"}
-    assert all(k.meaning.endswith(".") and k.type for k in KEYS)
+    # program_settings: the keys the programs own (hostbench/programs), by name.
+    launch = set(LaunchOptions.__dataclass_fields__) - set(NOT_KEYS)
+    assert set(names) == fields | launch | {k.name for k in program_keys()}
+    assert all(k.meaning.endswith(".") and k.type for k in declared())
     defaults = StudyParams(["kestrel"], ["text"], ["k6"], [8], 5.0, 0.0, 1)
-    for k in KEYS:
-        if not k.required:
+    assert defaults.options.program_settings == {k.name: k.default for k in program_keys()}
+    for k in declared():
+        if not k.required and k.name not in defaults.options.program_settings:
             owner = defaults.options if k.name in LaunchOptions.__dataclass_fields__ else defaults
             assert getattr(owner, k.name) == k.default, k.name
 
@@ -222,7 +227,7 @@ def test_the_generated_docs_are_up_to_date(stale_docs):
     results_md = (ROOT / "docs" / "results.md").read_text().splitlines()
     assert [line.split("`")[1] for line in results_md if line.startswith("| `")] == results.NAMES
     params_md = (ROOT / "docs" / "params.md").read_text()
-    assert all(f"| `{k.name}` |" in params_md for k in KEYS)
+    assert all(f"| `{k.name}` |" in params_md for k in declared())
 
 
 def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages):

@@ -282,7 +282,7 @@ def test_calibrate_sweeps_concurrency_on_the_real_app(tmp_path):
 def test_a_test_app_without_its_run_bit_is_one_line(tmp_path, monkeypatch):
     from hostbench.errors import ToolMissing
     from hostbench.harness.launch import tools
-    from hostbench.harness.launch.programs import PROGRAMS
+    from hostbench.programs import PROGRAMS
 
     app = tmp_path / "TestApp"
     app.write_text("not runnable")

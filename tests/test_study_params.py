@@ -236,7 +236,8 @@ def test_nginx_settings_reach_the_launch_and_change_fingerprints_only_when_set()
     tuned = StudyParams.from_dict(
         {**plain.to_dict(), "nginx_keepalive_pool": 2, "nginx_workers": 1}
     )
-    assert (tuned.options.nginx_keepalive_pool, tuned.options.nginx_workers) == (2, 1)
+    own = tuned.options.program_settings
+    assert (own["nginx_keepalive_pool"], own["nginx_workers"]) == (2, 1)
     assert StudyParams.from_dict(tuned.to_dict()) == tuned  # round-trips, as papermill passes it
     # Unset, the keys are not among a run's settings: runs recorded before them keep their
     # fingerprints (and so resume).

@@ -20,8 +20,8 @@ from conftest import interruptible
 from hostbench.errors import LaunchFailed, ToolMissing
 from hostbench.harness.launch import netns, web
 from hostbench.harness.launch.modes import LaunchOptions, launch
-from hostbench.harness.launch.programs import PROGRAMS
 from hostbench.harness.launch.tools import find_tool
+from hostbench.programs import PROGRAMS
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Linux modes")
 

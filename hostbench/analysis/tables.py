@@ -18,6 +18,7 @@ from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import LOAD_FILE, Load, read_load
 from ..params import PARAMS_FILE, StudyParams, settings_text
+from ..programs import proxies
 from .kept import content_key, keep
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
@@ -319,10 +320,10 @@ def run_load(run_dir: str | Path, run_key: str) -> Load | None:
 
 
 def proxy_versions(env: dict) -> str:
-    """The reverse proxies' versions an environment record names, "; "-joined (records made
-    before the yarp mode have no yarp entry)."""
+    """The reverse proxies' versions an environment record names (hostbench/programs), "; "-joined
+    (records made before the yarp mode have no yarp entry)."""
     tools = env["tools"]
-    return "; ".join(tools[name] for name in ("nginx", "caddy", "yarp") if name in tools)
+    return "; ".join(tools[p.name] for p in proxies() if p.name in tools)
 
 
 def load_commands(run_dir: str | Path) -> pd.DataFrame:

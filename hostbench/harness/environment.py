@@ -87,8 +87,8 @@ def tool_version(name: str) -> str:
 
 
 def tool_versions() -> dict[str, str]:
+    from ..programs import PROGRAMS
     from .launch.places import Local
-    from .launch.programs import PROGRAMS
 
     versions = {}
     for name in TOOLS:
@@ -209,7 +209,7 @@ def hosts_record(ssh, programs, tools) -> dict:
     """Topology ssh: each host as it runs the study, read there (`ssh`: launch.remote.SshHosts,
     connected): its machine (OS, kernel, CPU model and cores, memory, python3), and the
     versions of what it runs: the server's .NET runtimes and proxies (`programs`, from
-    launch.programs; the harness's own builds are recorded above), the load host's `tools`
+    hostbench/programs; the harness's own builds are recorded above), the load host's `tools`
     (measure.loadgen generators)."""
     server, loadgen = ssh.both
 

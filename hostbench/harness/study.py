@@ -42,19 +42,19 @@ from ..catalog import get_mode, get_scenario
 from ..errors import BadInput, HostbenchError
 from ..params import (
     NOT_MEASURED,
-    OPTIONAL,
     PARAMS_FILE,
     SKIPPED_SUB_STUDIES,
     StudyParams,
     check_run_id,
     fingerprint,
+    optional,
 )
 from ..paths import RUNS
+from ..programs import programs_of
 from . import environment
 from .design import blocks_needed
 from .launch import netns, remote
 from .launch.modes import check_socket_path
-from .launch.programs import programs_of
 from .measure.alternate import design_for
 from .measure.interleave import can_warm_up_together, warm_up_together
 from .measure.loadgen import get_generator
@@ -193,8 +193,10 @@ def _changes(old: dict, new: dict) -> list[str]:
     # What is derived from the keys (the sub-studies skipped follow sub_studies) is not compared.
     keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint", SKIPPED_SUB_STUDIES})
 
+    defaults = optional()
+
     def value(params: dict, k: str):  # a key newer than a record: its default then
-        return params.get(k, OPTIONAL.get(k))
+        return params.get(k, defaults.get(k))
 
     return [f"{k} ({value(old, k)!r} -> {value(new, k)!r})" for k in keys
             if value(old, k) != value(new, k)]  # fmt: skip

@@ -8,7 +8,8 @@ each problem is one line naming what was wrong and what is allowed.
 One module per concern, and this package's names are imported from here:
 - rules: what a key is (Key) and what its values may be (Rule: type, range or choices; its
   form: one value, a list, or one per scenario);
-- keys: every key's declaration (KEYS), and reading a params mapping against them;
+- keys: every general key's declaration (KEYS), with the programs' own (hostbench/programs)
+  every key (declared), and reading a params mapping against them;
 - study: StudyParams, the rules between keys, each cell's Load (built and checked once);
 - expansion: a variant sweep's variants and a sub-study's params;
 - topology: loopback, network namespaces, or two hosts over ssh from an inventory;
@@ -26,7 +27,7 @@ imports the harness.
 from .command_line import COMMAND_LINE_KEY, params_with_settings, parse_assignment, settings_text
 from .docs_page import markdown
 from .expansion import expand_sweep, machine_cores
-from .keys import KEYS, NOT_MEASURED, OPTIONAL, REQUIRED, SCHEDULE
+from .keys import KEYS, NOT_MEASURED, REQUIRED, SCHEDULE, declared, optional
 from .loading import load_yaml
 from .record import PARAMS_FILE, RECORDED, SKIPPED_SUB_STUDIES, check_run_id, fingerprint
 from .rules import Key, Rule
@@ -37,7 +38,6 @@ __all__ = [
     "COMMAND_LINE_KEY",
     "KEYS",
     "NOT_MEASURED",
-    "OPTIONAL",
     "PARAMS_FILE",
     "RECORDED",
     "REQUIRED",
@@ -50,11 +50,13 @@ __all__ = [
     "Rule",
     "StudyParams",
     "check_run_id",
+    "declared",
     "expand_sweep",
     "fingerprint",
     "load_yaml",
     "machine_cores",
     "markdown",
+    "optional",
     "params_with_settings",
     "parse_assignment",
     "settings_text",

@@ -19,8 +19,11 @@ from . import keys
 from .study import StudyParams
 
 COMMAND_LINE_KEY = "set_on_command_line"  # {key: value as typed}; declared in keys.py
-# Every params key may be set, but the record of what was set.
-SETTABLE = tuple(k.name for k in keys.KEYS if k.name != COMMAND_LINE_KEY)
+
+
+def settable() -> tuple[str, ...]:
+    """Every params key may be set (a program's own too), but the record of what was set."""
+    return tuple(k.name for k in keys.declared() if k.name != COMMAND_LINE_KEY)
 
 
 def parse_assignment(text: str, allowed: Sequence[str], what: str) -> tuple[str, object]:
@@ -41,7 +44,7 @@ def parse_settings(texts: Sequence[str]) -> dict[str, tuple[object, str]]:
     """--set KEY=VALUE texts as {key: (value, value as typed)}; each key once."""
     out: dict[str, tuple[object, str]] = {}
     for text in texts:
-        name, value = parse_assignment(text, SETTABLE, "--set")
+        name, value = parse_assignment(text, settable(), "--set")
         if name in out:
             raise BadInput(f"--set {name} is given twice; give each key once")
         out[name] = (value, text.partition("=")[2].strip())

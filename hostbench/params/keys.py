@@ -1,7 +1,8 @@
-"""Every params key, declared once (KEYS): its default, unit and meaning, and the rule its
-values obey. Reading a params mapping is one loop over these declarations (`read`);
-docs/params.md is written from them too (docs_page.py). The rules between keys are
-study.py's _check_together."""
+"""Every params key, declared once: its default, unit and meaning, and the rule its values obey.
+The general keys are declared here (KEYS); a key a program owns (nginx's worker count) is
+declared with its program (hostbench/programs), and `declared` collects both. Reading a
+params mapping is one loop over these declarations (`read`); docs/params.md is written from
+them too (docs_page.py). The rules between keys are study.py's _check_together."""
 
 import re
 
@@ -24,9 +25,6 @@ from .rules import (
 )
 from .topology import TOPOLOGIES
 
-# Keys added after runs were recorded: part of a run's settings only when set, so the
-# fingerprints of runs measured before them stay as they were.
-SET_ONLY = ("nginx_keepalive_pool", "nginx_workers")
 # Keys that describe or explain a study but do not change what a run measures.
 NOT_MEASURED = (
     "description", "baseline", "seed", "sub_studies", "smoke", "quiet_wait_s", "busy_reruns",
@@ -128,7 +126,7 @@ def _command_line(key: str, value, earlier=None) -> dict[str, str]:
         return {}
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise BadInput(f"params key {key!r} must map params keys to values as typed, got {value!r}")
-    stray = [name for name in value if name not in KEY or name == key]
+    stray = [name for name in value if name not in {k.name for k in declared()} or name == key]
     if stray:
         raise BadInput(f"params key {key!r} names {stray[0]!r}, not a key --set may set")
     return dict(value)
@@ -165,7 +163,7 @@ _R = REQUIRED_KEY
 INT_1, INT_0 = Rule("int", minimum=1), Rule("int", minimum=0)
 SECONDS_0 = Rule("float", minimum=0)
 BOOL, STR = Rule("bool"), Rule("str")
-# In the order params.json states them.
+# The general keys, in the order params.json states them (each program's own follow: declared).
 KEYS: tuple[Key, ...] = (
     _k("modes", _R, "", "The hosting modes to compare.",
        Rule("str", choices=MODES, noun="mode"), LIST),
@@ -330,34 +328,51 @@ KEYS: tuple[Key, ...] = (
     _k("app_env", {}, "",
        "Environment variables for the test app, names to strings: {DOTNET_X: '1'}.",
        check=_env, shape="{str: str}", also="environment variable names; values quoted"),
-    _k("nginx_keepalive_pool", None, "connections",
-       "nginx's upstream keep-alive pool in the modes that have one (nginx-keepalive): idle "
-       "connections kept per worker; null: the catalog's NGINX_KEEPALIVE.",
-       INT_1, null="", also="with an nginx mode that has a pool"),
-    _k("nginx_workers", None, "processes",
-       "nginx's worker processes; null: one per core nginx may run on.",
-       INT_1, null="", also="with an nginx mode"),
 )  # fmt: skip
 KEY = {k.name: k for k in KEYS}
-REQUIRED = tuple(k.name for k in KEYS if k.required)
-OPTIONAL = {k.name: k.default for k in KEYS if not k.required}
+REQUIRED = tuple(k.name for k in KEYS if k.required)  # a program's own keys have defaults
+
+
+def programs():
+    """The programs (hostbench/programs PROGRAMS), imported when asked, not at the top: they
+    declare their keys with this package's Key, so this package comes first; and a program
+    registered later is in."""
+    from ..programs import PROGRAMS
+
+    return PROGRAMS.values()
+
+
+def program_keys() -> tuple[Key, ...]:
+    """The keys the programs own, each as its program declares it, in PROGRAMS' order."""
+    return tuple(s.key for p in programs() for s in p.settings)
+
+
+def declared() -> tuple[Key, ...]:
+    """Every params key, in the order params.json states them: KEYS, then the programs' own."""
+    return (*KEYS, *program_keys())
+
+
+def optional() -> dict:
+    """{key: default} of every key a params file may leave out."""
+    return {k.name: k.default for k in declared() if not k.required}
 
 
 def read(raw) -> dict:
-    """Every key of a params mapping checked against its declaration, in KEYS' order (a key
-    missing: its default; with `smoke: true`, its smoke value)."""
+    """Every key of a params mapping checked against its declaration, in declared()'s order (a
+    key missing: its default; with `smoke: true`, its smoke value)."""
     if not isinstance(raw, dict):
         raise BadInput("params must be a mapping of keys to values")
     missing = [k for k in REQUIRED if k not in raw]
     if missing:
         raise BadInput(f"params missing key(s): {', '.join(missing)}")
-    unknown = sorted(set(raw) - set(KEY))
+    every = declared()
+    unknown = sorted(set(raw) - {k.name for k in every})
     if unknown:
-        allowed = ", ".join(KEY)
+        allowed = ", ".join(k.name for k in every)
         raise BadInput(f"unknown params key(s): {', '.join(unknown)}; allowed: {allowed}")
-    smoke = {k.name: k.smoke for k in KEYS if k.smoke is not AS_DEFAULT}
-    given = {**OPTIONAL, **(smoke if raw.get("smoke") is True else {}), **raw}
+    smoke = {k.name: k.smoke for k in every if k.smoke is not AS_DEFAULT}
+    given = {**optional(), **(smoke if raw.get("smoke") is True else {}), **raw}
     read: dict = {}
-    for k in KEYS:
+    for k in every:
         read[k.name] = k.read(given[k.name], read)
     return read

@@ -30,6 +30,11 @@ def _default(name: str):
     return field(default=value)
 
 
+def _program_defaults() -> dict:
+    """The programs' own keys at their defaults (launch options made without params)."""
+    return {k.name: copy.deepcopy(k.default) for k in keys.program_keys()}
+
+
 def _swept(sweep: dict | None) -> dict[str, dict]:
     """The variants a resolved variant_sweep makes, each checked as a stated one."""
     return keys.read_variants("variant_sweep", expand_sweep(sweep))
@@ -81,8 +86,7 @@ def _check_together(p: dict) -> None:
                 raise BadInput(
                     f"{e} (params key scenario_modes can run a scenario under some modes only)"
                 ) from None
-    for key in ("nginx_keepalive_pool", "nginx_workers"):
-        _nginx_setting(key, p[key], modes)
+    _program_settings(p)
     _interleave(p)
     check_topology(p)
 
@@ -166,11 +170,21 @@ class LaunchOptions:
     watch: list[str] = _default("watch")  # external: process names to sample
     allow_remote: bool = _default("allow_remote")  # external: permit a non-loopback URL
     app_env: dict[str, str] = _default("app_env")  # extra environment of the test app
-    # nginx modes with an upstream pool: idle connections kept per worker; None: the catalog's.
-    nginx_keepalive_pool: int | None = _default("nginx_keepalive_pool")
-    nginx_workers: int | None = _default("nginx_workers")  # None: one per core it may use
+    # The keys the programs own (nginx_workers, ...: hostbench/programs), by name; each program
+    # reads its own.
+    program_settings: dict[str, object] = field(default_factory=_program_defaults)
     # The test app's runtime (params key runtimes, per variant): None, make setup's build.
     runtime: str | None = None
+
+    def as_params(self) -> dict:
+        """Its params keys with their values, as params.json states them: the general ones (its
+        fields named as keys), then each program's own."""
+        general = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_KEYS}
+        return copy.deepcopy({**general, **self.program_settings})
+
+
+# LaunchOptions' fields that are no params key of their name.
+NOT_KEYS = ("program_settings", "runtime")
 
 
 @dataclass
@@ -249,8 +263,10 @@ class StudyParams:
         (papermill hands a study notebook to_dict's): built, not checked again."""
         runtimes = values["runtimes"]
         runtime = None if runtimes == [DEFAULT_RUNTIME] or len(runtimes) > 1 else runtimes[0]
+        programs = {k.name: values[k.name] for k in keys.program_keys()}
         options = LaunchOptions(**{f.name: values[f.name] for f in fields(LaunchOptions)
-                                   if f.name != "runtime"}, runtime=runtime)  # fmt: skip
+                                   if f.name not in NOT_KEYS}, program_settings=programs,
+                                runtime=runtime)  # fmt: skip
         swept = _swept(values["variant_sweep"])
         own = {f.name: values[f.name] for f in fields(cls) if f.name != "options"}
         return cls(**{**own, "variants": {**values["variants"], **swept}}, options=options)
@@ -286,7 +302,7 @@ class StudyParams:
         # Keys newer than the record: what the harness did before they existed (their default
         # unless `before` says otherwise; never a smoke value, which is for params files).
         older = {k.name: k.default if k.before is AS_DEFAULT else k.before
-                 for k in keys.KEYS if k.name not in raw and not k.required}  # fmt: skip
+                 for k in keys.declared() if k.name not in raw and not k.required}  # fmt: skip
         try:
             return cls.from_dict({**older, **{k: v for k, v in raw.items() if k not in RECORDED}})
         except BadInput as e:
@@ -295,7 +311,7 @@ class StudyParams:
     def to_dict(self) -> dict:
         """The params as a params file would state them (round-trips through from_dict)."""
         out = {k: v for k, v in asdict(self).items() if k != "options"}
-        out.update({k: v for k, v in asdict(self.options).items() if k != "runtime"})
+        out.update(self.options.as_params())
         swept = expand_sweep(self.variant_sweep)  # stated once, as the sweep
         out["variants"] = {k: v for k, v in out["variants"].items() if k not in swept}
         return out
@@ -447,29 +463,28 @@ class StudyParams:
                 else {}
             ),
             **({"inventory": self.inventory} if self.inventory else {}),
+            # The launch options; a program's own keys (Setting) and the runtime only when set,
+            # so runs measured before them keep their fingerprints.
             **{
                 k: v
-                for k, v in asdict(self.options).items()
-                if k not in (*keys.SET_ONLY, "runtime") or v is not None
+                for k, v in self.options.as_params().items()
+                if k not in self.options.program_settings or v is not None
             },
+            **({"runtime": self.options.runtime} if self.options.runtime is not None else {}),
             "hostbench_version": __version__,
         }
 
 
-def _nginx_setting(key: str, value: int | None, modes: list[str]) -> None:
-    """A count for the nginx modes among `modes` (null: nginx's default here); refused when
-    no mode it shapes runs, since it would change nothing."""
-    if value is None:
-        return
-    pooled = key == "nginx_keepalive_pool"
-    shaped = [
-        m
-        for m in modes
-        if get_mode(m).proxy == "nginx" and (get_mode(m).keepalive is not None or not pooled)
-    ]
-    if not shaped:
-        which = "an nginx mode with an upstream pool (nginx-keepalive)" if pooled else "nginx"
-        raise BadInput(f"params key {key!r} shapes {which}, but no such mode is in {modes}")
+def _program_settings(p: dict) -> None:
+    """A key a program owns (hostbench/programs Setting), set (not null), is refused when no mode
+    it shapes runs, since it would change nothing."""
+    modes = p["modes"]
+    for program in keys.programs():
+        for setting in program.settings:
+            name = setting.key.name
+            if p[name] is not None and not any(program.shapes(setting, get_mode(m)) for m in modes):
+                raise BadInput(f"params key {name!r} shapes {setting.shapes}, but no such mode "
+                               f"is in {modes}")  # fmt: skip
 
 
 def _for(value, scenario: str, default):

@@ -19,11 +19,11 @@ import psutil
 from ...catalog import Mode, get_mode, runnable_here
 from ...errors import BadInput, HostbenchError
 from ...params import LaunchOptions  # data: the params' launch keys
+from ...programs import Setup, programs_of
 from . import web
 from .netns import TwoHosts
 from .places import Local
 from .processes import HarnessProcess, tail
-from .programs import Setup, programs_of
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
@@ -150,7 +150,7 @@ def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
 def _launch(
     mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, place, front_host: str
 ) -> Iterator[Target]:
-    """`mode`'s programs (programs.py) on `place`, the app first: alone, the app listens on
+    """`mode`'s programs (hostbench/programs) on `place`, the app first: alone, the app listens on
     front_host; behind a proxy, on the place's loopback (or a Unix socket in the launch's
     folder there) and the proxy on front_host."""
     server, *proxy = programs_of(mode)

