@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from conftest import interruptible
+from conftest import QUICK_SHORTER, interruptible
 from hostbench.params import StudyParams
 from hostbench.reproduce import BATCH_FILE, DONE_FILE, reproduce_all
 from hostbench.studies import available
@@ -30,10 +30,25 @@ STUDY, RUNS = SMALLEST.id, _quick_size(SMALLEST)[1]
 pytestmark = pytest.mark.timeout(1800)
 
 
+def _shorter(study) -> list[str]:
+    """Its quick profile's runs shortened, as `make reproduce-all PROFILE=quick SET="..."`
+    would (conftest.QUICK_SHORTER): what this test checks is which runs are kept, redone and
+    refused, which short runs show as long ones do. A request-bound profile (selfhost-2012's
+    60,000 requests a run, not timed) counts a quarter of its requests."""
+    quick = StudyParams.from_file(study.params_path("quick"))
+    if isinstance(quick.requests, int):
+        return ["warmup_s=1", "min_duration_s=1", f"requests={quick.requests // 4}"]
+    return list(QUICK_SHORTER)
+
+
+SHORTER = _shorter(SMALLEST)
+
+
 def _batch(runs, *more):
     return interruptible(
         [sys.executable, "-m", "hostbench", "reproduce-all", "--profile", "quick",
-         "--batch-id", "b1", "--runs-dir", str(runs), "--study", STUDY, *more],
+         "--batch-id", "b1", "--runs-dir", str(runs), "--study", STUDY,
+         *(arg for s in SHORTER for arg in ("--set", s)), *more],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
 
@@ -89,14 +104,17 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path, group_gone):
     assert len(keys) == len(set(keys)) == RUNS  # every run once: none redone, none twice
     for key, row in kept.items():  # the runs finished before the interruption, untouched
         assert next(r for r in rows if r["run_key"] == key) == row
-    assert json.loads((runs / "b1" / BATCH_FILE).read_text()) == {"profile": "quick"}
+    assert json.loads((runs / "b1" / BATCH_FILE).read_text()) == {
+        "profile": "quick",
+        "set": SHORTER,
+    }
     index = (runs / "b1" / "index.html").read_text()
     assert f'href="{STUDY}/report.html"' in index and (folder / "report.html").exists()
     assert (folder / "report.pdf").stat().st_size > 0  # printed beside it
 
     # Finished: the same command again keeps it and runs nothing.
     done = json.loads((folder / DONE_FILE).read_text())
-    reproduce_all("quick", batch_id="b1", runs_dir=runs, only=[STUDY])
+    reproduce_all("quick", batch_id="b1", runs_dir=runs, only=[STUDY], settings=SHORTER)
     assert json.loads((folder / DONE_FILE).read_text()) == done
     assert _rows(folder) == rows
 
