@@ -326,7 +326,7 @@ def parser() -> argparse.ArgumentParser:
     everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
     everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     everything.add_argument("--study", action="append", help="only this study (repeatable)")
-    _add_set(everything, "each study's profile")
+    _add_set(everything, "each study's profile (STUDY:KEY=VALUE: that study's alone)")
     everything.set_defaults(func=_cmd_reproduce_all)
     lab = sub.add_parser("lab", help="run the hosting lab notebook (docs/teaching.md)")
     lab.add_argument("--profile", default="quick", help="quick (a few minutes) or class")

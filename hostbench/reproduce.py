@@ -269,7 +269,8 @@ def reproduce_all(
     The same batch id resumes: a study whose report is complete is kept, an interrupted one
     resumes in its own folder (its completed runs kept, as `make reproduce` does), and a batch
     started with another profile is refused, so one batch never mixes profiles. settings:
-    `--set KEY=VALUE` texts applied over every study's profile (a resume must give the same)."""
+    `--set KEY=VALUE` texts applied over every study's profile, `STUDY:KEY=VALUE` over that
+    study's alone (settings_of; a resume must give the same)."""
     studies = available()
     if only:
         for name in only:
@@ -282,11 +283,12 @@ def reproduce_all(
             f"a batch runs a profile by name (paper, quick, ...), not a params file "
             f"({profile}): a params file is one study's (make reproduce STUDY=...)"
         )
+    own = {s.id: settings_of(s.id, settings) for s in studies}
     for study in studies:  # every profile exists, and takes the settings, before anything starts
         path = study.params_path(profile)
-        if settings:
+        if own[study.id]:
             try:
-                params_with_settings(path, settings)
+                params_with_settings(path, own[study.id])
             except BadInput as e:
                 raise BadInput(f"{study.id}: {e}") from None
     batch_id = check_run_id(batch_id or f"all-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
@@ -300,9 +302,28 @@ def reproduce_all(
         if done.exists():
             print(f"{study.id}: done earlier, kept", flush=True)
             continue
-        reproduce(study.id, profile, run_id=study.id, runs_dir=batch, settings=settings)
+        reproduce(study.id, profile, run_id=study.id, runs_dir=batch, settings=own[study.id])
         write_index(batch, profile, settings)
     return write_index(batch, profile, settings)
+
+
+def settings_of(study_id: str, settings: Sequence[str]) -> list[str]:
+    """The --set texts a batch applies to one study: KEY=VALUE to every study, STUDY:KEY=VALUE
+    to that study alone (a key only some studies take, such as selfhost-2012's requests); a
+    prefix that names no study is refused in one line."""
+    mine = []
+    for text in settings:
+        key = text.split("=", 1)[0]
+        if ":" not in key:
+            mine.append(text)
+            continue
+        study, _, rest = text.partition(":")
+        if study not in STUDIES:
+            raise BadInput(f"--set {text}: no study {study!r}; STUDY:KEY=VALUE takes one of "
+                           f"{', '.join(STUDIES)}")  # fmt: skip
+        if study == study_id:
+            mine.append(rest)
+    return mine
 
 
 def _claim_batch(batch: Path, profile: str, settings: list[str]) -> None:

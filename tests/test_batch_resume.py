@@ -30,18 +30,10 @@ STUDY, RUNS = SMALLEST.id, _quick_size(SMALLEST)[1]
 pytestmark = pytest.mark.timeout(1800)
 
 
-def _shorter(study) -> list[str]:
-    """Its quick profile's runs shortened, as `make reproduce-all PROFILE=quick SET="..."`
-    would (conftest.QUICK_SHORTER): what this test checks is which runs are kept, redone and
-    refused, which short runs show as long ones do. A request-bound profile (selfhost-2012's
-    60,000 requests a run, not timed) counts a quarter of its requests."""
-    quick = StudyParams.from_file(study.params_path("quick"))
-    if isinstance(quick.requests, int):
-        return ["warmup_s=1", "min_duration_s=1", f"requests={quick.requests // 4}"]
-    return list(QUICK_SHORTER)
-
-
-SHORTER = _shorter(SMALLEST)
+# Its quick profile's runs shortened, as the session's batch is (conftest.QUICK_SHORTER): what
+# this test checks is which runs are kept, redone and refused, which short runs show as long
+# ones do.
+SHORTER = list(QUICK_SHORTER)
 
 
 def _batch(runs, *more):

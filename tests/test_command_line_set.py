@@ -18,7 +18,7 @@ from hostbench.analysis.tables import measured_text
 from hostbench.errors import BadInput
 from hostbench.harness.study import _recorded, run_study
 from hostbench.params import COMMAND_LINE_KEY, StudyParams, params_with_settings
-from hostbench.reproduce import BATCH_FILE, reproduce, reproduce_all, write_index
+from hostbench.reproduce import BATCH_FILE, reproduce, reproduce_all, settings_of, write_index
 from hostbench.studies import get_study
 
 QUICK = get_study("jcsi2018").params_path("quick")
@@ -135,6 +135,19 @@ def test_a_batch_resumes_only_with_its_own_settings(tmp_path):
         reproduce_all("quick", batch_id="b", runs_dir=tmp_path, only=["jcsi2018"],
                       settings=["duration_s=6"])  # fmt: skip
     assert [p.name for p in (tmp_path / "b").iterdir()] == [BATCH_FILE]
+
+
+def test_a_batch_setting_for_one_study_applies_to_that_study_alone(tmp_path):
+    given = ["duration_s=2", "selfhost-2012:requests=15000", "jcsi2018:warmup_s=1"]
+    assert settings_of("selfhost-2012", given) == ["duration_s=2", "requests=15000"]
+    assert settings_of("jcsi2018", given) == ["duration_s=2", "warmup_s=1"]
+    assert settings_of("go-vs-dotnet-2017", given) == ["duration_s=2"]
+    # requests is refused by an interleaved study: only the study it names is asked to take it
+    with pytest.raises(BadInput, match="interleaved window is timed"):
+        params_with_settings(get_study("jcsi2018").params_path("quick"), ["requests=15000"])
+    with pytest.raises(BadInput, match=r"--set nope:requests=1: no study 'nope'; STUDY:KEY"):
+        reproduce_all("quick", batch_id="b", runs_dir=tmp_path, settings=["nope:requests=1"])
+    assert not (tmp_path / "b").exists()  # refused before anything was made
 
 
 @pytest.mark.live
