@@ -333,3 +333,11 @@ def test_the_readmes_list_and_the_artifact_appendix_carry_each_runs_goals_line()
             seen += 1
     if not seen:
         pytest.skip("no committed paper run with intervals")
+
+
+def test_when_windows_ran_is_read_from_their_start_times():
+    day = pd.DataFrame({"started_at": ["2026-11-28T08:13:05+00:00", "2026-11-28T08:01:40+00:00"]})
+    assert findings.measured_when(day) == "Measured 2026-11-28 08:01-08:13 UTC."
+    night = pd.DataFrame({"started_at": ["2026-11-28T23:50:00+00:00", "2026-11-29T00:20:00+00:00"]})
+    assert findings.measured_when(night) == "Measured 2026-11-28 23:50 UTC to 2026-11-29 00:20 UTC."
+    assert findings.measured_when(pd.DataFrame({"rps": [1.0]})) == ""

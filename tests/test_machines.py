@@ -91,6 +91,21 @@ def test_two_runs_on_one_processor_that_disagree_are_both_named(tmp_path):
     )
 
 
+def test_a_run_too_short_to_judge_disagrees_with_none():
+    # A convergence run (one block a cell) cannot judge: it neither agrees nor differs.
+    epyc, xeon = "AMD EPYC", "Intel Xeon"
+    words = machines.in_words({epyc: {verdicts.SMALLER: 3, verdicts.NOT_ENOUGH: 1}})
+    assert words == (f"one machine on record: {epyc}: {verdicts.SMALLER} (3 runs); "
+                     f"1 run too short to judge it, on {epyc}")  # fmt: skip
+    both = machines.in_words({epyc: {verdicts.SMALLER: 1, verdicts.NOT_ENOUGH: 2},
+                              xeon: {verdicts.SMALLER: 1}})  # fmt: skip
+    assert both.startswith(f"the same on all 2 machines on record ({epyc}, {xeon}): ")
+    assert both.endswith("; 2 runs too short to judge it, on AMD EPYC")
+    assert machines.in_words({epyc: {verdicts.NOT_ENOUGH: 1}}) == (
+        f"{verdicts.NOT_ENOUGH} on any run on record"
+    )
+
+
 def test_a_processor_is_named_by_its_model_and_its_identity_where_recorded():
     assert machines.processor({"cpu_model": "Intel(R) Xeon(R) Processor"}) == "Intel Xeon"
     assert (machines.processor({"cpu_model": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz"})

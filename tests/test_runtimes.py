@@ -7,14 +7,15 @@ import re
 import pandas as pd
 import pytest
 
-from hostbench.analysis import runtimes, window_design
+from hostbench.analysis import compare, runtimes, tables, window_design
 from hostbench.errors import BadInput
 from hostbench.harness.measure.window import RunSpec, run_settings
 from hostbench.harness.study import run_order
 from hostbench.params import StudyParams, fingerprint
 from hostbench.params.keys import VARIANT
-from hostbench.paths import ROOT, TESTAPP
+from hostbench.paths import ROOT, RUNS, TESTAPP
 from hostbench.runtimes import DEFAULT_RUNTIME, RUNTIMES, build_of, publish_args, variant_name
+from hostbench.studies import STUDIES
 
 GOOD = {
     "modes": ["kestrel", "iris-mvc"],
@@ -143,3 +144,19 @@ def test_a_runtimes_sub_study_is_one_condition_per_runtime_for_the_claims():
     assert list(split) == ["runtimes on net8 (8.0.31)", "runtimes on net10 (10.0.12)"]
     assert set(split["runtimes on net8 (8.0.31)"]["variant"]) == {"", "net8"}
     assert list(runtimes.conditions("isolated", rows, StudyParams.from_dict(GOOD))) == ["isolated"]
+
+
+def test_a_runtimes_runs_ratios_file_holds_each_runtime_apart():
+    # The committed go-vs-dotnet-2017 runtimes sub-study runs each .NET mode on three
+    # runtimes in one block: its ratios.csv (compare, the batch) pairs each runtime's launch
+    # with the Iris MVC windows it shared, named by its variant, never the three as one mode.
+    run = RUNS / f"{STUDIES['go-vs-dotnet-2017'].paper_run}-runtimes"
+    ratios = compare.run_ratios(run, "go-vs-dotnet-2017")
+    assert set(ratios["variant"]) == {variant_name(r) for r in RUNTIMES}
+    assert set(ratios["version"].astype(str)) == set(
+        tables.load_environment(run)["testapp_runtimes"].values()
+    )
+    assert not ratios.duplicated(["variant", "mode", "scenario"]).any()
+    recomputed = runtimes.ratios(tables.load_results(run, valid_only=False), "iris-mvc")
+    assert sorted(ratios["ratio"].round(9)) == sorted(recomputed["ratio"].round(9))
+    assert compare.ratio_name(ratios.iloc[0]).startswith(f"{ratios['variant'].iloc[0]}, ")

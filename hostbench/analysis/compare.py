@@ -32,7 +32,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
-from . import claims, tables, verdicts
+from . import claims, runtimes, tables, verdicts
 from .kept import content_key, keep
 from .student_t import t_quantile
 from .wording import ci_bounds, pct_text
@@ -160,9 +160,13 @@ def _computed_ratios(path: Path, study: str | None) -> pd.DataFrame:
     own = get_study(study).hook("compared_ratios") if study else None
     if own is not None:
         return own(results)
-    baseline = tables.load_params(path).baseline_mode
+    params = tables.load_params(path)
+    baseline = params.baseline_mode
     if baseline is None:
         raise BadInput(f"{path}: no ratios.csv and no baseline mode to compute ratios with")
+    if params.runtime_variants:  # a mode on each runtime in one block: each runtime its part
+        by_runtime = runtimes.ratios(results, baseline)
+        return by_runtime.rename(columns={runtimes.RUNTIME: "variant"})  # a KEYS column
     return paired_ratios(results, baseline)
 
 

@@ -235,6 +235,30 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame, study: str | None
     )
 
 
+def measured_when(results: pd.DataFrame) -> str:
+    """When the windows ran, from their started_at: "Measured 2026-11-28 08:01-08:13 UTC."
+    (the end's date too when they span days); "" without the column."""
+    if "started_at" not in results.columns:
+        return ""
+    started = pd.to_datetime(results["started_at"], utc=True).dropna()
+    if started.empty:
+        return ""
+    first, last = started.min(), started.max()
+    if first.date() == last.date():
+        return f"Measured {first:%Y-%m-%d %H:%M}-{last:%H:%M} UTC."
+    return f"Measured {first:%Y-%m-%d %H:%M} UTC to {last:%Y-%m-%d %H:%M} UTC."
+
+
+def where_and_when(run_dir: str | Path) -> str:
+    """A run's machine, how quiet it was, when it ran and the code that measured it, in a few
+    sentences: for a sub-study measured apart from its study (another day, another commit)."""
+    results = tables.load_results(run_dir, valid_only=False)
+    env = tables.load_environment(run_dir)
+    commit = env.get("git_commit")
+    code = f" With hostbench at commit `{commit}`." if commit else ""
+    return f"{machine_line(results, env)} {measured_when(results)}{code}"
+
+
 def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
     """The machine and how quiet it was, in one sentence."""
     env = env or {}

@@ -19,6 +19,7 @@ from ..errors import BadInput
 from ..paths import RUNS
 from . import claims, tables
 from .compare import DONE_FILE
+from .verdicts import NOT_ENOUGH
 
 COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
 EXAMPLES = "example-*"  # the committed examples' folders under the runs dir
@@ -115,8 +116,25 @@ def in_words(seen: dict[str, dict[str, int]]) -> str:
     whether it depends on the machine: "the same on all 2 machines on record (Intel Xeon, AMD
     EPYC): reproduced", "depends on the machine: Intel Xeon: smaller; AMD EPYC: reproduced",
     "one machine on record: Intel Xeon: reproduced (2 runs)"; two runs on one processor
-    that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)")."""
+    that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)"). A run
+    whose intervals were too few to judge (NOT_ENOUGH: a convergence run's one
+    block) disagrees with none: it is named after them ("1 run too short to judge it, on
+    AMD EPYC")."""
+    short = {name: counts[NOT_ENOUGH] for name, counts in seen.items()
+             if NOT_ENOUGH in counts}  # fmt: skip
+    judged = {name: {v: n for v, n in counts.items() if v != NOT_ENOUGH}
+              for name, counts in seen.items()}  # fmt: skip
+    judged = {name: counts for name, counts in judged.items() if counts}
+    if not judged:
+        return f"{NOT_ENOUGH} on any run on record"
+    words = _judged_in_words(judged)
+    if short:
+        n = sum(short.values())
+        words += f"; {n} run{'s' * (n != 1)} too short to judge it, on {', '.join(short)}"
+    return words
 
+
+def _judged_in_words(seen: dict[str, dict[str, int]]) -> str:
     def on(counts: dict[str, int]) -> str:
         if len(counts) == 1:
             (verdict, n), *_ = counts.items()

@@ -305,11 +305,10 @@ def aa_block(runs: Path) -> str:
             continue
         results = tables.load_results(run_dir, valid_only=False)
         env = tables.load_environment(run_dir)
-        started = pd.to_datetime(results["started_at"], utc=True)
         paragraphs.append(
             f"Windows {design} (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
-            f"{aa.summary(results)} {findings.machine_line(results, env)} Measured "
-            f"{started.min():%Y-%m-%d %H:%M}-{started.max():%H:%M} UTC."
+            f"{aa.summary(results)} {findings.machine_line(results, env)} "
+            f"{findings.measured_when(results)}"
         )
     paragraphs.append(aa_claims_paragraph(runs))
     return "\n\n".join([AA_START, *paragraphs, AA_END])
@@ -328,13 +327,11 @@ def aa_claims_paragraph(runs: Path) -> str:
     each = "; ".join(f"{r[claims.CLAIM]}: {r[claims.VERDICT]}" for _, r in judged.iterrows())
     results = tables.load_results(run_dir, valid_only=False)
     env = tables.load_environment(run_dir)
-    started = pd.to_datetime(results["started_at"], utc=True)
     return (
         f"The claims rule (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
         f"{aa.CLAIMS_STUDY}'s claims judged with {mode_label(aa.TWIN)} as the baseline, where "
         f"every true ratio is 1.00: {each}. {until_decided.summary(run_dir)} "
-        f"{findings.machine_line(results, env)} Measured "
-        f"{started.min():%Y-%m-%d %H:%M}-{started.max():%H:%M} UTC."
+        f"{findings.machine_line(results, env)} {findings.measured_when(results)}"
     )
 
 
