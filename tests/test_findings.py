@@ -205,8 +205,8 @@ def test_a_run_without_one_baseline_states_the_precision_of_the_ratios_it_publis
     ratios.csv's requests/s ratios."""
     from hostbench.analysis import compare, tables
 
-    for params_file in committed(RUNS_DIR, "example-*/params.json"):
-        run = params_file.parent
+    for page in committed(RUNS_DIR, "example-*/report.html"):  # a study's run, not a sub-study
+        run = page.parent
         results = tables.load_results(run, valid_only=False)
         if not (run / "ratios.csv").is_file() or findings.precision_line(run, results):
             continue
