@@ -1,13 +1,20 @@
 """A stop on ssh hosts (harness/launch/remote.py) against a host whose ssh never answers: it
 returns by its deadline, whatever the host does, and says in one line which processes it could
-not confirm stopped. (On real hosts, with real sshd: tests/test_ssh.py.)"""
+not confirm stopped; and the helper's serving session, which every call goes through, given up
+by its deadline when the host stalls. (On real hosts, with real sshd: tests/test_ssh.py.)"""
 
+import base64
+import io
+import json
 import os
+import subprocess
+import sys
+import tarfile
 import time
 
 import pytest
 
-from hostbench.harness.launch import remote
+from hostbench.harness.launch import remote, remote_helper
 
 STALL_S = 600  # how long the host takes to answer: never, for the test
 
@@ -82,3 +89,49 @@ def test_closing_a_connection_to_a_stalled_host_ends_each_step_by_its_deadline(
     assert time.monotonic() - t0 < STALL_S / 10
     called = stalled_ssh.read_text().splitlines()
     assert len(called) == 2 and "rm -rf /tmp/hostbench.stalled" in called[1]
+
+
+@pytest.mark.live  # runs the stalling `ssh` script
+def test_a_serving_session_that_stalls_is_given_up_by_the_calls_deadline(tmp_path, stalled_ssh):
+    conn = _connection("server", "192.0.2.1", tmp_path)
+    conn._serve()  # as open() starts it; then the host stalls
+    proc = _running(conn, "TestApp", 4242, tmp_path)
+    t0 = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        conn.helper("status", conn.folder_root, proc.key, timeout=1.0)
+    assert time.monotonic() - t0 < 3
+    # Given up: no late answer can answer another question; the stop is a call of its own,
+    # and still returns by its deadline.
+    assert conn._server is None
+    said = []
+    conn.stop_all([proc], said.append)
+    assert time.monotonic() - t0 < STALL_S / 10 and "not confirmed stopped" in said[0]
+    called = stalled_ssh.read_text().splitlines()
+    assert "helper.py serve" in called[0] and f"helper.py stop {conn.folder_root}" in called[1]
+
+
+@pytest.mark.live  # runs the helper and a program it starts
+def test_the_serving_helper_answers_each_line_and_survives_a_bad_one(tmp_path):
+    # The protocol alone, here (over ssh in tests/test_ssh.py): one JSON list a line in, one
+    # JSON answer a line out, in order, until its input ends.
+    server = subprocess.Popen([sys.executable, remote_helper.__file__, "serve"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+
+    def ask(*args):
+        server.stdin.write(json.dumps([str(a) for a in args]) + "\n")
+        server.stdin.flush()
+        return json.loads(server.stdout.readline())
+
+    started = ask("start", tmp_path, "p", "sh", "-c", "echo hello; exec sleep 60")
+    assert started["group"] > 0 and started["pid"] > 0
+    assert ask("status", tmp_path, "p") == {"code": None}
+    assert "failed" in ask("no-such-command")  # said, and the session goes on
+    assert ask("port", "127.0.0.1")["port"] > 0
+    stopped = ask("stop", tmp_path, 1.0, "p")
+    assert stopped["gone"] == ["p"]  # its wrapper with it: no exit code written
+    packed = base64.b64decode(ask("pack", tmp_path / "p.out", tmp_path / "absent")["tar"])
+    with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
+        assert tar.getnames() == ["0"] and tar.extractfile("0").read() == b"hello\n"
+    server.stdin.close()
+    assert server.wait(timeout=5) == 0
+    server.stdout.close()

@@ -506,13 +506,21 @@ STOPPED_HOW = {
 def test_a_blocks_processes_on_a_host_stop_in_one_round_trip_within_the_deadline(
     tmp_path, monkeypatch
 ):
-    # `ssh` first on PATH notes each call, then runs the real client.
+    # `ssh` first on PATH notes each call, then runs the real client; each question to a
+    # host's helper (a round trip, over its serving session or a call of its own) is noted.
     calls = tmp_path / "ssh-calls.txt"
     wrapper = tmp_path / "bin" / "ssh"
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {shutil.which("ssh")} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    asked, helper = [], remote.Connection.helper
+
+    def noted(conn, *args, **kwargs):
+        asked.append((conn.host.role, args[0]))
+        return helper(conn, *args, **kwargs)
+
+    monkeypatch.setattr(remote.Connection, "helper", noted)
     with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
 
         def stop_a_block():
@@ -522,16 +530,18 @@ def test_a_blocks_processes_on_a_host_stop_in_one_round_trip_within_the_deadline
                          for name, script in STOPPED_HOW.items()]  # fmt: skip
                 assert _left("sleep 60[123]")
                 said, before = [], len(calls.read_text().splitlines())
+                asked.clear()
                 with remote.StopTogether(ssh, said.append) as block:
                     for proc in procs:
                         block.callback(proc.stop)
-                round_trips = len(calls.read_text().splitlines()) - before
-                return said, round_trips, _left("sleep 60[123]")
+                sessions = len(calls.read_text().splitlines()) - before
+                return said, list(asked), sessions, _left("sleep 60[123]")
 
-        said, round_trips, left = netns.call_in(hosts.client, stop_a_block)
+        said, round_trips, sessions, left = netns.call_in(hosts.client, stop_a_block)
         assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
     assert said == [] and left == []  # each confirmed gone, by the stop itself
-    assert round_trips == 2  # the stop, then the logs
+    # Two round trips to the server host, the stop then the logs, over its open session.
+    assert round_trips == [("server", "stop"), ("server", "pack")] and sessions == 0
     for name in STOPPED_HOW:  # what each wrote there, brought back
         assert (tmp_path / f"{name}.log").read_text() == f"{name}\n"
 

@@ -18,12 +18,15 @@ import base64
 import io
 import json
 import math
+import os
+import select
 import shlex
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -131,6 +134,9 @@ class Connection:
         self._seq = 0
         self._keeper: subprocess.Popen | None = None
         self._master: subprocess.Popen | None = None
+        # The helper serving this connection's calls (remote_helper serve), one at a time.
+        self._server: subprocess.Popen | None = None
+        self._serving = threading.Lock()
         self.deferred: list[RemoteProcess] | None = None  # stops held for StopTogether
 
     def _control(self, command: str, timeout: float = 30) -> bool:
@@ -175,9 +181,65 @@ class Connection:
         return done
 
     def helper(self, *args, timeout: float = 60) -> dict:
-        """The helper's JSON answer to one command on the host."""
-        out = self.run("python3", f"{self.folder_root}/helper.py", *args, timeout=timeout).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        """The helper's JSON answer to one command on the host: asked of the serving helper
+        when there is one (a round trip on an open session), else in an ssh call of its own;
+        TimeoutExpired after `timeout` s either way."""
+        args = [str(a) for a in args]
+        until = time.monotonic() + timeout
+        answer = self._ask(args, until) if self._server is not None else None
+        if answer is None:  # no serving helper, or it ended: a call of its own
+            out = self.run("python3", f"{self.folder_root}/helper.py", *args,
+                           timeout=_left(until)).stdout  # fmt: skip
+            answer = json.loads(out.strip().splitlines()[-1])
+        if "failed" in answer:
+            raise HostbenchError(f"{self.host.label()}: helper.py {args[0]}: {answer['failed']}")
+        return answer
+
+    def _serve(self) -> None:
+        """Start the serving helper, its session in a group of its own (a Ctrl-C here leaves
+        it to answer the stops that follow) that ends with the harness (setpriv)."""
+        argv = ["ssh", *self.options(), self.host.address, "--",
+                f"python3 {self.folder_root}/helper.py serve"]  # fmt: skip
+        self._server = subprocess.Popen([*_dies_with_us(), *argv], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        start_new_session=True)  # fmt: skip
+
+    def _ask(self, args: list[str], until: float) -> dict | None:
+        """`args` asked of the serving helper; None when it has ended (or its pipe broke).
+        Past `until` its session is given up (a late answer would answer the next question)
+        and TimeoutExpired raised."""
+        if not self._serving.acquire(timeout=_left(until)):
+            raise subprocess.TimeoutExpired(["helper.py", *args], _left(until))
+        try:
+            server = self._server
+            if server is None:
+                return None
+            try:
+                server.stdin.write(json.dumps(args).encode() + b"\n")
+                server.stdin.flush()
+                line = _line(server.stdout.fileno(), until)
+            except subprocess.TimeoutExpired:
+                self._end_serving(patience_s=0)
+                raise subprocess.TimeoutExpired(["helper.py", *args], _left(until)) from None
+            except OSError:
+                line = b""
+            if not line:
+                self._end_serving()
+                return None
+            return json.loads(line)
+        finally:
+            self._serving.release()
+
+    def _end_serving(self, patience_s: float = 1.0) -> None:
+        """Its end of input ends it and its ssh session; killed after `patience_s`."""
+        server, self._server = self._server, None
+        if server is not None:
+            try:
+                server.stdin.close()
+            except OSError:
+                pass  # its pipe broke: it has ended
+            _wait_or_kill(server, patience_s)
+            server.stdout.close()
 
     def open(self) -> "Connection":
         """Start the master (checking the host key) and make the work folder."""
@@ -221,6 +283,7 @@ class Connection:
             )
         self.folder_root = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
         self.copy([HELPER], self.folder_root, name="helper.py")
+        self._serve()
         # The keeper's input is this process's pipe: when the harness ends, however (setpriv
         # kills the ssh client with it), the host kills what was started there.
         keeper = [
@@ -269,8 +332,7 @@ class Connection:
         """Files from the host (its path: the local path), in one round trip; one the host
         has not is left absent."""
         there = list(files)
-        packed = self.run("python3", f"{self.folder_root}/helper.py", "pack", *there,
-                          timeout=timeout, text=False).stdout  # fmt: skip
+        packed = base64.b64decode(self.helper("pack", *there, timeout=timeout)["tar"])
         with tarfile.open(fileobj=io.BytesIO(packed)) as tar:
             for member in tar:
                 here = Path(files[there[int(member.name)]])
@@ -427,6 +489,8 @@ class Connection:
         """Stop what was started here, remove the work folder, end the master: each step
         with its deadline, and taken whatever the host did at the one before."""
         self.stop_all(self._started)
+        with self._serving:
+            self._end_serving()
         if self._keeper is not None:  # its end of input: it kills what is left, removes the folder
             self._keeper.stdin.close()
             _wait_or_kill(self._keeper, CLOSE_STEP_S)
@@ -452,6 +516,19 @@ def _wait_or_kill(proc: subprocess.Popen, timeout: float) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def _line(fd: int, until: float) -> bytes:
+    """One line read from `fd` (b"" at its end); TimeoutExpired past `until`."""
+    chunks = []
+    while not chunks or not chunks[-1].endswith(b"\n"):
+        if not select.select([fd], [], [], max(0.0, until - time.monotonic()))[0]:
+            raise subprocess.TimeoutExpired("helper.py", 0)
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b""
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _left(until: float) -> float:
