@@ -112,12 +112,12 @@ compare: $(VENV)/.installed
 	$(PY) -m hostbench compare $(RUN)
 
 # The hosting lab for a class (docs/teaching.md): LAB_PROFILE=quick (a few minutes) or class;
-# WHAT_IF="nginx_workers=1 log_level=Debug" sets the notebook's what-ifs.
+# WHAT_IF="nginx_workers=1 log_level=Debug" sets the notebook's what-ifs; SET, any params key.
 LAB_PROFILE ?= quick
 WHAT_IF ?=
 lab: setup
 	$(PY) -m hostbench lab --profile $(LAB_PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) \
-		$(foreach w,$(WHAT_IF),--what-if '$(w)')
+		$(foreach w,$(WHAT_IF),--what-if '$(w)') $(foreach s,$(SET),--set '$(s)')
 
 clean:
 	rm -rf build testapp/dotnet/bin testapp/dotnet/obj testapp/yarp/bin testapp/yarp/obj

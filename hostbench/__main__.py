@@ -152,7 +152,7 @@ def _cmd_lab(args) -> int:
     from .lab import parse_what_if, reproduce_lab
 
     what_ifs = dict(parse_what_if(text) for text in args.what_if)
-    out = reproduce_lab(args.profile, args.run_id, Path(args.runs_dir), what_ifs)
+    out = reproduce_lab(args.profile, args.run_id, Path(args.runs_dir), what_ifs, args.set)
     print(f"report: {out / 'report.html'}")
     return 0
 
@@ -181,19 +181,19 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from .analysis import claims, compare
+    from .analysis import claims, compare, verdicts
 
     runs_dir = Path(args.runs_dir)
     runs = [compare.identify(compare.find_run(r, runs_dir)) for r in args.runs]
     if len(runs) == 1:  # a reader's run: against the committed example of its study
         runs.insert(0, compare.identify(compare.committed_example(runs[0], runs_dir)))
     out = Path(args.out) if args.out else runs_dir / f"compare-{runs[-1].name}"
-    tolerance = compare.TOLERANCE_PCT if args.tolerance is None else args.tolerance
+    tolerance = verdicts.TOLERANCE_PCT if args.tolerance is None else args.tolerance
     table = compare.write(runs, out, tolerance)
     print(compare.text_table(table))
-    verdicts = compare.claim_verdicts(runs)
-    if verdicts is not None:
-        print(claims.text(verdicts))
+    judged = compare.claim_verdicts(runs)
+    if judged is not None:
+        print(claims.text(judged))
     differences = compare.differences(runs)
     if not differences.empty:
         print("what differed:")
@@ -339,6 +339,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a notebook parameter, e.g. nginx_workers=1, log_level=Debug, modes=[kestrel,nginx]",
     )
+    _add_set(lab, "the lab's profile, after the what-ifs")
     lab.set_defaults(func=_cmd_lab)
     sub.add_parser(
         "docs",

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from . import gallery
-from .analysis import claims, compare, findings, machines, window_design, wording
+from .analysis import claims, compare, findings, machines, verdicts, window_design, wording
 from .analysis.tables import load_environment, load_params, processor
 from .paths import RUNS
 from .studies import STUDIES
@@ -48,7 +48,7 @@ def _reruns_line(study_id: str, runs_dir: Path) -> str:
         for r in reruns
     )
     return (f"- Re-runs on record, ratio by ratio against the committed run (within "
-            f"±{compare.TOLERANCE_PCT:g}%: reproduced): {each}.")  # fmt: skip
+            f"±{verdicts.TOLERANCE_PCT:g}%: reproduced): {each}.")  # fmt: skip
 
 
 def _claims_lines(study_id: str, main: compare.Run, runs_dir: Path) -> list[str]:
@@ -152,7 +152,7 @@ def markdown(runs_dir: Path = RUNS) -> str:
         "- **What carries over**: absolute requests/s depend on the machine; the ratios "
         "between hosting modes are the claims. A range below is the committed run's 95% "
         "interval on the machine it names; `make compare` says, ratio by ratio, whether a "
-        f"re-run reproduces it within ±{compare.TOLERANCE_PCT:g}%, differs, or is undecided at "
+        f"re-run reproduces it within ±{verdicts.TOLERANCE_PCT:g}%, differs, or is undecided at "
         "its precision ([reproducing.md](reproducing.md)).",
         "- **Cite**: [CITATION.cff](../CITATION.cff).",
         "",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import claims, compare, window_design
+from .analysis import claims, compare, verdicts, window_design
 from .analysis.machines import COMMUNITY  # the folder under the runs dir for other machines' runs
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params, processor
@@ -101,7 +101,7 @@ def answer(run: compare.Run, runs_dir: Path) -> tuple[str, pd.DataFrame]:
     counts = table["verdict"].value_counts()
     words = ", ".join(
         f"{counts[v]} {v}"
-        for v in (compare.REPRODUCED, compare.DIFFERS, compare.UNDECIDED)
+        for v in (verdicts.REPRODUCED, compare.DIFFERS, verdicts.UNDECIDED)
         if counts.get(v)
     )
     return f"{prefix}{words} (of {len(table)})", own
@@ -164,7 +164,7 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
     lines += [
         f"Each run against the committed run of its study (or sub-study), ratio by ratio, with "
         f"`python -m hostbench compare`: *reproduced* when the ratio of ratios' 95% interval "
-        f"lies within ±{compare.TOLERANCE_PCT:g}%, *differs* when it excludes 100%, "
+        f"lies within ±{verdicts.TOLERANCE_PCT:g}%, *differs* when it excludes 100%, "
         f"*undecided* otherwise ([docs/reproducing.md](../reproducing.md)).",
         "",
         "| run | machine | OS | client and server | windows | commit | measured "
@@ -173,24 +173,24 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
     ]
     ratios = {}
     for run in runs:
-        verdicts, table = answer(run, runs_dir)
+        answered, table = answer(run, runs_dir)
         ratios[run.name] = table.set_index("ratio")
         m = machine(run)
         link = f"[{_shown(run, runs_dir)}]({LINK_BASE}/{_shown(run, runs_dir)}/)"
         lines.append(
             f"| {link} | {m['machine']} | {m['OS']} | {m['client and server']} | "
-            f"{m['windows']} | `{m['commit']}` | {m['measured']} | {verdicts} |"
+            f"{m['windows']} | `{m['commit']}` | {m['measured']} | {answered} |"
         )
     lines += ["", "## Their ratios", "", _ratio_table(ratios), ""]
-    verdicts = compare.claim_verdicts([r for r in runs if r.sub_study is None])
-    if verdicts is not None:
+    judged = compare.claim_verdicts([r for r in runs if r.sub_study is None])
+    if judged is not None:
         lines += [
             "## The article's claims, run by run",
             "",
             f"Each run's verdict on each of the article's claims, as its report's claims section "
-            f"gives it: {claims.agreement(verdicts)}.",
+            f"gives it: {claims.agreement(judged)}.",
             "",
-            claims.markdown(verdicts.rename(columns={r.name: _shown(r, runs_dir) for r in runs})),
+            claims.markdown(judged.rename(columns={r.name: _shown(r, runs_dir) for r in runs})),
             "",
         ]
     return "\n".join(lines) + "\n"

@@ -3,7 +3,8 @@
 Its params are profiles beside the notebook (notebooks/lab/<profile>.yaml: `quick`, a few
 minutes, and `class`, tighter intervals), plus the what-ifs a student sets in the notebook's
 parameters cell (the nginx pool size and worker count, the app's log level, the scenario,
-the modes).
+the modes), plus any params key `--set` on the command line (`settings`: KEY=VALUE texts, as
+`run` and `reproduce` take them).
 
 `make lab` / `python -m hostbench lab` runs the notebook with papermill into
 data/runs/lab-<profile>-<time>/ and exports report.html, with the functions `make
@@ -13,13 +14,23 @@ reproduce` uses (hostbench.reproduce).
 import json
 import os
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.preflight import check_runnable
-from .params import StudyParams, check_run_id, fingerprint, load_yaml, parse_assignment
+from .params import (
+    StudyParams,
+    check_run_id,
+    fingerprint,
+    load_yaml,
+    parse_assignment,
+    parse_settings,
+    settings_text,
+    with_settings,
+)
 from .paths import NOTEBOOKS, RUNS
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
@@ -50,12 +61,14 @@ def lab_params(
     nginx_workers: int | None = None,
     log_level: str | None = None,
     blocks: int | None = None,
+    settings: Sequence[str] = (),
 ) -> StudyParams:
     """The lab's validated params for a profile with the student's what-ifs.
 
     None leaves a setting as the profile has it. modes: a subset to re-run faster (Kestrel
     alone, the baseline, is always kept); scenario: one scenario id instead of the profile's;
-    log_level: the test app's --log-level; blocks: the repetitions.
+    log_level: the test app's --log-level; blocks: the repetitions. settings: `--set
+    KEY=VALUE` texts, any params key, applied last (and recorded in the params).
     """
     raw = load_yaml(_profile_path(profile))
     planned = [str(m) for m in raw["modes"]]
@@ -76,7 +89,7 @@ def lab_params(
         if log_level not in LOG_LEVELS:
             raise BadInput(f"log_level {log_level!r}: allowed: {', '.join(LOG_LEVELS)}")
         raw["app_args"] = [*raw.get("app_args", []), "--log-level", log_level]
-    params = check_runnable(StudyParams.from_dict(raw))
+    params = check_runnable(StudyParams.from_dict(with_settings(raw, parse_settings(settings))))
     if len(params.scenarios) * len(params.tools) * len(params.concurrency) != 1:
         raise BadInput(
             f"the lab compares modes under one load: profile {profile!r} must name one "
@@ -135,9 +148,10 @@ def reproduce_lab(
     run_id: str | None = None,
     runs_dir: Path = RUNS,
     what_ifs: dict | None = None,
+    settings: Sequence[str] = (),
 ) -> Path:
-    """Run the lab notebook for a profile and what-ifs (the notebook's parameters, WHAT_IFS)
-    with papermill and export report.html; returns the run folder
+    """Run the lab notebook for a profile, what-ifs (the notebook's parameters, WHAT_IFS) and
+    `--set` settings with papermill and export report.html; returns the run folder
     (data/runs/lab-<profile>-<UTC time>/ unless run_id says otherwise)."""
     from . import reproduce as rp
 
@@ -145,7 +159,8 @@ def reproduce_lab(
     unknown = sorted(set(what_ifs) - set(WHAT_IFS))
     if unknown:
         raise BadInput(f"unknown what-if(s) {', '.join(unknown)}; allowed: {', '.join(WHAT_IFS)}")
-    params = lab_params(profile, **what_ifs)  # validated before anything starts
+    settings = list(settings)
+    params = lab_params(profile, settings=settings, **what_ifs)  # validated before anything starts
     run_id = check_run_id(run_id or f"lab-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     out = Path(runs_dir).resolve() / run_id
     out.mkdir(parents=True, exist_ok=True)
@@ -154,7 +169,8 @@ def reproduce_lab(
     print(plan_note(params), flush=True)
     t0 = time.monotonic()
     parameters = {"profile": profile, "run_id": run_id, "runs_dir": str(out.parent),
-                  "progress": False, **what_ifs}  # fmt: skip
+                  "progress": False, **({"settings": settings} if settings else {}),
+                  **what_ifs}  # fmt: skip
     with rp.FollowProgress(out):
         rp.execute_notebook(NOTEBOOK, out / NOTEBOOK.name, parameters, "python3",
                             rp.notebook_budget_s(params))  # fmt: skip
@@ -179,12 +195,13 @@ def settings_note(params: StudyParams) -> str:
     if "--log-level" in args[:-1]:  # the last one given is the one the app uses
         level = args[len(args) - args[::-1].index("--log-level")]
     load = f"{params.tools[0]} with {params.concurrency[0]} connections"
+    typed = params.set_on_command_line
     return (
         f"Settings: scenario **{scenario_label(params.scenarios[0])}**, {load}; nginx: "
         f"**{workers}** worker{'s' if workers != 1 else ''}"
         f"{' (one per core)' if programs['nginx_workers'] is None else ''}, a keep-alive pool of "
         f"**{pool}** idle connections per worker (`nginx-keepalive`); the app logs at "
-        f"**{level}**."
+        f"**{level}**." + (f" Set on the command line: `{settings_text(typed)}`." if typed else "")
     )
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from hostbench.__main__ import main
-from hostbench.analysis import claims, compare
+from hostbench.analysis import claims, compare, verdicts
 from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.reference import load_claims
 from hostbench.analysis.student_t import t_quantile
@@ -82,8 +82,8 @@ def test_a_known_difference_gives_its_ratio_of_ratios_and_verdict(tmp_path):
         half = t_quantile(0.975, 2 * (n - 1)) * math.sqrt(2) * se
         assert r.rr_ci_low == pytest.approx(4.0 * math.exp(-half))
         assert r.rr_ci_high == pytest.approx(4.0 * math.exp(half))
-        assert r.verdict == (compare.DIFFERS if r.rr_ci_low > 1 + compare.TOLERANCE_PCT / 100
-                             else compare.UNDECIDED)  # fmt: skip
+        assert r.verdict == (compare.DIFFERS if r.rr_ci_low > 1 + verdicts.TOLERANCE_PCT / 100
+                             else verdicts.UNDECIDED)  # fmt: skip
     untouched = table[table["mode"] != mode]
     assert untouched["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
     assert (untouched["verdict"] != compare.DIFFERS).all()
@@ -91,23 +91,23 @@ def test_a_known_difference_gives_its_ratio_of_ratios_and_verdict(tmp_path):
 
 def test_ratios_far_apart_differ_and_close_ones_with_tight_intervals_are_reproduced():
     narrow = pd.Series({"ratio": 2.0, "ci_low": 1.98, "ci_high": 2.02, "n": 10})
-    assert compare.verdict(*compare.ratio_of_ratios(narrow, narrow)[1:]) == compare.REPRODUCED
+    assert compare.verdict(*compare.ratio_of_ratios(narrow, narrow)[1:]) == verdicts.REPRODUCED
     far = narrow.copy()
     far[["ratio", "ci_low", "ci_high"]] *= 1.5
     value, low, high = compare.ratio_of_ratios(narrow, far)
     assert value == pytest.approx(1.5)
     assert compare.verdict(low, high) == compare.DIFFERS
     wide = pd.Series({"ratio": 2.0, "ci_low": 1.0, "ci_high": 4.0, "n": 3})
-    assert compare.verdict(*compare.ratio_of_ratios(wide, wide)[1:]) == compare.UNDECIDED
+    assert compare.verdict(*compare.ratio_of_ratios(wide, wide)[1:]) == verdicts.UNDECIDED
     single = pd.Series({"ratio": 2.0, "ci_low": float("nan"), "ci_high": float("nan"), "n": 1})
-    assert compare.verdict(*compare.ratio_of_ratios(single, narrow)[1:]) == compare.UNDECIDED
+    assert compare.verdict(*compare.ratio_of_ratios(single, narrow)[1:]) == verdicts.UNDECIDED
 
 
 @pytest.mark.parametrize("run", _paper_runs(), ids=lambda p: p.name)
 def test_a_committed_run_compared_with_itself_is_reproduced(run, tmp_path, capsys):
     assert main(["compare", str(run), "--out", str(tmp_path)]) == 0
     table = pd.read_csv(tmp_path / "compare.csv")
-    assert len(table) > 0 and (table["verdict"] == compare.REPRODUCED).all()
+    assert len(table) > 0 and (table["verdict"] == verdicts.REPRODUCED).all()
     assert table["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
     assert (tmp_path / "figures" / "compare.png").stat().st_size > 0
     assert "reproduced" in capsys.readouterr().out
@@ -164,7 +164,7 @@ def test_a_sub_studys_runs_have_no_claims_of_their_own():
 def test_a_copy_of_a_run_is_the_same_run(tmp_path):
     study = _study_with_modes(1)
     a, b = _copy(study, tmp_path / "a"), _copy(study, tmp_path / "b")
-    assert (compare.compare(_runs(a, b))["verdict"] == compare.REPRODUCED).all()
+    assert (compare.compare(_runs(a, b))["verdict"] == verdicts.REPRODUCED).all()
 
 
 def test_the_ratios_shown_are_the_runs_published_ones(tmp_path):
@@ -253,7 +253,7 @@ def test_the_reproducing_page_states_the_declared_tolerance():
     from hostbench.paths import ROOT
 
     text = (ROOT / "docs" / "reproducing.md").read_text()
-    assert f"±{compare.TOLERANCE_PCT:g}%" in text
+    assert f"±{verdicts.TOLERANCE_PCT:g}%" in text
     assert "TOLERANCE_PCT" in text
 
 

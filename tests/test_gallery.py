@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from hostbench import artifact, gallery
-from hostbench.analysis import claims, compare, machines
+from hostbench.analysis import claims, compare, machines, verdicts
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import STUDIES
 
@@ -53,7 +53,7 @@ def test_the_gallery_page_lists_every_run_in_the_community_folder(tmp_path):
     assert "carol" not in text and "half-copied" not in text
     # a copy of the committed run is reproduced in every ratio it shares
     row = next(line for line in text.splitlines() if "alice-laptop](" in line)
-    assert re.search(rf"\| (\d+) {compare.REPRODUCED} \(of \1\) \|$", row), row
+    assert re.search(rf"\| (\d+) {verdicts.REPRODUCED} \(of \1\) \|$", row), row
 
 
 def test_a_study_without_runs_says_how_to_add_one(tmp_path):

@@ -270,7 +270,21 @@ def test_what_ifs_from_the_command_line():
     cells = json.loads(lab.NOTEBOOK.read_text())["cells"]
     parameters = next(c for c in cells if "parameters" in c["metadata"].get("tags", []))
     names = {line.split("=")[0].strip() for line in "".join(parameters["source"]).splitlines()}
-    assert set(lab.WHAT_IFS) <= names
+    assert set(lab.WHAT_IFS) <= names and "settings" in names
+
+
+def test_any_params_key_set_on_the_command_line_reaches_the_labs_params_and_its_page():
+    p = lab.lab_params("quick", nginx_workers=1, settings=["duration_s=4", "seed=7"])
+    assert (p.duration_s, p.seed, p.options.program_settings["nginx_workers"]) == (4, 7, 1)
+    assert p.set_on_command_line == {"duration_s": "4", "seed": "7"}
+    assert "Set on the command line: `duration_s=4, seed=7`" in lab.settings_note(p)
+    assert "command line" not in lab.settings_note(lab.lab_params("quick"))
+    # Its own folder, as a what-if gets.
+    assert lab.settings_run_id("quick", p) != lab.settings_run_id("quick", lab.lab_params("quick"))
+    for given, message in [(["duration_s=0"], "duration_s"), (["speed=1"], "--set 'speed=1'")]:
+        with pytest.raises(BadInput) as err:
+            lab.lab_params("quick", settings=given)
+        assert message in str(err.value) and "\n" not in str(err.value)
 
 
 def test_the_teachers_page_states_the_profiles_as_they_are():

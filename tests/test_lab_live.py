@@ -15,10 +15,15 @@ from hostbench.reproduce import DONE_FILE
 pytestmark = [pytest.mark.live, pytest.mark.timeout(900)]
 
 
+# The quick profile's runs shortened, as `make lab SET="..."` would: what these tests check
+# (every path, figure, table and section of the page) 1 s runs make as 3 s ones do.
+SHORTER = ["duration_s=1", "warmup_s=1", "min_duration_s=1"]
+
+
 @pytest.fixture(scope="module")
 def lab_run(tmp_path_factory):
     runs = tmp_path_factory.mktemp("runs")
-    return lab.reproduce_lab("quick", run_id="lab-quick-test", runs_dir=runs)
+    return lab.reproduce_lab("quick", run_id="lab-quick-test", runs_dir=runs, settings=SHORTER)
 
 
 def test_the_quick_lab_runs_end_to_end_without_an_error(lab_run):
@@ -28,6 +33,11 @@ def test_the_quick_lab_runs_end_to_end_without_an_error(lab_run):
     assert [o for o in outputs if o.get("name") == "stderr"] == []  # no progress bar on the page
     assert json.loads((lab_run / DONE_FILE).read_text())["profile"] == "quick"
     params = json.loads((lab_run / "params.json").read_text())
+    # The settings reached the run, are recorded, and the page names them.
+    assert params["duration_s"] == 1 and params["set_on_command_line"] == {
+        s.split("=")[0]: s.split("=")[1] for s in SHORTER}  # fmt: skip
+    assert "Set on the command line: <code>duration_s=1, warmup_s=1, min_duration_s=1" in (
+        lab_run / "report.html").read_text()  # fmt: skip
     results = (lab_run / "results.csv").read_text().splitlines()
     assert len(results) == 1 + len(params["modes"]) * params["repetitions"]
     assert set(params["modes"]) == set(lab.lab_params("quick").modes)

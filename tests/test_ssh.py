@@ -360,10 +360,9 @@ def _quick_over_ssh(study: str, folder: Path, inventory: Path) -> StudyParams:
     shortened as SHORTER says."""
     shutil.copytree(STUDIES[study].params_dir, folder)
     quick = load_yaml(folder / "quick.yaml")
-    # A sub-study's own window or request count is cut as the study's is (jcsi2018's
-    # calibration sets its own 5 s windows: 2 s here, as the study's).
-    cut = {**SHORT, **{k: v for k, v in SHORTER[study].items() if k in ("duration_s", "requests")}}
-    subs = {name: {**o, **{k: v for k, v in cut.items() if k in o},
+    # A sub-study's own blocks and warm-up are cut as the study's are; its windows and requests
+    # are the study's (no quick sub-study sets its own).
+    subs = {name: {**o, **{k: v for k, v in SHORT.items() if k in o},
                    **({"concurrency": o["concurrency"][:1]} if "concurrency" in o else {})}
             for name, o in (quick.get("sub_studies") or {}).items()}  # fmt: skip
     mine = {"extends": "quick", "topology": "ssh", "inventory": str(inventory), **SHORT,

@@ -13,7 +13,7 @@ t quantile at the Welch-Satterthwaite degrees of freedom
 (se_A^2 + se_B^2)^2 / (se_A^4 / (n_A - 1) + se_B^4 / (n_B - 1)); back on the ratio scale with
 exp. A run compared with itself is not two measurements: its ratio of ratios is exactly 1.
 
-The verdict on each ratio of ratios, with the tolerance declared once (TOLERANCE_PCT):
+The verdict on each ratio of ratios, with the tolerance declared once (verdicts.TOLERANCE_PCT):
   reproduced                  its interval lies inside 1 +- the tolerance;
   differs                     its interval excludes 1 (and is not inside the band);
   undecided at this precision otherwise, or without an interval (a run with n < 2).
@@ -33,16 +33,15 @@ from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
 from . import claims, runtimes, tables, verdicts
+from .intervals import paired_ratios
 from .kept import content_key, keep
 from .student_t import t_quantile
 from .wording import ci_bounds, pct_text
 
 # A ratio of ratios within the package's one tolerance (verdicts.TOLERANCE_PCT, relative and
-# log-symmetric) counts as reproduced; wholly outside it on either side, as differing.
-TOLERANCE_PCT = verdicts.TOLERANCE_PCT
-REPRODUCED = verdicts.REPRODUCED
+# log-symmetric) counts as reproduced (verdicts.REPRODUCED); wholly outside it on either side,
+# as differing; else undecided (verdicts.UNDECIDED).
 DIFFERS = "differs"
-UNDECIDED = verdicts.UNDECIDED
 DONE_FILE = "reproduce.json"  # hostbench.reproduce.DONE_FILE: which study and profile made a run
 RATIOS_FILE = "ratios.csv"
 # What names one ratio: the columns of these a ratios table has (a study's own table may
@@ -154,8 +153,6 @@ def _published(ratios: pd.DataFrame) -> pd.DataFrame:
 
 
 def _computed_ratios(path: Path, study: str | None) -> pd.DataFrame:
-    from .intervals import paired_ratios
-
     results = tables.load_results(path, valid_only=False)
     own = get_study(study).hook("compared_ratios") if study else None
     if own is not None:
@@ -213,7 +210,7 @@ def ratio_of_ratios(a: pd.Series, b: pd.Series, confidence: float = 0.95) -> tup
     return math.exp(d), math.exp(d - half), math.exp(d + half)
 
 
-def verdict(low: float, high: float, tolerance_pct: float = TOLERANCE_PCT) -> str:
+def verdict(low: float, high: float, tolerance_pct: float = verdicts.TOLERANCE_PCT) -> str:
     """Whether a ratio of ratios' interval reproduces 1, by the one rule (verdicts.size_verdict
     against 1; each run's own blocks were counted when its interval was made)."""
     judged = verdicts.size_verdict(low, high, 1.0, n=verdicts.MIN_UNITS,
@@ -236,8 +233,6 @@ def _on_baselines(ratios: pd.DataFrame, path: Path, ref: pd.DataFrame) -> pd.Dat
     """A run's ratios, plus its requests/s ratios against the reference's baselines where it
     published them against another baseline but measured the reference's beside the other
     modes (a study whose baseline changed between the runs), paired from its results.csv."""
-    from .intervals import paired_ratios
-
     if "baseline" not in ratios.columns or "baseline" not in ref.columns:
         return ratios
     missing = set(ref["baseline"].astype(str)) - set(ratios["baseline"].astype(str))
@@ -270,7 +265,7 @@ def check_comparable(runs: list[Run]) -> None:
         )
 
 
-def compare(runs: list[Run], tolerance_pct: float = TOLERANCE_PCT) -> pd.DataFrame:
+def compare(runs: list[Run], tolerance_pct: float = verdicts.TOLERANCE_PCT) -> pd.DataFrame:
     """Every ratio the reference run (runs[0]) and another run share: both ratios with their
     intervals, the ratio of ratios (other / reference) with its interval and the verdict;
     one row per ratio and compared run. Made once per content of the runs' folders (kept.py)."""
@@ -375,12 +370,14 @@ def text_table(table: pd.DataFrame) -> str:
                 f"ratio of ratios {rr}: {r.verdict}"
             )
         counts = group["verdict"].value_counts()
-        summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in (REPRODUCED, DIFFERS, UNDECIDED))
+        summary = ", ".join(
+            f"{counts.get(v, 0)} {v}" for v in (verdicts.REPRODUCED, DIFFERS, verdicts.UNDECIDED)
+        )
         lines.append(f"  {len(group)} ratios: {summary}")
     return "\n".join(lines)
 
 
-def figure(table: pd.DataFrame, tolerance_pct: float = TOLERANCE_PCT):
+def figure(table: pd.DataFrame, tolerance_pct: float = verdicts.TOLERANCE_PCT):
     """Each ratio of ratios with its interval, on a log axis, the tolerance band shaded."""
     import matplotlib
 
@@ -421,7 +418,9 @@ def claim_verdicts(runs: list[Run]) -> pd.DataFrame | None:
     return claims.side_by_side(runs[0].study, {r.name: r.path for r in runs})
 
 
-def write(runs: list[Run], out: Path, tolerance_pct: float = TOLERANCE_PCT) -> pd.DataFrame:
+def write(
+    runs: list[Run], out: Path, tolerance_pct: float = verdicts.TOLERANCE_PCT
+) -> pd.DataFrame:
     """compare.csv, claims.csv (where the study judges claims), differences.csv and
     figures/compare.{png,svg} in `out`; returns the table."""
     table = compare(runs, tolerance_pct)

@@ -53,14 +53,18 @@ def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.Dat
     """Read a run's results.csv (or the file itself), typed (hostbench.results), checked and
     with mode/scenario ordered.
 
-    Typed once per content of the file (kept.py); the caller gets its own copy."""
+    Typed, with the run's plan (PLAN), once per content of the file and its params.json
+    (kept.py); the caller gets its own copy."""
     path = Path(path_or_run_dir)
     file = path / schema.RESULTS_FILE if path.is_dir() else path
-    key = ("results", content_key(file), valid_only)
-    made = keep(key, lambda: prepare(schema.read_results(path), str(path), valid_only))
-    out = made.copy()
-    out.attrs[PLAN] = _plan_of(file.parent)
-    return out
+
+    def made() -> pd.DataFrame:
+        df = prepare(schema.read_results(path), str(path), valid_only)
+        df.attrs[PLAN] = _plan_of(file.parent)
+        return df
+
+    key = ("results", content_key(file, file.parent / PARAMS_FILE), valid_only)
+    return keep(key, made).copy()
 
 
 # attrs key of a run's results: its sequential.Plan (None: a fixed-length run). Every interval

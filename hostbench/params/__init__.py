@@ -24,7 +24,14 @@ analysis reads a run's params.json back as StudyParams (StudyParams.from_run). N
 imports the harness.
 """
 
-from .command_line import COMMAND_LINE_KEY, params_with_settings, parse_assignment, settings_text
+from .command_line import (
+    COMMAND_LINE_KEY,
+    params_with_settings,
+    parse_assignment,
+    parse_settings,
+    settings_text,
+    with_settings,
+)
 from .docs_page import markdown
 from .expansion import expand_sweep, machine_cores
 from .keys import KEYS, NOT_MEASURED, REQUIRED, SCHEDULE, declared, optional
@@ -58,6 +65,8 @@ __all__ = [
     "markdown",
     "optional",
     "params_with_settings",
+    "parse_settings",
     "parse_assignment",
     "settings_text",
+    "with_settings",
 ]
