@@ -127,6 +127,11 @@ def test_the_serving_helper_answers_each_line_and_survives_a_bad_one(tmp_path):
     assert ask("status", tmp_path, "p") == {"code": None}
     assert "failed" in ask("no-such-command")  # said, and the session goes on
     assert ask("port", "127.0.0.1")["port"] > 0
+    assert ask("mkdir", tmp_path / "a" / "b", tmp_path / "a") == {"made": 2}
+    assert (tmp_path / "a" / "b").is_dir()
+    assert (
+        ask("which", "sh")["path"].endswith("/sh") and ask("which", "no-such-tool")["path"] is None
+    )
     stopped = ask("stop", tmp_path, 1.0, "p")
     assert stopped["gone"] == ["p"]  # its wrapper with it: no exit code written
     packed = base64.b64decode(ask("pack", tmp_path / "p.out", tmp_path / "absent")["tar"])

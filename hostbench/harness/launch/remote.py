@@ -353,13 +353,13 @@ class Connection:
                 inside = f"/{name}" if ships.is_dir() else ""
                 self._tools[key] = f"{self.folder_root}/{ships.name}{inside}"
             else:
-                found = self.run("sh", "-c", f"command -v {shlex.quote(name)}", check=False)
-                if found.returncode != 0:
+                found = self.helper("which", name)["path"]
+                if not found:
                     raise BadInput(
                         f"{self.host.label()} has no {name}: run ansible-playbook -i "
                         "INVENTORY deploy/provision.yml"
                     )
-                self._tools[key] = found.stdout.strip()
+                self._tools[key] = found
         return self._tools[key]
 
     # What a place is (places.Local is the other): a launch's programs run through these.
@@ -370,7 +370,7 @@ class Connection:
         if key not in self._folders:
             self._seq += 1
             self._folders[key] = f"{self.folder_root}/{self._seq}-{Path(run_dir).name}"
-            self.run("mkdir", "-p", self._folders[key])
+            self.helper("mkdir", self._folders[key])
         return self._folders[key]
 
     def put(self, run_dir: Path, folder: str, files: dict[str, str], dirs=()) -> None:
@@ -382,7 +382,7 @@ class Connection:
         if files:
             self.copy([Path(run_dir) / name for name in files], folder)
         if dirs:
-            self.run("mkdir", "-p", *dirs)
+            self.helper("mkdir", *dirs)
 
     def output(self, *argv) -> str:
         done = self.run(*argv, check=False)
@@ -584,7 +584,7 @@ class RemoteProcess:
                 f"cannot start {self.name} on {self.conn.host.label()}: {started['error']}"
             )
         self.group, self._pid = started["group"], started["pid"]
-        wait_until_ready(self, self._not_ready, poll_s=0.2)
+        wait_until_ready(self, self._not_ready, poll_s=0.05)  # a probe: a round trip, ms
         return self
 
     def _not_ready(self, what: str) -> str:

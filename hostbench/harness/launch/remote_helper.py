@@ -24,6 +24,8 @@ as one JSON list a line on stdin:
   request METHOD URL [SOCKET]   one HTTP request from this host: {"status", "headers", "body"}
   rtt URL N                the median ms of N empty requests (GET URL, a new connection each)
   port HOST                a free TCP port on HOST
+  mkdir PATH...            make each folder (and its parents) that is not there yet
+  which NAME               {"path"}: where NAME is on this host's PATH (null: nowhere)
   keeper DIR               wait for the end of standard input (the harness's connection
                            closed, or the harness was killed), then kill every group
                            started in DIR and remove DIR
@@ -316,6 +318,12 @@ def port(host):
         return {"port": s.getsockname()[1]}
 
 
+def mkdir(paths):
+    for path in paths:
+        os.makedirs(path, exist_ok=True)
+    return {"made": len(paths)}
+
+
 def keeper(folder):
     sys.stdin.read()
     for entry in os.listdir(folder):
@@ -340,6 +348,8 @@ def answer(command, rest):
         "request": lambda: request(*rest),
         "rtt": lambda: rtt(rest[0], int(rest[1])),
         "port": lambda: port(rest[0]),
+        "mkdir": lambda: mkdir(rest),
+        "which": lambda: {"path": shutil.which(rest[0])},
     }[command]()
 
 
