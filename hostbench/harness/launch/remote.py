@@ -6,8 +6,10 @@ that every command, copy and reading goes through; host keys are checked against
 known_hosts (StrictHostKeyChecking=yes, BatchMode=yes: never a prompt, never a key accepted
 unseen). On each host the harness works in a temp folder of its own, with a stdlib-only
 helper (remote_helper.py) that starts programs detached in their own process group and
-reads their process trees from that host's /proc. Everything started there is stopped,
-and the folder and the connections removed, on success, error and Ctrl-C.
+reads their process trees from that host's /proc: one helper per host serves every call,
+one JSON line each, over one session kept open (an ssh command and a python3 per call
+cost a few tenths of a second each; a study makes hundreds). Everything started there is
+stopped, and the folder and the connections removed, on success, error and Ctrl-C.
 
 Every call to a host has a deadline. Stopping is one round trip per host, within one deadline
 (Connection.stop_all): a block's launches stop together (StopTogether), and a host that stalls
@@ -489,8 +491,7 @@ class Connection:
         """Stop what was started here, remove the work folder, end the master: each step
         with its deadline, and taken whatever the host did at the one before."""
         self.stop_all(self._started)
-        with self._serving:
-            self._end_serving()
+        self._end_serving()  # a call still waiting on it gets its end, and goes by ssh
         if self._keeper is not None:  # its end of input: it kills what is left, removes the folder
             self._keeper.stdin.close()
             _wait_or_kill(self._keeper, CLOSE_STEP_S)
