@@ -76,15 +76,16 @@ def test_the_lab_report_reads_cleanly(lab_run):
     assert check_report(lab_run / "report.html", forbidden=[str(lab_run.parent)]) == []
 
 
-def test_a_what_if_from_the_command_line_reaches_nginx(tmp_path, capsys):
+def test_a_what_if_and_a_setting_from_the_command_line_reach_the_run(tmp_path, capsys):
     from hostbench.__main__ import main
 
     argv = ["lab", "--profile", "quick", "--run-id", "lab-what-if", "--runs-dir", str(tmp_path),
             "--what-if", "modes=[kestrel, nginx]", "--what-if", "nginx_workers=1",
-            "--what-if", "blocks=1"]  # fmt: skip
+            "--what-if", "blocks=1", *(a for s in SHORTER for a in ("--set", s))]  # fmt: skip
     assert main(argv) == 0
     out = tmp_path / "lab-what-if"
-    assert json.loads((out / "params.json").read_text())["nginx_workers"] == 1
+    params = json.loads((out / "params.json").read_text())
+    assert params["nginx_workers"] == 1 and params["duration_s"] == 1
     confs = list(out.glob("launch__r*/nginx/nginx.conf"))
     assert confs and all("worker_processes 1;" in c.read_text() for c in confs)
     page = (out / "report.html").read_text()
