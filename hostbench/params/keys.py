@@ -232,7 +232,7 @@ KEYS: tuple[Key, ...] = (
     _k("seed", None, "",
        "Seed of the run order; null: a new one, recorded in params.json.", INT_0, null=""),
     _k("set_on_command_line", {}, "",
-       "The keys `--set KEY=VALUE` set over the profile (`run`, `reproduce`), each with its "
+       "The keys `--set KEY=VALUE` set over the profile (`run`, `reproduce`, `lab`), each with its "
        "value as typed: recorded, so params.json and the report name them.",
        check=_command_line, shape="{key: str}", also="written by --set, not by a params file"),
     _k("sample_interval_s", 0.5, "s", "The CPU monitor's sampling period.",
