@@ -1,12 +1,14 @@
 """The A/A check (docs/method.md, "Verdicts"): Kestrel against a second launch of itself, with
 the JCSI 2018 load, measured by the study harness like any study (quiet gate, warm-up, blocks),
 then how often a 95% interval excluded 100%; once with windows back to back (aa.yaml), once
-interleaved (aa-interleaved.yaml); and the claims rule, measured until decided with the twin as
-jcsi2018's baseline (aa-claims.yaml, at most 8 minutes). Run alone on a quiet machine (about
-20 minutes each):
+interleaved (aa-interleaved.yaml), once in windows of alternating bombardier runs
+(aa-alternating.yaml, 24 blocks: 32 intervals); and the claims rule, measured until decided
+with the twin as jcsi2018's baseline (aa-claims.yaml, at most 8 minutes). Run alone on a
+quiet machine (about 20 minutes each, the alternating one about 100):
 
     .venv/bin/python benchmarks/aa_check.py                 # measure into data/runs/example-aa
     .venv/bin/python benchmarks/aa_check.py --design interleaved  # data/runs/example-aa-interleaved
+    .venv/bin/python benchmarks/aa_check.py --design alternating  # data/runs/example-aa-alternating
     .venv/bin/python benchmarks/aa_check.py --design claims       # data/runs/example-aa-claims
     .venv/bin/python benchmarks/aa_check.py --analyse-only  # the summary of what is there
 
@@ -33,7 +35,7 @@ def main() -> None:
     parser.add_argument("--analyse-only", action="store_true", help="measure nothing")
     args = parser.parse_args()
     claims = args.design == "claims"
-    run_id, params_file = aa.CLAIMS_RUN if claims else aa.RUNS[args.design]
+    run_id, params_file = aa.CLAIMS_RUN if claims else aa.RUNS[args.design][:2]
     run_dir = args.runs_dir / run_id
     if not args.analyse_only:
         params = StudyParams.from_file(Path(__file__).with_name(params_file))

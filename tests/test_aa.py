@@ -52,3 +52,34 @@ def test_the_summary_states_the_bound_and_rounds_agreement_outwards():
     sentence = aa.summary(_runs({"text": 1.0, "html": 1.0}, blocks=6, spread=0.0113))
     assert "4 intervals bound the false-positive rate at 53% at most" in sentence
     assert "29 intervals with none excluding 100% would bound it at 10%" in sentence
+
+
+def test_method_md_names_each_design_and_says_where_a_run_stopped_short(tmp_path):
+    # The committed back-to-back run, cut to its first 3 blocks as if stopped there; the other
+    # designs have no run in this folder.
+    import csv
+
+    from hostbench.paths import RUNS
+    from hostbench.studies import STUDIES
+
+    aa_block = STUDIES[aa.CLAIMS_STUDY].module("generated").aa_block
+
+    run_id = aa.RUNS["back to back"][0]
+    run = tmp_path / run_id
+    run.mkdir()
+    for name in ("params.json", "environment.json"):
+        (run / name).write_bytes((RUNS / run_id / name).read_bytes())
+    with open(RUNS / run_id / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    with open(run / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(r for r in rows if int(r["block"]) <= 3)
+    block = aa_block(tmp_path)
+    assert "(3 blocks; " in block
+    assert ("The run stopped after 3 of its 6 blocks; `benchmarks/aa_check.py --design "
+            "'back to back'` resumes it.") in block  # fmt: skip
+    for design, (_, _, words) in aa.RUNS.items():
+        if design != "back to back":
+            assert f"Windows {words}: no committed run yet (`benchmarks/aa_check.py --design " \
+                   f"'{design}'`)." in block  # fmt: skip

@@ -33,9 +33,12 @@ def rate_upper_bound(excluded: int, total: int, confidence: float = BOUND_CONFID
 
 
 SELF, TWIN = "kestrel", "kestrel-twin"
-# Its committed runs (data/runs/<id>/), one per design, from benchmarks/<params file>.
-RUNS = {"back to back": ("example-aa", "aa.yaml"),
-        "interleaved": ("example-aa-interleaved", "aa-interleaved.yaml")}  # fmt: skip
+# Its committed runs (data/runs/<id>/), one per design, from benchmarks/<params file>, with
+# the design in words ("Windows <words>").
+RUNS = {"back to back": ("example-aa", "aa.yaml", "back to back"),
+        "interleaved": ("example-aa-interleaved", "aa-interleaved.yaml", "interleaved"),
+        "alternating": ("example-aa-alternating", "aa-alternating.yaml",
+                        "of alternating runs")}  # fmt: skip
 # The claims rule's A/A: jcsi2018's claims judged with the twin as the baseline, measured
 # until decided (benchmarks/aa-claims.yaml); its verdicts are what it checks.
 CLAIMS_RUN = ("example-aa-claims", "aa-claims.yaml")

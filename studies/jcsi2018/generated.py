@@ -297,17 +297,20 @@ def aa_block(runs: Path) -> str:
     """docs/method.md's A/A paragraphs, one per design with a committed run
     (benchmarks/aa_check.py)."""
     paragraphs = []
-    for design, (run_id, params_file) in aa.RUNS.items():
+    for design, (run_id, params_file, words) in aa.RUNS.items():
         run_dir = runs / run_id
+        command = f"`benchmarks/aa_check.py --design '{design}'`"
         if not (run_dir / "results.csv").exists():
-            paragraphs.append(f"Windows {design}: no committed run yet "
-                              f"(`benchmarks/aa_check.py --design '{design}'`).")  # fmt: skip
+            paragraphs.append(f"Windows {words}: no committed run yet ({command}).")
             continue
         results = tables.load_results(run_dir, valid_only=False)
         env = tables.load_environment(run_dir)
+        blocks, planned = results["block"].nunique(), tables.load_params(run_dir).repetitions
+        stopped = (f" The run stopped after {blocks} of its {planned} blocks; {command} "
+                   "resumes it." if blocks < planned else "")  # fmt: skip
         paragraphs.append(
-            f"Windows {design} (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
-            f"{aa.summary(results)} {findings.machine_line(results, env)} "
+            f"Windows {words} (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
+            f"{aa.summary(results)}{stopped} {findings.machine_line(results, env)} "
             f"{findings.measured_when(results)}"
         )
     paragraphs.append(aa_claims_paragraph(runs))
