@@ -46,8 +46,16 @@ NOT_RUNNABLE = "as published; Windows, not runnable here"
 
 
 def _gain_cell(cell):
-    # A gain (% of the baseline - 100) by the ratios' rounding rule: the % cell, minus 100.
-    return lambda v: "n/a" if pd.isna(v) else f"{int(cell(v + 100).rstrip('%')) - 100:+d}%"
+    # A gain (% of the baseline - 100) by the ratios' rounding rule: the % cell, minus 100,
+    # with the cell's decimals (it prints "100.1%" where a whole number would read as 100%).
+    def gain(v):
+        if pd.isna(v):
+            return "n/a"
+        text = cell(v + 100).rstrip("%")
+        decimals = len(text.partition(".")[2])
+        return f"{float(text) - 100:+.{decimals}f}%"
+
+    return gain
 
 
 # Ratios and intervals by the one rule of wording.ratio_text (ends rounded outwards).

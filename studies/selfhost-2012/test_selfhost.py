@@ -303,3 +303,13 @@ def test_a_timed_run_says_what_replaced_the_articles_count():
         "the modes"
     )
     assert sh.ab_options(interleaved.load("testapi", "ab", 100)) == "ab -t 10 -c 100"
+
+
+def test_a_gain_cell_keeps_the_decimals_its_percent_cell_prints():
+    # An interval's end near 100% prints with a decimal (wording.low_cell: "100.1%", not
+    # rounded into 100%); its gain is that cell minus 100, "+0.1%", never an error.
+    low = wording.low_cell(100.1)
+    assert "." in low
+    assert sh.FORMATS["CI low %"](0.1) == f"{float(low.rstrip('%')) - 100:+.1f}%"
+    assert sh.FORMATS["gain %"](17.5) == f"{int(wording.pct_cell(117.5).rstrip('%')) - 100:+d}%"
+    assert sh.FORMATS["CI high %"](float("nan")) == "n/a"
