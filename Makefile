@@ -79,8 +79,34 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check --no-cache hostbench studies tests scripts benchmarks conftest.py
 	$(VENV)/bin/ruff format --no-cache --check hostbench studies tests scripts benchmarks conftest.py
 
+# `make test` in two parts (docs/testing.md). First three pytest processes at once, each given
+# tests of about the same time: TEST_LANE_2 (the ssh topology, interleaved and alternating
+# windows), TEST_LANE_3 (the other live tests that read no quick batch) and everything else
+# (the quick batch and what reads it, the tests that start no process). Their live tests run
+# smoke windows, whose checks hold on a busy machine, and much of a test's time is waiting (a
+# server starting, a slice ending): three share 2 cores better than two. Each background one
+# gets a TMPDIR of its own, so its pytest folders and its machine-wide measuring lock
+# (quiet.MACHINE_LOCK) are its own, and a short --basetemp (a Unix socket's path is at most 107
+# bytes). Then the tests marked `alone`, by themselves: their checks read the machine's speed or
+# spare CPU, which the others' load would decide. A background job ignores Ctrl-C: on the way
+# out the recipe stops them, if they still run (what they started stops with them: setpriv
+# --pdeathsig).
+TEST_LANE_2 := tests/test_ssh.py tests/test_interleave_live.py tests/test_alternate_live.py \
+	tests/test_runtimes_live.py
+TEST_LANE_3 := tests/test_schedule.py tests/test_study.py tests/test_run.py tests/test_quiet.py \
+	tests/test_until_decided_live.py tests/test_limits.py tests/test_netns.py tests/test_modes.py \
+	tests/test_loadgen_live.py tests/test_proxies.py tests/test_yarp.py tests/test_goservers.py \
+	tests/test_testapp.py tests/test_processes.py tests/test_connections.py tests/test_lab_live.py \
+	tests/test_batch_resume.py tests/test_remote_stop.py tests/test_printable.py tests/test_tour.py \
+	tests/test_command_line_set.py tests/test_cpumonitor.py tests/test_render_only.py
 test: setup lint
-	$(PY) -m pytest
+	@tmp=$$(mktemp -d); pids=; trap '[ -z "$$pids" ] || kill $$pids 2>/dev/null; rm -rf $$tmp' EXIT; \
+	$(foreach lane,2 3,mkdir $$tmp/$(lane); TMPDIR=$$tmp/$(lane) $(PY) -m pytest -m "not alone" \
+		--basetemp=$$tmp/$(lane)/t $(TEST_LANE_$(lane)) >$$tmp/$(lane)/out 2>&1 & pids="$$pids $$!";) \
+	$(PY) -m pytest -m "not alone" $(addprefix --ignore=,$(TEST_LANE_2) $(TEST_LANE_3)); ok=$$?; \
+	for p in $$pids; do wait $$p || ok=1; done; pids=; cat $$tmp/2/out $$tmp/3/out; \
+	$(PY) -m pytest -m alone || ok=1; \
+	exit $$ok
 
 # The edit-test loop: lint and the tests that start no process (pytest marker `live`), in two
 # pytest processes at once, one a core (docs/testing.md): CHECK_FIRST, the tests that judge and

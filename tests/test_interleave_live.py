@@ -81,6 +81,7 @@ def test_each_target_gets_its_share_of_the_time_and_both_counts_agree(kestrel_an
     assert (tmp_path / SCHEDULE_FILE).exists() and (tmp_path / "load" / "summary.json").exists()
 
 
+@pytest.mark.alone  # warm-up against window, seconds apart: another test's load moves both
 def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and_analog, tmp_path):
     # Both targets are warm already, so both get steady in a few periods; the rate of each
     # period is its counter's growth over the time of its own slices, so it is the rate an

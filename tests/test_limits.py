@@ -112,6 +112,7 @@ def _row(tmp_path, tool: str, concurrency: int, loadgen_cpus):
 
 
 @pytest.mark.live
+@pytest.mark.alone  # k6 must get 0.9 of its CPU: another test's load takes it (a skip)
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 def test_fires_for_a_generator_held_to_one_cpu(tmp_path):
     # k6 on one CPU with 64 VUs, the app alone on the other(s): k6 runs JavaScript per

@@ -76,6 +76,7 @@ def test_a_busy_machine_makes_the_study_wait_then_the_run_is_invalid_and_re_run(
 
 
 @pytest.mark.live
+@pytest.mark.alone  # its CPU read exactly: on a machine only it uses
 def test_a_short_run_is_measured_exactly_and_invalid_for_its_length(tmp_path):
     # bombardier -n 300 on the real app: over in well under a second, between two CPU samples.
     p = StudyParams.from_dict(

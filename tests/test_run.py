@@ -62,6 +62,7 @@ def test_a_run_measures_load_counts_and_cpu(tool, tmp_path):
 
 
 @pytest.mark.live
+@pytest.mark.alone  # steady within 25%: another test's load moves the rate by more
 def test_warm_up_stops_at_steady_state_and_keeps_its_curve(tmp_path):
     p = params(warmup_s=30, steady_tolerance_pct=25)
     spec = RunSpec.of_cell(p, "kestrel", "text", "bombardier", 8, 1, 1)

@@ -294,8 +294,9 @@ def test_a_window_whose_warm_up_never_settled_is_warmed_up_and_measured_again(tm
     """A warm-up of 2 s is shorter than the 3 steady seconds it needs: it always runs out
     unsteady, so each window is warmed up again in its launch and re-done at once, then kept
     invalid when the re-dos run out."""
+    # No quiet gate (test_quiet.py tests it): on a busy machine it would wait 120 s a window.
     params = {**BASE, "modes": ["kestrel"], "scenarios": ["text"], "repetitions": 1,
-              "warmup_s": 2, "busy_reruns": 1}  # fmt: skip
+              "warmup_s": 2, "busy_reruns": 1, "quiet_max_cores": None}  # fmt: skip
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
     cli = _cli("run", str(path), "--run-id", "unsteady", "--runs-dir", str(tmp_path),
