@@ -35,7 +35,10 @@ def main() -> None:
     parser.add_argument("--analyse-only", action="store_true", help="measure nothing")
     args = parser.parse_args()
     claims = args.design == "claims"
-    run_id, params_file = aa.CLAIMS_RUN if claims else aa.RUNS[args.design][:2]
+    if claims:
+        run_id, params_file = aa.CLAIMS_RUN
+    else:
+        run_id, params_file = aa.RUNS[args.design].run_id, aa.RUNS[args.design].params_file
     run_dir = args.runs_dir / run_id
     if not args.analyse_only:
         params = StudyParams.from_file(Path(__file__).with_name(params_file))

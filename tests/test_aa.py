@@ -64,7 +64,7 @@ def test_method_md_names_each_design_and_says_where_a_run_stopped_short(tmp_path
 
     aa_block = STUDIES[aa.CLAIMS_STUDY].module("generated").aa_block
 
-    run_id = aa.RUNS["back to back"][0]
+    run_id = aa.RUNS["back to back"].run_id
     run = tmp_path / run_id
     run.mkdir()
     for name in ("params.json", "environment.json"):
@@ -79,7 +79,7 @@ def test_method_md_names_each_design_and_says_where_a_run_stopped_short(tmp_path
     assert "(3 blocks; " in block
     assert ("The run stopped after 3 of its 6 blocks; `benchmarks/aa_check.py --design "
             "'back to back'` resumes it.") in block  # fmt: skip
-    for design, (_, _, words) in aa.RUNS.items():
+    for design, run in aa.RUNS.items():
         if design != "back to back":
-            assert f"Windows {words}: no committed run yet (`benchmarks/aa_check.py --design " \
+            assert f"Windows {run.words}: no committed run yet (`benchmarks/aa_check.py --design " \
                    f"'{design}'`)." in block  # fmt: skip

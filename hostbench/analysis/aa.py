@@ -5,6 +5,7 @@ count of a few intervals is not a rate: its upper bound says what it rules out),
 closely the intervals hold 100% is the agreement the tolerance stands on (docs/method.md)."""
 
 import math
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -33,12 +34,21 @@ def rate_upper_bound(excluded: int, total: int, confidence: float = BOUND_CONFID
 
 
 SELF, TWIN = "kestrel", "kestrel-twin"
-# Its committed runs (data/runs/<id>/), one per design, from benchmarks/<params file>, with
-# the design in words ("Windows <words>").
-RUNS = {"back to back": ("example-aa", "aa.yaml", "back to back"),
-        "interleaved": ("example-aa-interleaved", "aa-interleaved.yaml", "interleaved"),
-        "alternating": ("example-aa-alternating", "aa-alternating.yaml",
-                        "of alternating runs")}  # fmt: skip
+
+
+class AARun(NamedTuple):
+    """One design's committed A/A run: data/runs/<run_id>/, measured from
+    benchmarks/<params_file>, its design in words ("Windows <words>")."""
+
+    run_id: str
+    params_file: str
+    words: str
+
+
+RUNS = {"back to back": AARun("example-aa", "aa.yaml", "back to back"),
+        "interleaved": AARun("example-aa-interleaved", "aa-interleaved.yaml", "interleaved"),
+        "alternating": AARun("example-aa-alternating", "aa-alternating.yaml",
+                             "of alternating runs")}  # fmt: skip
 # The claims rule's A/A: jcsi2018's claims judged with the twin as the baseline, measured
 # until decided (benchmarks/aa-claims.yaml); its verdicts are what it checks.
 CLAIMS_RUN = ("example-aa-claims", "aa-claims.yaml")
