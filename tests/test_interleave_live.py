@@ -109,6 +109,7 @@ def test_warmed_up_together_each_targets_rate_is_over_its_own_slices(kestrel_and
     assert "k6" not in descendants_named(os.getpid()).values()
 
 
+@pytest.mark.alone  # two windows seconds apart: another test's load moves one, not the other
 def test_the_requests_follow_the_time_each_target_had(kestrel_and_analog, tmp_path):
     # 3:1 then 1:3: each target's rate is its own either way, so the share of requests
     # moves by 3 x 3 = 9 between the two. Were the requests not sent by slice, it would
