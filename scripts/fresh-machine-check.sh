@@ -34,9 +34,9 @@
 # -h, --help       this text
 #
 # Needs about 3 GB where the root goes (it asks for 4 GB free) and 0.2 GB for the
-# cache; about 37 minutes on 2 cores, measured on an idle machine on 2026-11-24
-# (debootstrap 0.5 min, or seconds from the cache; prerequisites 0.3; make test 28, of
-# which pytest 27; the quick reproduce 8).
+# cache; about 25 minutes on 2 cores, measured on an idle AMD EPYC VM on 2026-11-28
+# (debootstrap 0.5 min, or seconds from the cache; prerequisites 0.3; make test 15, its
+# setup included, the tests in three lanes at once; the quick reproduce 8).
 # Logs: <root>.logs/ (kept), one file per step, and a copy of the quick run folder.
 # Ctrl-C (or SIGTERM) stops everything inside the root, unmounts and cleans up.
 #
