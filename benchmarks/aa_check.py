@@ -38,7 +38,8 @@ def main() -> None:
     if claims:
         run_id, params_file = aa.CLAIMS_RUN
     else:
-        run_id, params_file = aa.RUNS[args.design].run_id, aa.RUNS[args.design].params_file
+        run = aa.RUNS[args.design]
+        run_id, params_file = run.run_id, run.params_file
     run_dir = args.runs_dir / run_id
     if not args.analyse_only:
         params = StudyParams.from_file(Path(__file__).with_name(params_file))
