@@ -113,6 +113,10 @@ test: setup lint
 # render the committed runs (about half the time; they share what they read, kept.py), and
 # every other test. The first's output is printed after the second's. A background job ignores
 # Ctrl-C (SIGINT): on the way out the recipe stops it, if it still runs.
+# Python keeps what it compiled (__pycache__, git-ignored) for these targets even where the
+# environment says not to (PYTHONDONTWRITEBYTECODE): pytest rewrites and compiles every test
+# file on each run otherwise, 2-3 s a pytest process on 2 cores (docs/testing.md).
+check test: export PYTHONDONTWRITEBYTECODE =
 CHECK_FIRST := tests/test_compare.py tests/test_docs.py tests/test_findings.py \
 	tests/test_results_schema.py tests/test_gallery.py tests/test_studies.py \
 	tests/test_differences.py tests/test_render_only.py studies/jcsi2018/test_jcsi2018_report.py \

@@ -1,5 +1,6 @@
 """Shared test helpers."""
 
+import gc
 import itertools
 import json
 import os
@@ -27,6 +28,10 @@ from hostbench.studies import STUDIES
 # two count, the machine's other load is recorded but does not hold them, and a warm-up too
 # short to be steady does not invalidate them. (The gate and the checks have their own tests.)
 SHORT_RUNS = {"min_duration_s": 1, "quiet_max_cores": None, "require_steady": False}
+
+# Python's default collects its youngest objects every 700 allocations: with the many small
+# pandas frames the tests make, 2-3 s of a `make check` lane went to it (docs/testing.md).
+gc.set_threshold(20_000, 50, 100)
 
 # The committed runs are what git tracks (paths.committed): listed here, once, before any test,
 # since a test of `make check` may start no process (git included).

@@ -442,7 +442,10 @@ def is_valid(df: pd.DataFrame) -> pd.Series:
     analysis use it."""
     if "valid" not in df.columns:
         return pd.Series(True, index=df.index)
-    invalid = typed(df[["valid"]])["valid"].eq(False).fillna(False)  # <NA> counts: see above
+    valid = df["valid"]
+    if not pd.api.types.is_bool_dtype(valid):  # text as written, not typed yet
+        valid = typed(df[["valid"]])["valid"]
+    invalid = valid.eq(False).fillna(False)  # <NA> counts: see above
     return ~invalid.astype(bool)
 
 
@@ -462,6 +465,8 @@ def invalid_rows(df: pd.DataFrame) -> pd.DataFrame:
 LAUNCH_KEY = ("mode", "variant", "scenario", "tool", "concurrency", "block")
 # The launches of a block that may share windows (interleaved: one started_at).
 WINDOW_GROUP = ("scenario", "tool", "concurrency", "block")
+# What per_launch reads of a window besides its launch and validity: which, when, its rate.
+WINDOW_COLUMNS = ("window", "started_at", "rps")
 # Counts over a launch's windows add up; the largest latency is the largest of any window.
 SUMMED = ("duration_s", "requests", "non_2xx", "errors", "bytes_read", "server_requests",
           "measured_s", "cpu_samples", "quiet_wait_s")  # fmt: skip

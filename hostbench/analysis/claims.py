@@ -259,8 +259,12 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     baseline = params.baseline_mode
     plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
     stand_ins = stand_ins or {}
+    # Every comparison below filters the results again: only the columns they pair, once.
+    metrics = set(table["metric"].dropna())
+    results = intervals.columns_read(results, metrics)
+    variants = {name: intervals.columns_read(v, metrics) for name, v in (variants or {}).items()}
     conditions = _analogs(results, baseline, plan, analogs, stand_ins)
-    for name, v in (variants or {}).items():
+    for name, v in variants.items():
         where = f"the {name} sub-study"
         conditions[where] = _Condition(v, baseline, SUB_STUDY, None)
         # A sub-study that ran an analog too: each judged there as well, none left out.

@@ -14,12 +14,13 @@ This module computes; how an interval is judged is verdicts.py, how it is printe
 """
 
 import math
+from collections import Counter
 
 import numpy as np
 import pandas as pd
 
 from ..errors import BadInput
-from ..results import is_valid, per_launch
+from ..results import LAUNCH_KEY, WINDOW_COLUMNS, is_valid, per_launch
 from .sequential import Plan, repeated_interval
 from .student_t import t_quantile
 
@@ -87,6 +88,7 @@ def paired_ratios(
         plan = df.attrs.get("plan")
     block = _block_column(df, block)
     _check_arguments(df, baseline, metric, confidence, method, n_boot)
+    df = _columns_read(df, metric, block)
     kept, invalid = _valid_rows(per_launch(df))  # the launch is the unit, not the window
     _require_baseline(kept, baseline)
     _check_values(kept, metric, block)
@@ -96,24 +98,22 @@ def paired_ratios(
     rows = []
     if plan is not None:  # each look's blocks are the first ones: in block order
         pairs = pairs.sort_values(block, kind="stable")
+    named = dict(baseline=baseline, confidence=confidence,
+                 method=method if plan is None else REPEATED)  # fmt: skip
     for cell, logs in pairs.groupby(CELL, observed=True, sort=True)["log_ratio"]:
         if plan is not None:
             n, *log_ci = repeated_interval(logs.dropna().to_numpy(), plan)
         else:
             n, *log_ci = _log_interval(logs.dropna().to_numpy(), method, confidence, rng, n_boot)
         ratio, low, high = np.exp(log_ci)
-        names = dict(zip(CELL, cell, strict=True))
-        rows.append(dict(names, n=n, ratio=ratio, ci_low=low, ci_high=high))
-    out = pd.DataFrame(rows, columns=[*CELL, "n", "ratio", "ci_low", "ci_high"])
-    for column in ("ratio", "ci_low", "ci_high"):
-        out[f"{column}_pct"] = 100.0 * out[column]
-    out.insert(0, "baseline", baseline)
-    out["confidence"] = confidence
-    out["method"] = method if plan is None else REPEATED
+        rows.append(dict(named, **dict(zip(CELL, cell, strict=True)), n=n, ratio=ratio,
+                         ci_low=low, ci_high=high, ratio_pct=100.0 * ratio,
+                         ci_low_pct=100.0 * low, ci_high_pct=100.0 * high))  # fmt: skip
+    out = pd.DataFrame(rows, columns=COLUMNS)  # one frame built at once: this runs per claim
     out["left_out_invalid"] = _invalid_per_cell(out, invalid, baseline)
     out.attrs["left_out_invalid"] = len(invalid)
     out.attrs["block"] = block
-    return out[COLUMNS]
+    return out
 
 
 def _block_column(df: pd.DataFrame, block: str) -> str:
@@ -135,6 +135,21 @@ def _check_arguments(df, baseline, metric, confidence, method, n_boot) -> None:
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise BadInput(f"n_boot must be a positive integer, got {n_boot!r}")
     _require_columns(df, [metric, *CELL])
+
+
+def columns_read(df: pd.DataFrame, metrics, block: str = "block") -> pd.DataFrame:
+    """df with only the columns paired_ratios reads to pair `metrics` (its attrs, a run's plan
+    among them, kept): a caller that pairs many comparisons of one frame narrows it once."""
+    read = [*CELL, block, "repetition", *metrics, *LAUNCH_KEY, *WINDOW_COLUMNS, "valid"]
+    return df[[c for c in dict.fromkeys(read) if c in df.columns]]
+
+
+def _columns_read(df: pd.DataFrame, metric: str, block: str) -> pd.DataFrame:
+    # per_launch would combine every column, and pandas copies attrs with each step: the same
+    # intervals at a fraction of the time. The plan was read from attrs already.
+    narrow = columns_read(df, [metric], block)
+    narrow.attrs = {}
+    return narrow
 
 
 def _require_columns(df: pd.DataFrame, columns: list[str]) -> None:
@@ -188,9 +203,15 @@ def _beside_baseline(df: pd.DataFrame, baseline: str, metric: str, block: str) -
     # Each run of a non-baseline mode with the baseline's value in its setup and block ("_base",
     # NaN where that block has no baseline run).
     is_base = df["mode"].astype(str) == baseline
-    base = df.loc[is_base, [*SETUP, block, metric]].rename(columns={metric: "_base"})
-    runs = df.loc[~is_base, [*CELL, block, metric]]
-    return runs.merge(base, on=[*SETUP, block], how="left")
+    runs = df.loc[~is_base, [*CELL, block, metric]].reset_index(drop=True)
+    # A dict of a few dozen keys, not a merge: this runs once per comparison of every claim.
+    base = dict(zip(_keys(df[is_base], [*SETUP, block]), df.loc[is_base, metric], strict=True))
+    runs["_base"] = [base.get(key, math.nan) for key in _keys(runs, [*SETUP, block])]
+    return runs
+
+
+def _keys(df: pd.DataFrame, columns: list[str]):
+    return zip(*(df[c] for c in columns), strict=True)
 
 
 def _invalid_per_cell(out: pd.DataFrame, invalid: pd.DataFrame, baseline: str) -> np.ndarray:
@@ -198,10 +219,11 @@ def _invalid_per_cell(out: pd.DataFrame, invalid: pd.DataFrame, baseline: str) -
     if invalid.empty or out.empty:
         return np.zeros(len(out), dtype=int)
     keys = invalid[CELL].astype(str)
-    own = keys.groupby(CELL).size().rename("own")
-    base = keys[keys["mode"] == baseline].groupby(SETUP).size().rename("base")
-    counts = out[CELL].astype(str).merge(own, on=CELL, how="left").merge(base, on=SETUP, how="left")
-    return (counts["own"].fillna(0) + counts["base"].fillna(0)).astype(int).to_numpy()
+    own = Counter(_keys(keys, CELL))
+    base = Counter(_keys(keys[keys["mode"] == baseline], SETUP))
+    cells = out[CELL].astype(str)
+    counts = [own[cell] + base[cell[1:]] for cell in _keys(cells, CELL)]  # CELL is mode, *SETUP
+    return np.array(counts, dtype=int)
 
 
 def _log_interval(logs: np.ndarray, method: str, confidence: float, rng, n_boot: int):

@@ -7,13 +7,17 @@ import yaml
 
 from ..errors import BadInput
 
+# libyaml's loader where PyYAML was built with it (the pinned wheel is): the same safe subset,
+# about ten times faster, and profiles are read for every run and many tests.
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def load_yaml(path: Path, _seen: tuple[Path, ...] = ()) -> dict:
     """A params file as a mapping; `extends: NAME` first loads NAME.yaml beside it."""
     if not path.is_file():
         raise BadInput(f"params file {path} not found")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.load(path.read_text(), Loader=SafeLoader)
     except yaml.YAMLError as e:
         first_line = str(e).splitlines()[0]
         raise BadInput(f"params file {path} is not valid YAML: {first_line}") from None
