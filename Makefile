@@ -115,7 +115,7 @@ test: setup lint
 # Ctrl-C (SIGINT): on the way out the recipe stops it, if it still runs.
 # Python keeps what it compiled (__pycache__, git-ignored) for these targets even where the
 # environment says not to (PYTHONDONTWRITEBYTECODE): pytest rewrites and compiles every test
-# file on each run otherwise, 2-3 s a pytest process on 2 cores (docs/testing.md).
+# file on each run otherwise: 1-3 s a pytest process on 2 cores (docs/testing.md).
 check test: export PYTHONDONTWRITEBYTECODE =
 CHECK_FIRST := tests/test_compare.py tests/test_docs.py tests/test_findings.py \
 	tests/test_results_schema.py tests/test_gallery.py tests/test_studies.py \

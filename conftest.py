@@ -30,7 +30,7 @@ from hostbench.studies import STUDIES
 SHORT_RUNS = {"min_duration_s": 1, "quiet_max_cores": None, "require_steady": False}
 
 # Python's default collects its youngest objects every 700 allocations: with the many small
-# pandas frames the tests make, 2-3 s of a `make check` lane went to it (docs/testing.md).
+# pandas frames the tests make, 1.7-3.0 s of a `make check` lane went to it (docs/testing.md).
 gc.set_threshold(20_000, 50, 100)
 
 # The committed runs are what git tracks (paths.committed): listed here, once, before any test,
