@@ -41,12 +41,18 @@ def committed(folder: Path, pattern: str) -> list[Path]:
     files = tracked_files()
     if files is None or not folder.is_relative_to(ROOT):
         return sorted(folder.glob(pattern))
-    under, parts = PurePosixPath(folder.relative_to(ROOT)), pattern.split("/")
+    under, parts = folder.relative_to(ROOT).as_posix(), pattern.split("/")
+    prefix = "" if under == "." else f"{under}/"
     found = set()
-    for path in files:
-        if not path.is_relative_to(under):
+    for path in _tracked_texts():  # as text: a docs page asks this for every run it names
+        if not path.startswith(prefix):
             continue
-        rest = path.relative_to(under).parts
+        rest = path[len(prefix) :].split("/")
         if len(rest) >= len(parts) and all(map(fnmatchcase, rest, parts)):
             found.add(folder.joinpath(*rest[: len(parts)]))
     return sorted(p for p in found if p.exists())  # a file deleted but not yet `git rm`ed
+
+
+@functools.cache
+def _tracked_texts() -> tuple[str, ...]:
+    return tuple(path.as_posix() for path in tracked_files() or ())
