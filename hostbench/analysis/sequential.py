@@ -95,16 +95,19 @@ def t_boundaries(first: int, last: int, alpha: float = ALPHA) -> tuple[float, ..
     if first == last:
         return (t_quantile(1 - alpha / 2, first - 1),)
     x = np.random.default_rng(CALIBRATION_SEED).standard_normal((CALIBRATION_DRAWS, last))
-    sums, squares = np.cumsum(x, axis=1), np.cumsum(x**2, axis=1)
+    x = np.ascontiguousarray(x.T)  # a look's row in one piece: the same sums, read faster
+    sums, squares = np.cumsum(x, axis=0), np.cumsum(x**2, axis=0)
     out, running = [], np.ones(CALIBRATION_DRAWS, dtype=bool)
     for k in range(first, last + 1):
-        mean = sums[:, k - 1] / k
-        sd = np.sqrt(np.maximum(squares[:, k - 1] - k * mean**2, 0.0) / (k - 1))
+        mean = sums[k - 1] / k
+        sd = np.sqrt(np.maximum(squares[k - 1] - k * mean**2, 0.0) / (k - 1))
         t = np.abs(mean) / (sd / math.sqrt(k))
         share = spent(k / last, alpha) - (spent((k - 1) / last, alpha) if k > first else 0.0)
         crossing = max(1, round(share * CALIBRATION_DRAWS))
-        beyond = np.sort(t[running])[::-1]
-        b = float(beyond[crossing - 1]) if crossing <= len(beyond) else 0.0
+        still = t[running]
+        # The crossing-th largest T still running: found by partition, not a whole sort.
+        place = len(still) - crossing
+        b = float(np.partition(still, place)[place]) if place >= 0 else 0.0
         out.append(b)
         running &= t < b
     return tuple(out)
