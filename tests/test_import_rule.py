@@ -15,6 +15,7 @@ exists.
 """
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -73,10 +74,20 @@ def _kept_apart() -> list[Path]:
             *(p for p in studies if not p.name.startswith("test_"))]  # fmt: skip
 
 
+def _tree(path: Path) -> ast.Module:
+    """path's syntax tree: each rule below walks every module's, parsed once per text."""
+    return _parsed(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _parsed(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
 def _imported(path: Path) -> list[str]:
     """Every module an import statement of `path` names, at its top or inside a function."""
     names = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom):
             names.append("." * node.level + (node.module or ""))
         elif isinstance(node, ast.Import):
@@ -134,7 +145,7 @@ def _own_imports(path: Path) -> set[str]:
     `from .x import y`), at its top or inside a function."""
     siblings = {p.stem for p in path.parent.glob("*.py")}
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
             found.update(names)
@@ -199,7 +210,7 @@ def _private_crossings(path: Path) -> list[str]:
     """Every private name of another of the project's modules that `path` uses: imported
     (`from x import _name`) or read off a module it imported (`module._name`, `rp._name`),
     at its top or inside a function. The standard library's (os._exit) are not ours."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     found, modules = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
