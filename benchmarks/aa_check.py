@@ -35,11 +35,7 @@ def main() -> None:
     parser.add_argument("--analyse-only", action="store_true", help="measure nothing")
     args = parser.parse_args()
     claims = args.design == "claims"
-    if claims:
-        run_id, params_file = aa.CLAIMS_RUN
-    else:
-        run = aa.RUNS[args.design]
-        run_id, params_file = run.run_id, run.params_file
+    run_id, params_file, _ = aa.CLAIMS_RUN if claims else aa.RUNS[args.design]
     run_dir = args.runs_dir / run_id
     if not args.analyse_only:
         params = StudyParams.from_file(Path(__file__).with_name(params_file))

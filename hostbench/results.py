@@ -466,7 +466,8 @@ LAUNCH_KEY = ("mode", "variant", "scenario", "tool", "concurrency", "block")
 # The launches of a block that may share windows (interleaved: one started_at).
 WINDOW_GROUP = ("scenario", "tool", "concurrency", "block")
 # What per_launch reads of a window besides its launch and validity: which, when, its rate.
-WINDOW_COLUMNS = ("window", "started_at", "rps")
+WINDOW, STARTED_AT, RATE = "window", "started_at", "rps"
+WINDOW_COLUMNS = (WINDOW, STARTED_AT, RATE)
 # Counts over a launch's windows add up; the largest latency is the largest of any window.
 SUMMED = ("duration_s", "requests", "non_2xx", "errors", "bytes_read", "server_requests",
           "measured_s", "cpu_samples", "quiet_wait_s")  # fmt: skip
@@ -491,7 +492,7 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
     key = [c for c in LAUNCH_KEY if c in df.columns]
     valid = is_valid(df)
     kept = df[valid]
-    if "window" not in df.columns or not kept.duplicated(key).any():  # one window a launch
+    if WINDOW not in df.columns or not kept.duplicated(key).any():  # one window a launch
         if "windows" not in df.columns:
             df["windows"] = 1
         return df
@@ -503,13 +504,13 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
         numeric = pd.api.types.is_numeric_dtype(kept[name]) and not pd.api.types.is_bool_dtype(
             kept[name]
         )
-        if name == "rps":
+        if name == RATE:
             agg[name] = lambda x: float(np.exp(np.log(x.astype(float)).mean()))
         elif numeric and name in SUMMED:
             agg[name] = "sum"
         elif numeric and name in LARGEST:
             agg[name] = "max"
-        elif numeric and name not in ("window", "position", "attempt"):
+        elif numeric and name not in (WINDOW, "position", "attempt"):
             agg[name] = "mean"
         else:
             agg[name] = "first"
@@ -533,25 +534,25 @@ def _to_mean_window(kept: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     launch's mean over the block's shared windows, averaged over the launches measured in
     every one (the drifts add up to 0, so such a launch keeps its mean). Windows back to back
     share no time, so no drift is taken from them; nor where no launch saw every window."""
-    if "started_at" not in kept.columns:
+    if STARTED_AT not in kept.columns:
         return kept
     group = [c for c in WINDOW_GROUP if c in kept.columns]
     by = lambda names: [kept[c] for c in names]  # noqa: E731 (NaN keys are keys too)
-    logs = np.log(kept["rps"].astype(float))
+    logs = np.log(kept[RATE].astype(float))
     launches = kept.assign(_log=logs).groupby(by(key), dropna=False, observed=True)
-    seen = launches["started_at"].transform("nunique")
-    every = kept.groupby(by(group), dropna=False, observed=True)["started_at"].transform("nunique")
+    seen = launches[STARTED_AT].transform("nunique")
+    every = kept.groupby(by(group), dropna=False, observed=True)[STARTED_AT].transform("nunique")
     partial = seen < every
     full = ~partial
     if not partial.any() or not full.any():
         return kept
     own_mean = launches["_log"].transform("mean")
-    where = [*group, "started_at"]
+    where = [*group, STARTED_AT]
     drift = (logs - own_mean)[full].groupby([kept.loc[full, c] for c in where], dropna=False,
                                             observed=True).mean().rename("_drift")  # fmt: skip
     rows = kept[where].merge(drift.reset_index(), on=where, how="left")["_drift"]
     adjust = pd.Series(rows.to_numpy(), index=kept.index).fillna(0.0).where(partial, 0.0)
-    return kept.assign(rps=np.exp(logs - adjust))
+    return kept.assign(**{RATE: np.exp(logs - adjust)})
 
 
 # ------------------------------------------------------------------ docs

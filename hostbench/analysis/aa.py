@@ -51,7 +51,7 @@ RUNS = {"back to back": AARun("example-aa", "aa.yaml", "back to back"),
                              "of alternating runs")}  # fmt: skip
 # The claims rule's A/A: jcsi2018's claims judged with the twin as the baseline, measured
 # until decided (benchmarks/aa-claims.yaml); its verdicts are what it checks.
-CLAIMS_RUN = ("example-aa-claims", "aa-claims.yaml")
+CLAIMS_RUN = AARun("example-aa-claims", "aa-claims.yaml", "interleaved, until decided")
 CLAIMS_STUDY = "jcsi2018"
 
 

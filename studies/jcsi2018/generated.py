@@ -320,7 +320,7 @@ def aa_block(runs: Path) -> str:
 def aa_claims_paragraph(runs: Path) -> str:
     """The claims rule's A/A (benchmarks/aa-claims.yaml): each claim's verdict with the twin
     as the baseline, and how the run stopped."""
-    run_id, params_file = aa.CLAIMS_RUN
+    run_id, params_file, _ = aa.CLAIMS_RUN
     run_dir = runs / run_id
     if not (run_dir / "results.csv").exists():
         return ("The claims rule: no committed run yet "
