@@ -142,7 +142,7 @@ def _run(params, runs, run_id="s", *extra, timeout=120):
 
 
 @pytest.mark.live
-def test_resuming_with_other_settings_is_refused_and_old_rows_stay(tmp_path):
+def test_resuming_with_other_settings_or_on_another_processor_is_refused(tmp_path):
     runs = tmp_path / "runs"
     code, _, err = _run(_params_file(tmp_path), runs)
     assert code == 0, err
@@ -156,11 +156,21 @@ def test_resuming_with_other_settings_is_refused_and_old_rows_stay(tmp_path):
     assert (runs / "s" / "results.csv").read_text() == before  # untouched
     assert (runs / "s" / "params.json").read_text() == params_json  # still describes them
 
+    # The same settings on another processor: refused too, the run's rows one processor's.
+    env_file = runs / "s" / "environment.json"
+    env = json.loads(env_file.read_text())
+    env_file.write_text(json.dumps({**env, "cpu_family": 9999}))
+    code, _, err = _run(_params_file(tmp_path), runs)
+    assert code == 2 and err.count("\n") == 1
+    assert f"measured on another processor (cpu_family 9999 -> {env['cpu_family']})" in err
+    assert (runs / "s" / "results.csv").read_text() == before
+
     code, _, err = _run(_params_file(tmp_path, duration_s=4), runs, "s", "--discard-old")
     assert code == 0, err
     rows = _rows(runs / "s" / "results.csv")
     assert len(rows) == 1 and rows[0]["duration_target_s"] == "4.0"
     assert json.loads((runs / "s" / "params.json").read_text())["duration_s"] == 4.0
+    assert json.loads(env_file.read_text())["cpu_family"] == env["cpu_family"]  # recorded anew
 
 
 @pytest.mark.live

@@ -66,6 +66,15 @@ def cpu_identity() -> dict:
     return found
 
 
+def processor_changed(recorded: dict) -> str:
+    """How this machine's processor differs from the one a run recorded (environment.json):
+    "" where they agree on every key both name (the model name, vendor, family, model and
+    stepping), else the keys that differ, "cpu_family 25 -> 6"."""
+    now = {"cpu_model": cpu_model(), **cpu_identity()}
+    return "; ".join(f"{key} {recorded[key]} -> {value}" for key, value in now.items()
+                     if recorded.get(key) not in (None, "", "unknown", value))  # fmt: skip
+
+
 def os_name() -> str:
     try:
         return platform.freedesktop_os_release()["PRETTY_NAME"]

@@ -18,7 +18,8 @@ from the completed windows after each one, atomically, so an interrupted study l
 the window in flight and resumes where it was.
 
 A run folder only ever holds rows measured with the settings its params.json
-states: resuming with other settings is refused, and one process at a time
+states, on the processor its environment.json names: resuming with other settings or on
+another processor is refused, and one process at a time
 holds a folder (a lock the kernel releases when that process dies).
 """
 
@@ -318,6 +319,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 f"run folder {study_dir} holds runs measured with other settings: "
                 f"{'; '.join(changed)}. Use a new --run-id, or --discard-old to delete those runs"
             )
+    if old is not None and params.topology != "ssh":
+        _check_same_processor(study_dir)
     _write_atomically(study_dir / PARAMS_FILE, json.dumps(new, indent=2))
     if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
         _record_environment(study_dir, runtimes=params.runtime_builds)
@@ -400,6 +403,19 @@ def _record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtim
     if ssh is not None:
         record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
     _write_atomically(path, json.dumps(record, indent=2))
+
+
+def _check_same_processor(study_dir: Path) -> None:
+    """A resumed run stays on the processor it was measured on: a ratio moves with the
+    processor, and one run's rows are read as one machine's (environment.json keeps the
+    first). A run over ssh records its hosts, not this machine, and is not checked here."""
+    recorded = read_json(study_dir / ENVIRONMENT_FILE, "use another --run-id")
+    changed = environment.processor_changed(recorded or {})
+    if changed:
+        raise BadInput(
+            f"run folder {study_dir} was measured on another processor ({changed}); resume it "
+            "on that processor, or use a new --run-id, or --discard-old to delete its runs"
+        )
 
 
 LAUNCH_DIR = "launch__r{block}"  # a block's launch: each mode's logs, configs and warm-ups
