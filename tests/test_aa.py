@@ -52,6 +52,19 @@ def test_the_summary_states_the_bound_and_rounds_agreement_outwards():
     sentence = aa.summary(_runs({"text": 1.0, "html": 1.0}, blocks=6, spread=0.0113))
     assert "4 intervals bound the false-positive rate at 53% at most" in sentence
     assert "29 intervals with none excluding 100% would bound it at 10%" in sentence
+    total, excluded = aa.needed_at(aa.NOMINAL_RATE, 0.10)
+    assert f", and {total} with {excluded} excluding it, as intervals that hold" in sentence
+
+
+def test_intervals_that_hold_their_level_need_three_times_as_many_to_bound_the_rate():
+    # At a 5% rate seen, the fewest intervals whose bound reaches 10%: one fewer does not.
+    total, excluded = aa.needed_at(0.05, 0.10)
+    assert excluded == round(0.05 * total) and aa.rate_upper_bound(excluded, total) <= 0.10
+    assert aa.rate_upper_bound(round(0.05 * (total - 1)), total - 1) > 0.10
+    assert total > 3 * aa.needed_at(0.0, 0.10)[0]  # none seen: the closed form's 29
+    assert aa.needed_at(0.0, 0.10) == (29, 0)
+    with pytest.raises(ValueError, match="never bounds"):
+        aa.needed_at(0.10, 0.10)
 
 
 def test_method_md_names_each_design_and_says_where_a_run_stopped_short(tmp_path):
@@ -78,7 +91,8 @@ def test_method_md_names_each_design_and_says_where_a_run_stopped_short(tmp_path
     block = aa_block(tmp_path)
     assert "(3 blocks; " in block
     assert ("The run stopped after 3 of its 6 blocks; `benchmarks/aa_check.py --design "
-            "'back to back'` resumes it.") in block  # fmt: skip
+            "'back to back'` resumes it once its folders are unpacked (`scripts/archive-runs.sh "
+            "unpack data/runs/example-aa`).") in block  # fmt: skip
     for design, run in aa.RUNS.items():
         if design != "back to back":
             assert f"Windows {run.words}: no committed run yet (`benchmarks/aa_check.py --design " \

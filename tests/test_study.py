@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from conftest import SHORT_RUNS, descendants_named, interruptible
+from hostbench.paths import ROOT
 from hostbench.results import NAMES as RESULT_COLUMNS
 from hostbench.results import CpuList, read_results
 
@@ -171,6 +172,31 @@ def test_resuming_with_other_settings_or_on_another_processor_is_refused(tmp_pat
     assert len(rows) == 1 and rows[0]["duration_target_s"] == "4.0"
     assert json.loads((runs / "s" / "params.json").read_text())["duration_s"] == 4.0
     assert json.loads(env_file.read_text())["cpu_family"] == env["cpu_family"]  # recorded anew
+
+
+@pytest.mark.live
+def test_a_packed_run_resumes_only_once_unpacked(tmp_path):
+    runs = tmp_path / "runs"
+    code, _, err = _run(_params_file(tmp_path), runs)
+    assert code == 0, err
+    before = (runs / "s" / "results.csv").read_text()
+    folders = len(list((runs / "s").glob("*__*")))  # its windows' and its launch's
+    archive = [str(ROOT / "scripts" / "archive-runs.sh")]
+    subprocess.run([*archive, "pack", str(runs / "s")], check=True, capture_output=True)
+
+    code, _, err = _run(_params_file(tmp_path), runs)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{folders} run folder(s) are packed in runs.tar.gz; unpack them first" in err
+    assert (runs / "s" / "results.csv").read_text() == before  # nothing measured, nothing lost
+
+    subprocess.run([*archive, "unpack", str(runs / "s")], check=True, capture_output=True)
+    code, _, err = _run(_params_file(tmp_path), runs)
+    assert code == 0, err
+    assert (runs / "s" / "results.csv").read_text() == before  # its window kept, not redone
+
+    code, _, err = _run(_params_file(tmp_path, duration_s=4), runs, "s", "--discard-old")
+    assert code == 0, err
+    assert not (runs / "s" / "runs.tar.gz").exists()  # the old runs' archive went with them
 
 
 @pytest.mark.live

@@ -29,6 +29,7 @@ import os
 import random
 import shutil
 import sys
+import tarfile
 import time
 from collections import Counter
 from contextlib import ExitStack
@@ -65,9 +66,12 @@ from .measure.window import BUSY, UNSTEADY, RunSpec, Where, run_settings
 
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run
+# A committed run's window folders, packed by scripts/archive-runs.sh.
+ARCHIVE = "runs.tar.gz"
 # What a run folder of a discarded study holds besides run folders.
 STUDY_FILES = (
     "results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "progress.log", "design.json",
+    ARCHIVE,
 )  # fmt: skip
 
 
@@ -319,6 +323,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 f"run folder {study_dir} holds runs measured with other settings: "
                 f"{'; '.join(changed)}. Use a new --run-id, or --discard-old to delete those runs"
             )
+    if old is not None:
+        _check_unpacked(study_dir)
     if old is not None and params.topology != "ssh":
         _check_same_processor(study_dir)
     _write_atomically(study_dir / PARAMS_FILE, json.dumps(new, indent=2))
@@ -403,6 +409,24 @@ def _record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtim
     if ssh is not None:
         record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
     _write_atomically(path, json.dumps(record, indent=2))
+
+
+def _check_unpacked(study_dir: Path) -> None:
+    """A run whose run folders (windows, launches) are packed, as a committed run that stopped
+    short is, resumes only once they are unpacked: else the harness, which knows a window done
+    by its folder, would measure them again, and results.csv, rebuilt from the folders, would
+    lose them."""
+    archive = study_dir / ARCHIVE
+    if not archive.exists():
+        return
+    with tarfile.open(archive) as tar:
+        packed = {name.split("/", 1)[0] for name in tar.getnames()}
+    missing = sorted(name for name in packed if not (study_dir / name).is_dir())
+    if missing:
+        raise BadInput(
+            f"{study_dir}: {len(missing)} run folder(s) are packed in {ARCHIVE}; unpack them "
+            f"first (scripts/archive-runs.sh unpack {study_dir}), or use a new --run-id"
+        )
 
 
 def _check_same_processor(study_dir: Path) -> None:

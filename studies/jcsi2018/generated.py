@@ -307,7 +307,8 @@ def aa_block(runs: Path) -> str:
         env = tables.load_environment(run_dir)
         blocks, planned = results["block"].nunique(), tables.load_params(run_dir).repetitions
         stopped = (f" The run stopped after {blocks} of its {planned} blocks; {command} "
-                   "resumes it." if blocks < planned else "")  # fmt: skip
+                   f"resumes it once its folders are unpacked (`scripts/archive-runs.sh unpack "
+                   f"data/runs/{run_id}`)." if blocks < planned else "")  # fmt: skip
         paragraphs.append(
             f"Windows {words} (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
             f"{aa.summary(results)}{stopped} {findings.machine_line(results, env)} "
