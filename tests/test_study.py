@@ -142,12 +142,17 @@ def _run(params, runs, run_id="s", *extra, timeout=120):
     return cli.returncode, out, err
 
 
-@pytest.mark.live
-def test_resuming_with_other_settings_or_on_another_processor_is_refused(tmp_path):
+def _measured_once(tmp_path):
+    """A run "s" of the PARAMS measured to the end: its runs folder and its results.csv."""
     runs = tmp_path / "runs"
     code, _, err = _run(_params_file(tmp_path), runs)
     assert code == 0, err
-    before = (runs / "s" / "results.csv").read_text()
+    return runs, (runs / "s" / "results.csv").read_text()
+
+
+@pytest.mark.live
+def test_resuming_with_other_settings_or_on_another_processor_is_refused(tmp_path):
+    runs, before = _measured_once(tmp_path)
     params_json = (runs / "s" / "params.json").read_text()
 
     code, _, err = _run(_params_file(tmp_path, duration_s=4), runs)
@@ -176,10 +181,7 @@ def test_resuming_with_other_settings_or_on_another_processor_is_refused(tmp_pat
 
 @pytest.mark.live
 def test_a_packed_run_resumes_only_once_unpacked(tmp_path):
-    runs = tmp_path / "runs"
-    code, _, err = _run(_params_file(tmp_path), runs)
-    assert code == 0, err
-    before = (runs / "s" / "results.csv").read_text()
+    runs, before = _measured_once(tmp_path)
     folders = len(list((runs / "s").glob("*__*")))  # its windows' and its launch's
     archive = [str(ROOT / "scripts" / "archive-runs.sh")]
     subprocess.run([*archive, "pack", str(runs / "s")], check=True, capture_output=True)
