@@ -2,10 +2,10 @@
 the JCSI 2018 load, measured by the study harness like any study (quiet gate, warm-up, blocks),
 then how often a 95% interval excluded 100%; once with windows back to back (aa.yaml), once
 interleaved (aa-interleaved.yaml), once in windows of alternating bombardier runs
-(aa-alternating.yaml, 24 blocks: 32 intervals); and the claims rule, measured until decided
-with the twin as jcsi2018's baseline (aa-claims.yaml, at most 8 minutes). Run alone on a
-quiet machine (about 20 minutes each, the alternating one about 100, the interleaved one's 72
-blocks about 3.5 hours, measured in turns):
+(aa-alternating.yaml); and the claims rule, measured until decided with the twin as jcsi2018's
+baseline (aa-claims.yaml, at most 8 minutes). Run alone on a quiet machine (the back-to-back
+one about 20 minutes; the interleaved and alternating ones' 72 blocks each, 96 intervals,
+about 3.5 and 4.3 hours, measured in turns):
 
     .venv/bin/python benchmarks/aa_check.py                 # measure into data/runs/example-aa
     .venv/bin/python benchmarks/aa_check.py --design interleaved  # data/runs/example-aa-interleaved

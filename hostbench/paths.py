@@ -14,6 +14,7 @@ DATA = ROOT / "data"
 RUNS = DATA / "runs"
 STUDIES_DIR = ROOT / "studies"  # one folder per study (hostbench.studies)
 NOTEBOOKS = ROOT / "notebooks"
+BENCHMARKS = ROOT / "benchmarks"  # the scripts and params that check the machinery (A/A, ...)
 
 
 @functools.cache

@@ -16,7 +16,7 @@ from conftest import SHORT_RUNS, interruptible
 from hostbench.__main__ import main
 from hostbench.analysis.tables import measured_text
 from hostbench.errors import BadInput
-from hostbench.harness.study import _recorded, run_study
+from hostbench.harness.study import _changes, _recorded, run_study
 from hostbench.params import COMMAND_LINE_KEY, StudyParams, params_with_settings
 from hostbench.reproduce import BATCH_FILE, reproduce, reproduce_all, settings_of, write_index
 from hostbench.studies import get_study
@@ -113,6 +113,22 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     with pytest.raises(BadInput, match=r"other settings: duration_s \(7.0 -> 8.0\)"):
         run_study(params_with_settings(QUICK, ["duration_s=8"]), "s", tmp_path, progress=False)
     assert (folder / "params.json").read_text() == recorded
+
+
+def test_a_fixed_design_resumes_with_more_blocks_and_no_fewer():
+    """More repetitions for a fixed design is not a change of settings (the blocks measured
+    keep their order: tests/test_study_params.py); fewer is, and so is more for a design
+    whose blocks are decided as it runs."""
+
+    def changes(before: list[str], after: list[str]) -> list[str]:
+        old, new = (_recorded(params_with_settings(QUICK, s), seed=1) for s in (before, after))
+        return _changes(old, new)
+
+    assert changes(["repetitions=2"], ["repetitions=5"]) == []
+    assert changes(["repetitions=5"], ["repetitions=2"]) == ["repetitions (5 -> 2)"]
+    sized = ["target_halfwidth_pct=5", "max_repetitions=10"]
+    grown = changes([*sized, "repetitions=2"], [*sized, "repetitions=5"])
+    assert grown == ["repetitions (2 -> 5)"]
 
 
 def test_the_report_and_the_batch_index_name_the_settings(tmp_path):

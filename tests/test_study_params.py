@@ -35,6 +35,17 @@ def test_blocks_hold_every_cell_once_in_a_seeded_random_order():
     assert [r.key for r in run_order(params, seed=8)] != keys
 
 
+def test_blocks_added_leave_the_order_of_those_before_them():
+    """A fixed design resumed with more repetitions (harness.study._changes) goes on where it
+    stopped: each block's order, its Williams rows and its windows off the focus included, is
+    the same whatever the number of blocks after it."""
+    focused = {**GOOD, "modes": ["kestrel", "nginx", "caddy"], "focus": ["nginx"], "windows": 2}
+    for raw in (GOOD, focused):
+        few = run_order(StudyParams.from_dict(raw), seed=5)
+        more = run_order(StudyParams.from_dict({**raw, "repetitions": 7}), seed=5)
+        assert more[: len(few)] == few and len(more) > len(few)
+
+
 def test_scalars_are_accepted_where_lists_are_expected():
     p = StudyParams.from_dict({**GOOD, "modes": "kestrel", "concurrency": 8})
     assert p.modes == ["kestrel"] and p.concurrency == [8]

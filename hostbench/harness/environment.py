@@ -35,11 +35,17 @@ def _cmd(*argv: str) -> str:
     return (out.stdout or out.stderr).strip() or "unknown"
 
 
-def cpu_model() -> str:
+def _cpuinfo() -> str:
     try:
-        text = Path("/proc/cpuinfo").read_text()
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
-        return platform.processor() or "unknown"
+        return ""
+
+
+def cpu_model(cpuinfo: str | None = None) -> str:
+    """The first processor's model name (from `cpuinfo`, /proc/cpuinfo's text, read if not
+    given), else what Python's platform module knows."""
+    text = _cpuinfo() if cpuinfo is None else cpuinfo
     match = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
     return match.group(1).strip() if match else platform.processor() or "unknown"
 
@@ -50,13 +56,10 @@ CPU_IDENTITY = {"vendor_id": "cpu_vendor", "cpu family": "cpu_family", "model": 
                 "stepping": "cpu_stepping"}  # fmt: skip
 
 
-def cpu_identity() -> dict:
+def cpu_identity(cpuinfo: str | None = None) -> dict:
     """The first processor's vendor, family, model and stepping (CPU_IDENTITY) as
-    /proc/cpuinfo gives them; those it lacks are left out."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return {}
+    /proc/cpuinfo (or its text, `cpuinfo`) gives them; those it lacks are left out."""
+    text = _cpuinfo() if cpuinfo is None else cpuinfo
     found = {}
     for field, key in CPU_IDENTITY.items():
         match = re.search(rf"^{field}\s*:\s*(.+)$", text, re.M)
@@ -66,11 +69,18 @@ def cpu_identity() -> dict:
     return found
 
 
+def processor() -> dict:
+    """This machine's processor as environment.json records it: its model name and identity,
+    from one read of /proc/cpuinfo."""
+    text = _cpuinfo()
+    return {"cpu_model": cpu_model(text), **cpu_identity(text)}
+
+
 def processor_changed(recorded: dict) -> str:
     """How this machine's processor differs from the one a run recorded (environment.json):
     "" where they agree on every key both name (the model name, vendor, family, model and
     stepping), else the keys that differ, "cpu_family 25 -> 6"."""
-    now = {"cpu_model": cpu_model(), **cpu_identity()}
+    now = processor()
     return "; ".join(f"{key} {recorded[key]} -> {value}" for key, value in now.items()
                      if recorded.get(key) not in (None, "", "unknown", value))  # fmt: skip
 
@@ -188,8 +198,7 @@ def _package_version(name: str) -> str:
 def collect() -> dict:
     mem = psutil.virtual_memory().total
     return {
-        "cpu_model": cpu_model(),
-        **cpu_identity(),
+        **processor(),
         "cpu_cores_logical": psutil.cpu_count(),
         "cpu_cores_physical": psutil.cpu_count(logical=False),
         "memory_gib": round(mem / 2**30, 1),

@@ -194,17 +194,27 @@ def _recorded(params: StudyParams, seed: int) -> dict:
 
 
 def _changes(old: dict, new: dict) -> list[str]:
-    """Keys whose values differ between two params.json mappings (descriptive keys aside)."""
+    """Keys whose values differ between two params.json mappings (descriptive keys aside),
+    but for a fixed design's repetitions raised (_more_blocks)."""
     # What is derived from the keys (the sub-studies skipped follow sub_studies) is not compared.
     keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint", SKIPPED_SUB_STUDIES})
+    defaults = optional()  # a key newer than a record: its default then
+    before, after = ({k: p.get(k, defaults.get(k)) for k in keys} for p in (old, new))
+    if _more_blocks(before, after):
+        keys.remove("repetitions")
+    return [f"{k} ({before[k]!r} -> {after[k]!r})" for k in keys if before[k] != after[k]]
 
-    defaults = optional()
 
-    def value(params: dict, k: str):  # a key newer than a record: its default then
-        return params.get(k, defaults.get(k))
+def _more_blocks(old: dict, new: dict) -> bool:
+    """A fixed design (no half-width target, no stopping rule) resumed with more repetitions
+    goes on to the blocks added: run_order draws each block's order in turn from the seed, so
+    the blocks measured keep theirs. Fewer is refused (the rows of the blocks beyond would
+    stay), as is a design whose number of blocks is decided as it runs."""
 
-    return [f"{k} ({value(old, k)!r} -> {value(new, k)!r})" for k in keys
-            if value(old, k) != value(new, k)]  # fmt: skip
+    def fixed(p: dict) -> bool:
+        return p["target_halfwidth_pct"] is None and not p["stop_when_decided"]
+
+    return fixed(old) and fixed(new) and new["repetitions"] > old["repetitions"]
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -323,10 +333,9 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
                 f"run folder {study_dir} holds runs measured with other settings: "
                 f"{'; '.join(changed)}. Use a new --run-id, or --discard-old to delete those runs"
             )
-    if old is not None:
         _check_unpacked(study_dir)
-    if old is not None and params.topology != "ssh":
-        _check_same_processor(study_dir)
+        if params.topology != "ssh":
+            _check_same_processor(study_dir)
     _write_atomically(study_dir / PARAMS_FILE, json.dumps(new, indent=2))
     if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
         _record_environment(study_dir, runtimes=params.runtime_builds)

@@ -28,6 +28,7 @@ from hostbench.analysis import (
 from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.params import StudyParams
+from hostbench.paths import BENCHMARKS
 from hostbench.readmes import README, wall_time
 from hostbench.results import valid_rows
 from hostbench.studies import study_of
@@ -305,7 +306,10 @@ def aa_block(runs: Path) -> str:
             continue
         results = tables.load_results(run_dir, valid_only=False)
         env = tables.load_environment(run_dir)
-        blocks, planned = results["block"].nunique(), tables.load_params(run_dir).repetitions
+        # Its plan: the params file's blocks, which may have grown since the run began.
+        planned = max(tables.load_params(run_dir).repetitions,
+                      StudyParams.from_file(BENCHMARKS / params_file).repetitions)  # fmt: skip
+        blocks = results["block"].nunique()
         stopped = (f" The run stopped after {blocks} of its {planned} blocks; {command} "
                    f"resumes it once its folders are unpacked (`scripts/archive-runs.sh unpack "
                    f"data/runs/{run_id}`)." if blocks < planned else "")  # fmt: skip
