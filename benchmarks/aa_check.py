@@ -28,7 +28,7 @@ from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.errors import exit_code
 from hostbench.harness.study import run_study
 from hostbench.params import StudyParams
-from hostbench.paths import RUNS
+from hostbench.paths import BENCHMARKS, RUNS
 
 
 def main() -> int:
@@ -43,7 +43,7 @@ def main() -> int:
 
     def run() -> None:
         if not args.analyse_only:
-            params = StudyParams.from_file(Path(__file__).with_name(params_file))
+            params = StudyParams.from_file(BENCHMARKS / params_file)
             run_study(params, run_id, args.runs_dir, study=aa.CLAIMS_STUDY if claims else None)
         if claims:
             table = claims_of_run(aa.CLAIMS_STUDY, run_dir)
