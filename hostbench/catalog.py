@@ -25,7 +25,7 @@ class Body:
     """What a good response body of a scenario is: a rule (harness/measure/checks.py
     BODY_RULES applies it before every run) and, for `equals`, the exact body."""
 
-    rule: str  # equals, nonempty, form, simple-class-json, simple-class-xml, page, test-and-time
+    rule: str  # equals, nonempty, form, simple-class-json, simple-class-xml, page, test-and-stamp
     expected: str = ""
 
 
@@ -54,7 +54,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("values", "/api/values/5", "text/plain", "/api/values", "api/values",
                  "Go vs .NET 2017: GET /api/values/{id}", Body("equals", "value")),
         Scenario("api-test", "/api/test", "text/plain", "/api/test", "api/test",
-                 "Linux proxies 2021: 'Test {UTC now}'", Body("test-and-time")),
+                 "Linux proxies 2021: 'Test {UTC now}', or its trace id (--api-test-body)",
+                 Body("test-and-stamp")),
         Scenario("testapi", "/api/testapi", "application/json", "/api/testapi", "api/testapi",
                  "Web API self-host 2012: three Foo objects", Body("nonempty")),
         Scenario("plaintext", "/plaintext", "text/plain", "/plaintext", "plaintext",

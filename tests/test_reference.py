@@ -180,3 +180,7 @@ def test_a_claims_file_with_a_bad_row_is_rejected(tmp_path):
     testable.assign(value="0").to_csv(path, index=False)
     with pytest.raises(BadInput, match="row 2: value"):
         reference.load_claims(Study.from_folder(copy))
+    # A claim between two variants names both.
+    testable.assign(variant="trace-id").to_csv(path, index=False)
+    with pytest.raises(BadInput, match="row 2: a claim between two variants names both"):
+        reference.load_claims(Study.from_folder(copy))

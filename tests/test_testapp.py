@@ -158,6 +158,21 @@ def test_api_test_returns_test_and_utc_time_as_dotnets_default_text(app):
     checks.validate(get_scenario("api-test"), response)  # what every run checks
 
 
+def test_api_test_returns_the_requests_trace_id_with_api_test_body_trace_id(tmp_path):
+    # The 2021 article's postscript: `Activity.Current?.Id ?? HttpContext.TraceIdentifier`. With
+    # logging on (the study's Information), ASP.NET Core starts an Activity per request: its W3C
+    # id; with none, Kestrel's connection id and request number.
+    url = f"http://127.0.0.1:{web.free_port()}"
+    shapes = {"Information": r"00-[0-9a-f]{32}-[0-9a-f]{16}-00", "None": r"[0-9A-Z]{13}:0000000\d"}
+    for level, shape in shapes.items():
+        argv = ["--urls", url, "--api-test-body", "trace-id", "--log-level", level]
+        with start_server("testapp", TESTAPP, argv, tmp_path, url):
+            first, second = (get_ok(url + "/api/test", "text/plain") for _ in range(2))
+        assert re.fullmatch(shape, first.text.removeprefix("Test ")), (level, first.text)
+        assert first.text != second.text  # one a request
+        checks.validate(get_scenario("api-test"), first)  # what every run checks
+
+
 def test_api_testapi_returns_three_foos(app):
     foos = json.loads(get_ok(app + "/api/testapi", "application/json").body)
     assert [(f["id"], f["name"]) for f in foos] == [(1, "Foo 1"), (2, "Foo 2"), (3, "Foo 3")]
@@ -298,6 +313,7 @@ def test_stale_unix_socket_file_is_replaced(tmp_path):
         (["--urls", "ftp://127.0.0.1:1"], "bad --urls 'ftp://127.0.0.1:1'"),
         (["--urls"], "'--urls' needs a value"),
         (["--mvc", "lite"], "bad --mvc 'lite'"),
+        (["--api-test-body", "uuid"], "bad --api-test-body 'uuid'"),
     ],
 )
 def test_bad_command_line_exits_2_with_usage(args, says):

@@ -53,14 +53,16 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
     found, missing = [], []
     for row in claim_rows.itertuples(index=False):
         relative = baseline if row.relative_to == RUN_BASELINE else row.relative_to
+        pair = (row.variant, row.relative_variant)  # ("", ""): the run's one launch of each mode
         ratios = _paired(results, row, relative, plan)
         if ratios is None or ratios.empty:
-            missing.append(_name(row.mode, relative, row.scenario or "every scenario"))
+            missing.append(_name(row.mode, relative, row.scenario or "every scenario", pair))
             continue
         for r in ratios.itertuples(index=False):
             found.append(dict(mode=row.mode, relative_to=relative, scenario=r.scenario,
                               concurrency=r.concurrency, n=int(r.n), ratio=r.ratio,
-                              ci_low=r.ci_low, ci_high=r.ci_high, value=row.value))  # fmt: skip
+                              ci_low=r.ci_low, ci_high=r.ci_high, value=row.value,
+                              variants=pair))  # fmt: skip
     return found, missing
 
 
@@ -79,6 +81,12 @@ def _paired(results: pd.DataFrame, row, relative: str, plan: Plan | None) -> pd.
         comparator = comparator.assign(concurrency=row.concurrency)
     elif not math.isnan(row.concurrency):
         comparator = comparator[comparator["concurrency"] == row.concurrency]
+    if row.variant:  # a claim between two variants of the test app (reference: both named)
+        if "variant" not in results.columns:
+            return None
+        variants = results["variant"].astype(str)
+        subject = subject[variants.loc[subject.index] == row.variant]
+        comparator = comparator[variants.loc[comparator.index] == row.relative_variant]
     if subject.empty or comparator.empty or row.metric not in results.columns:
         return None
     both = pd.concat([subject, comparator.assign(mode=_RELATIVE)], ignore_index=True)
@@ -89,8 +97,11 @@ def _paired(results: pd.DataFrame, row, relative: str, plan: Plan | None) -> pd.
     return ratios[ratios["n"] > 0]
 
 
-def _name(mode: str, relative: str, scenario: str) -> str:
-    return f"{mode_label(mode)} / {mode_label(relative)}, {scenario_label(scenario)}"
+def _name(mode: str, relative: str, scenario: str, variants=("", "")) -> str:
+    # Between two variants, each beside its mode: "Kestrel (trace-id) / Kestrel (date)".
+    subject, comparator = (f"{mode_label(m)}{f' ({v})' if v else ''}"
+                           for m, v in zip((mode, relative), variants, strict=True))  # fmt: skip
+    return f"{subject} / {comparator}, {scenario_label(scenario)}"
 
 
 def _verdict(kind: str, c: dict, side: str) -> str:
@@ -117,7 +128,7 @@ def _label(c: dict, short: bool) -> str:
     conc = "" if pd.isna(c["concurrency"]) else f" at {int(c['concurrency'])}"
     if short:
         return scenario
-    return f"{_name(c['mode'], c['relative_to'], c['scenario'])}{conc}"
+    return f"{_name(c['mode'], c['relative_to'], c['scenario'], c['variants'])}{conc}"
 
 
 def _ours(found: list[dict], missing: list[str]) -> str:
@@ -196,11 +207,12 @@ def _evidence(claim_rows: pd.DataFrame, baseline: str) -> frozenset:
     found = set()
     for r in claim_rows.itertuples(index=False):
         mode, relative = r.mode, baseline if r.relative_to == RUN_BASELINE else r.relative_to
-        metric = r.metric
+        metric, variants = r.metric, (r.variant, r.relative_variant)
         if metric in _INVERSE_OF and math.isnan(r.relative_concurrency):
             mode, relative, metric = relative, mode, _INVERSE_OF[metric]
+            variants = variants[::-1]
         numbers = [None if math.isnan(v) else v for v in (r.concurrency, r.relative_concurrency)]
-        found.add((metric, mode, relative, r.scenario, *numbers, r.value, r.side))
+        found.add((metric, mode, relative, r.scenario, *numbers, *variants, r.value, r.side))
     return frozenset(found)
 
 
@@ -264,7 +276,13 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     results = intervals.columns_read(results, metrics)
     variants = {name: intervals.columns_read(v, metrics) for name, v in (variants or {}).items()}
     conditions = _analogs(results, baseline, plan, analogs, stand_ins)
+    # A sub-study that measured variants a claim names is where that claim is judged, not a
+    # condition of the others: its rows are two launches of each mode, not one.
+    named = {v for column in ("variant", "relative_variant") for v in table[column] if v}
+    between = {name: v for name, v in variants.items() if named & _variants_in(v)}
     for name, v in variants.items():
+        if name in between:
+            continue
         where = f"the {name} sub-study"
         conditions[where] = _Condition(v, baseline, SUB_STUDY, None)
         # A sub-study that ran an analog too: each judged there as well, none left out.
@@ -284,16 +302,36 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             words += f" ({first.note})"
         if claim in again:
             words += f'; {RESTATES} "{again[claim]}", not more evidence'
-        found, missing = comparison_ratios(results, claim_rows, baseline, plan)
+        where, its_plan, its_conditions, on = results, plan, conditions, ""
+        sub_study = _measured_in(claim_rows, results, between)
+        if sub_study:  # a claim between variants this run's sub-study measured
+            where, its_plan, its_conditions = between[sub_study], None, {}
+            on = f"the {sub_study} sub-study: "
+        found, missing = comparison_ratios(where, claim_rows, baseline, its_plan)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
         compared = len(found) + len(missing)
-        changes = _sensitivity(first, claim_rows, verdict, conditions, compared)
-        rows.append({CLAIM: claim, WORDS: words, OURS: _ours(found, missing),
+        changes = _sensitivity(first, claim_rows, verdict, its_conditions, compared)
+        rows.append({CLAIM: claim, WORDS: words, OURS: on + _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
     out = pd.DataFrame(rows, columns=BOX_COLUMNS)
     out.attrs["restated"] = again
     return out
+
+
+def _variants_in(results: pd.DataFrame) -> set[str]:
+    if "variant" not in results.columns:
+        return set()
+    return set(results["variant"].dropna().astype(str)) - {""}
+
+
+def _measured_in(claim_rows: pd.DataFrame, results: pd.DataFrame, sub_studies: dict) -> str:
+    """The sub-study that measured the variants a claim between variants names; "" where the
+    run itself did, or none did (its comparisons are then not run)."""
+    wanted = set(claim_rows["variant"]) | set(claim_rows["relative_variant"])
+    if not wanted - {""} or wanted <= _variants_in(results):
+        return ""
+    return next((name for name, v in sub_studies.items() if wanted <= _variants_in(v)), "")
 
 
 def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, stand_ins: dict):

@@ -42,8 +42,8 @@ SETUP_COLUMNS = ["article", "source_file", "item", "value", "unit", "where", "qu
 # claims.csv: each claim the article makes, read once as a ratio (docs/reference-format.md);
 # one row per comparison it covers, a claim's rows sharing its `claim`.
 CLAIM_COLUMNS = ["article", "source_file", "claim", "quote", "reading", "kind", "metric", "mode",
-                 "relative_to", "scenario", "concurrency", "relative_concurrency", "value",
-                 "side", "note"]  # fmt: skip
+                 "relative_to", "scenario", "concurrency", "relative_concurrency", "variant",
+                 "relative_variant", "value", "side", "note"]  # fmt: skip
 CLAIM_NUMBERS = ["concurrency", "relative_concurrency", "value"]
 CLAIM_KINDS = ("size", "equivalence", "direction", "order", "not testable", "not re-run")
 # The kinds judged by no interval, each with its verdict's reason in the note (claims.py).
@@ -202,6 +202,8 @@ def _check_claims(frame: pd.DataFrame, study: Study) -> None:
                    "a size or equivalence none")  # fmt: skip
         if r.kind == "equivalence" and r.value != 1:
             bad(i, "an equivalence claim's value is 1 (the same)")
+        if bool(r.variant) != bool(r.relative_variant):
+            bad(i, "a claim between two variants names both: variant and relative_variant")
     for claim, rows in frame.groupby("claim", sort=False):
         if any(rows[c].nunique() > 1 for c in ("kind", "quote", "reading", "side")):
             where = study.reference_dir / CLAIMS_CSV

@@ -75,8 +75,8 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
         if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
             continue
         needs = _cells_of(rows, measured)
-        if not needs or not _all_measured(rows, measured):  # the paper profile judges it
-            continue
+        if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
+            continue  # the paper profile, or a sub-study, judges it
         by_claim[claim] = judged.get(claim, verdicts.NOT_ENOUGH)
         if by_claim[claim] not in DECIDED:
             open_[claim] = blocks_needed(results, rows, params, plan)
@@ -113,6 +113,13 @@ def _all_measured(rows: pd.DataFrame, measured: list[tuple]) -> bool:
         if any(c not in levels for c in named):
             return False
     return True
+
+
+def _variants_run(rows: pd.DataFrame, params) -> bool:
+    """Whether the profile runs every variant the claim's rows name (a claim between two
+    variants is judged where they run: a sub-study's, claims.judge_table)."""
+    named = (set(rows["variant"]) | set(rows["relative_variant"])) - {""}
+    return named <= {*params.variants, *params.runtime_variants}
 
 
 def cell_allowed(spec_scenario: str, spec_concurrency: int, cells: list[list]) -> bool:

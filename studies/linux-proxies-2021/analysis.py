@@ -13,7 +13,9 @@ blocks (intervals.paired_ratios) and the words follow their 95% intervals (wordi
 The article's claims, each read once as a ratio, are reference/claims.csv, judged by
 hostbench.analysis.claims (judge) through the claims hook here: the claims name their modes,
 Kestrel alone, the baseline, has no other stand-in, and the article's Nginx has two
-(STAND_INS), the second the sensitivity column's analog.
+(STAND_INS), the second the sensitivity column's analog. The article's postscript (the
+request's trace id returned instead of the time) is judged on the trace-id sub-study, where
+each setup's app ran with either body (trace_id_table).
 """
 
 from pathlib import Path
@@ -54,6 +56,10 @@ ARTICLE_RATIOS = (("nginx", "kestrel"), ("caddy", "nginx"))
 # configuration, so nginx with an upstream keep-alive pool is Nginx too. Each is judged in
 # the claim's mode's place in the sensitivity column (claims).
 STAND_INS = {"nginx": ("nginx-keepalive",)}
+# The sub-study of the article's postscript (params/paper.yaml): each setup's app launched with
+# either body of api/test, the time ("date", the article's first version) or the trace id.
+TRACE_ID, DATE_BODY = "trace-id", "date"
+ORDER = {m: i for i, m in enumerate(MODES)}  # the catalog's order: Kestrel alone first
 # Further ratios shown beside them: the other proxy to Kestrel, and the additions.
 MORE_RATIOS = (
     ("caddy", "kestrel"),
@@ -321,6 +327,24 @@ def _concurrency_ratios(results: pd.DataFrame, low: int, high: int) -> pd.DataFr
     ratios = paired_ratios(swapped, f"c{low}")
     ratios = ratios[ratios["mode"] == f"c{high}"].drop(columns=["mode", "baseline"])
     return ratios.rename(columns={"concurrency": "mode"})
+
+
+def trace_id_table(sub: pd.DataFrame) -> pd.DataFrame:
+    """Each setup's requests/s returning the trace id in % of the same setup returning the
+    time (the trace-id sub-study's results), paired within blocks, where the two launches
+    took turns in each window, with its 95% CI and words: paired_ratios with the body in the
+    mode's place and the setup in the tool's (one tool ran them all)."""
+    swapped = sub.assign(mode=sub["variant"].astype(str), tool=sub["mode"].astype(str))
+    ratios = paired_ratios(swapped, DATE_BODY).sort_values("tool", key=lambda t: t.map(ORDER))
+    return pd.DataFrame([{
+        "setup": mode_label(r.tool),
+        "connections": int(r.concurrency),
+        "blocks": int(r.n),
+        "ours %": r.ratio_pct,
+        "CI low %": r.ci_low_pct,
+        "CI high %": r.ci_high_pct,
+        "in words": words(r.ratio, r.ci_low, r.ci_high),
+    } for r in ratios.itertuples(index=False)])  # fmt: skip
 
 
 def connections_table(results: pd.DataFrame) -> pd.DataFrame:

@@ -208,9 +208,20 @@ def test_the_claims_read_the_articles_numbers_at_its_connections():
     assert closing["relative_concurrency"] == lp.article_connections()
     others = testable.drop(closing.name)
     assert (others["concurrency"] == lp.article_connections()).all()
-    # The Windows claims, and the endpoint the test app does not have, say why.
+    # The Windows claims say why.
     untestable = claims[claims["kind"] == "not testable"]
-    assert len(untestable) == 5 and untestable["note"].str.len().gt(0).all()
+    assert len(untestable) == 4 and untestable["note"].str.len().gt(0).all()
+    assert untestable["note"].str.contains("Windows").all()
+    # The postscript: each Linux setup returning the trace id against itself returning the time.
+    traced = claims[claims["variant"] != ""]
+    assert traced["claim"].str.startswith(TRACE).all() and len(traced) == 3
+    assert (traced["mode"] == traced["relative_to"]).all()
+    assert set(traced["variant"]) == {lp.TRACE_ID} and set(traced["relative_variant"]) == {
+        lp.DATE_BODY
+    }
+    sub = profile_params(STUDY.id, "paper").sub_studies[lp.TRACE_ID]
+    assert set(sub["variants"]) == {lp.TRACE_ID, lp.DATE_BODY}
+    assert sorted(sub["modes"]) == sorted(traced["mode"])
 
 
 def _verdict(table: pd.DataFrame, start: str) -> str:
@@ -231,7 +242,7 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     # Caddy at 93% (91-96%) of Nginx against the article's 99%: 0.91-0.96x, within 1/1.15.
     assert _verdict(table, "Nginx and Caddy perform") == verdicts.REPRODUCED
     assert _verdict(table, "Going from") == verdicts.SUPPORTED
-    assert list(table[VERDICT]).count(verdicts.NOT_TESTABLE) == 5
+    assert list(table[VERDICT]).count(verdicts.NOT_TESTABLE) == 4
     size = table[table[CLAIM].str.startswith("Nginx serves")].iloc[0]
     # From its printed ends, 0.60-0.66x: 1 / 0.60 = 1.67 and 1 / 0.66 = 1.52.
     assert "(0.60-0.66x): agrees to within ±67%, differs by at least 51%" in size[AGAINST]
@@ -298,6 +309,61 @@ def test_an_analog_a_sub_study_ran_is_judged_there_too():
         f"sub-study: {verdicts.LARGER} ({wording.pct_text(0.329 * 1.5)}, "
     )
     assert row[SENSITIVITY].endswith("; holds under 1: the two-hosts sub-study")
+
+
+TRACE = "Returning the request's trace id"
+
+
+def _traced(trace_over_date: float, blocks: int = 3) -> pd.DataFrame:
+    """A trace-id sub-study's blocks: Kestrel, nginx and Caddy (10,000, 2,500 and 2,300 req/s),
+    each launched with either body, the trace id's at `trace_over_date` x the time's (-+1% on
+    the log scale from block to block)."""
+    rows = []
+    for block in range(1, blocks + 1):
+        gain = trace_over_date * math.exp((-1) ** block * 0.01)
+        for mode, rps in (("kestrel", 10_000.0), ("nginx", 2_500.0), ("caddy", 2_300.0)):
+            rows += [(mode, lp.DATE_BODY, block, rps), (mode, lp.TRACE_ID, block, rps * gain)]
+    frame = pd.DataFrame(rows, columns=["mode", "variant", "block", "rps"])
+    return frame.assign(scenario="api-test", tool="bombardier", concurrency=2)
+
+
+@pytest.mark.parametrize(
+    ("gain", "verdict"),
+    [(1.03, verdicts.REPRODUCED), (1.25, verdicts.LARGER), (0.8, verdicts.SMALLER)],
+)
+def test_the_trace_id_claim_is_judged_on_the_sub_study_that_ran_both_bodies(gain, verdict):
+    """Constructed: the main run has one launch of each setup, the trace-id sub-study two (one
+    per body of api/test). The postscript's claim is judged there alone; the other claims
+    never on it, since its rows are two launches of each mode."""
+    params = profile_params(STUDY.id, "paper")
+    main = _runs(nginx=0.329)
+    table = lp.claims(main, params, {lp.TRACE_ID: _traced(gain)}).set_index(CLAIM)
+    row = table.loc[table.index.str.startswith(TRACE)].iloc[0]
+    assert row[VERDICT] == verdict
+    assert row[OURS].startswith(
+        f"the trace-id sub-study: {mode_label('kestrel')} (trace-id) / {mode_label('kestrel')} "
+        f"(date), api/test at 2: {wording.pct_text(gain * math.exp(-0.01 / 3))} ("
+    ), row[OURS]  # three blocks at -1%, +1%, -1%: their geometric mean
+    assert row[OURS].count(" (trace-id) / ") == 3  # each setup against itself
+    assert row[SENSITIVITY] == "no other analog or sub-study ran it"
+    without = lp.claims(main, params).set_index(CLAIM)
+    others = ~table.index.str.startswith(TRACE)
+    assert table[others].equals(without[others])  # no other row reads the sub-study
+    # With no run of either body, its comparisons are named as not run.
+    alone = without.loc[without.index.str.startswith(TRACE)].iloc[0]
+    assert alone[VERDICT] == verdicts.NOT_ENOUGH
+    nginx = mode_label("nginx")
+    assert f"{nginx} (trace-id) / {nginx} (date), api/test: not run" in alone[OURS]
+
+
+def test_the_trace_id_table_pairs_each_setups_bodies_within_blocks():
+    table = lp.trace_id_table(_traced(1.10, blocks=4))
+    assert list(table["setup"]) == [mode_label(m) for m in ("kestrel", "nginx", "caddy")]
+    assert (table["connections"] == 2).all() and (table["blocks"] == 4).all()
+    # -+1% in turn over 4 blocks: the geometric mean is the gain itself.
+    assert table["ours %"].to_numpy() == pytest.approx(110.0)
+    assert ((table["CI low %"] < 110) & (table["CI high %"] > 110)).all()
+    assert set(table["in words"]) == {"faster"}
 
 
 def _runs(

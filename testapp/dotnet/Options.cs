@@ -8,7 +8,8 @@ public sealed class AppOptions
     public const string Usage =
         "usage: TestApp [--urls URL[;URL...]] [--server kestrel|httpsys] [--io-queue-count N] "
         + "[--inline-scheduling true|false] [--wait-for-data true|false] "
-        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None] [--mvc full|core|none]";
+        + "[--log-level Trace|Debug|Information|Warning|Error|Critical|None] [--mvc full|core|none] "
+        + "[--api-test-body date|trace-id]";
 
     public string Urls { get; private set; } = "http://127.0.0.1:5000";
     public string Server { get; private set; } = "kestrel";
@@ -20,6 +21,10 @@ public sealed class AppOptions
     /// <summary>MVC's services: "full" (AddControllersWithViews), "core" (AddMvcCore and only what the controllers
     /// need) or "none" (no MVC: GET /api/values/{id} is the minimal API, and the MVC endpoints are not there).</summary>
     public string Mvc { get; private set; } = "full";
+
+    /// <summary>What GET api/test returns after "Test ": "date", DateTime.UtcNow (the 2021 article's
+    /// first version), or "trace-id", Activity.Current?.Id ?? HttpContext.TraceIdentifier (its second).</summary>
+    public string ApiTestBody { get; private set; } = "date";
 
     public bool HasSocketOptions => IoQueueCount is not null || InlineScheduling is not null || WaitForData is not null;
 
@@ -65,7 +70,7 @@ public sealed class AppOptions
     }
 
     private static bool IsKnown(string key) => key is "urls" or "server" or "io-queue-count"
-        or "inline-scheduling" or "wait-for-data" or "log-level" or "mvc";
+        or "inline-scheduling" or "wait-for-data" or "log-level" or "mvc" or "api-test-body";
 
     private void Set(string key, string value)
     {
@@ -116,6 +121,14 @@ public sealed class AppOptions
                     "core" => "core",
                     "none" => "none",
                     _ => throw new UsageException($"bad --mvc '{value}' (want full, core or none)"),
+                };
+                break;
+            case "api-test-body":
+                ApiTestBody = value.ToLowerInvariant() switch
+                {
+                    "date" => "date",
+                    "trace-id" => "trace-id",
+                    _ => throw new UsageException($"bad --api-test-body '{value}' (want date or trace-id)"),
                 };
                 break;
             default:

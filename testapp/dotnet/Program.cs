@@ -78,6 +78,7 @@ else if (options.Mvc == "full")
 {
     builder.Services.AddTestAppMvc(); // Mvc.cs: shared with the C# tour's in-memory host
 }
+builder.Services.AddSingleton(options); // what the controllers read of the command line (api/test's body)
 builder.Services.Configure<ForwardedHeadersOptions>(f =>
 {
     // Loopback is a known proxy by default (nginx, caddy on 127.0.0.1); over a Unix socket

@@ -6,6 +6,7 @@ so a misconfigured proxy can't produce a fast but wrong benchmark.
 """
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from datetime import datetime
@@ -112,17 +113,25 @@ def _nonempty(body: bytes, expected: str):
     _check(len(body) > 0, "empty body")
 
 
-def _test_and_time(body: bytes, expected: str):
+def _test_and_stamp(body: bytes, expected: str):
     # The 2021 article's `$"Test {DateTime.UtcNow}"`: .NET's default DateTime text, which the
-    # test app's invariant culture writes as "MM/dd/yyyy HH:mm:ss".
+    # test app's invariant culture writes as "MM/dd/yyyy HH:mm:ss"; or, with the test app's
+    # --api-test-body trace-id, its postscript's `Activity.Current?.Id ?? TraceIdentifier`.
     text = _text(body)
-    try:
-        datetime.strptime(text.removeprefix("Test "), DOTNET_DEFAULT_DATETIME)
-    except ValueError:
-        _check(False, f"body {text[:40]!r} is not 'Test ' and .NET's default DateTime text")
     _check(text.startswith("Test "), f"body {text[:40]!r} does not start with 'Test '")
+    stamp = text.removeprefix("Test ")
+    if TRACE_ID.fullmatch(stamp):
+        return
+    try:
+        datetime.strptime(stamp, DOTNET_DEFAULT_DATETIME)
+    except ValueError:
+        _check(False, f"body {text[:40]!r} is not 'Test ' and .NET's default DateTime text "
+                      "or a request's trace id")  # fmt: skip
 
 
+# A request's trace id as .NET writes it: a W3C Activity id ("00-<trace>-<span>-<flags>"), or,
+# with no Activity, Kestrel's TraceIdentifier ("<connection id>:<request number, 8 hex>").
+TRACE_ID = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|[0-9A-Z]+:[0-9A-F]{8}")
 # .NET's DateTime.ToString() under the invariant culture, as strptime reads it.
 DOTNET_DEFAULT_DATETIME = "%m/%d/%Y %H:%M:%S"
 
@@ -140,5 +149,5 @@ BODY_RULES: dict[str, Callable[[bytes, str], None]] = {
     "simple-class-json": _simple_class_json,
     "simple-class-xml": _simple_class_xml,
     "page": _page,
-    "test-and-time": _test_and_time,
+    "test-and-stamp": _test_and_stamp,
 }

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Microsoft.AspNetCore.Mvc;
 
 namespace TestApp.Controllers;
@@ -21,14 +22,17 @@ public class TemplatesController : Controller
     public IActionResult Index() => View();
 }
 
-/// <summary>Web API self-host vs IIS 2012: a string ...</summary>
+/// <summary>Web API self-host vs IIS 2012 and Linux proxies 2021: a string ...</summary>
 [Route("api/test")]
-public class TestController : Controller
+public class TestController(AppOptions options) : Controller
 {
     [HttpGet]
     // The 2021 article's body exactly: .NET's default DateTime text. With invariant
-    // globalization (TestApp.csproj) that is "MM/dd/yyyy HH:mm:ss", 19 characters.
-    public string Get() => $"Test {DateTime.UtcNow}";
+    // globalization (TestApp.csproj) that is "MM/dd/yyyy HH:mm:ss", 19 characters. With
+    // --api-test-body trace-id, what the article returned instead in its postscript.
+    public string Get() => options.ApiTestBody == "trace-id"
+        ? $"Test {Activity.Current?.Id ?? HttpContext.TraceIdentifier}"
+        : $"Test {DateTime.UtcNow}";
 }
 
 /// <summary>... and a list of three Foo as JSON.</summary>
