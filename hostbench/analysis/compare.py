@@ -33,7 +33,7 @@ from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
 from . import claims, runtimes, tables, verdicts
-from .intervals import paired_ratios
+from .intervals import paired_ratios, variant_ratios
 from .kept import content_key, keep
 from .student_t import t_quantile
 from .wording import ci_bounds, pct_text
@@ -164,6 +164,8 @@ def _computed_ratios(path: Path, study: str | None) -> pd.DataFrame:
     if params.runtime_variants:  # a mode on each runtime in one block: each runtime its part
         by_runtime = runtimes.ratios(results, baseline)
         return by_runtime.rename(columns={runtimes.RUNTIME: "variant"})  # a KEYS column
+    if params.variants:  # each mode launched with each variant in one block: against its first
+        return variant_ratios(results, next(iter(params.variants)))
     return paired_ratios(results, baseline)
 
 

@@ -137,6 +137,18 @@ def _check_arguments(df, baseline, metric, confidence, method, n_boot) -> None:
     _require_columns(df, [metric, *CELL])
 
 
+def variant_ratios(df: pd.DataFrame, first: str, metric: str = "rps") -> pd.DataFrame:
+    """Each mode's variants against its `first` variant (params.variants: launches of the test
+    app with other settings), paired within blocks: paired_ratios with the variant in the
+    mode's place, one mode at a time. `variant` names the variant, `baseline` the first."""
+    frames = []
+    for mode, part in df.groupby("mode", sort=False, observed=True):
+        swapped = part.assign(mode=part["variant"].astype(str))
+        r = paired_ratios(swapped, first, metric=metric).rename(columns={"mode": "variant"})
+        frames.append(r.assign(mode=str(mode)))
+    return pd.concat(frames, ignore_index=True)
+
+
 def columns_read(df: pd.DataFrame, metrics, block: str = "block") -> pd.DataFrame:
     """df with only the columns paired_ratios reads to pair `metrics` (its attrs, a run's plan
     among them, kept): a caller that pairs many comparisons of one frame narrows it once."""

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 
 from hostbench.analysis import figures, prose, tables, window_design
 from hostbench.analysis.claims import judge as judge_claims
-from hostbench.analysis.intervals import paired_ratios
+from hostbench.analysis.intervals import paired_ratios, variant_ratios
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
     TWO_HOSTS,
@@ -332,12 +332,10 @@ def _concurrency_ratios(results: pd.DataFrame, low: int, high: int) -> pd.DataFr
 def trace_id_table(sub: pd.DataFrame) -> pd.DataFrame:
     """Each setup's requests/s returning the trace id in % of the same setup returning the
     time (the trace-id sub-study's results), paired within blocks, where the two launches
-    took turns in each window, with its 95% CI and words: paired_ratios with the body in the
-    mode's place and the setup in the tool's (one tool ran them all)."""
-    swapped = sub.assign(mode=sub["variant"].astype(str), tool=sub["mode"].astype(str))
-    ratios = paired_ratios(swapped, DATE_BODY).sort_values("tool", key=lambda t: t.map(ORDER))
+    took turns in each window, with its 95% CI and words."""
+    ratios = variant_ratios(sub, DATE_BODY).sort_values("mode", key=lambda m: m.map(ORDER))
     return pd.DataFrame([{
-        "setup": mode_label(r.tool),
+        "setup": mode_label(r.mode),
         "connections": int(r.concurrency),
         "blocks": int(r.n),
         "ours %": r.ratio_pct,
