@@ -3,6 +3,7 @@ record, how a processor is named, and the words that say whether a verdict depen
 machine, on runs copied from a committed example with their machine or their numbers changed."""
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -104,6 +105,10 @@ def test_a_run_too_short_to_judge_disagrees_with_none():
     assert machines.in_words({epyc: {verdicts.NOT_ENOUGH: 1}}) == (
         f"{verdicts.NOT_ENOUGH} on any run on record"
     )
+    # Runs older than a claim's comparisons (the trace-id sub-study) are named apart too.
+    older = machines.in_words({epyc: {verdicts.REPRODUCED: 2}}, {xeon: 3})
+    assert older == (f"one machine on record: {epyc}: {verdicts.REPRODUCED} (2 runs); "
+                     f"3 runs did not measure it, on {xeon}")  # fmt: skip
 
 
 def test_a_processor_is_named_by_its_model_and_its_identity_where_recorded():
@@ -131,6 +136,11 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
     for claim, verdict in table.set_index(claims.CLAIM)[claims.VERDICT].items():
         if verdict == verdicts.NOT_TESTABLE:
             assert column[claim] == ""  # no interval judges it anywhere
+        elif claim in table.attrs[claims.NOT_RUN] or "did not measure it" in column[claim]:
+            # Measured on one processor only (the postscript's trace id, newer than the
+            # re-runs on the other): the runs that did not measure it are named.
+            assert column[claim].startswith("one machine on record: ")
+            assert re.search(r"; \d+ runs? did not measure it, on ", column[claim])
         else:
             assert column[claim].startswith(("the same on all", "depends on the machine"))
             assert verdict in column[claim]

@@ -38,6 +38,7 @@ SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 # How the box words a claim that rests on an earlier claim's comparisons (restated).
 RESTATES = "it rests on the comparisons of"
+NOT_RUN = "not_run"  # attrs: the testable claims none of whose comparisons the run measured
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
 _UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
@@ -98,10 +99,15 @@ def _paired(results: pd.DataFrame, row, relative: str, plan: Plan | None) -> pd.
 
 
 def _name(mode: str, relative: str, scenario: str, variants=("", "")) -> str:
-    # Between two variants, each beside its mode: "Kestrel (trace-id) / Kestrel (date)".
-    subject, comparator = (f"{mode_label(m)}{f' ({v})' if v else ''}"
-                           for m, v in zip((mode, relative), variants, strict=True))  # fmt: skip
-    return f"{subject} / {comparator}, {scenario_label(scenario)}"
+    if any(variants):  # launches of the test app with two variants: "trace-id / date on Kestrel"
+        subject, comparator = variants
+        pair = (
+            f"{subject} / {comparator} on {mode_label(mode)}"
+            if mode == relative
+            else f"{subject} on {mode_label(mode)} / {comparator} on {mode_label(relative)}"
+        )
+        return f"{pair}, {scenario_label(scenario)}"
+    return f"{mode_label(mode)} / {mode_label(relative)}, {scenario_label(scenario)}"
 
 
 def _verdict(kind: str, c: dict, side: str) -> str:
@@ -289,7 +295,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         there = _analogs(v, baseline, None, analogs, stand_ins)
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
-    rows = []
+    rows, not_run = [], []
     again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -308,6 +314,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             where, its_plan, its_conditions = between[sub_study], None, {}
             on = f"the {sub_study} sub-study: "
         found, missing = comparison_ratios(where, claim_rows, baseline, its_plan)
+        if not found:
+            not_run.append(claim)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
         compared = len(found) + len(missing)
         changes = _sensitivity(first, claim_rows, verdict, its_conditions, compared)
@@ -316,6 +324,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
                      SENSITIVITY: changes})  # fmt: skip
     out = pd.DataFrame(rows, columns=BOX_COLUMNS)
     out.attrs["restated"] = again
+    out.attrs[NOT_RUN] = not_run
     return out
 
 

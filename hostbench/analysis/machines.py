@@ -80,12 +80,15 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
     by_run = one_name_per_machine(by_run)
     out = {}
     for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
-        seen = {}  # {processor: {verdict: runs}}
+        seen, unmeasured = {}, {}  # {processor: {verdict: runs}}, {processor: runs}
         for name, t in by_run:
+            if claim in t.attrs.get(claims.NOT_RUN, ()):  # a run older than its comparisons
+                unmeasured[name] = unmeasured.get(name, 0) + 1
+                continue
             for verdict in t.loc[t[claims.CLAIM] == claim, claims.VERDICT]:
                 counts = seen.setdefault(name, {})
                 counts[verdict] = counts.get(verdict, 0) + 1
-        out[claim] = in_words(seen)
+        out[claim] = in_words(seen, unmeasured)
     return out
 
 
@@ -111,7 +114,7 @@ def _environment(run: Path) -> dict:
         return {}
 
 
-def in_words(seen: dict[str, dict[str, int]]) -> str:
+def in_words(seen: dict[str, dict[str, int]], unmeasured: dict[str, int] | None = None) -> str:
     """A claim's verdicts by processor ({processor: {verdict: runs}}), the first words saying
     whether it depends on the machine: "the same on all 2 machines on record (Intel Xeon, AMD
     EPYC): reproduced", "depends on the machine: Intel Xeon: smaller; AMD EPYC: reproduced",
@@ -119,7 +122,8 @@ def in_words(seen: dict[str, dict[str, int]]) -> str:
     that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)"). A run
     whose intervals were too few to judge (NOT_ENOUGH: a convergence run's one
     block) disagrees with none: it is named after them ("1 run too short to judge it, on
-    AMD EPYC")."""
+    AMD EPYC"), and so is a run that measured none of its comparisons ({processor: runs} in
+    `unmeasured`: "2 runs did not measure it, on Intel Xeon")."""
     short = {name: counts[NOT_ENOUGH] for name, counts in seen.items()
              if NOT_ENOUGH in counts}  # fmt: skip
     judged = {name: {v: n for v, n in counts.items() if v != NOT_ENOUGH}
@@ -128,9 +132,10 @@ def in_words(seen: dict[str, dict[str, int]]) -> str:
     if not judged:
         return f"{NOT_ENOUGH} on any run on record"
     words = _judged_in_words(judged)
-    if short:
-        n = sum(short.values())
-        words += f"; {n} run{'s' * (n != 1)} too short to judge it, on {', '.join(short)}"
+    for runs, what in ((short, "too short to judge it"), (unmeasured or {}, "did not measure it")):
+        if runs:
+            n = sum(runs.values())
+            words += f"; {n} run{'s' * (n != 1)} {what}, on {', '.join(runs)}"
     return words
 
 

@@ -341,10 +341,10 @@ def test_the_trace_id_claim_is_judged_on_the_sub_study_that_ran_both_bodies(gain
     row = table.loc[table.index.str.startswith(TRACE)].iloc[0]
     assert row[VERDICT] == verdict
     assert row[OURS].startswith(
-        f"the trace-id sub-study: {mode_label('kestrel')} (trace-id) / {mode_label('kestrel')} "
-        f"(date), api/test at 2: {wording.pct_text(gain * math.exp(-0.01 / 3))} ("
+        f"the trace-id sub-study: trace-id / date on {mode_label('kestrel')}, api/test at 2: "
+        f"{wording.pct_text(gain * math.exp(-0.01 / 3))} ("
     ), row[OURS]  # three blocks at -1%, +1%, -1%: their geometric mean
-    assert row[OURS].count(" (trace-id) / ") == 3  # each setup against itself
+    assert row[OURS].count("trace-id / date on ") == 3  # each setup against itself
     assert row[SENSITIVITY] == "no other analog or sub-study ran it"
     without = lp.claims(main, params).set_index(CLAIM)
     others = ~table.index.str.startswith(TRACE)
@@ -353,7 +353,7 @@ def test_the_trace_id_claim_is_judged_on_the_sub_study_that_ran_both_bodies(gain
     alone = without.loc[without.index.str.startswith(TRACE)].iloc[0]
     assert alone[VERDICT] == verdicts.NOT_ENOUGH
     nginx = mode_label("nginx")
-    assert f"{nginx} (trace-id) / {nginx} (date), api/test: not run" in alone[OURS]
+    assert f"trace-id / date on {nginx}, api/test: not run" in alone[OURS]
 
 
 def test_the_trace_id_table_pairs_each_setups_bodies_within_blocks():
