@@ -184,7 +184,7 @@ def claims_section(root: Path) -> str:
         lines.append(
             f"- `{sid}`: [report](data/runs/{study.claims_run}/report.html), {n} windows in "
             f"{wall / 60:.0f} min on {cpu}, {started.min():%Y-%m-%d}. "
-            f"{until_decided.in_short(run_dir)}"
+            f"{until_decided.in_short(run_dir, sid)}"
         )
     if on:
         each = "; ".join(f"{sum(w) / 60:.0f} min on {cpu}" for cpu, w in on.items())

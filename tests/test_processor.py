@@ -4,6 +4,7 @@ vendor, family, model and stepping that tell processors apart, where recorded.""
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -51,3 +52,26 @@ def test_the_gallery_names_the_processor_with_its_family_model_and_stepping(tmp_
 
 def _results():
     return pd.DataFrame({"valid": [True], "cpu_steal_pct": [0.0], "load_avg_1m": [0.5]})
+
+
+def test_a_run_folder_a_resume_rewrites_is_not_dirty_code_and_a_changed_module_is(
+    tmp_path, monkeypatch
+):
+    def git(*argv):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv],
+                       cwd=tmp_path, check=True, capture_output=True)  # fmt: skip
+
+    run = tmp_path / "data" / "runs" / "example-x"
+    run.mkdir(parents=True)
+    (run / "params.json").write_text("{}")
+    (tmp_path / "module.py").write_text("a = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "first")
+    monkeypatch.setattr(environment, "ROOT", tmp_path)
+    commit = environment.git_commit()
+    assert re.fullmatch(r"[0-9a-f]{7,}", commit)
+    (run / "params.json").write_text('{"resumed": true}')  # what resuming an example does
+    assert environment.git_commit() == commit
+    (tmp_path / "module.py").write_text("a = 2\n")
+    assert environment.git_commit() == commit + "+dirty"

@@ -39,6 +39,7 @@ BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 # How the box words a claim that rests on an earlier claim's comparisons (restated).
 RESTATES = "it rests on the comparisons of"
 NOT_RUN = "not_run"  # attrs: the testable claims none of whose comparisons the run measured
+JUDGED_ON = "judged_on"  # attrs: {claim: the sub-study it was judged on} (a claim between variants)
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
 _UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
@@ -295,7 +296,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         there = _analogs(v, baseline, None, analogs, stand_ins)
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
-    rows, not_run = [], []
+    rows, not_run, judged_on = [], [], {}
     again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -312,7 +313,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         sub_study = _measured_in(claim_rows, results, between)
         if sub_study:  # a claim between variants this run's sub-study measured
             where, its_plan, its_conditions = between[sub_study], None, {}
-            on = f"the {sub_study} sub-study: "
+            on, judged_on[claim] = f"the {sub_study} sub-study: ", sub_study
         found, missing = comparison_ratios(where, claim_rows, baseline, its_plan)
         if not found:
             not_run.append(claim)
@@ -325,6 +326,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     out = pd.DataFrame(rows, columns=BOX_COLUMNS)
     out.attrs["restated"] = again
     out.attrs[NOT_RUN] = not_run
+    out.attrs[JUDGED_ON] = judged_on
     return out
 
 
@@ -465,7 +467,7 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     """One row per claim, one verdict column per run ({name: folder}, in order); a run
     without a row for a claim gets an empty cell. attrs["against"]: {run: each claim's ours /
     the article's} (the box's AGAINST column). None for a study without claims."""
-    verdicts, against, again = {}, {}, {}
+    verdicts, against, again, unmeasured = {}, {}, {}, set()
     for name, folder in runs.items():
         table = of_run(study, folder)
         if table is None:
@@ -473,6 +475,7 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
         verdicts[name] = table.set_index(CLAIM)[VERDICT]
         against[name] = table.set_index(CLAIM)[AGAINST]
         again |= table.attrs.get("restated", {})
+        unmeasured |= set(table.attrs.get(NOT_RUN, ()))
     # The rows in the order the runs' tables first list them (the study's order).
     order = list(dict.fromkeys(i for c in verdicts.values() for i in c.index))
     wide = pd.DataFrame({name: c.reindex(order) for name, c in verdicts.items()})
@@ -481,6 +484,7 @@ def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
     wide.attrs["against"] = {name: a.reindex(order).fillna("").tolist()
                              for name, a in against.items()}  # fmt: skip
     wide.attrs["restated"] = again
+    wide.attrs[NOT_RUN] = sorted(unmeasured)  # a claim some run measured none of
     return wide
 
 
@@ -495,16 +499,21 @@ def with_against(table: pd.DataFrame) -> pd.DataFrame:
 
 def agreement(table: pd.DataFrame) -> str:
     """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree, a claim that
-    rests on another's comparisons (restated) not counted again."""
+    rests on another's comparisons (restated) not counted again, nor one that some run
+    measured none of (a run older than its comparisons: not a disagreement)."""
     again = table.attrs.get("restated", {})
-    counted = table[~table[CLAIM].isin(again)]
+    unmeasured = set(table.attrs.get(NOT_RUN, ())) - set(again)
+    counted = table[~table[CLAIM].isin(again) & ~table[CLAIM].isin(unmeasured)]
     same = int((counted.drop(columns=[CLAIM]).nunique(axis=1) == 1).sum())
     text = f"the same verdict on {same} of {len(counted)} claims"
-    shown = len(table) - len(counted)
-    if shown:
-        text += (f" ({shown} more rest{'s' * (shown == 1)} on another's comparisons, not "
-                 "counted again)")  # fmt: skip
-    return text
+    left = []
+    if shown := len(table[table[CLAIM].isin(again)]):
+        left.append(f"{shown} more rest{'s' * (shown == 1)} on another's comparisons, not "
+                    "counted again")  # fmt: skip
+    if unmeasured:
+        n = len(unmeasured)
+        left.append(f"{n} more not measured by every run, not counted")
+    return text + (f" ({'; '.join(left)})" if left else "")
 
 
 def text(table: pd.DataFrame) -> str:

@@ -221,13 +221,14 @@ def summary(run_dir: str | Path, study: str | None = None) -> str:
     if design.get("stopped"):
         text += f" Stopped: {design['stopped']}."
     if study is not None:
-        text += added_by_paper(study, run_dir)
+        text += judged_beside(study, run_dir) + added_by_paper(study, run_dir)
     return text
 
 
-def in_short(run_dir: str | Path) -> str:
+def in_short(run_dir: str | Path, study: str) -> str:
     """ "4 of 5 testable claims decided in 9 blocks; still open: X.": a claims run in a line
-    (the README's list); "" for a run that did not stop when decided."""
+    (the README's list), with the claims its sub-studies judged; "" for a run that did not
+    stop when decided."""
     path = Path(run_dir) / DESIGN_FILE
     looks = looks_of(json.loads(path.read_text())) if path.is_file() else []
     if not looks:
@@ -237,7 +238,21 @@ def in_short(run_dir: str | Path) -> str:
             f"{last.after_block} blocks")  # fmt: skip
     if last.open:
         text += f"; still open: {'; '.join(last.open)}"
-    return text + "."
+    return text + "." + judged_beside(study, run_dir)
+
+
+def judged_beside(study: str, run_dir: str | Path) -> str:
+    """ " The trace-id sub-study judged 1 more: X: reproduced.": the claims a run left to a
+    sub-study of its own (a claim between two variants, claims.judge_table), which its looks
+    never count, with their verdicts ("" when there are none)."""
+    table = claims.of_run(study, run_dir)
+    judged_on = table.attrs.get(claims.JUDGED_ON, {}) if table is not None else {}
+    verdict = table.set_index(claims.CLAIM)[claims.VERDICT] if judged_on else {}
+    by_sub_study: dict[str, list[str]] = {}
+    for claim, sub_study in judged_on.items():
+        by_sub_study.setdefault(sub_study, []).append(f"{claim}: {verdict[claim]}")
+    return "".join(f" The {name} sub-study judged {len(judged)} more: {'; '.join(judged)}."
+                   for name, judged in by_sub_study.items())  # fmt: skip
 
 
 def _ordinal(n: int) -> str:

@@ -169,8 +169,11 @@ def go_build(binary: Path) -> dict[str, str]:
 
 
 def git_commit() -> str:
+    """The commit measured, "+dirty" where a tracked file beside the run folders differs from
+    it: resuming a committed example rewrites its own folder, which is not the code."""
     commit = _cmd("git", "rev-parse", "--short", "HEAD")
-    dirty = _cmd("git", "status", "--porcelain", "--untracked-files=no")
+    dirty = _cmd("git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                 ":(exclude)data/runs")  # fmt: skip
     return commit + ("+dirty" if dirty not in ("", "unknown") else "")
 
 
