@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from hostbench import gallery
 from hostbench.analysis import findings, tables
@@ -54,6 +55,7 @@ def _results():
     return pd.DataFrame({"valid": [True], "cpu_steal_pct": [0.0], "load_avg_1m": [0.5]})
 
 
+@pytest.mark.live  # it runs git
 def test_a_run_folder_a_resume_rewrites_is_not_dirty_code_and_a_changed_module_is(
     tmp_path, monkeypatch
 ):
