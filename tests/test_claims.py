@@ -131,3 +131,21 @@ def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
     text = claims._against("size", [c])
     assert "(0.8699-0.95x)" in text
     assert _from_printed_ends(text)[0] == 15 and "within ±15%" in text
+
+
+def test_a_claim_some_run_measured_none_of_is_no_disagreement():
+    # linux-proxies-2021's postscript (its trace-id sub-study) is newer than the Intel re-run:
+    # side by side, that run's "not measured enough" is left out of the agreement's count.
+    study = "linux-proxies-2021"
+    runs = {"ours": RUNS / STUDIES[study].paper_run,
+            "older": RUNS / "community" / "linux-proxies-2021-intel-xeon"}  # fmt: skip
+    wide = claims.side_by_side(study, runs)
+    trace = [c for c in wide[claims.CLAIM] if c.startswith("Returning the request's trace id")]
+    assert wide.attrs[claims.NOT_RUN] == trace
+    older = claims.of_run(study, runs["older"]).set_index(claims.CLAIM)
+    assert older.loc[trace[0], claims.VERDICT] == verdicts.NOT_ENOUGH
+    counted = len(wide) - 1
+    assert claims.agreement(wide).startswith("the same verdict on ")
+    assert claims.agreement(wide).endswith(
+        f" of {counted} claims (1 more not measured by every run, not counted)"
+    )

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import profile_params
 from hostbench.analysis import (
+    claims,
     error_rates,
     intervals,
     sequential,
@@ -267,6 +268,12 @@ def test_a_look_leaves_out_a_claim_between_variants_its_run_does_not_measure():
     between = set(table[table["variant"] != ""]["claim"])
     found = until_decided.look("linux-proxies-2021", results, params, 3, 1.0)
     assert between and found.verdicts and not between & set(found.verdicts)
+    # The line the README gives the run names it beside the looks' count, with its verdict.
+    judged = claims.of_run("linux-proxies-2021", run).set_index(claims.CLAIM)[claims.VERDICT]
+    (claim,) = between
+    assert until_decided.in_short(run, "linux-proxies-2021").endswith(
+        f". The trace-id sub-study judged 1 more: {claim}: {judged[claim]}."
+    )
     # A profile that runs both variants counts it.
     both = replace(params, variants={"date": {}, "trace-id": {}})
     assert between <= set(until_decided.look("linux-proxies-2021", results, both, 3, 1.0).verdicts)
