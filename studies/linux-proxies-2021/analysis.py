@@ -286,15 +286,23 @@ def ratio_table(results: pd.DataFrame) -> pd.DataFrame:
                 "ratio": f"{mode_label(mode)} / {mode_label(baseline)}",
                 "mode": mode,
                 "baseline": baseline,
-                "connections": int(r.concurrency),
-                "blocks": int(r.n),
-                "ours %": r.ratio_pct,
-                "CI low %": r.ci_low_pct,
-                "CI high %": r.ci_high_pct,
-                "in words": words(r.ratio, r.ci_low, r.ci_high),
+                **_interval_cells(r),
                 "article %": article,
             })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _interval_cells(r) -> dict:
+    """A paired ratio's cells as the ratio tables show them (FORMATS): its connections and
+    blocks, ours with its 95% CI in %, and the words the interval allows."""
+    return {
+        "connections": int(r.concurrency),
+        "blocks": int(r.n),
+        "ours %": r.ratio_pct,
+        "CI low %": r.ci_low_pct,
+        "CI high %": r.ci_high_pct,
+        "in words": words(r.ratio, r.ci_low, r.ci_high),
+    }
 
 
 def ratio_sentences(ratios: pd.DataFrame) -> str:
@@ -334,15 +342,8 @@ def trace_id_table(sub: pd.DataFrame) -> pd.DataFrame:
     time (the trace-id sub-study's results), paired within blocks, where the two launches
     took turns in each window, with its 95% CI and words."""
     ratios = variant_ratios(sub, DATE_BODY).sort_values("mode", key=lambda m: m.map(ORDER))
-    return pd.DataFrame([{
-        "setup": mode_label(r.mode),
-        "connections": int(r.concurrency),
-        "blocks": int(r.n),
-        "ours %": r.ratio_pct,
-        "CI low %": r.ci_low_pct,
-        "CI high %": r.ci_high_pct,
-        "in words": words(r.ratio, r.ci_low, r.ci_high),
-    } for r in ratios.itertuples(index=False)])  # fmt: skip
+    rows = [{"setup": mode_label(r.mode), **_interval_cells(r)} for r in ratios.itertuples()]
+    return pd.DataFrame(rows)
 
 
 def connections_table(results: pd.DataFrame) -> pd.DataFrame:

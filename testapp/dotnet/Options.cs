@@ -85,12 +85,7 @@ public sealed class AppOptions
                 Urls = string.Join(';', urls);
                 break;
             case "server":
-                Server = value.ToLowerInvariant() switch
-                {
-                    "kestrel" => "kestrel",
-                    "httpsys" => "httpsys",
-                    _ => throw new UsageException($"bad --server '{value}' (want kestrel or httpsys)"),
-                };
+                Server = OneOf(key, value, "kestrel", "httpsys");
                 break;
             case "io-queue-count":
                 if (!int.TryParse(value, out var n) || n < 0)
@@ -115,25 +110,22 @@ public sealed class AppOptions
                 LogLevel = level;
                 break;
             case "mvc":
-                Mvc = value.ToLowerInvariant() switch
-                {
-                    "full" => "full",
-                    "core" => "core",
-                    "none" => "none",
-                    _ => throw new UsageException($"bad --mvc '{value}' (want full, core or none)"),
-                };
+                Mvc = OneOf(key, value, "full", "core", "none");
                 break;
             case "api-test-body":
-                ApiTestBody = value.ToLowerInvariant() switch
-                {
-                    "date" => "date",
-                    "trace-id" => "trace-id",
-                    _ => throw new UsageException($"bad --api-test-body '{value}' (want date or trace-id)"),
-                };
+                ApiTestBody = OneOf(key, value, "date", "trace-id");
                 break;
             default:
                 throw new UsageException($"unknown option '--{key}'");
         }
+    }
+
+    /// <summary>The value, in lower case, where it is one of <paramref name="allowed"/>.</summary>
+    private static string OneOf(string key, string value, params string[] allowed)
+    {
+        var lower = value.ToLowerInvariant();
+        return allowed.Contains(lower) ? lower : throw new UsageException(
+            $"bad --{key} '{value}' (want {string.Join(", ", allowed[..^1])} or {allowed[^1]})");
     }
 
     private static bool IsUrl(string url)
