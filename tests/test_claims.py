@@ -54,6 +54,12 @@ def test_a_low_end_under_one_hundredth_prints_its_first_digit_not_0():
     assert text == "0.01x (0.004-0.01x): agrees to within ±24900%, differs by at least 9900%"
 
 
+def test_a_gap_under_one_percent_is_not_stated():
+    # Printed ends 1.007-1.05x: "differs by at least 0%" would tell a reader nothing.
+    found = [_comparison("text", 1.03, 1.007, 1.05, 1.0), _comparison("html", 1.0, 0.9, 1.1, 1.0)]
+    assert "differs" not in claims._against("equivalence", found)
+
+
 def test_a_gap_on_some_comparisons_names_them_and_their_printed_ends():
     # text differs (0.77-0.90 of 1.70: at least 1 / 0.90 - 1 = 11%), JSON does not.
     found = [_comparison("text", 1.40, 1.31, 1.52, 1.70),

@@ -179,6 +179,8 @@ def _against(kind: str, found: list[dict]) -> str:
             continue
         side_low, side_high = _printed_ends(apart)
         gap = 100 * (1 / float(side_high) - 1 if side == "below" else float(side_low) - 1)
+        if math.floor(gap + 1e-9) < 1:  # "at least 0%" would tell a reader nothing
+            continue
         text += f", differs by at least {math.floor(gap + 1e-9):.0f}%"
         if len(apart) < len(found):
             names = ", ".join(_label(c, short) for c in apart)
