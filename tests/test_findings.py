@@ -35,6 +35,7 @@ RUNS = pd.DataFrame(
         "valid": [True, True, False],
         "cpu_steal_pct": [0.0, 1.2, 16.9],
         "load_avg_1m": [0.4, 0.9, 1.5],
+        "foreign_cores": [0.012, 0.004, 0.6],
     }
 )
 ENV = {"cpu_model": "AMD EPYC", "cpu_cores_logical": 2, "os": "Debian GNU/Linux 12 (bookworm)"}
@@ -52,9 +53,18 @@ def test_the_findings_box_is_the_claims_table_below_it_with_the_machine_in_one_l
     section = BeautifulSoup(prose.table(CLAIMS).to_html(), "html.parser").find_all("td")
     assert cells == [td.get_text() for td in section] == list(CLAIMS.to_numpy().ravel())
     assert "Machine: AMD EPYC, 2 cores, Debian GNU/Linux 12 (bookworm)." in page
-    assert "2 of 3 windows kept; load average 0.4-1.5; steal at most 16.9%" in page
+    assert ("2 of 3 windows kept; other processes at most 0.60 cores; load average 0.4-1.5; "
+            "steal at most 16.9%") in page  # fmt: skip
     assert "100.7-149%" in page and findings.SMOKE_BANNER not in page
     assert page_defects(page) == []
+
+
+def test_other_processes_under_half_a_hundredth_of_a_core_are_not_printed_as_zero():
+    quiet = RUNS.assign(foreign_cores=[0.001, 0.004, 0.0])
+    assert "; other processes under 0.005 cores; " in findings.machine_line(quiet, ENV)
+    # Results from before the reading: the line says nothing of it.
+    older = findings.machine_line(RUNS.drop(columns="foreign_cores"), ENV)
+    assert "other processes" not in older and "load average 0.4-1.5" in older
 
 
 def test_over_ssh_the_machine_line_names_the_server_host_and_the_load_host():

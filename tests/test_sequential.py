@@ -190,12 +190,13 @@ def test_every_study_has_a_claims_profile_that_stops_when_decided():
         assert p.stop_when_decided and p.repetitions >= verdicts.MIN_UNITS, study.id
         assert p.max_minutes is not None, study.id
         # A claims profile's sub-study measures only what its main run cannot: the variants a
-        # claim between two launches of the test app names, in a fixed number of blocks.
+        # claim between two launches of the test app names, until that claim is decided.
         table = load_claims(study)
         named = (set(table["variant"]) | set(table["relative_variant"])) - {""}
-        for name, sub in p.sub_studies.items():
-            assert set(sub["variants"]) <= named, (study.id, name)
-            assert sub["stop_when_decided"] is False, (study.id, name)
+        for name in p.sub_studies:
+            sub = p.sub_study(name)
+            assert set(sub.variants) <= named, (study.id, name)
+            assert sub.stop_when_decided and sub.max_minutes is not None, (study.id, name)
 
 
 def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
@@ -274,6 +275,7 @@ def test_a_look_leaves_out_a_claim_between_variants_its_run_does_not_measure():
     assert until_decided.in_short(run, "linux-proxies-2021").endswith(
         f". The trace-id sub-study judged 1 more: {claim}: {judged[claim]}."
     )
-    # A profile that runs both variants counts it.
+    # A run of both variants (the sub-study) judges that claim and no other: the main run
+    # judges those.
     both = replace(params, variants={"date": {}, "trace-id": {}})
-    assert between <= set(until_decided.look("linux-proxies-2021", results, both, 3, 1.0).verdicts)
+    assert set(until_decided.look("linux-proxies-2021", results, both, 3, 1.0).verdicts) == between

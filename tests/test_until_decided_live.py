@@ -4,6 +4,7 @@ hostbench/analysis/until_decided.py)."""
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -47,6 +48,23 @@ def test_a_claims_run_stops_at_its_budget_and_names_the_open_claims(tmp_path):
     for claim in look.open:
         assert f"Still open: {claim}" in text or f"; {claim} (about" in text
     assert not descendants_named(os.getpid())  # every launch stopped
+
+    # Resumed with a budget that leaves room for one more block and no second: the last look
+    # is taken again under it, the next block measures the open claims' cells, and the run
+    # stops again, by the new budget. A smaller budget than the one recorded is refused.
+    measured = sum(design["minutes"].values())
+    more = measured + 1.2 * design["minutes"]["3"]  # stops after block 4 unless 40% faster
+    with pytest.raises(BadInput, match="max_minutes"):
+        run_study(replace(params, max_minutes=0.005), "claims", tmp_path, progress=False,
+                  study=STUDY)  # fmt: skip
+    run_study(replace(params, max_minutes=more), "claims", tmp_path, progress=False, study=STUDY)
+    again = json.loads((run_dir / until_decided.DESIGN_FILE).read_text())
+    assert again["blocks"] == 4 and f"({more:g} min;" in again["stopped"], again["stopped"]
+    assert [x.after_block for x in until_decided.looks_of(again)] == [3, 4]
+    assert until_decided.looks_of(again)[0] == look  # the same windows, judged the same
+    results = tables.load_results(run_dir, valid_only=False)
+    assert set(results["block"]) == {1, 2, 3, 4}
+    assert not descendants_named(os.getpid())
 
 
 def test_a_claims_profile_needs_its_study(tmp_path):

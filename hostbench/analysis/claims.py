@@ -313,8 +313,9 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             words += f'; {RESTATES} "{again[claim]}", not more evidence'
         where, its_plan, its_conditions, on = results, plan, conditions, ""
         sub_study = _measured_in(claim_rows, results, between)
-        if sub_study:  # a claim between variants this run's sub-study measured
-            where, its_plan, its_conditions = between[sub_study], None, {}
+        if sub_study:  # a claim between variants this run's sub-study measured, by its plan
+            where, its_conditions = between[sub_study], {}
+            its_plan = where.attrs.get(tables.PLAN)
             on, judged_on[claim] = f"the {sub_study} sub-study: ", sub_study
         found, missing = comparison_ratios(where, claim_rows, baseline, its_plan)
         if not found:

@@ -268,6 +268,8 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
             _machine_words(env["load_host"]) or "not recorded")  # fmt: skip
     steal = pd.to_numeric(results.get("cpu_steal_pct"), errors="coerce")
     load = pd.to_numeric(results.get("load_avg_1m"), errors="coerce")
+    # The load average counts the measured processes too; what else ran is foreign_cores.
+    others = pd.to_numeric(results.get("foreign_cores", pd.Series(dtype=float)), errors="coerce")
     valid = results["valid"].astype(bool) if "valid" in results.columns else None
     kept = ""
     if valid is not None:  # a launch's valid windows are one row (results.per_launch)
@@ -278,11 +280,20 @@ def machine_line(results: pd.DataFrame, env: dict | None = None) -> str:
         kept = f"{int(windows[valid].sum())} of {counted} windows kept"
     quiet = [
         kept,
+        _others_text(others.max()) if others.notna().any() else "",
         f"load average {prose.span(load, '.1f')}" if load.notna().any() else "",
         f"steal at most {prose.share_text(steal.max())}%" if steal.notna().any() else "",
     ]
     quietness = "; ".join(q for q in quiet if q)
     return f"Machine: {machine or 'not recorded'}. Quietness: {quietness or 'not recorded'}."
+
+
+def _others_text(cores: float) -> str:
+    """ "other processes at most 0.02 cores" (foreign_cores: what the harness did not start);
+    under 0.005 said so, not printed as 0.00."""
+    if f"{cores:.2f}" == "0.00":
+        return "other processes under 0.005 cores"
+    return f"other processes at most {cores:.2f} cores"
 
 
 def _machine_words(env: dict) -> str:

@@ -140,11 +140,14 @@ def _check_arguments(df, baseline, metric, confidence, method, n_boot) -> None:
 def variant_ratios(df: pd.DataFrame, first: str, metric: str = "rps") -> pd.DataFrame:
     """Each mode's variants against its `first` variant (params.variants: launches of the test
     app with other settings), paired within blocks: paired_ratios with the variant in the
-    mode's place, one mode at a time. `variant` names the variant, `baseline` the first."""
+    mode's place, one mode at a time. `variant` names the variant, `baseline` the first.
+    A run that stopped when decided: its repeated intervals (the plan in df.attrs)."""
+    plan = df.attrs.get("plan")
     frames = []
     for mode, part in df.groupby("mode", sort=False, observed=True):
         swapped = part.assign(mode=part["variant"].astype(str))
-        r = paired_ratios(swapped, first, metric=metric).rename(columns={"mode": "variant"})
+        r = paired_ratios(swapped, first, metric=metric, plan=plan)
+        r = r.rename(columns={"mode": "variant"})
         frames.append(r.assign(mode=str(mode)))
     return pd.concat(frames, ignore_index=True)
 

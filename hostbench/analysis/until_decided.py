@@ -70,6 +70,7 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
         raise BadInput(f"study {study} has no reference/claims.csv: nothing to decide")
     judged = claims.for_results(study, results, params).set_index(claims.CLAIM)[claims.VERDICT]
     measured = _measured_cells(params)
+    between = _between_variants(table, params)
     by_claim, open_, cells = {}, {}, []
     for claim, rows in table.groupby("claim", sort=False):
         if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
@@ -77,6 +78,8 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
         needs = _cells_of(rows, measured)
         if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
             continue  # the paper profile, or a sub-study, judges it
+        if between and not _named_variants(rows):
+            continue  # a sub-study of two launches of each mode: the main run judges it
         by_claim[claim] = judged.get(claim, verdicts.NOT_ENOUGH)
         if by_claim[claim] not in DECIDED:
             open_[claim] = blocks_needed(results, rows, params, plan)
@@ -115,11 +118,21 @@ def _all_measured(rows: pd.DataFrame, measured: list[tuple]) -> bool:
     return True
 
 
+def _named_variants(rows: pd.DataFrame) -> set[str]:
+    return (set(rows["variant"]) | set(rows["relative_variant"])) - {""}
+
+
 def _variants_run(rows: pd.DataFrame, params) -> bool:
     """Whether the profile runs every variant the claim's rows name (a claim between two
     variants is judged where they run: a sub-study's, claims.judge_table)."""
-    named = (set(rows["variant"]) | set(rows["relative_variant"])) - {""}
-    return named <= {*params.variants, *params.runtime_variants}
+    return _named_variants(rows) <= {*params.variants, *params.runtime_variants}
+
+
+def _between_variants(table: pd.DataFrame, params) -> bool:
+    """Whether the profile runs variants the study's claims name: the sub-study that judges
+    the claims between them, and only those (claims.judge_table: never a condition of the
+    others, whose comparisons it would wait for)."""
+    return bool(_named_variants(table) & {*params.variants, *params.runtime_variants})
 
 
 def cell_allowed(spec_scenario: str, spec_concurrency: int, cells: list[list]) -> bool:
@@ -244,15 +257,35 @@ def in_short(run_dir: str | Path, study: str) -> str:
 def judged_beside(study: str, run_dir: str | Path) -> str:
     """ " The trace-id sub-study judged 1 more: X: reproduced.": the claims a run left to a
     sub-study of its own (a claim between two variants, claims.judge_table), which its looks
-    never count, with their verdicts ("" when there are none)."""
+    never count, with their verdicts and, where the sub-study was measured until decided,
+    the blocks it took ("" when there are none)."""
     table = claims.of_run(study, run_dir)
     judged_on = table.attrs.get(claims.JUDGED_ON, {}) if table is not None else {}
     verdict = table.set_index(claims.CLAIM)[claims.VERDICT] if judged_on else {}
     by_sub_study: dict[str, list[str]] = {}
     for claim, sub_study in judged_on.items():
         by_sub_study.setdefault(sub_study, []).append(f"{claim}: {verdict[claim]}")
-    return "".join(f" The {name} sub-study judged {len(judged)} more: {'; '.join(judged)}."
-                   for name, judged in by_sub_study.items())  # fmt: skip
+    run_dir = Path(run_dir)
+    return "".join(
+        f" The {name} sub-study{_how_long(run_dir.parent / f'{run_dir.name}-{name}')} judged "
+        f"{len(judged)} more: {'; '.join(judged)}."
+        for name, judged in by_sub_study.items()
+    )
+
+
+def _how_long(sub_run: Path) -> str:
+    """ ", measured until decided in 6 blocks,": a sub-study that stopped when decided, or
+    where it stopped with a claim open and why ("" for a fixed one)."""
+    path = sub_run / DESIGN_FILE
+    design = json.loads(path.read_text()) if path.is_file() else {}
+    looks = looks_of(design)
+    if not looks:
+        return ""
+    last = looks[-1]
+    if not last.open:
+        return f", measured until decided in {last.after_block} blocks,"
+    why = f" ({design['stopped']})" if design.get("stopped") else ""
+    return f", measured until decided but stopped open after {last.after_block} blocks{why},"
 
 
 def _ordinal(n: int) -> str:

@@ -25,6 +25,7 @@ holds a folder (a lock the kernel releases when that process dies).
 
 import fcntl
 import json
+import math
 import os
 import random
 import shutil
@@ -202,6 +203,8 @@ def _changes(old: dict, new: dict) -> list[str]:
     before, after = ({k: p.get(k, defaults.get(k)) for k in keys} for p in (old, new))
     if _more_blocks(before, after):
         keys.remove("repetitions")
+    if _more_time(before, after):
+        keys.remove("max_minutes")
     return [f"{k} ({before[k]!r} -> {after[k]!r})" for k in keys if before[k] != after[k]]
 
 
@@ -215,6 +218,19 @@ def _more_blocks(old: dict, new: dict) -> bool:
         return p["target_halfwidth_pct"] is None and not p["stop_when_decided"]
 
     return fixed(old) and fixed(new) and new["repetitions"] > old["repetitions"]
+
+
+def _more_time(old: dict, new: dict) -> bool:
+    """A run measured until decided, resumed with a larger time budget (or none), goes on where
+    its budget stopped it (_reopened): its repeated intervals hold their 95% over every look
+    up to max_repetitions whatever stops the run, a budget raised after a look included
+    (docs/method.md). A smaller one is refused (the blocks beyond it would stay)."""
+
+    def budget(p: dict) -> float:
+        return math.inf if p.get("max_minutes") is None else p["max_minutes"]
+
+    until_decided_run = old.get("stop_when_decided") and new.get("stop_when_decided")
+    return bool(until_decided_run) and budget(new) > budget(old)
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -341,6 +357,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         _record_environment(study_dir, runtimes=params.runtime_builds)
 
     design = _design(study_dir, params)
+    if old is not None and _more_time(old, new):
+        design = _reopened(study_dir, design, params)
     specs = run_order(params, seed, design["blocks"])
     for spec in specs:  # before anything starts: a path nginx-uds could not bind
         check_socket_path(spec.mode, study_dir / LAUNCH_DIR.format(block=spec.block) / spec.member)
@@ -453,6 +471,7 @@ def _check_same_processor(study_dir: Path) -> None:
 
 LAUNCH_DIR = "launch__r{block}"  # a block's launch: each mode's logs, configs and warm-ups
 DESIGN_FILE = "design.json"  # how many blocks, and why
+BUDGET_STOPPED = "the next block would pass the profile's time budget"  # design.json's "stopped"
 
 
 def _state_for(params: StudyParams):
@@ -662,6 +681,20 @@ def _design(study_dir: Path, params: StudyParams) -> dict:
     return {"blocks": params.repetitions, "decision": ""}
 
 
+def _reopened(study_dir: Path, design: dict, params: StudyParams) -> dict:
+    """A run its time budget stopped, resumed with a larger one (_more_time): its blocks up to
+    max_repetitions again and its last look to be taken again, now under the new budget (the
+    same windows judged again: the same verdicts). Recorded at once, so an interruption
+    before that look leaves the run open, not stopped by the old budget."""
+    if not str(design.get("stopped", "")).startswith(BUDGET_STOPPED):
+        return design
+    kept = {key: value for key, value in design.items() if key != "stopped"}
+    reopened = {**kept, "blocks": params.max_repetitions,
+                until_decided.LOOKS: design[until_decided.LOOKS][:-1]}  # fmt: skip
+    _write_atomically(study_dir / DESIGN_FILE, json.dumps(reopened, indent=2))
+    return reopened
+
+
 def _planned(specs: list[RunSpec], design: dict, params: StudyParams) -> list[RunSpec]:
     """The windows known to be measured: every block's, or, in a run that stops when decided,
     those of the blocks up to the one after its last look (the rest wait on the looks)."""
@@ -707,8 +740,8 @@ def _look(study: str, study_dir: Path, params: StudyParams, design: dict, block:
         last = design["minutes"].get(str(block), 0.0)
         share = len(found.cells) / max(1, len(_cells_measured(results, block)))
         if minutes + last * share > params.max_minutes:
-            stopped = (f"the next block would pass the profile's time budget "
-                       f"({params.max_minutes:g} min; {minutes:.0f} min measured)")  # fmt: skip
+            stopped = (f"{BUDGET_STOPPED} ({params.max_minutes:g} min; {minutes:.0f} min "
+                       "measured)")  # fmt: skip
     if stopped:
         design = {**design, "blocks": block, "stopped": stopped}
         say(f"stopped after block {block}: {stopped}")

@@ -223,7 +223,8 @@ KEYS: tuple[Key, ...] = (
     _k("max_minutes", None, "min",
        "The time the blocks target_halfwidth_pct calls for, or stop_when_decided runs, may take "
        "in all (the first blocks included), estimated from the blocks measured; null: no "
-       "limit.", Rule("float", minimum=0.01), null="no limit"),
+       "limit. A stop_when_decided run this budget stopped resumes with a larger one.",
+       Rule("float", minimum=0.01), null="no limit"),
     _k("description", "", "", "What this study is, in a line (reports quote it).",
        check=_text, shape="str"),
     _k("baseline", None, "",

@@ -18,6 +18,7 @@ from hostbench.analysis.claims import AGAINST, CLAIM, OURS, SENSITIVITY, VERDICT
 from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.analysis.figures import caption_text
 from hostbench.analysis.reference import load_claims, load_reference, load_setup
+from hostbench.analysis.sequential import Plan
 from hostbench.catalog import mode_label
 from hostbench.harness.study import run_study
 from hostbench.paths import ROOT
@@ -314,13 +315,13 @@ def test_an_analog_a_sub_study_ran_is_judged_there_too():
 TRACE = "Returning the request's trace id"
 
 
-def _traced(trace_over_date: float, blocks: int = 3) -> pd.DataFrame:
+def _traced(trace_over_date: float, blocks: int = 3, swing: float = 0.01) -> pd.DataFrame:
     """A trace-id sub-study's blocks: Kestrel, nginx and Caddy (10,000, 2,500 and 2,300 req/s),
-    each launched with either body, the trace id's at `trace_over_date` x the time's (-+1% on
-    the log scale from block to block)."""
+    each launched with either body, the trace id's at `trace_over_date` x the time's (-+swing
+    on the log scale from block to block)."""
     rows = []
     for block in range(1, blocks + 1):
-        gain = trace_over_date * math.exp((-1) ** block * 0.01)
+        gain = trace_over_date * math.exp((-1) ** block * swing)
         for mode, rps in (("kestrel", 10_000.0), ("nginx", 2_500.0), ("caddy", 2_300.0)):
             rows += [(mode, lp.DATE_BODY, block, rps), (mode, lp.TRACE_ID, block, rps * gain)]
     frame = pd.DataFrame(rows, columns=["mode", "variant", "block", "rps"])
@@ -354,6 +355,28 @@ def test_the_trace_id_claim_is_judged_on_the_sub_study_that_ran_both_bodies(gain
     assert alone[VERDICT] == verdicts.NOT_ENOUGH
     nginx = mode_label("nginx")
     assert f"trace-id / date on {nginx}, api/test: not run" in alone[OURS]
+
+
+def test_a_trace_id_sub_study_measured_until_decided_is_judged_by_its_repeated_intervals():
+    """Constructed: 3 blocks at -+4%. Their t interval lies within the rule's +-15% of 1.00;
+    the repeated interval of a sub-study measured until decided (its plan, as
+    tables.load_results records it), valid over all 16 looks, is wider and decides nothing
+    yet. The table printed beside the verdict states the same interval."""
+    params, main = profile_params(STUDY.id, "paper"), _runs(nginx=0.329)
+    fixed = _traced(1.0, swing=0.04)
+    sequential = fixed.copy()
+    sequential.attrs[tables.PLAN] = Plan(3, 16)
+    verdict_of = {}
+    for name, sub in (("fixed", fixed), ("sequential", sequential)):
+        table = lp.claims(main, params, {lp.TRACE_ID: sub}).set_index(CLAIM)
+        row = table.loc[table.index.str.startswith(TRACE)].iloc[0]
+        verdict_of[name] = row[VERDICT]
+        kestrel = lp.trace_id_table(sub).iloc[0]
+        low, high = wording.ci_bounds(kestrel["CI low %"] / 100, kestrel["CI high %"] / 100)
+        ours = wording.pct_text(kestrel["ours %"] / 100)
+        printed = f"{mode_label('kestrel')}, api/test at 2: {ours} ({low}-{high}%, 3 blocks)"
+        assert printed in row[OURS], (name, row[OURS])
+    assert verdict_of == {"fixed": verdicts.REPRODUCED, "sequential": verdicts.UNDECIDED}
 
 
 def test_the_trace_id_table_pairs_each_setups_bodies_within_blocks():
