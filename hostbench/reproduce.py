@@ -209,14 +209,7 @@ def reproduce(
                          notebook_budget_s(params))  # fmt: skip
     executed.replace(notebook)
     for folder in [out, *(out.parent / f"{run_id}-{name}" for name in params.sub_studies)]:
-        if (folder / "results.csv").is_file():
-            # A re-render's ratios are today's analysis of the data, unless its notebook
-            # wrote them just now.
-            stale = render_only and _written_before(folder / RATIOS_FILE, started)
-            try:
-                write_ratios_file(folder, study_id, replace=stale)  # where the notebook wrote none
-            except BadInput as e:  # a run without ratios still gets its report
-                print(f"ratios.csv not written in {folder.name}: {e}", flush=True)
+        write_ratios(folder, study_id, started)
     export_html(out / study.notebook, out / "report.html")
     _print_pdf(out)
     wall_s = time.monotonic() - t0
@@ -228,6 +221,19 @@ def reproduce(
     (out / DONE_FILE).write_text(json.dumps(record, indent=2))
     print(f"{study_id} ({profile}): {wall_s:.0f} s; everything is in {out}", flush=True)
     return out
+
+
+def write_ratios(folder: Path, study_id: str, started: float) -> None:
+    """ratios.csv in a run folder with results: today's analysis of all its data, unless the
+    study's notebook wrote it since `started`. One written before is replaced: a re-render's
+    analysis may have changed, a resumed run measured more blocks."""
+    if not (folder / "results.csv").is_file():
+        return
+    stale = _written_before(folder / RATIOS_FILE, started)
+    try:
+        write_ratios_file(folder, study_id, replace=stale)  # where the notebook wrote none
+    except BadInput as e:  # a run without ratios still gets its report
+        print(f"ratios.csv not written in {folder.name}: {e}", flush=True)
 
 
 def _written_before(path: Path, since: float) -> bool:

@@ -191,6 +191,25 @@ def test_a_run_without_ratios_csv_gets_its_published_ratios_written_once(tmp_pat
     assert path.stat().st_mtime_ns == before
 
 
+def test_reproduce_writes_a_ratios_csv_from_before_it_anew_and_keeps_one_written_since(tmp_path):
+    # A resumed run measured more blocks since its ratios.csv was written (as a re-render's
+    # analysis may have changed): reproduce writes today's ratios of all its data over it. One
+    # the study's notebook wrote during this reproduce stays as written.
+    from hostbench.reproduce import write_ratios
+
+    study = _study_with_modes(1)
+    fresh = compare.write_ratios_file(_copy(study, tmp_path / "fresh"), study).read_text()
+    a = _copy(study, tmp_path / "a")
+    older = a / "ratios.csv"
+    older.write_text(fresh.replace(",", ",1", 1))  # an older analysis, or fewer blocks
+    started = older.stat().st_mtime + 1
+    write_ratios(a, study, started)
+    assert older.read_text() == fresh
+    older.write_text("written by the notebook\n")
+    write_ratios(a, study, started=older.stat().st_mtime - 1)
+    assert older.read_text() == "written by the notebook\n"
+
+
 def test_runs_of_two_studies_and_smoke_runs_are_refused_in_one_line(tmp_path, capsys):
     first, second = list(STUDIES)[:2]
     a = _copy(first, tmp_path / "a")
