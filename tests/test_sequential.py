@@ -269,13 +269,23 @@ def test_a_look_leaves_out_a_claim_between_variants_its_run_does_not_measure():
     between = set(table[table["variant"] != ""]["claim"])
     found = until_decided.look("linux-proxies-2021", results, params, 3, 1.0)
     assert between and found.verdicts and not between & set(found.verdicts)
-    # The line the README gives the run names it beside the looks' count, with its verdict.
+    # The line the README gives the run names it beside the looks' count, with its verdict
+    # and the blocks the sub-study, measured until decided, took.
     judged = claims.of_run("linux-proxies-2021", run).set_index(claims.CLAIM)[claims.VERDICT]
     (claim,) = between
+    sub_run = run.parent / f"{run.name}-trace-id"
+    design = json.loads((sub_run / until_decided.DESIGN_FILE).read_text())
+    last = until_decided.looks_of(design)[-1]
     assert until_decided.in_short(run, "linux-proxies-2021").endswith(
-        f". The trace-id sub-study judged 1 more: {claim}: {judged[claim]}."
+        f". The trace-id sub-study, measured until decided in {last.after_block} blocks, judged "
+        f"1 more: {claim}: {judged[claim]}."
     )
-    # A run of both variants (the sub-study) judges that claim and no other: the main run
-    # judges those.
+    assert judged[claim] in until_decided.DECIDED and not last.open
+    # Its own looks judged that claim and no other (the main run judges those), by the
+    # repeated intervals of its plan.
+    assert all(set(x.verdicts) == between for x in until_decided.looks_of(design))
+    sub_params = tables.load_params(sub_run)
+    assert sub_params.stop_when_decided and design["first_blocks"] == sub_params.repetitions
+    # As does any run of both variants.
     both = replace(params, variants={"date": {}, "trace-id": {}})
     assert set(until_decided.look("linux-proxies-2021", results, both, 3, 1.0).verdicts) == between
