@@ -206,7 +206,7 @@ def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
     claims = load_claims("jcsi2018")
     html_size = claims[(claims["kind"] == "size") & (claims["scenario"] == "html")]["claim"]
 
-    def looked(html_gains):
+    def looked(html_gains, plan=None):
         rows = []
         gains = {"html": html_gains, "text": [1.2, 3.9, 2.2]}
         for scenario, by_block in gains.items():
@@ -214,12 +214,17 @@ def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
                 for mode, rps in (("kestrel", 1000 * gain), ("nginx-keepalive", 1000.0)):
                     rows.append(dict(mode=mode, scenario=scenario, tool="k6", concurrency=8,
                                      block=b, rps=rps, valid=True))  # fmt: skip
-        return until_decided.look("jcsi2018", pd.DataFrame(rows), params, 3, 4.0)
+        frame = pd.DataFrame(rows)
+        frame.attrs[tables.PLAN] = plan
+        return until_decided.look("jcsi2018", frame, params, 3, 4.0)
 
     close = looked([1.50, 1.51, 1.49])  # 0.88x of +70%: near the tolerance's edge, open
     assert list(close.verdicts) == list(html_size)
     assert list(close.open) == list(html_size) and close.cells == [["html", 8]]
     assert close.open[html_size.iloc[0]] > 3  # more blocks would decide it
+    # Results as the harness loads them carry the run's plan: the blocks needed are read from
+    # the per-block spread all the same, not from the wider repeated interval.
+    assert looked([1.50, 1.51, 1.49], Plan.of(params)).open == close.open
     clear = looked([1.20, 1.21, 1.19])  # 0.71x: smaller, decided at the first look
     assert clear.decided == 1 and not clear.open and clear.cells == []
     design = {"first_blocks": 3, "max_blocks": 8, "stopped": "every claim decided"}

@@ -154,7 +154,11 @@ def blocks_needed(results: pd.DataFrame, rows: pd.DataFrame, params, plan: Plan)
     ratio: the smallest n whose repeated half-width (the last planned look's level beyond the
     cap) falls inside the margin to the nearest edge a decision needs, for the comparison that
     needs most. None where a comparison has no spread yet (fewer than 2 blocks)."""
-    found, _ = claims.comparison_ratios(results, rows, params.baseline_mode, None)
+    # The spread is read back from the t interval (block_spread): never the repeated one the
+    # results of such a run carry (their plan, tables.load_results), wider by the looks.
+    fixed = results.copy(deep=False)
+    fixed.attrs = {}
+    found, _ = claims.comparison_ratios(fixed, rows, params.baseline_mode, None)
     first = rows.iloc[0]
     most = 0
     for c in found:
