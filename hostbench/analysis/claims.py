@@ -51,7 +51,8 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
     comparison that ran (mode, relative_to, scenario, concurrency, n, ratio, ci_low, ci_high,
     value), and a list of the comparisons that did not. A row with no scenario covers every
     scenario the run has for its mode. plan: a run that stopped when decided (its repeated
-    intervals, sequential.py); None: the t interval."""
+    intervals, sequential.py); None: the plan the results carry (tables.load_results), else
+    the t interval."""
     found, missing = [], []
     for row in claim_rows.itertuples(index=False):
         relative = baseline if row.relative_to == RUN_BASELINE else row.relative_to
@@ -179,9 +180,10 @@ def _against(kind: str, found: list[dict]) -> str:
             continue
         side_low, side_high = _printed_ends(apart)
         gap = 100 * (1 / float(side_high) - 1 if side == "below" else float(side_low) - 1)
-        if math.floor(gap + 1e-9) < 1:  # "at least 0%" would tell a reader nothing
+        at_least = math.floor(gap + 1e-9)
+        if at_least < 1:  # "at least 0%" would tell a reader nothing
             continue
-        text += f", differs by at least {math.floor(gap + 1e-9):.0f}%"
+        text += f", differs by at least {at_least:.0f}%"
         if len(apart) < len(found):
             names = ", ".join(_label(c, short) for c in apart)
             text += f" on {names} ({side_low}-{side_high}x)"

@@ -199,6 +199,12 @@ def record(design: dict, found: Look) -> dict:
     return {**design, LOOKS: [*looks, asdict(found)]}
 
 
+def _design_of(run_dir: str | Path) -> dict:
+    """The run's design.json ({} for a run without one: not measured until decided)."""
+    path = Path(run_dir) / DESIGN_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def looks_of(design: dict) -> list[Look]:
     return [Look(**x) for x in design.get(LOOKS, [])]
 
@@ -208,10 +214,7 @@ def summary(run_dir: str | Path, study: str | None = None) -> str:
     decided and the block each was first decided at, the cells the later blocks measured,
     those left open with the blocks each would need, why it stopped; and what the paper
     profile adds. "" for a run that did not stop when decided."""
-    path = Path(run_dir) / DESIGN_FILE
-    if not path.is_file():
-        return ""
-    design = json.loads(path.read_text())
+    design = _design_of(run_dir)
     looks = looks_of(design)
     if not looks:
         return ""
@@ -246,8 +249,7 @@ def in_short(run_dir: str | Path, study: str) -> str:
     """ "4 of 5 testable claims decided in 9 blocks; still open: X.": a claims run in a line
     (the README's list), with the claims its sub-studies judged; "" for a run that did not
     stop when decided."""
-    path = Path(run_dir) / DESIGN_FILE
-    looks = looks_of(json.loads(path.read_text())) if path.is_file() else []
+    looks = looks_of(_design_of(run_dir))
     if not looks:
         return ""
     last = looks[-1]
@@ -280,8 +282,7 @@ def judged_beside(study: str, run_dir: str | Path) -> str:
 def _how_long(sub_run: Path) -> str:
     """ ", measured until decided in 6 blocks,": a sub-study that stopped when decided, or
     where it stopped with a claim open and why ("" for a fixed one)."""
-    path = sub_run / DESIGN_FILE
-    design = json.loads(path.read_text()) if path.is_file() else {}
+    design = _design_of(sub_run)
     looks = looks_of(design)
     if not looks:
         return ""
