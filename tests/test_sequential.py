@@ -234,6 +234,30 @@ def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
     assert f"{html_size.iloc[0]}, block 3" in until_decided.summary(tmp_path)
 
 
+def test_a_look_on_runtimes_judges_each_claim_on_each_runtime_apart():
+    # jcsi2018's claims run's runtimes sub-study: Kestrel and the analog on two runtimes in
+    # the same blocks. Each claim is judged once per runtime, on that runtime's rows alone:
+    # +20% on .NET 8 is decided (smaller than +70%), +50% on .NET 10 is still open.
+    params = profile_params("jcsi2018", "claims", scenarios=["html", "text"],
+                            runtimes=["net8.0", "net10.0"])  # fmt: skip
+    claims_ = load_claims("jcsi2018")
+    (html_size,) = claims_[(claims_["kind"] == "size") & (claims_["scenario"] == "html")]["claim"]
+    gains = {("net8", "html"): [1.20, 1.21, 1.19], ("net10", "html"): [1.50, 1.51, 1.49],
+             ("net8", "text"): [1.2, 3.9, 2.2], ("net10", "text"): [1.2, 3.9, 2.2]}  # fmt: skip
+    rows = []
+    for (variant, scenario), by_block in gains.items():
+        for b, gain in enumerate(by_block, start=1):
+            for mode, rps in (("kestrel", 1000 * gain), ("nginx-keepalive", 1000.0)):
+                rows.append(dict(mode=mode, variant=variant, scenario=scenario, tool="k6",
+                                 concurrency=8, block=b, rps=rps, valid=True))  # fmt: skip
+    found = until_decided.look("jcsi2018", pd.DataFrame(rows), params, 3, 4.0)
+    on8, on10 = f"{html_size}, on net8", f"{html_size}, on net10"
+    assert list(found.verdicts) == [on8, on10]
+    assert found.verdicts[on8] == verdicts.SMALLER
+    assert found.verdicts[on10] not in until_decided.DECIDED
+    assert list(found.open) == [on10] and found.open[on10] > 3 and found.cells == [["html", 8]]
+
+
 # --- the simulated error rates ----------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from ..catalog import mode_label, scenario_label
 from ..errors import BadInput
 from ..params import StudyParams
 from ..studies import get_study
-from . import claims, intervals, tables, verdicts
+from . import claims, intervals, runtimes, tables, verdicts
 from .reference import UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
@@ -68,22 +68,27 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
     table = load_claims(study)
     if table is None:
         raise BadInput(f"study {study} has no reference/claims.csv: nothing to decide")
-    judged = claims.for_results(study, results, params).set_index(claims.CLAIM)[claims.VERDICT]
     measured = _measured_cells(params)
     between = _between_variants(table, params)
     by_claim, open_, cells = {}, {}, []
-    for claim, rows in table.groupby("claim", sort=False):
-        if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
-            continue
-        needs = _cells_of(rows, measured)
-        if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
-            continue  # the paper profile, or a sub-study, judges it
-        if between and not _named_variants(rows):
-            continue  # a sub-study of two launches of each mode: the main run judges it
-        by_claim[claim] = judged.get(claim, verdicts.NOT_ENOUGH)
-        if by_claim[claim] not in DECIDED:
-            open_[claim] = blocks_needed(results, rows, params, plan)
-            cells += [c for c in needs if c not in cells]
+    # A run that compared runtimes is judged on each runtime apart (as the claims box reads
+    # it, runtimes.conditions): a claim counts once per runtime, "<claim>, on net8".
+    parts = runtimes.parts(results) if params.runtime_variants else {"": results}
+    for runtime, part in parts.items():
+        judged = claims.for_results(study, part, params).set_index(claims.CLAIM)[claims.VERDICT]
+        for claim, rows in table.groupby("claim", sort=False):
+            if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
+                continue
+            needs = _cells_of(rows, measured)
+            if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
+                continue  # the paper profile, or a sub-study, judges it
+            if between and not _named_variants(rows):
+                continue  # a sub-study of two launches of each mode: the main run judges it
+            key = f"{claim}, on {runtime}" if runtime else claim
+            by_claim[key] = judged.get(claim, verdicts.NOT_ENOUGH)
+            if by_claim[key] not in DECIDED:
+                open_[key] = blocks_needed(part, rows, params, plan)
+                cells += [c for c in needs if c not in cells]
     return Look(after_block, by_claim, open_, [list(c) for c in cells], round(minutes, 2))
 
 
@@ -272,11 +277,30 @@ def judged_beside(study: str, run_dir: str | Path) -> str:
     for claim, sub_study in judged_on.items():
         by_sub_study.setdefault(sub_study, []).append(f"{claim}: {verdict[claim]}")
     run_dir = Path(run_dir)
-    return "".join(
+    text = "".join(
         f" The {name} sub-study{_how_long(run_dir.parent / f'{run_dir.name}-{name}')} judged "
         f"{len(judged)} more: {'; '.join(judged)}."
         for name, judged in by_sub_study.items()
     )
+    return text + _judged_again(run_dir, skip=set(by_sub_study))
+
+
+def _judged_again(run_dir: Path, skip: set[str]) -> str:
+    """ " The runtimes sub-study, measured until decided in 9 blocks, judged each claim again on
+    each runtime: 15 of 15 decided (the sensitivity column).": each sub-study measured until
+    decided whose verdicts are conditions of the claims' rows, not claims of its own."""
+    out = ""
+    for name in tables.load_params(run_dir).sub_studies:
+        sub_run = run_dir.parent / f"{run_dir.name}-{name}"
+        looks = looks_of(_design_of(sub_run))
+        if name in skip or not looks:
+            continue
+        last = looks[-1]
+        on_each = " on each runtime" if tables.load_params(sub_run).runtime_variants else ""
+        out += (f" The {name} sub-study{_how_long(sub_run)} judged each claim again{on_each}: "
+                f"{last.decided} of {len(last.verdicts)} decided (the column "
+                f'"{claims.SENSITIVITY}").')  # fmt: skip
+    return out
 
 
 def _how_long(sub_run: Path) -> str:
