@@ -189,7 +189,25 @@ def claims_section(root: Path) -> str:
     if on:
         each = "; ".join(f"{sum(w) / 60:.0f} min on {cpu}" for cpu, w in on.items())
         lines += ["", f"Together ({len([w for ws in on.values() for w in ws])} runs): {each}."]
-    return "\n".join([CLAIMS_START, *lines, CLAIMS_END])
+    return "\n".join([CLAIMS_START, *lines, "", claims_budgets(), CLAIMS_END])
+
+
+def claims_budgets() -> str:
+    """The claims profiles' time budgets (params key max_minutes, a sub-study's its own), as a
+    reader's `make reproduce-all PROFILE=claims` spends at most: measurement stops there, the
+    claims left open said in the report."""
+    parts, total = [], 0.0
+    for sid, study in STUDIES.items():
+        if "claims" not in study.profiles():
+            continue
+        p = StudyParams.from_file(study.params_path("claims"))
+        subs = {name: p.sub_study(name).max_minutes for name in p.sub_studies}
+        total += p.max_minutes + sum(subs.values())
+        parts.append(f"`{sid}` {p.max_minutes:g} min" + "".join(
+            f", then {m:g} for its {name} sub-study" for name, m in subs.items()))  # fmt: skip
+    return (f"Their time budgets (params key `max_minutes`; measurement stops there and the "
+            f"report names the claims left open): {'; '.join(parts)}; {total:g} min for all "
+            f"{len(parts)}, beside the launches and notebooks.")  # fmt: skip
 
 
 def readme_sections(root: Path) -> list[tuple[str, str, str, str]]:

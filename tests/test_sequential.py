@@ -15,6 +15,7 @@ from hostbench.analysis import (
     claims,
     error_rates,
     intervals,
+    runtimes,
     sequential,
     student_t,
     tables,
@@ -189,13 +190,16 @@ def test_every_study_has_a_claims_profile_that_stops_when_decided():
         p = profile_params(study.id, "claims")
         assert p.stop_when_decided and p.repetitions >= verdicts.MIN_UNITS, study.id
         assert p.max_minutes is not None, study.id
-        # A claims profile's sub-study measures only what its main run cannot: the variants a
-        # claim between two launches of the test app names, until that claim is decided.
+        # A claims profile's sub-study measures only what its main run cannot, until decided:
+        # the variants a claim between two launches of the test app names, or the main run's
+        # comparisons on other runtimes.
         table = load_claims(study)
         named = (set(table["variant"]) | set(table["relative_variant"])) - {""}
         for name in p.sub_studies:
             sub = p.sub_study(name)
             assert set(sub.variants) <= named, (study.id, name)
+            if sub.runtime_variants:
+                assert (sub.modes, sub.scenarios) == (p.modes, p.scenarios), (study.id, name)
             assert sub.stop_when_decided and sub.max_minutes is not None, (study.id, name)
 
 
@@ -256,6 +260,39 @@ def test_a_look_on_runtimes_judges_each_claim_on_each_runtime_apart():
     assert found.verdicts[on8] == verdicts.SMALLER
     assert found.verdicts[on10] not in until_decided.DECIDED
     assert list(found.open) == [on10] and found.open[on10] > 3 and found.cells == [["html", 8]]
+
+
+def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime():
+    # jcsi2018's claims run measured its claims again on .NET 8, 9 and 10 until each was
+    # decided on each runtime: its looks counted every claim of the main run once per runtime,
+    # and the last one's verdicts are what each runtime's rows alone give.
+    run = RUNS / STUDIES["jcsi2018"].claims_run
+    sub_run = run.parent / f"{run.name}-runtimes"
+    design = json.loads((sub_run / until_decided.DESIGN_FILE).read_text())
+    main = until_decided.looks_of(json.loads((run / until_decided.DESIGN_FILE).read_text()))
+    params = tables.load_params(sub_run)
+    assert params.stop_when_decided and len(params.runtime_variants) == 3
+    looks = until_decided.looks_of(design)
+    each = {f"{c}, on {v}" for c in main[-1].verdicts for v in params.runtime_variants}
+    assert all(set(x.verdicts) == each for x in looks)
+    last = looks[-1]
+    results = tables.load_results(sub_run, valid_only=False)
+    for variant, part in runtimes.parts(results).items():
+        judged = claims.for_results("jcsi2018", part, params).set_index(claims.CLAIM)
+        for claim in main[-1].verdicts:
+            assert last.verdicts[f"{claim}, on {variant}"] == judged.loc[claim, claims.VERDICT]
+    # The README's line for the run says how long it took and where its verdicts are.
+    stopped = " but stopped open after" if last.open else " in"
+    how = f"measured until decided{stopped} {last.after_block} blocks"
+    line = until_decided.in_short(run, "jcsi2018")
+    assert f" The runtimes sub-study, {how}" in line
+    assert (f"judged each claim again on each runtime: {last.decided} of {len(last.verdicts)} "
+            "decided") in line  # fmt: skip
+    # Each claim's row names each runtime's verdict, or says it holds on all three.
+    box = claims.of_run("jcsi2018", run).set_index(claims.CLAIM)
+    for claim in main[-1].verdicts:
+        for variant in params.runtime_variants:
+            assert f"runtimes on {variant} (" in box.loc[claim, claims.SENSITIVITY], claim
 
 
 # --- the simulated error rates ----------------------------------------------------------------
