@@ -109,9 +109,8 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         "",
         *_claims_lines(study_id, main, runs_dir),
     ]
-    for run in committed:
+    for run, what in _with_what(study_id, committed):
         table = compare.compare([run, run])
-        what = f"the {run.sub_study} sub-study" if run.sub_study else "the paper profile"
         layout = window_design.short(load_params(run.path))  # a sub-study's may differ
         lines += [
             f"Expected ranges, {what} ([{run.name}](../data/runs/{run.name}/), windows "
@@ -129,6 +128,28 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
         lines += ["", goals] if goals else []
         lines.append("")
     return lines
+
+
+def _with_what(study_id: str, committed: list[compare.Run]) -> list[tuple[compare.Run, str]]:
+    """Each committed run with what it is ("the paper profile", "the two-hosts sub-study",
+    "the claims profile"), the claims run followed by its own sub-studies' runs ("the runtimes
+    sub-study of the claims profile"), which the gallery leaves out (its sub-study rows are
+    set against the paper run's)."""
+    out = []
+    for run in committed:
+        if run.sub_study:
+            out.append((run, f"the {run.sub_study} sub-study"))
+            continue
+        profile = json.loads((run.path / "reproduce.json").read_text())["profile"]
+        out.append((run, f"the {profile} profile"))
+        if run.path.name != STUDIES[study_id].claims_run:
+            continue
+        for sub in load_params(run.path).sub_studies:
+            folder = run.path.parent / f"{run.path.name}-{sub}"
+            if (folder / "results.csv").is_file():
+                out.append((compare.Run(folder, study_id, sub),
+                            f"the {sub} sub-study of the {profile} profile"))  # fmt: skip
+    return out
 
 
 def markdown(runs_dir: Path = RUNS) -> str:

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from hostbench import artifact, gallery
-from hostbench.analysis import claims, compare, machines, verdicts
+from hostbench.analysis import claims, compare, machines, tables, verdicts
 from hostbench.paths import ROOT, RUNS
 from hostbench.studies import STUDIES
 
@@ -81,10 +81,30 @@ def _artifact_ranges(text: str) -> dict[str, list[tuple[str, str, str, str]]]:
     return out
 
 
+def _with_claims_sub_studies(study: str) -> list[compare.Run]:
+    """The committed runs, and the sub-studies of the claims run (the appendix shows them)."""
+    runs = _committed(study)
+    claims_run = RUNS / STUDIES[study].claims_run
+    if any(r.path == claims_run for r in runs):
+        for sub in tables.load_params(claims_run).sub_studies:
+            folder = RUNS / f"{claims_run.name}-{sub}"
+            if (folder / "results.csv").is_file():
+                runs.append(compare.Run(folder, study, sub))
+    return runs
+
+
 def test_the_artifact_ranges_equal_the_committed_intervals():
-    ranges = _artifact_ranges((ROOT / artifact.PAGE).read_text())
-    expected_runs = [r for s in STUDIES for r in _committed(s)]
+    text = (ROOT / artifact.PAGE).read_text()
+    ranges = _artifact_ranges(text)
+    expected_runs = [r for s in STUDIES for r in _with_claims_sub_studies(s)]
     assert sorted(ranges) == sorted(r.name for r in expected_runs)
+    # Each named by its profile: a claims run is not "the paper profile".
+    for study in STUDIES:
+        claims_run = STUDIES[study].claims_run
+        if claims_run in ranges:
+            assert f"Expected ranges, the claims profile ([{claims_run}]" in text
+            for sub in tables.load_params(RUNS / claims_run).sub_studies:
+                assert f"the {sub} sub-study of the claims profile ([{claims_run}-{sub}]" in text
     for run in expected_runs:
         ratios = compare.run_ratios(run.path, run.study)
         assert len(ranges[run.name]) == len(ratios.dropna(subset=["ratio"]))
