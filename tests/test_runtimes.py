@@ -136,6 +136,26 @@ def test_each_runtime_is_read_against_the_same_go_windows():
     assert list(shown["in words"]) == ["slower", "slower"]
 
 
+def test_the_words_across_runtimes_say_where_they_change():
+    # Kestrel at half of Iris MVC on .NET 8 and indistinguishable on .NET 10: the line names
+    # each runtime's words; the same words on both are said once.
+    rows = _rows({("iris-mvc", ""): [100, 110, 90], ("kestrel", "net8"): [50, 55, 45],
+                  ("kestrel", "net10"): [104, 96, 99]})  # fmt: skip
+    shown = runtimes.table(rows, "iris-mvc")
+    words = list(shown["in words"])
+    assert words[0] == "slower" and words[1] != "slower"
+    assert runtimes.in_words(shown) == (
+        f"- Kestrel / Iris (MVC controllers), api/values: slower on net8; {words[1]} on net10."
+    )
+    rows = _rows({("iris-mvc", ""): [100, 110, 90], ("kestrel", "net8"): [50, 55, 45],
+                  ("kestrel", "net10"): [60, 66, 54]})  # fmt: skip
+    same = runtimes.table(rows, "iris-mvc")
+    assert (
+        runtimes.in_words(same)
+        == "- Kestrel / Iris (MVC controllers), api/values: slower on every runtime."
+    )
+
+
 def test_a_runtimes_sub_study_is_one_condition_per_runtime_for_the_claims():
     rows = _rows({("iris-mvc", ""): [100, 110, 90], ("kestrel", "net8"): [50, 55, 45],
                   ("kestrel", "net10"): [80, 88, 72]})  # fmt: skip

@@ -9,6 +9,7 @@ read from the app)."""
 
 import pandas as pd
 
+from ..catalog import mode_label, scenario_label
 from . import intervals, wording
 
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
@@ -59,3 +60,23 @@ def table(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataF
     bounds = zip(r["ratio"], r["ci_low"], r["ci_high"], strict=True)
     r["in words"] = [wording.describe(x, lo, hi).split(":")[0] for x, lo, hi in bounds]
     return r[[RUNTIME, "version", "mode", "baseline", "scenario", "n", "ours (95% CI)", "in words"]]
+
+
+def in_words(shown: pd.DataFrame) -> str:
+    """`table`'s rows, one Markdown line per comparison across the runtimes (the table beside
+    it gives each ratio and interval): its words where every runtime has the same ones, else
+    each group of runtimes with its words. It never says one runtime beat another: that would
+    take their own ratio, which these rows do not hold."""
+    lines = []
+    for (mode, baseline, scenario), rows in shown.groupby(["mode", "baseline", "scenario"],
+                                                          sort=False):  # fmt: skip
+        groups: dict[str, list[str]] = {}
+        for runtime, words in zip(rows[RUNTIME], rows["in words"], strict=True):
+            groups.setdefault(words, []).append(runtime)
+        name = f"{mode_label(mode)} / {mode_label(baseline)}, {scenario_label(scenario)}"
+        if len(groups) == 1:
+            lines.append(f"- {name}: {next(iter(groups))} on every runtime.")
+        else:
+            each = "; ".join(f"{w} on {' and '.join(r)}" for w, r in groups.items())
+            lines.append(f"- {name}: {each}.")
+    return "\n".join(lines)
