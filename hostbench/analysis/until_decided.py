@@ -290,10 +290,10 @@ def _judged_again(run_dir: Path, skip: set[str]) -> str:
     each runtime: 15 of 15 decided (the sensitivity column).": each sub-study measured until
     decided whose verdicts are conditions of the claims' rows, not claims of its own."""
     out = ""
-    for name in tables.load_params(run_dir).sub_studies:
+    for name in [n for n in tables.load_params(run_dir).sub_studies if n not in skip]:
         sub_run = run_dir.parent / f"{run_dir.name}-{name}"
         looks = looks_of(_design_of(sub_run))
-        if name in skip or not looks:
+        if not looks:
             continue
         last = looks[-1]
         on_each = " on each runtime" if tables.load_params(sub_run).runtime_variants else ""
