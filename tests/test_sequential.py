@@ -262,11 +262,19 @@ def test_a_look_on_runtimes_judges_each_claim_on_each_runtime_apart():
     assert list(found.open) == [on10] and found.open[on10] > 3 and found.cells == [["html", 8]]
 
 
-def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime():
-    # jcsi2018's claims run measured its claims again on .NET 8, 9 and 10 until each was
-    # decided on each runtime: its looks counted every claim of the main run once per runtime,
-    # and the last one's verdicts are what each runtime's rows alone give.
-    run = RUNS / STUDIES["jcsi2018"].claims_run
+def _claims_runtimes_studies() -> list[str]:
+    """The studies whose claims profile measures its claims again on other runtimes."""
+    return [s.id for s in STUDIES.values() if load_claims(s) is not None
+            and any(profile_params(s.id, "claims").sub_study(n).runtime_variants
+                    for n in profile_params(s.id, "claims").sub_studies)]  # fmt: skip
+
+
+@pytest.mark.parametrize("study", _claims_runtimes_studies())
+def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime(study):
+    # The claims run measured its claims again on .NET 8, 9 and 10 until each was decided on
+    # each runtime: its looks counted every claim of the main run once per runtime, and the
+    # last one's verdicts are what each runtime's rows alone give.
+    run = RUNS / STUDIES[study].claims_run
     sub_run = run.parent / f"{run.name}-runtimes"
     design = json.loads((sub_run / until_decided.DESIGN_FILE).read_text())
     main = until_decided.looks_of(json.loads((run / until_decided.DESIGN_FILE).read_text()))
@@ -278,18 +286,18 @@ def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime():
     last = looks[-1]
     results = tables.load_results(sub_run, valid_only=False)
     for variant, part in runtimes.parts(results).items():
-        judged = claims.for_results("jcsi2018", part, params).set_index(claims.CLAIM)
+        judged = claims.for_results(study, part, params).set_index(claims.CLAIM)
         for claim in main[-1].verdicts:
             assert last.verdicts[f"{claim}, on {variant}"] == judged.loc[claim, claims.VERDICT]
     # The README's line for the run says how long it took and where its verdicts are.
     stopped = " but stopped open after" if last.open else " in"
     how = f"measured until decided{stopped} {last.after_block} blocks"
-    line = until_decided.in_short(run, "jcsi2018")
+    line = until_decided.in_short(run, study)
     assert f" The runtimes sub-study, {how}" in line
     assert (f"judged each claim again on each runtime: {last.decided} of {len(last.verdicts)} "
             "decided") in line  # fmt: skip
     # Each claim's row names each runtime's verdict, or says it holds on all three.
-    box = claims.of_run("jcsi2018", run).set_index(claims.CLAIM)
+    box = claims.of_run(study, run).set_index(claims.CLAIM)
     for claim in main[-1].verdicts:
         for variant in params.runtime_variants:
             assert f"runtimes on {variant} (" in box.loc[claim, claims.SENSITIVITY], claim
