@@ -54,6 +54,23 @@ def _kernel_available(name: str) -> bool:
     return True
 
 
+def _kernel_manager_class():
+    """jupyter_client's AsyncKernelManager, but for the interrupt it sends a kernel before every
+    shutdown. A SIGINT that lands while ipykernel is still finishing its last message prints
+    "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel." on the reader's terminal (seen
+    on a busy machine). papermill shuts a kernel down once every cell has ended, so there is
+    nothing to interrupt then; a cell that runs out of time nbclient interrupts itself first
+    (through interrupt_kernel, not this method)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class NoInterruptOnShutdown(AsyncKernelManager):
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
+
+    return NoInterruptOnShutdown
+
+
 def execute_notebook(src: Path, dst: Path, parameters: dict, kernel: str, timeout_s: int):
     """Run the notebook `src` with `parameters` on `kernel` into `dst` (papermill); its own
     error in one line."""
@@ -76,6 +93,7 @@ def execute_notebook(src: Path, dst: Path, parameters: dict, kernel: str, timeou
             # CurveZMQ between papermill and a kernel that declares it (ipykernel): without
             # it ipykernel warns on every start that it runs over TCP unencrypted.
             config=Config({"KernelManager": {"transport_encryption": "auto"}}),
+            kernel_manager_class=_kernel_manager_class(),
         )
     except PapermillExecutionError as e:
         # The notebook's own error, in one line; the executed notebook shows where.

@@ -277,6 +277,30 @@ def test_the_terminal_gets_one_line_per_notebook_and_no_kernel_noise(tmp_path, c
 
 
 @pytest.mark.live
+def test_a_notebooks_kernel_is_shut_down_without_an_interrupt(tmp_path):
+    """jupyter_client interrupts a kernel before shutting it down; a SIGINT that lands while
+    ipykernel finishes its last message prints "KeyboardInterrupt caught in kernel." on the
+    terminal. execute_notebook shuts a finished kernel down without one: here the cell keeps
+    a SIGINT handler of its own that records any, and none comes."""
+    reproduce.prepare_environment()
+    record = tmp_path / "sigint.txt"
+    cell = "\n".join([
+        "import signal",
+        "kernel = get_ipython().kernel",
+        "kernel.pre_handler_hook = kernel.post_handler_hook = lambda: None  # keep it below",
+        "from pathlib import Path",
+        f"signal.signal(signal.SIGINT, lambda *_: Path({str(record)!r}).write_text('SIGINT'))",
+        "print('armed')",
+    ])  # fmt: skip
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "n.ipynb")
+    reproduce.execute_notebook(tmp_path / "n.ipynb", tmp_path / "n-out.ipynb", {}, "python3", 120)
+    assert "armed" in (tmp_path / "n-out.ipynb").read_text()  # the handler was in place
+    assert not record.exists(), record.read_text()
+
+
+@pytest.mark.live
 def test_the_kernel_listens_on_loopback_only():
     """Its Jupyter channels and its HTTP service (--http-local-only): nothing reachable from
     another host."""
