@@ -7,6 +7,7 @@ data/runs/<batch-id>/<study>/ and writes index.html linking each report with
 its headline and wall time; re-running the same batch id resumes it.
 """
 
+import functools
 import html
 import json
 import os
@@ -54,6 +55,7 @@ def _kernel_available(name: str) -> bool:
     return True
 
 
+@functools.cache
 def _kernel_manager_class():
     """jupyter_client's AsyncKernelManager, but for the interrupt it sends a kernel before every
     shutdown. A SIGINT that lands while ipykernel is still finishing its last message prints

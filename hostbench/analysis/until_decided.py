@@ -70,20 +70,23 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
         raise BadInput(f"study {study} has no reference/claims.csv: nothing to decide")
     measured = _measured_cells(params)
     between = _between_variants(table, params)
+    decides = []  # (claim, its rows, the cells it needs): the claims this profile decides
+    for claim, rows in table.groupby("claim", sort=False):
+        if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
+            continue
+        needs = _cells_of(rows, measured)
+        if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
+            continue  # the paper profile, or a sub-study, judges it
+        if between and not _named_variants(rows):
+            continue  # a sub-study of two launches of each mode: the main run judges it
+        decides.append((claim, rows, needs))
     by_claim, open_, cells = {}, {}, []
     # A run that compared runtimes is judged on each runtime apart (as the claims box reads
     # it, runtimes.conditions): a claim counts once per runtime, "<claim>, on net8".
     parts = runtimes.parts(results) if params.runtime_variants else {"": results}
     for runtime, part in parts.items():
         judged = claims.for_results(study, part, params).set_index(claims.CLAIM)[claims.VERDICT]
-        for claim, rows in table.groupby("claim", sort=False):
-            if rows.iloc[0].kind in UNJUDGED_KINDS:  # not testable here, or not re-run here
-                continue
-            needs = _cells_of(rows, measured)
-            if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
-                continue  # the paper profile, or a sub-study, judges it
-            if between and not _named_variants(rows):
-                continue  # a sub-study of two launches of each mode: the main run judges it
+        for claim, rows, needs in decides:
             key = f"{claim}, on {runtime}" if runtime else claim
             by_claim[key] = judged.get(claim, verdicts.NOT_ENOUGH)
             if by_claim[key] not in DECIDED:
@@ -278,8 +281,8 @@ def judged_beside(study: str, run_dir: str | Path) -> str:
         by_sub_study.setdefault(sub_study, []).append(f"{claim}: {verdict[claim]}")
     run_dir = Path(run_dir)
     text = "".join(
-        f" The {name} sub-study{_how_long(run_dir.parent / f'{run_dir.name}-{name}')} judged "
-        f"{len(judged)} more: {'; '.join(judged)}."
+        f" The {name} sub-study{_how_long(_design_of(run_dir.parent / f'{run_dir.name}-{name}'))}"
+        f" judged {len(judged)} more: {'; '.join(judged)}."
         for name, judged in by_sub_study.items()
     )
     return text + _judged_again(run_dir, skip=set(by_sub_study))
@@ -292,21 +295,21 @@ def _judged_again(run_dir: Path, skip: set[str]) -> str:
     out = ""
     for name in [n for n in tables.load_params(run_dir).sub_studies if n not in skip]:
         sub_run = run_dir.parent / f"{run_dir.name}-{name}"
-        looks = looks_of(_design_of(sub_run))
+        design = _design_of(sub_run)
+        looks = looks_of(design)
         if not looks:
             continue
         last = looks[-1]
         on_each = " on each runtime" if tables.load_params(sub_run).runtime_variants else ""
-        out += (f" The {name} sub-study{_how_long(sub_run)} judged each claim again{on_each}: "
+        out += (f" The {name} sub-study{_how_long(design)} judged each claim again{on_each}: "
                 f"{last.decided} of {len(last.verdicts)} decided (the column "
                 f'"{claims.SENSITIVITY}").')  # fmt: skip
     return out
 
 
-def _how_long(sub_run: Path) -> str:
-    """ ", measured until decided in 6 blocks,": a sub-study that stopped when decided, or
-    where it stopped with a claim open and why ("" for a fixed one)."""
-    design = _design_of(sub_run)
+def _how_long(design: dict) -> str:
+    """ ", measured until decided in 6 blocks,": a sub-study (its design.json) that stopped
+    when decided, or where it stopped with a claim open and why ("" for a fixed one)."""
     looks = looks_of(design)
     if not looks:
         return ""
