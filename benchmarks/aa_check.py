@@ -4,8 +4,8 @@ then how often a 95% interval excluded 100%; once with windows back to back (aa.
 interleaved (aa-interleaved.yaml), once in windows of alternating bombardier runs
 (aa-alternating.yaml); and the claims rule, measured until decided with the twin as jcsi2018's
 baseline (aa-claims.yaml, at most 8 minutes). Run alone on a quiet machine (the back-to-back
-one about 20 minutes; the interleaved and alternating ones' 72 blocks each, 96 intervals,
-about 3.5 and 4.3 hours, measured in turns):
+one about 20 minutes; the interleaved one's 180 blocks, 240 intervals, about 11 hours, and
+the alternating one's 72 blocks, 96 intervals, about 4.3 hours, each measured in turns):
 
     .venv/bin/python benchmarks/aa_check.py                 # measure into data/runs/example-aa
     .venv/bin/python benchmarks/aa_check.py --design interleaved  # data/runs/example-aa-interleaved
