@@ -45,6 +45,11 @@ def variant_name(runtime: str) -> str:
     return runtime.removesuffix(".0")
 
 
+def label(variant: str) -> str:
+    """A runtime's variant as a reader names it: net8 -> ".NET 8"."""
+    return f".NET {variant.removeprefix('net')}"
+
+
 def built_version(runtime: str | None) -> str:
     """The runtime a build carries, read from its deps.json (the runtime pack's version), e.g.
     "8.0.31"; for the default build, "shared" (it runs on the installed runtime, which

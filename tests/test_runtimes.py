@@ -145,7 +145,7 @@ def test_the_words_across_runtimes_say_where_they_change():
     words = list(shown["in words"])
     assert words[0] == "slower" and words[1] != "slower"
     assert runtimes.in_words(shown) == (
-        f"- Kestrel / Iris (MVC controllers), api/values: slower on net8; {words[1]} on net10."
+        f"- Kestrel / Iris (MVC controllers), api/values: slower on .NET 8; {words[1]} on .NET 10."
     )
     rows = _rows({("iris-mvc", ""): [100, 110, 90], ("kestrel", "net8"): [50, 55, 45],
                   ("kestrel", "net10"): [60, 66, 54]})  # fmt: skip
@@ -161,8 +161,12 @@ def test_a_runtimes_sub_study_is_one_condition_per_runtime_for_the_claims():
                   ("kestrel", "net10"): [80, 88, 72]})  # fmt: skip
     compared = StudyParams.from_dict({**GOOD, "runtimes": ["net8.0", "net10.0"]})
     split = runtimes.conditions("runtimes", rows, compared)
-    assert list(split) == ["runtimes on net8 (8.0.31)", "runtimes on net10 (10.0.12)"]
-    assert set(split["runtimes on net8 (8.0.31)"]["variant"]) == {"", "net8"}
+    assert list(split) == ["runtimes on net8", "runtimes on net10"]
+    assert set(split["runtimes on net8"]["variant"]) == {"", "net8"}
+    # A reader's name for each, with the version its rows recorded; the rows' own attrs stay.
+    assert [part.attrs[runtimes.CONDITION] for part in split.values()] == [
+        "the runtimes sub-study on .NET 8 (8.0.31)", "the runtimes sub-study on .NET 10 (10.0.12)"]
+    assert runtimes.CONDITION not in rows.attrs
     assert list(runtimes.conditions("isolated", rows, StudyParams.from_dict(GOOD))) == ["isolated"]
 
 

@@ -26,6 +26,7 @@ from hostbench.analysis.reference import UNJUDGED_KINDS, load_claims
 from hostbench.analysis.sequential import Plan, repeated_interval
 from hostbench.errors import BadInput
 from hostbench.paths import RUNS
+from hostbench.runtimes import label
 from hostbench.studies import STUDIES
 
 
@@ -300,7 +301,8 @@ def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime(stud
     box = claims.of_run(study, run).set_index(claims.CLAIM)
     for claim in main[-1].verdicts:
         for variant in params.runtime_variants:
-            assert f"runtimes on {variant} (" in box.loc[claim, claims.SENSITIVITY], claim
+            named = f"the runtimes sub-study on {label(variant)} ("
+            assert named in box.loc[claim, claims.SENSITIVITY], claim
 
 
 # --- the simulated error rates ----------------------------------------------------------------

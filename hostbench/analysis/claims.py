@@ -294,7 +294,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     for name, v in variants.items():
         if name in between:
             continue
-        where = f"the {name} sub-study"
+        where = v.attrs.get(runtimes.CONDITION) or f"the {name} sub-study"
         conditions[where] = _Condition(v, baseline, SUB_STUDY, None)
         # A sub-study that ran an analog too: each judged there as well, none left out.
         there = _analogs(v, baseline, None, analogs, stand_ins)

@@ -10,9 +10,11 @@ read from the app)."""
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
+from ..runtimes import label
 from . import intervals, wording
 
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
+CONDITION = "condition"  # attrs: how a runtime's part of a sub-study is named as a condition
 
 
 def parts(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -25,11 +27,22 @@ def parts(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFrame]:
     """A sub-study's results as conditions a claim is judged again under: {name: results}, or,
-    for one that compared runtimes (its params' runtime_variants), one per runtime, named
-    "<name> on <runtime> (<version>)", so no ratio mixes runtimes."""
+    for one that compared runtimes (its params' runtime_variants), one per runtime, keyed
+    "<name> on <runtime>", so no ratio mixes runtimes; each part's attrs[CONDITION] names it
+    for a reader: "the runtimes sub-study on .NET 8 (8.0.31)"."""
     if not params.runtime_variants:
         return {name: results}
-    return {f"{name} on {v} ({version_of(part, v)})": part for v, part in parts(results).items()}
+    found = {}
+    for v, part in parts(results).items():
+        part = part.copy()  # its own attrs
+        part.attrs[CONDITION] = f"the {name} sub-study on {in_words_of(part, v)}"
+        found[f"{name} on {v}"] = part
+    return found
+
+
+def in_words_of(part: pd.DataFrame, variant: str) -> str:
+    """A runtime with the version its rows recorded: ".NET 8 (8.0.31)"."""
+    return f"{label(variant)} ({version_of(part, variant)})"
 
 
 def version_of(part: pd.DataFrame, variant: str) -> str:
@@ -72,7 +85,7 @@ def in_words(shown: pd.DataFrame) -> str:
                                                           sort=False):  # fmt: skip
         groups: dict[str, list[str]] = {}
         for runtime, words in zip(rows[RUNTIME], rows["in words"], strict=True):
-            groups.setdefault(words, []).append(runtime)
+            groups.setdefault(words, []).append(label(runtime))
         name = f"{mode_label(mode)} / {mode_label(baseline)}, {scenario_label(scenario)}"
         if len(groups) == 1:
             lines.append(f"- {name}: {next(iter(groups))} on every runtime.")
