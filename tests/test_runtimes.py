@@ -132,6 +132,7 @@ def test_each_runtime_is_read_against_the_same_go_windows():
     assert list(table["version"]) == ["8.0.31", "10.0.12"]  # as the rows recorded them
     assert table["ratio"].round(6).tolist() == [0.5, 0.8] and (table["n"] == 3).all()
     shown = runtimes.table(rows, "iris-mvc")
+    assert list(shown["runtime"]) == [".NET 8", ".NET 10"]  # as a reader names them
     assert shown["ours (95% CI)"].iloc[0].startswith("50% (95% CI")
     assert list(shown["in words"]) == ["slower", "slower"]
 

@@ -67,9 +67,10 @@ def ratios(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.Data
 
 
 def table(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataFrame:
-    """ratios as a page shows them: runtime, version, mode, scenario, blocks and the ratio with
-    its interval in words."""
+    """ratios as a page shows them: runtime (".NET 8"), version, mode, scenario, blocks and the
+    ratio with its interval in words."""
     r = wording.with_ratio_text(ratios(results, baseline, metric))
+    r[RUNTIME] = r[RUNTIME].map(label)
     bounds = zip(r["ratio"], r["ci_low"], r["ci_high"], strict=True)
     r["in words"] = [wording.describe(x, lo, hi).split(":")[0] for x, lo, hi in bounds]
     return r[[RUNTIME, "version", "mode", "baseline", "scenario", "n", "ours (95% CI)", "in words"]]
@@ -85,7 +86,7 @@ def in_words(shown: pd.DataFrame) -> str:
                                                           sort=False):  # fmt: skip
         groups: dict[str, list[str]] = {}
         for runtime, words in zip(rows[RUNTIME], rows["in words"], strict=True):
-            groups.setdefault(words, []).append(label(runtime))
+            groups.setdefault(words, []).append(runtime)
         name = f"{mode_label(mode)} / {mode_label(baseline)}, {scenario_label(scenario)}"
         if len(groups) == 1:
             lines.append(f"- {name}: {next(iter(groups))} on every runtime.")
