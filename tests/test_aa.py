@@ -37,6 +37,31 @@ def test_the_summary_counts_the_intervals_it_states():
     assert "1 of 3 exclude it" in sentence and "6 blocks" in sentence
 
 
+def test_scenarios_that_move_together_from_block_to_block_correlate():
+    # _runs moves every scenario's twin the same way in each block: they correlate fully.
+    together = _runs({"text": 1.0, "html": 1.0}, blocks=8)
+    assert aa.scenario_correlation(together) == pytest.approx(1.0)
+    # HTML's twin in a pattern orthogonal to text's over 8 blocks (+--++--+ against -+-+-+-+).
+    apart = together.copy()
+    html_twin = (apart["scenario"] == "html") & (apart["mode"] == "kestrel-twin")
+    apart.loc[html_twin, "rps"] = 1000.0 * np.exp(
+        0.01 * (-1.0) ** (apart.loc[html_twin, "block"] // 2)
+    )
+    assert aa.scenario_correlation(apart) == pytest.approx(0.0, abs=1e-9)
+    assert np.isnan(aa.scenario_correlation(_runs({"text": 1.0}, blocks=8)))  # one scenario
+
+
+def test_the_summary_says_what_the_counts_independence_rests_on():
+    # _runs moves every scenario alike from block to block: fully correlated, which the
+    # sentence says, with each scenario's own count and bound (2 of 2: 100%; 0 of 2: 78%).
+    sentence = aa.summary(_runs({"text": 1.0, "html": 1.08, "json": 1.0}))
+    assert "their block ratios correlate at r = 1.00 on average" in sentence
+    assert (
+        "(HTML 2 of 2, JSON 0 of 2, text 0 of 2 excluded 100%) bound its own rate at 78-100%"
+        in sentence
+    )
+
+
 def test_the_false_positive_bound_has_its_closed_form():
     # None seen: 1 - 0.05 ** (1 / n); 30 intervals bound the rate at about 10%, 8 at 31%.
     for total in (8, 30, 59):

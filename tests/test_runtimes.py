@@ -166,7 +166,9 @@ def test_a_runtimes_sub_study_is_one_condition_per_runtime_for_the_claims():
     assert set(split["runtimes on net8"]["variant"]) == {"", "net8"}
     # A reader's name for each, with the version its rows recorded; the rows' own attrs stay.
     assert [part.attrs[runtimes.CONDITION] for part in split.values()] == [
-        "the runtimes sub-study on .NET 8 (8.0.31)", "the runtimes sub-study on .NET 10 (10.0.12)"]
+        "the runtimes sub-study on .NET 8 (8.0.31)",
+        "the runtimes sub-study on .NET 10 (10.0.12)",
+    ]
     assert runtimes.CONDITION not in rows.attrs
     assert list(runtimes.conditions("isolated", rows, StudyParams.from_dict(GOOD))) == ["isolated"]
 

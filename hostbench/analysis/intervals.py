@@ -116,6 +116,19 @@ def paired_ratios(
     return out
 
 
+def block_log_ratios(df: pd.DataFrame, baseline: str, *, metric: str = "rps",
+                     block: str = "block") -> pd.DataFrame:  # fmt: skip
+    """What paired_ratios' intervals are computed from: each block's log ratio of every mode
+    to the baseline (a launch per block, valid rows only), NaN where that block has no
+    baseline run. Columns: CELL, the block column, log_ratio."""
+    block = _block_column(df, block)
+    _require_columns(df, [metric, *CELL])
+    kept, _ = _valid_rows(per_launch(_columns_read(df, metric, block)))
+    _require_baseline(kept, baseline)
+    _check_values(kept, metric, block)
+    return _pair_with_baseline(kept, baseline, metric, block)[[*CELL, block, "log_ratio"]]
+
+
 def _block_column(df: pd.DataFrame, block: str) -> str:
     # A repetition of the whole matrix is a block: older results have no block column.
     if block in df.columns:
