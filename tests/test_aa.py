@@ -53,12 +53,12 @@ def test_scenarios_that_move_together_from_block_to_block_correlate():
 
 def test_the_summary_says_what_the_counts_independence_rests_on():
     # _runs moves every scenario alike from block to block: fully correlated, which the
-    # sentence says, with each scenario's own count and bound (2 of 2: 100%; 0 of 2: 78%).
+    # sentence says, with each scenario's count and bound (2 of 2: 100%; 0 of 2: 78%).
     sentence = aa.summary(_runs({"text": 1.0, "html": 1.08, "json": 1.0}))
     assert "their block ratios correlate at r = 1.00 on average" in sentence
     assert (
-        "(HTML 2 of 2, JSON 0 of 2, text 0 of 2 excluded 100%) bound its own rate at 78-100%"
-        in sentence
+        "(HTML 2 of 2, JSON 0 of 2, text 0 of 2 excluded 100%) bound each scenario's rate at "
+        "78-100%" in sentence
     )
 
 

@@ -138,7 +138,7 @@ def _shared_blocks(results: pd.DataFrame, groups: pd.DataFrame) -> str:
         f" The bound takes the intervals as independent draws; a block's scenarios share its two "
         f"launches, and their block ratios correlate at r = {r:.2f} on average (0 for "
         f"independent draws). Each scenario's intervals alone ({', '.join(counts)} excluded "
-        f"100%) bound its own rate at {prose.span(bounds, '.0f')}%."
+        f"100%) bound each scenario's rate at {prose.span(bounds, '.0f')}%."
     )
 
 
