@@ -88,12 +88,7 @@ def paired_ratios(
         plan = df.attrs.get("plan")
     block = _block_column(df, block)
     _check_arguments(df, baseline, metric, confidence, method, n_boot)
-    df = _columns_read(df, metric, block)
-    kept, invalid = _valid_rows(per_launch(df))  # the launch is the unit, not the window
-    _require_baseline(kept, baseline)
-    _check_values(kept, metric, block)
-
-    pairs = _pair_with_baseline(kept, baseline, metric, block)
+    pairs, invalid = _paired_logs(df, baseline, metric, block)
     rng = np.random.default_rng(seed)
     rows = []
     if plan is not None:  # each look's blocks are the first ones: in block order
@@ -123,10 +118,17 @@ def block_log_ratios(df: pd.DataFrame, baseline: str, *, metric: str = "rps",
     baseline run. Columns: CELL, the block column, log_ratio."""
     block = _block_column(df, block)
     _require_columns(df, [metric, *CELL])
-    kept, _ = _valid_rows(per_launch(_columns_read(df, metric, block)))
+    pairs, _ = _paired_logs(df, baseline, metric, block)
+    return pairs[[*CELL, block, "log_ratio"]]
+
+
+def _paired_logs(df: pd.DataFrame, baseline: str, metric: str, block: str):
+    """(each run's log ratio to its block's baseline, the rows left out as invalid): the
+    launch is the unit, not the window."""
+    kept, invalid = _valid_rows(per_launch(_columns_read(df, metric, block)))
     _require_baseline(kept, baseline)
     _check_values(kept, metric, block)
-    return _pair_with_baseline(kept, baseline, metric, block)[[*CELL, block, "log_ratio"]]
+    return _pair_with_baseline(kept, baseline, metric, block), invalid
 
 
 def _block_column(df: pd.DataFrame, block: str) -> str:

@@ -33,16 +33,10 @@ def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFra
     if not params.runtime_variants:
         return {name: results}
     found = {}
-    for v, part in parts(results).items():
-        part = part.copy()  # its own attrs
-        part.attrs[CONDITION] = f"the {name} sub-study on {in_words_of(part, v)}"
+    for v, part in parts(results).items():  # each part a new frame, its attrs its own
+        part.attrs[CONDITION] = f"the {name} sub-study on {label(v)} ({version_of(part, v)})"
         found[f"{name} on {v}"] = part
     return found
-
-
-def in_words_of(part: pd.DataFrame, variant: str) -> str:
-    """A runtime with the version its rows recorded: ".NET 8 (8.0.31)"."""
-    return f"{label(variant)} ({version_of(part, variant)})"
 
 
 def version_of(part: pd.DataFrame, variant: str) -> str:
