@@ -103,7 +103,7 @@ def summary(results: pd.DataFrame) -> str:
     excluded = int(groups["excludes_100"].sum())
     expected = NOMINAL_RATE * len(groups)
     blocks = prose.span(whole["n"], ".0f")
-    bound = rate_upper_bound(excluded, len(groups))
+    bound = _bound_pct(rate_upper_bound(excluded, len(groups)))
     calibrated, seen = needed_at(NOMINAL_RATE, 0.10)
     # "Agrees to within": rounded outwards, never tighter than computed.
     within = [math.ceil(v - 1e-9) for v in whole["agrees_within_pct"]]
@@ -112,7 +112,7 @@ def summary(results: pd.DataFrame) -> str:
         f"same blocks ({blocks} blocks; {scenarios}): {excluded} of {len(groups)} 95% "
         f"intervals of {verdicts.MIN_UNITS} blocks excluded 100% (at a 5% rate, "
         f"{expected:.1f} would). {len(groups)} intervals bound the false-positive rate at "
-        f"{100 * bound:.0f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided Clopper-Pearson "
+        f"{bound:.1f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided Clopper-Pearson "
         f"bound); {_needed_for(0.10)} intervals with none excluding 100% would bound it at "
         f"10%, and {calibrated} with {seen} excluding it, as intervals that hold their 95% "
         f"exactly would. Over all blocks the ratios were "
@@ -132,14 +132,20 @@ def _shared_blocks(results: pd.DataFrame, groups: pd.DataFrame) -> str:
     each = groups.groupby("scenario", sort=False)["excludes_100"].agg(["sum", "size"])
     bounds, counts = [], []
     for scenario, k, n in each.itertuples():
-        bounds.append(100 * rate_upper_bound(int(k), int(n)))
+        bounds.append(_bound_pct(rate_upper_bound(int(k), int(n))))
         counts.append(f"{scenario_label(scenario)} {int(k)} of {int(n)}")
     return (
         f" The bound takes the intervals as independent draws; a block's scenarios share its two "
         f"launches, and their block ratios correlate at r = {r:.2f} on average (0 for "
         f"independent draws). Each scenario's intervals alone ({', '.join(counts)} excluded "
-        f"100%) bound each scenario's rate at {prose.span(bounds, '.0f')}%."
+        f"100%) bound each scenario's rate at {prose.span(bounds, '.1f')}%."
     )
+
+
+def _bound_pct(bound: float) -> float:
+    """An upper bound in percent, rounded up to a tenth: never lower than computed, and fine
+    enough to tell 9.8% from the 10% it is held to."""
+    return math.ceil(1000 * bound - 1e-9) / 10
 
 
 def needed_at(seen_rate: float, rate: float, most: int = 10_000) -> tuple[int, int]:
