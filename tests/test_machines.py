@@ -145,7 +145,7 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
             )
             assert re.search(r"; \d+ runs? did not measure it, on ", column[claim])
         else:
-            assert column[claim].startswith(("the same on all", "depends on the machine"))
+            assert column[claim].startswith(("the same on", "depends on the machine"))
             assert verdict in column[claim]
     assert machines.MACHINES in box._repr_html_()
     # Without the study's id (a test's box), the claims as they are.
@@ -168,3 +168,19 @@ def test_a_processor_recorded_with_and_without_its_identity_is_one_machine():
     assert [n for n, _ in two] == ["AMD EPYC (family 25, model 1, stepping 1)",
                                    "AMD EPYC (family 25, model 17, stepping 1)"]  # fmt: skip
     assert len({n for n, _ in two}) == 2  # two recorded identities stay two machines
+    # Beside two recorded identities, a run without one may have been either: it is named so.
+    zen5 = {**epyc, "cpu_family": 26, "cpu_model_number": 2, "cpu_stepping": 1}
+    three = machines.one_name_per_machine([(epyc, table), (zen3, table), (zen5, table)])
+    unidentified = f"AMD EPYC {machines.UNIDENTIFIED}"
+    assert [n for n, _ in three] == [unidentified, "AMD EPYC (family 25, model 17, stepping 1)",
+                                     "AMD EPYC (family 26, model 2, stepping 1)"]  # fmt: skip
+    # ... and not counted as a third machine where they agree, but named where they do not.
+    ok, no = {verdicts.SUPPORTED: 2}, {verdicts.NOT_SUPPORTED: 1}
+    assert machines.in_words({unidentified: ok, "Zen 3": ok, "Zen 5": ok}) == (
+        f"the same on every machine on record ({unidentified}, 2 runs; Zen 3; Zen 5): "
+        f"{verdicts.SUPPORTED}"
+    )
+    assert machines.in_words({unidentified: ok, "Zen 5": no}) == (
+        f"depends on the machine: {unidentified}: {verdicts.SUPPORTED} (2 runs); "
+        f"Zen 5: {verdicts.NOT_SUPPORTED}"
+    )

@@ -27,6 +27,9 @@ MACHINES = "by machine on record"  # the findings box's column
 # The processor's identity beside its model name, where environment.json records it (older
 # runs have the model name alone); the vendor is in the model name already.
 IDENTITY = ("cpu_family", "cpu_model_number", "cpu_stepping")
+# A run's name where its model name covers two recorded identities and it recorded none: it
+# may have been either, so it is no machine of its own and not taken for one of them.
+UNIDENTIFIED = "(family not recorded)"
 # What a CPU model name carries that tells no processor from another.
 _NOISE = re.compile(r"\((R|TM|tm)\)|\bCPU\b|\bProcessor\b|@\s*[\d.]+\s*GHz")
 
@@ -96,14 +99,27 @@ def one_name_per_machine(by_run: list[tuple[dict, pd.DataFrame]]) -> list[tuple[
     """Each run's processor named (environment, judged) -> (name, judged): runs of one model
     name whose recorded identities do not differ (older runs lack family, model and
     stepping) are one machine, named by the model name alone; two recorded identities under
-    one model name are two machines, each named with its identity (processor)."""
+    one model name are two machines, each named with its identity (processor), and a run of
+    that name without one is named UNIDENTIFIED ("AMD EPYC (family not recorded)")."""
     identities: dict[str, set[tuple]] = {}
     for env, _ in by_run:
-        identity = tuple(env.get(key) for key in IDENTITY)
-        if any(v not in (None, "", "unknown") for v in identity):
-            identities.setdefault(model_name(env), set()).add(identity)
-    return [(processor(env) if len(identities.get(model_name(env), ())) > 1 else model_name(env), t)
-            for env, t in by_run]  # fmt: skip
+        if _recorded(env):
+            identities.setdefault(model_name(env), set()).add(_identity(env))
+
+    def name(env: dict) -> str:
+        if len(identities.get(model_name(env), ())) < 2:
+            return model_name(env)
+        return processor(env) if _recorded(env) else f"{model_name(env)} {UNIDENTIFIED}"
+
+    return [(name(env), t) for env, t in by_run]
+
+
+def _identity(env: dict) -> tuple:
+    return tuple(env.get(key) for key in IDENTITY)
+
+
+def _recorded(env: dict) -> bool:
+    return any(v not in (None, "", "unknown") for v in _identity(env))
 
 
 def _environment(run: Path) -> dict:
@@ -119,7 +135,9 @@ def in_words(seen: dict[str, dict[str, int]], unmeasured: dict[str, int] | None 
     whether it depends on the machine: "the same on all 2 machines on record (Intel Xeon, AMD
     EPYC): reproduced", "depends on the machine: Intel Xeon: smaller; AMD EPYC: reproduced",
     "one machine on record: Intel Xeon: reproduced (2 runs)"; two runs on one processor
-    that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)"). A run
+    that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)"), and runs
+    whose processor is UNIDENTIFIED are not counted as a machine ("the same on every machine on
+    record (AMD EPYC (family not recorded), 2 runs; AMD EPYC (family 26, ...)): ..."). A run
     whose intervals were too few to judge (NOT_ENOUGH: a convergence run's one
     block) disagrees with none: it is named after them ("1 run too short to judge it, on
     AMD EPYC"), and so is a run that measured none of its comparisons ({processor: runs} in
@@ -153,9 +171,20 @@ def _judged_in_words(seen: dict[str, dict[str, int]]) -> str:
             return f"differs between runs on one machine: {each}"
         return f"one machine on record: {each}"
     if len(every) == 1:
-        return (f"the same on all {len(seen)} machines on record ({', '.join(seen)}): "
-                f"{next(iter(every))}")  # fmt: skip
+        unidentified = [name for name in seen if name.endswith(UNIDENTIFIED)]
+        if not unidentified:
+            return (f"the same on all {len(seen)} machines on record ({', '.join(seen)}): "
+                    f"{next(iter(every))}")  # fmt: skip
+        # Not counted as machines: such a run was one of the others, or a third.
+        named = [name if name not in unidentified else f"{name}, {_runs(seen[name])}"
+                 for name in seen]  # fmt: skip
+        return f"the same on every machine on record ({'; '.join(named)}): {next(iter(every))}"
     return f"depends on the machine: {each}"
+
+
+def _runs(counts: dict[str, int]) -> str:
+    n = sum(counts.values())
+    return f"{n} run{'s' * (n != 1)}"
 
 
 def with_machines(table: pd.DataFrame, study_id: str, run_dir: str | Path | None = None,
