@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from hostbench import gallery
+from hostbench.analysis import machines
 from hostbench.pagecheck import page_defects
 from hostbench.paths import ROOT, RUNS, committed, tracked_files
 from hostbench.studies import STUDIES
@@ -49,6 +50,9 @@ def test_a_readers_own_runs_are_not_committed_runs(readers_runs):
     # The gallery (and the artifact appendix, from it) shows the contributed run once added.
     shown = [r.path for r in gallery.runs_of(STUDY)]
     assert CONTRIBUTED in shown and contribution not in shown
+    # ... and so does each report's verdict by machine on record.
+    on_record = machines.runs_on_record(STUDY)
+    assert CONTRIBUTED in on_record and contribution not in on_record
 
 
 def test_where_git_cannot_say_every_run_on_disk_is_listed(tmp_path):

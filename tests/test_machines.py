@@ -2,6 +2,7 @@
 record, how a processor is named, and the words that say whether a verdict depends on the
 machine, on runs copied from a committed example with their machine or their numbers changed."""
 
+import html
 import json
 import re
 import shutil
@@ -184,3 +185,24 @@ def test_a_processor_recorded_with_and_without_its_identity_is_one_machine():
         f"depends on the machine: {unidentified}: {verdicts.SUPPORTED} (2 runs); "
         f"Zen 5: {verdicts.NOT_SUPPORTED}"
     )
+
+
+def test_each_committed_report_names_the_machines_on_record_as_the_record_stands():
+    # A run added to the record changes every committed example of its study: each report's
+    # column must say what the record says now, else re-render it (reproduce --render-only).
+    checked = 0
+    for study in STUDIES:
+        for run in machines.runs_on_record(study):
+            if machines.COMMUNITY in run.relative_to(RUNS).parts:
+                continue  # a re-run's report is its contributor's, as they rendered it
+            table = claims.of_run(study, run)
+            if table is None or not (run / "report.html").is_file():
+                continue
+            page = (run / "report.html").read_text()
+            column = machines.with_machines(table, study)[machines.MACHINES]
+            stale = [
+                words for words in column if words and html.escape(words, quote=False) not in page
+            ]
+            assert stale == [], f"{run.name}: its report does not say {stale[0]!r}"
+            checked += 1
+    assert checked >= len(STUDIES)

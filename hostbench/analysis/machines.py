@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import BadInput
-from ..paths import RUNS
+from ..paths import RUNS, committed
 from . import claims, tables
 from .compare import DONE_FILE
 from .verdicts import NOT_ENOUGH
@@ -51,11 +51,13 @@ def model_name(env: dict) -> str:
 def runs_on_record(study_id: str, runs_dir: Path = RUNS) -> list[Path]:
     """The study's finished runs under the runs dir, a committed example or a re-run under
     community/, each a main run (its sub-studies are its sensitivity column's conditions),
-    none a smoke run; in folder order, the examples first."""
+    none a smoke run; in folder order, the examples first. In the checkout, the runs git
+    tracks (paths.committed): a run copied into community/ is on record once added, as the
+    gallery shows it."""
     runs_dir = Path(runs_dir)
     found = []
     for pattern in (EXAMPLES, f"{COMMUNITY}/*"):
-        for done in sorted(runs_dir.glob(f"{pattern}/{DONE_FILE}")):
+        for done in committed(runs_dir, f"{pattern}/{DONE_FILE}"):
             run = done.parent
             if json.loads(done.read_text()).get("study") != study_id:
                 continue
