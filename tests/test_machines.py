@@ -204,6 +204,10 @@ def test_each_committed_report_names_the_machines_on_record_as_the_record_stands
             stale = [
                 words for words in column if words and html.escape(words, quote=False) not in page
             ]
-            assert stale == [], f"{run.name}: its report does not say {stale[0]!r}"
+            assert stale == [], (
+                f"{run.name}: its report's machine column is older than the record (now "
+                f"{stale[0]!r}): re-render it, python -m hostbench reproduce --study {study} "
+                f"--profile <its profile> --run-id {run.name} --render-only"
+            )
             checked += 1
     assert checked >= len(STUDIES)
