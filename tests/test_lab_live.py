@@ -18,7 +18,8 @@ pytestmark = [pytest.mark.live, pytest.mark.timeout(900)]
 # The quick profile's runs shortened, as `make lab SET="..."` would: what these tests check
 # (every path, figure, table and section of the page) 1 s runs make as 3 s ones do, and
 # without a warm-up (tests/test_run.py and the session's batch test the warm-up).
-SHORTER = ["duration_s=1", "warmup_s=0", "min_duration_s=1"]
+# Windows of 1 s; min_duration_s below it, since a busy CI machine measured one 0.92 s long.
+SHORTER = ["duration_s=1", "warmup_s=0", "min_duration_s=0.5"]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def test_the_quick_lab_runs_end_to_end_without_an_error(lab_run):
     # The settings reached the run, are recorded, and the page names them.
     assert params["duration_s"] == 1 and params["set_on_command_line"] == {
         s.split("=")[0]: s.split("=")[1] for s in SHORTER}  # fmt: skip
-    assert "Set on the command line: <code>duration_s=1, warmup_s=0, min_duration_s=1" in (
+    assert "Set on the command line: <code>duration_s=1, warmup_s=0, min_duration_s=0.5" in (
         lab_run / "report.html").read_text()  # fmt: skip
     results = (lab_run / "results.csv").read_text().splitlines()
     assert len(results) == 1 + len(params["modes"]) * params["repetitions"]
