@@ -38,6 +38,13 @@ def _copy(dest, cpu: str | None = None, gain: float = 1.0, smoke: bool = False):
     return dest
 
 
+# How a claim's column opens: whether it depends on the machine, in so many words.
+FIRST_WORDS = (
+    r"one machine on record: |differs between runs on one machine: |the same on "
+    r"|depends on the machine: |[^;(]+ wherever decided \("
+)
+
+
 def _w8(words: dict[str, str]) -> str:
     return next(text for claim, text in words.items() if claim.startswith(W8))
 
@@ -112,6 +119,38 @@ def test_a_run_too_short_to_judge_disagrees_with_none():
                      f"3 runs did not measure it, on {xeon}")  # fmt: skip
 
 
+def test_a_machine_still_undecided_disagrees_with_none():
+    # An interval that straddles a line is no verdict: the machines that decided agree, and
+    # the first words say so, not "depends on the machine".
+    epyc, xeon, zen5 = "AMD EPYC", "Intel Xeon", "AMD EPYC (family 26, model 2, stepping 1)"
+    open_ = {verdicts.UNDECIDED: 1}
+    unidentified = f"AMD EPYC {machines.UNIDENTIFIED}"
+    assert machines.in_words(
+        {epyc: open_, xeon: {verdicts.REPRODUCED: 2}, unidentified: open_}
+    ) == (
+        f"{verdicts.REPRODUCED} wherever decided ({xeon}); {verdicts.UNDECIDED} on "
+        f"{epyc}; {unidentified}, 1 run"
+    )
+    # A machine with a decided run and an undecided one is on both lists.
+    both = {verdicts.SUPPORTED: 1, verdicts.UNDECIDED: 1}
+    assert machines.in_words({xeon: both, zen5: {verdicts.SUPPORTED: 1}}) == (
+        f"{verdicts.SUPPORTED} wherever decided ({xeon}; {zen5}); {verdicts.UNDECIDED} on {xeon}"
+    )
+    assert machines.in_words({xeon: both}) == (
+        f"one machine on record: {xeon}: {verdicts.SUPPORTED} (1 run), {verdicts.UNDECIDED} (1 run)"
+    )
+    # Undecided everywhere is the same everywhere; two decided verdicts still differ.
+    assert machines.in_words({epyc: open_, xeon: open_}) == (
+        f"the same on all 2 machines on record ({epyc}, {xeon}): {verdicts.UNDECIDED}"
+    )
+    assert machines.in_words(
+        {epyc: open_, xeon: {verdicts.SMALLER: 1}, zen5: {verdicts.LARGER: 1}}
+    ) == (
+        f"depends on the machine: {epyc}: {verdicts.UNDECIDED}; {xeon}: {verdicts.SMALLER}; "
+        f"{zen5}: {verdicts.LARGER}"
+    )
+
+
 def test_a_processor_is_named_by_its_model_and_its_identity_where_recorded():
     assert machines.processor({"cpu_model": "Intel(R) Xeon(R) Processor"}) == "Intel Xeon"
     assert (machines.processor({"cpu_model": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz"})
@@ -141,14 +180,10 @@ def test_the_findings_box_has_each_claims_verdict_by_machine_on_record():
             # Not measured on every processor (the postscript's trace id, newer than the
             # Intel Xeon re-runs): the runs that did not measure it are named after the
             # verdicts of those that did.
-            assert column[claim].startswith(
-                ("one machine on record: ", "differs between runs on one machine: ",
-                 "the same on", "depends on the machine: ")
-            )  # fmt: skip
+            assert re.match(FIRST_WORDS, column[claim])
             assert re.search(r"; \d+ runs? did not measure it, on ", column[claim])
         else:
-            assert column[claim].startswith(("the same on", "depends on the machine"))
-            assert verdict in column[claim]
+            assert re.match(FIRST_WORDS, column[claim]) and verdict in column[claim]
     assert machines.MACHINES in box._repr_html_()
     # Without the study's id (a test's box), the claims as they are.
     plain = findings.findings_box(table, results, {})

@@ -4,8 +4,10 @@ profile but a smoke run), the verdict its runs reach, and whether it depends on 
 
 A verdict read off one run is about that run's machine; beside it the report's first screen
 says whether the other machines agree ("the same on every machine on record") or which way
-each went ("depends on the machine: Intel Xeon: smaller ...; AMD EPYC: reproduced"). Two runs
-on one processor that disagree are both named. Each run's verdicts are claims.of_run's, kept
+each went ("depends on the machine: Intel Xeon: smaller ...; AMD EPYC: reproduced"); a machine
+whose intervals are still undecided is named apart and differs from none ("reproduced wherever
+decided (Intel Xeon); undecided at this precision on AMD EPYC"). Two runs on one processor
+that disagree are both named. Each run's verdicts are claims.of_run's, kept
 by the files' content (kept.py), so a page that asks again pays nothing.
 """
 
@@ -19,7 +21,7 @@ from ..errors import BadInput
 from ..paths import RUNS, committed
 from . import claims, tables
 from .compare import DONE_FILE
-from .verdicts import NOT_ENOUGH
+from .verdicts import NOT_ENOUGH, UNDECIDED
 
 COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
 EXAMPLES = "example-*"  # the committed examples' folders under the runs dir
@@ -139,11 +141,13 @@ def in_words(seen: dict[str, dict[str, int]], unmeasured: dict[str, int] | None 
     "one machine on record: Intel Xeon: reproduced (2 runs)"; two runs on one processor
     that disagree are both named ("Intel Xeon: smaller (1 run), reproduced (1 run)"), and runs
     whose processor is UNIDENTIFIED are not counted as a machine ("the same on every machine on
-    record (AMD EPYC (family not recorded), 2 runs; AMD EPYC (family 26, ...)): ..."). A run
-    whose intervals were too few to judge (NOT_ENOUGH: a convergence run's one
-    block) disagrees with none: it is named after them ("1 run too short to judge it, on
-    AMD EPYC"), and so is a run that measured none of its comparisons ({processor: runs} in
-    `unmeasured`: "2 runs did not measure it, on Intel Xeon")."""
+    record (AMD EPYC (family not recorded), 2 runs; AMD EPYC (family 26, ...)): ..."). A
+    machine still undecided disagrees with none: "reproduced wherever decided (Intel Xeon);
+    undecided at this precision on AMD EPYC". A run whose intervals were too few to judge
+    (NOT_ENOUGH: a convergence run's one block) disagrees with none: it is named after them
+    ("1 run too short to judge it, on AMD EPYC"), and so is a run that measured none of its
+    comparisons ({processor: runs} in `unmeasured`: "2 runs did not measure it, on Intel
+    Xeon")."""
     short = {name: counts[NOT_ENOUGH] for name, counts in seen.items()
              if NOT_ENOUGH in counts}  # fmt: skip
     judged = {name: {v: n for v, n in counts.items() if v != NOT_ENOUGH}
@@ -154,8 +158,7 @@ def in_words(seen: dict[str, dict[str, int]], unmeasured: dict[str, int] | None 
     words = _judged_in_words(judged)
     for runs, what in ((short, "too short to judge it"), (unmeasured or {}, "did not measure it")):
         if runs:
-            n = sum(runs.values())
-            words += f"; {n} run{'s' * (n != 1)} {what}, on {', '.join(runs)}"
+            words += f"; {_runs(sum(runs.values()))} {what}, on {', '.join(runs)}"
     return words
 
 
@@ -164,28 +167,50 @@ def _judged_in_words(seen: dict[str, dict[str, int]]) -> str:
         if len(counts) == 1:
             (verdict, n), *_ = counts.items()
             return verdict + (f" ({n} runs)" if n > 1 else "")
-        return ", ".join(f"{v} ({n} run{'s' * (n != 1)})" for v, n in counts.items())
+        return ", ".join(f"{v} ({_runs(n)})" for v, n in counts.items())
 
-    every = {v for counts in seen.values() for v in counts}
     each = "; ".join(f"{name}: {on(counts)}" for name, counts in seen.items())
+    # Undecided is no verdict of its own: a machine whose interval still straddles a line
+    # disagrees with none, so it is named apart, never read as "depends on the machine".
+    decided = {v for counts in seen.values() for v in counts if v != UNDECIDED}
     if len(seen) == 1:
-        if len(every) > 1:
+        if len(decided) > 1:
             return f"differs between runs on one machine: {each}"
         return f"one machine on record: {each}"
-    if len(every) == 1:
-        unidentified = [name for name in seen if name.endswith(UNIDENTIFIED)]
-        if not unidentified:
-            return (f"the same on all {len(seen)} machines on record ({', '.join(seen)}): "
-                    f"{next(iter(every))}")  # fmt: skip
-        # Not counted as machines: such a run was one of the others, or a third.
-        named = [name if name not in unidentified else f"{name}, {_runs(seen[name])}"
-                 for name in seen]  # fmt: skip
-        return f"the same on every machine on record ({'; '.join(named)}): {next(iter(every))}"
-    return f"depends on the machine: {each}"
+    if len(decided) > 1:
+        return f"depends on the machine: {each}"
+    if not decided:
+        return f"{_same_on(seen)}: {UNDECIDED}"
+    (verdict,) = decided
+    where = {name: counts[verdict] for name, counts in seen.items() if verdict in counts}
+    open_ = {name: counts[UNDECIDED] for name, counts in seen.items() if UNDECIDED in counts}
+    if not open_:
+        return f"{_same_on(seen)}: {verdict}"
+    return (f"{verdict} wherever decided ({_listed(where)}); {UNDECIDED} on "
+            f"{_listed(open_)}")  # fmt: skip
 
 
-def _runs(counts: dict[str, int]) -> str:
-    n = sum(counts.values())
+def _same_on(seen: dict[str, dict[str, int]]) -> str:
+    """ "the same on all N machines on record (...)", or, where a run's processor is
+    UNIDENTIFIED (it was one of the others, or a third), "the same on every machine on record
+    (...)", with no count of machines."""
+    if not any(name.endswith(UNIDENTIFIED) for name in seen):
+        return f"the same on all {len(seen)} machines on record ({', '.join(seen)})"
+    return f"the same on every machine on record ({_listed(_runs_by(seen))})"
+
+
+def _runs_by(seen: dict[str, dict[str, int]]) -> dict[str, int]:
+    return {name: sum(counts.values()) for name, counts in seen.items()}
+
+
+def _listed(runs: dict[str, int]) -> str:
+    """Processors by name, an UNIDENTIFIED one with its runs ("AMD EPYC (family not recorded),
+    2 runs; Intel Xeon"): it is counted as no machine, so its runs are."""
+    return "; ".join(f"{name}, {_runs(n)}" if name.endswith(UNIDENTIFIED) else name
+                     for name, n in runs.items())  # fmt: skip
+
+
+def _runs(n: int) -> str:
     return f"{n} run{'s' * (n != 1)}"
 
 
