@@ -59,10 +59,13 @@ def run_starts(path: Path) -> pd.Series:
     return pd.read_csv(path / "results.csv", usecols=["started_at"])["started_at"]
 
 
-def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run:
-    main = Path(runs_dir) / get_study(run.study).paper_run
-    path = main.parent / f"{main.name}-{run.sub_study}" if run.sub_study else main
-    return compare.Run(path, run.study, run.sub_study)
+def _reference_run(run: compare.Run, runs_dir: Path) -> compare.Run | None:
+    """The committed run `make compare` sets this run against (compare.committed_example);
+    None where its study has none."""
+    try:
+        return compare.Run(compare.committed_example(run, runs_dir), run.study, run.sub_study)
+    except BadInput:
+        return None
 
 
 def machine(run: compare.Run) -> dict:
@@ -85,15 +88,15 @@ def answer(run: compare.Run, runs_dir: Path) -> tuple[str, pd.DataFrame]:
     where they share ratios (another topology: do the ratios carry over?)."""
     own = compare.compare([run, run])  # its ratios, as the comparison names them
     reference = _reference_run(run, runs_dir)
-    if reference.path.resolve() == run.path.resolve():
+    if reference is None:
+        return "no committed run to compare with", own
+    if reference.path == run.path.resolve():
         if not run.sub_study:
             return "the committed paper run: the reference", own
         reference = compare.Run(Path(runs_dir) / get_study(run.study).paper_run, run.study, None)
         prefix = f"committed {run.sub_study} sub-study; against the paper run: "
     else:
         prefix = ""
-    if not (reference.path / "params.json").is_file():
-        return f"{prefix}no committed run to compare with", own
     try:
         table = compare.compare([reference, run])
     except BadInput:

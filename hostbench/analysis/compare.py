@@ -103,14 +103,20 @@ def identify(path: Path) -> Run:
 
 
 def committed_example(run: Run, runs_dir: Path = RUNS) -> Path:
-    """The committed paper run of a run's study (and of its sub-study, for a sub-study's run)."""
-    name = get_study(run.study).paper_run
+    """The committed run a run is compared with: its study's paper run, or for a sub-study's
+    run the paper run's sub-study, else the claims run's (a sub-study the committed paper run
+    predates: jcsi2018's runtimes, measured with its claims run)."""
+    study = get_study(run.study)
+    names = [study.paper_run]
     if run.sub_study:
-        name = f"{name}-{run.sub_study}"
-    path = Path(runs_dir) / name
-    if not (path / PARAMS_FILE).is_file():
-        raise BadInput(f"study {run.study!r} has no committed paper run at {path} to compare with")
-    return path.resolve()
+        names = [f"{name}-{run.sub_study}" for name in (study.paper_run, study.claims_run)]
+    for name in names:
+        if (Path(runs_dir) / name / PARAMS_FILE).is_file():
+            return (Path(runs_dir) / name).resolve()
+    raise BadInput(
+        f"study {run.study!r} has no committed run at {' or '.join(names)} under {runs_dir} "
+        f"to compare with"
+    )
 
 
 def run_ratios(path: Path, study: str | None = None) -> pd.DataFrame:
