@@ -10,10 +10,20 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from hostbench.analysis import findings, intervals, prose, student_t, tables, verdicts, wording
+from hostbench.analysis import (
+    findings,
+    intervals,
+    prose,
+    student_t,
+    tables,
+    until_decided,
+    verdicts,
+    wording,
+)
 from hostbench.pagecheck import page_defects
 from hostbench.paths import ROOT, committed
 from hostbench.paths import RUNS as RUNS_DIR
+from hostbench.studies import STUDIES
 
 COMMITTED_PAGES = committed(RUNS_DIR, "*/report.html") + committed(RUNS_DIR, "*/index.html")
 
@@ -260,8 +270,6 @@ def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
 def _run_of_a_study_with_its_own_goals():
     """A committed paper run of a study that declares tighter goals (study.yaml
     halfwidth_goals), with its ratios.csv."""
-    from hostbench.studies import STUDIES
-
     for study in STUDIES.values():
         run = ROOT / "data" / "runs" / study.paper_run
         if study.halfwidth_goals and (run / "ratios.csv").is_file():
@@ -351,3 +359,18 @@ def test_when_windows_ran_is_read_from_their_start_times():
     night = pd.DataFrame({"started_at": ["2026-11-28T23:50:00+00:00", "2026-11-29T00:20:00+00:00"]})
     assert findings.measured_when(night) == "Measured 2026-11-28 23:50 UTC to 2026-11-29 00:20 UTC."
     assert findings.measured_when(pd.DataFrame({"rps": [1.0]})) == ""
+
+
+def test_each_committed_claims_run_says_on_its_first_screen_how_far_it_got():
+    # A run measured until decided states its stopping account (until_decided.summary) in its
+    # findings box: the claims decided, those left open, why it stopped. Every study's.
+    checked = 0
+    for study in STUDIES.values():
+        if not committed(RUNS_DIR, f"{study.claims_run}/report.html"):
+            continue
+        run = RUNS_DIR / study.claims_run
+        account = until_decided.summary(run, study.id)
+        page = BeautifulSoup((run / "report.html").read_text(), "html.parser").get_text(" ")
+        assert account.split(" (")[0] in " ".join(page.split()), study.id
+        checked += 1
+    assert checked == len(STUDIES)

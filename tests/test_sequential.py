@@ -25,6 +25,7 @@ from hostbench.analysis import (
 from hostbench.analysis.reference import UNJUDGED_KINDS, load_claims
 from hostbench.analysis.sequential import Plan, repeated_interval
 from hostbench.errors import BadInput
+from hostbench.params.study import StudyParams
 from hostbench.paths import RUNS
 from hostbench.runtimes import label
 from hostbench.studies import STUDIES
@@ -237,6 +238,16 @@ def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
         json.dumps(until_decided.record(design, clear))
     )
     assert f"{html_size.iloc[0]}, block 3" in until_decided.summary(tmp_path)
+    # An open claim says about how many blocks it would need, or that none were estimated.
+    claim = html_size.iloc[0]
+    most = until_decided.MOST_BLOCKS_SHOWN
+    for needs, words in ((close.open[claim], f"about {close.open[claim]} blocks in all"),
+                         (most + 1, f"more than {most} blocks in all"),
+                         (None, "no estimate of the blocks it would need")):  # fmt: skip
+        recorded = until_decided.record(design, close)
+        recorded[until_decided.LOOKS][-1]["open"] = {claim: needs}
+        (tmp_path / until_decided.DESIGN_FILE).write_text(json.dumps(recorded))
+        assert f"Still open: {claim} ({words}" in until_decided.summary(tmp_path)
 
 
 def test_a_look_on_runtimes_judges_each_claim_on_each_runtime_apart():
@@ -365,3 +376,17 @@ def test_a_look_leaves_out_a_claim_between_variants_its_run_does_not_measure():
     # As does any run of both variants.
     both = replace(params, variants={"date": {}, "trace-id": {}})
     assert set(until_decided.look("linux-proxies-2021", results, both, 3, 1.0).verdicts) == between
+
+
+def test_a_claims_run_says_what_the_paper_profile_adds_variants_included():
+    # kestrel-transports' claims run measures 3 of its paper profile's settings: the rest of
+    # the sweep is named (its first few, then how many more), as other studies' modes are.
+    run = RUNS / STUDIES["kestrel-transports-2018"].claims_run
+    if not (run / "params.json").is_file():
+        pytest.skip("no committed kestrel-transports-2018 claims run")
+    paper = StudyParams.from_file(STUDIES["kestrel-transports-2018"].params_path("paper"))
+    extra = [v for v in paper.variants if v not in tables.load_params(run).variants]
+    words = until_decided.added_by_paper("kestrel-transports-2018", run)
+    shown = extra[: until_decided.SHOWN_VARIANTS]
+    more = len(extra) - len(shown)
+    assert words == f" The paper profile adds the variants {', '.join(shown)} and {more} more."

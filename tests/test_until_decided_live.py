@@ -46,7 +46,7 @@ def test_a_claims_run_stops_at_its_budget_and_names_the_open_claims(tmp_path):
     text = until_decided.summary(run_dir, STUDY)
     assert f"Stopped: {design['stopped']}" in text
     for claim in look.open:
-        assert f"Still open: {claim}" in text or f"; {claim} (about" in text
+        assert f"Still open: {claim} (" in text or f"; {claim} (" in text
     assert not descendants_named(os.getpid())  # every launch stopped
 
     # Resumed with a budget that leaves room for one more block and no second: the last look

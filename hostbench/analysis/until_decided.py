@@ -31,6 +31,7 @@ DECIDED = (verdicts.REPRODUCED, verdicts.SMALLER, verdicts.LARGER, verdicts.DIFF
            verdicts.SUPPORTED, verdicts.NOT_SUPPORTED)  # fmt: skip
 DESIGN_FILE = "design.json"  # the harness writes it (harness/study.py); looks under LOOKS
 LOOKS = "looks"
+SHOWN_VARIANTS = 3  # "the variants a, b, c and 11 more": what the paper profile adds
 MOST_BLOCKS_SHOWN = 1000  # "about N blocks": beyond this, "more than"
 
 
@@ -243,8 +244,7 @@ def summary(run_dir: str | Path, study: str | None = None) -> str:
         text += " Decided at: " + "; ".join(f"{c}, block {b}" for c, b in first_at.items()) + "."
     text += _later_blocks(looks)
     if last.open:
-        opened = "; ".join(f"{c} (about {_blocks_words(n)} in all at this spread)"
-                           for c, n in last.open.items())  # fmt: skip
+        opened = "; ".join(f"{c} ({_needs(n)})" for c, n in last.open.items())
         text += f" Still open: {opened}."
     if design.get("stopped"):
         text += f" Stopped: {design['stopped']}."
@@ -342,17 +342,21 @@ def _later_blocks(looks: list[Look]) -> str:
     return f" {joined[0].upper()}{joined[1:]} (the cells an open claim needed)."
 
 
-def _blocks_words(n: int | None) -> str:
+def _needs(n: int | None) -> str:
+    """The blocks an open claim would need (blocks_needed), in words; None: not estimated (a
+    comparison with one block, one on an edge, or a study whose claims are not modes against
+    its baseline: kestrel-transports' settings)."""
     if n is None:
-        return "an unknown number of blocks"
+        return "no estimate of the blocks it would need"
     if n > MOST_BLOCKS_SHOWN:
-        return f"more than {MOST_BLOCKS_SHOWN} blocks"
-    return f"{n} blocks"
+        return f"more than {MOST_BLOCKS_SHOWN} blocks in all at this spread"
+    return f"about {n} blocks in all at this spread"
 
 
 def added_by_paper(study: str, run_dir: str | Path) -> str:
-    """ " The paper profile adds: ..." the modes and sub-studies the study's paper profile
-    measures beyond this run's ("" when there is nothing or no paper profile)."""
+    """ " The paper profile adds: ..." the modes, scenarios, variants and sub-studies the
+    study's paper profile measures beyond this run's ("" when there is nothing or no paper
+    profile)."""
     try:
         paper = StudyParams.from_file(get_study(study).params_path("paper"))
         ours = tables.load_params(run_dir)
@@ -361,11 +365,16 @@ def added_by_paper(study: str, run_dir: str | Path) -> str:
     modes = [mode_label(m) for m in paper.modes if m not in ours.modes]
     scenarios = [scenario_label(s) for s in paper.scenarios if s not in ours.scenarios]
     subs = [s for s in paper.sub_studies if s not in ours.sub_studies]
+    variants = [v for v in paper.variants if v not in ours.variants]
     parts = []
     if modes:
         parts.append(f"the modes {', '.join(modes)}")
     if scenarios:
         parts.append(f"the scenarios {', '.join(scenarios)}")
+    if variants:  # a settings sweep (kestrel-transports): its first few, then how many more
+        shown = ", ".join(variants[:SHOWN_VARIANTS])
+        more = len(variants) - SHOWN_VARIANTS
+        parts.append(f"the variants {shown}" + (f" and {more} more" if more > 0 else ""))
     if subs:
         parts.append(f"the sub-studies {', '.join(subs)}")
     return f" The paper profile adds {'; '.join(parts)}." if parts else ""
