@@ -134,7 +134,8 @@ def test_a_machine_still_undecided_disagrees_with_none():
     # A machine with a decided run and an undecided one is on both lists.
     both = {verdicts.SUPPORTED: 1, verdicts.UNDECIDED: 1}
     assert machines.in_words({xeon: both, zen5: {verdicts.SUPPORTED: 1}}) == (
-        f"{verdicts.SUPPORTED} wherever decided ({xeon}; {zen5}); {verdicts.UNDECIDED} on {xeon}"
+        f"{verdicts.SUPPORTED} wherever decided ({xeon}, 1 of 2 runs; {zen5}); "
+        f"{verdicts.UNDECIDED} on {xeon}, 1 of 2 runs"
     )
     assert machines.in_words({xeon: both}) == (
         f"one machine on record: {xeon}: {verdicts.SUPPORTED} (1 run), {verdicts.UNDECIDED} (1 run)"

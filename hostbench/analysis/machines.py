@@ -186,8 +186,9 @@ def _judged_in_words(seen: dict[str, dict[str, int]]) -> str:
     open_ = {name: counts[UNDECIDED] for name, counts in seen.items() if UNDECIDED in counts}
     if not open_:
         return f"{_same_on(seen)}: {verdict}"
-    return (f"{verdict} wherever decided ({_listed(where)}); {UNDECIDED} on "
-            f"{_listed(open_)}")  # fmt: skip
+    every = _runs_by(seen)
+    return (f"{verdict} wherever decided ({_listed(where, every)}); {UNDECIDED} on "
+            f"{_listed(open_, every)}")  # fmt: skip
 
 
 def _same_on(seen: dict[str, dict[str, int]]) -> str:
@@ -203,11 +204,19 @@ def _runs_by(seen: dict[str, dict[str, int]]) -> dict[str, int]:
     return {name: sum(counts.values()) for name, counts in seen.items()}
 
 
-def _listed(runs: dict[str, int]) -> str:
+def _listed(runs: dict[str, int], every: dict[str, int] | None = None) -> str:
     """Processors by name, an UNIDENTIFIED one with its runs ("AMD EPYC (family not recorded),
-    2 runs; Intel Xeon"): it is counted as no machine, so its runs are."""
-    return "; ".join(f"{name}, {_runs(n)}" if name.endswith(UNIDENTIFIED) else name
-                     for name, n in runs.items())  # fmt: skip
+    2 runs; Intel Xeon"): it is counted as no machine, so its runs are. With `every` (each
+    processor's runs in all), one whose runs split between lists says how ("Intel Xeon, 1 of 2
+    runs"): a machine on both lists is no contradiction, its runs went both ways."""
+    every = every or runs
+
+    def named(name: str, n: int) -> str:
+        if n < every[name]:
+            return f"{name}, {n} of {every[name]} runs"
+        return f"{name}, {_runs(n)}" if name.endswith(UNIDENTIFIED) else name
+
+    return "; ".join(named(name, n) for name, n in runs.items())
 
 
 def _runs(n: int) -> str:
