@@ -273,23 +273,60 @@ def browser() -> str | None:
 
 def overflowing_tables(path: str | Path, width_px: int = PAGE_WIDTH_PX) -> list[str]:
     """Tables wider than their space, and sideways scrolling, with the window `width_px` wide."""
+    found = _in_browser(path, _MEASURE, width_px, 900)
+    if found is None:
+        return [f"layout not measured: the browser gave no result (at {width_px} px)"]
+    return [f"{line} (at {width_px} px)" for line in found]
+
+
+# Runs after the page has loaded: the verdict chips (analysis/verdict_card.py) that lie wholly
+# within the first HEIGHT px, the first screen a reader sees without scrolling (headless
+# Chromium's window is shorter than --window-size says: the height is the page's, not its).
+_FIRST_SCREEN = """<script>
+addEventListener("load", () => {
+  const h = HEIGHT, w = window.innerWidth;
+  const seen = [...document.querySelectorAll(".verdict-card .chip")].filter((chip) => {
+    const r = chip.getBoundingClientRect();
+    return r.width > 0 && r.bottom <= h && r.right <= w;
+  }).map((chip) => chip.textContent.trim());
+  document.body.setAttribute("data-hostbench-layout", JSON.stringify(seen));
+});
+</script>"""
+FIRST_SCREEN_PX = (1280, 800)  # the first screen the report is held to: a laptop's window
+
+
+def first_screen_verdicts(
+    path: str | Path, size_px: tuple[int, int] = FIRST_SCREEN_PX
+) -> list[str]:
+    """The verdicts a report shows on its first screen (`size_px`, width and height), without
+    scrolling: its verdict card's chips that lie wholly within the window, in order."""
+    width, height = size_px
+    found = _in_browser(path, _FIRST_SCREEN.replace("HEIGHT", str(height)), width, height)
+    if found is None:
+        raise HostbenchError(f"{path}: the browser gave no result for the first screen")
+    return found
+
+
+def _in_browser(path: str | Path, script: str, width_px: int, height_px: int) -> list | None:
+    """What `script` left in the body's data-hostbench-layout attribute (a JSON list) once the
+    page at `path` loaded in headless Chromium with a `width_px` by `height_px` window; None
+    where it left nothing."""
     chromium = browser()
     if chromium is None:
         raise HostbenchError("no Chromium for the layout check: make setup installs it")
     text = Path(path).read_text(errors="replace")
-    page = text.replace("</body>", _MEASURE + "</body>") if "</body>" in text else text + _MEASURE
+    page = text.replace("</body>", script + "</body>") if "</body>" in text else text + script
     with tempfile.TemporaryDirectory(prefix="hostbench-page-") as tmp:
         copy = Path(tmp) / "page.html"
         copy.write_text(page)
         argv = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                "--disable-background-networking", f"--window-size={width_px},900",
+                "--disable-background-networking", f"--window-size={width_px},{height_px}",
                 "--virtual-time-budget=10000", f"--user-data-dir={tmp}/profile", "--dump-dom",
                 copy.as_uri()]  # fmt: skip
         done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
     match = _RESULT.search(done.stdout)
     if match is None:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return [f"layout not measured: the browser gave no result ({last[:120]})"]
+        return None
     import html
 
-    return [f"{line} (at {width_px} px)" for line in json.loads(html.unescape(match.group(1)))]
+    return json.loads(html.unescape(match.group(1)))

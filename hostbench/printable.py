@@ -40,7 +40,9 @@ def write_pdf(run_dir: str | Path) -> Path:
     chromium = browser()
     if chromium is None:
         raise HostbenchError("no Chromium to print the report with: make setup installs it")
-    text = page.read_text(errors="replace")
+    # What the page folds away (<details>: the claims in full under the verdict card) is open
+    # on paper, where nothing can be clicked.
+    text = page.read_text(errors="replace").replace("<details>", "<details open>")
     if "</head>" in text:
         text = text.replace("</head>", PRINT_CSS + "</head>", 1)
     else:

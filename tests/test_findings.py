@@ -17,6 +17,7 @@ from hostbench.analysis import (
     student_t,
     tables,
     until_decided,
+    verdict_card,
     verdicts,
     wording,
 )
@@ -58,8 +59,8 @@ def _page(box) -> str:
 def test_the_findings_box_is_the_claims_table_below_it_with_the_machine_in_one_line():
     box = findings.findings_box(CLAIMS, RUNS, ENV)
     page = _page(box)
-    # The very table the section shows, cell for cell.
-    cells = [td.get_text() for td in BeautifulSoup(page, "html.parser").find_all("td")]
+    # The very table the section shows, cell for cell, one click below the verdict card.
+    cells = [td.get_text() for td in BeautifulSoup(page, "html.parser").select("details td")]
     section = BeautifulSoup(prose.table(CLAIMS).to_html(), "html.parser").find_all("td")
     assert cells == [td.get_text() for td in section] == list(CLAIMS.to_numpy().ravel())
     assert "Machine: AMD EPYC, 2 cores, Debian GNU/Linux 12 (bookworm)." in page
@@ -125,7 +126,11 @@ def test_every_committed_report_opens_with_its_findings_box():
 def test_the_box_shows_one_row_per_claim_and_the_rule_it_was_judged_by():
     page = _page(findings.findings_box(CLAIMS, RUNS, ENV))
     soup = BeautifulSoup(page, "html.parser")
-    assert len(soup.select("tbody tr")) == len(CLAIMS)
+    assert len(soup.select("details tbody tr")) == len(CLAIMS)
+    # The card above it: each claim's verdict, a chip of its colour.
+    chips = soup.select(".verdict-card .chip")
+    assert [c.get_text() for c in chips] == list(CLAIMS["verdict"])
+    assert all(verdict_card.VERDICT_COLOURS[verdicts.SUPPORTED] in c["style"] for c in chips)
     assert wording.tolerance_text() in soup.get_text(" ")
     assert f"±{verdicts.TOLERANCE_PCT:g}%" in wording.tolerance_text()
 

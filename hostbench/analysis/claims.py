@@ -40,6 +40,10 @@ BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 RESTATES = "it rests on the comparisons of"
 NOT_RUN = "not_run"  # attrs: the testable claims none of whose comparisons the run measured
 JUDGED_ON = "judged_on"  # attrs: {claim: the sub-study it was judged on} (a claim between variants)
+# attrs: {claim: Conditions}, what SENSITIVITY words, for a first screen (conditions_in_short)
+CONDITIONS = "conditions"
+# attrs: {claim: Evidence}, the comparisons OURS words, for a first screen (verdict_card.py)
+EVIDENCE = "evidence"
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
 _UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
@@ -274,6 +278,25 @@ class _Condition(NamedTuple):
     plan: Plan | None
     on_baseline: bool = False  # it changes only a claim against the run's baseline
     swap: tuple[str, str] | None = None  # (the mode a claim names, the mode in its place)
+    runtime: str = ""  # the runtime of a sub-study's part that ran on one (".NET 8")
+
+
+class Evidence(NamedTuple):
+    """A judged claim's comparisons as comparison_ratios found them, with how the claim reads:
+    its kind (size, equivalence, order, ...), its side and the article's value(s)."""
+
+    kind: str
+    side: str
+    found: tuple  # comparison_ratios' dicts
+
+
+class Conditions(NamedTuple):
+    """Where a claim was judged again (_sensitivity): the conditions its verdict held under,
+    each (kind, runtime or "") as _Condition has them, and those it changed under, each (kind,
+    runtime or "", the verdict there)."""
+
+    held: tuple = ()
+    changed: tuple = ()
 
 
 def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(),
@@ -295,12 +318,13 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         if name in between:
             continue
         where = v.attrs.get(runtimes.CONDITION) or f"the {name} sub-study"
-        conditions[where] = _Condition(v, baseline, SUB_STUDY, None)
+        conditions[where] = _Condition(v, baseline, SUB_STUDY, None,
+                                       runtime=v.attrs.get(runtimes.RUNTIME_LABEL, ""))  # fmt: skip
         # A sub-study that ran an analog too: each judged there as well, none left out.
         there = _analogs(v, baseline, None, analogs, stand_ins)
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
-    rows, not_run, judged_on = [], [], {}
+    rows, not_run, judged_on, judged_again, evidence = [], [], {}, {}, {}
     again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -323,8 +347,10 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         if not found:
             not_run.append(claim)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
+        evidence[claim] = Evidence(first.kind, first.side, tuple(found))
         compared = len(found) + len(missing)
-        changes = _sensitivity(first, claim_rows, verdict, its_conditions, compared)
+        changes, judged_again[claim] = _sensitivity(first, claim_rows, verdict, its_conditions,
+                                                    compared)  # fmt: skip
         rows.append({CLAIM: claim, WORDS: words, OURS: on + _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
@@ -332,6 +358,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     out.attrs["restated"] = again
     out.attrs[NOT_RUN] = not_run
     out.attrs[JUDGED_ON] = judged_on
+    out.attrs[CONDITIONS] = judged_again
+    out.attrs[EVIDENCE] = evidence
     return out
 
 
@@ -364,18 +392,19 @@ def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, s
 
 
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
-                 compared: int) -> str:  # fmt: skip
+                 compared: int) -> tuple[str, Conditions]:  # fmt: skip
     """Where the claim's verdict changes: judged again under each condition (_Condition: another
     analog as the baseline or in a named mode's place, a sub-study's results) on the
     comparisons that condition ran, saying so where it ran fewer than the `compared` the
     verdict rests on. The first words say whether the verdict is general: "holds under all 3:
     ..." or "depends on the analog: X: larger than the article's (50%, 44-57%); holds under
     1: ...". Another analog as the baseline changes only a claim against the run's baseline,
-    one in a mode's place only a claim that names that mode."""
+    one in a mode's place only a claim that names that mode. Beside the words, the same as
+    Conditions."""
     on_baseline = bool((claim_rows["relative_to"] == RUN_BASELINE).any())
     # A claim about one pair of modes names a comparison by its scenario alone, as in OURS.
     short = len(claim_rows[["mode", "relative_to"]].drop_duplicates()) == 1
-    held, changed = [], []
+    held, changed, held_kinds, changed_kinds = [], [], [], []
     for name, cond in conditions.items():
         if cond.on_baseline and not on_baseline:
             continue
@@ -393,19 +422,24 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
             name += f" (on {', '.join(_label(c, short) for c in found)} only)"
         if again == verdict:
             held.append(name)
+            held_kinds.append((cond.kind, cond.runtime))
             continue
         # One comparison: its ratio beside the verdict it gets, as OURS gives ours.
         alone = (f" ({wording.pct_text(found[0]['ratio'])}, {_bounds(found[0])})"
                  if len(found) == 1 else "")  # fmt: skip
         changed.append((cond.kind, f"{name}: {again}{alone}"))
+        changed_kinds.append((cond.kind, cond.runtime, again))
+    judged_again = Conditions(tuple(held_kinds), tuple(changed_kinds))
     if changed:
         kinds = {k for kind, _ in changed for k in (ANALOG, SUB_STUDY) if k in kind}
         text = (f"depends on {' and '.join(k for k in (ANALOG, SUB_STUDY) if k in kinds)}: "
                 + "; ".join(t for _, t in changed))  # fmt: skip
-        return text + (f"; holds under {len(held)}: {', '.join(held)}" if held else "")
+        return text + (
+            f"; holds under {len(held)}: {', '.join(held)}" if held else ""
+        ), judged_again
     if held:
-        return f"holds under all {len(held)}: " + ", ".join(held)
-    return "no other analog or sub-study ran it"
+        return f"holds under all {len(held)}: " + ", ".join(held), judged_again
+    return "no other analog or sub-study ran it", judged_again
 
 
 def in_words(table: pd.DataFrame) -> str:
@@ -547,3 +581,45 @@ def markdown(table: pd.DataFrame) -> str:
             "|" + "---|" * len(table.columns)]  # fmt: skip
     rows += ["| " + " | ".join(cell(v) for v in r) + " |" for r in table.itertuples(index=False)]
     return "\n".join(rows)
+
+
+def conditions_in_short(judged_again: Conditions | None, brief: bool = False) -> str:
+    """Where a claim was judged again (Conditions), in a few words for a first screen: "holds
+    on .NET 8, 9 and 10", "changes with the analog; holds under 2 other conditions; undecided
+    under 1", "" where nothing judged it again. brief: where it changes alone, else where it
+    holds, for a line with more to say."""
+    if not judged_again:
+        return ""
+    parts = []
+    # Undecided under a condition is no other verdict: counted apart, as machines.in_short does.
+    changed = [c for c in judged_again.changed if c[2] != verdicts.UNDECIDED]
+    undecided = len(judged_again.changed) - len(changed)
+    changed_runtimes = [rt for _, rt, _ in changed if rt]
+    if changed_runtimes:
+        parts.append(f"changes on {_runtimes_joined(changed_runtimes)}")
+    kinds = [k for k in (ANALOG, SUB_STUDY)
+             if any(k in kind for kind, rt, _ in changed if not rt)]  # fmt: skip
+    if kinds:
+        parts.append(f"changes with {' and '.join(kinds)}")
+    if brief and parts:
+        return "; ".join(parts)
+    held_runtimes = [rt for _, rt in judged_again.held if rt]
+    others = len(judged_again.held) - len(held_runtimes)
+    if held_runtimes:
+        parts.append(f"holds on {_runtimes_joined(held_runtimes)}")
+    if others:
+        parts.append(f"holds under {others} other condition{'s' * (others != 1)}")
+    if undecided and not brief:
+        parts.append(f"undecided under {undecided}")
+    return "; ".join(parts)
+
+
+def _runtimes_joined(labels: list[str]) -> str:
+    """ ".NET 8, 9 and 10" for [".NET 8", ".NET 9", ".NET 10"]."""
+    head = ".NET "
+    if all(label.startswith(head) for label in labels):
+        versions = [label[len(head) :] for label in labels]
+        if len(versions) == 1:
+            return labels[0]
+        return f"{head}{', '.join(versions[:-1])} and {versions[-1]}"
+    return ", ".join(labels)

@@ -15,11 +15,14 @@ import pandas as pd
 from ..catalog import mode_label
 from ..errors import BadInput
 from ..studies import get_study
-from . import intervals, machines, prose, tables, until_decided, wording
+from . import intervals, machines, prose, tables, until_decided, verdict_card, wording
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
 MARK = '<section class="findings">'
+# The summary that opens the claims table under the card.
+DETAILS = ("Each claim in full: the article's words and how we read them, our evidence, every "
+           "machine on record and condition, the rule, the precision")  # fmt: skip
 SMOKE_BANNER = (
     f"{prose.SMOKE_HEADLINE[0].upper()}{prose.SMOKE_HEADLINE[1:]}: no verdict here holds."
 )
@@ -29,22 +32,32 @@ class FindingsBox:
     """The findings box as the page shows it (HTML), and as text."""
 
     def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None,
-                 precision: str = ""):  # fmt: skip
+                 precision: str = "", card=None):  # fmt: skip
         self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
         self.formats, self.precision = formats, precision
+        # verdict_card.rows: the first screen's lines, the claims table one click below them
+        self.card = card
 
     def _repr_html_(self) -> str:
         parts = [f"{MARK}<h2>Findings</h2>"]
         if self.smoke:
             parts.append(f'<p class="smoke-banner">{html.escape(SMOKE_BANNER)}</p>')
         if self.headline:
-            parts.append(f"<p><strong>{html.escape(self.headline)}</strong></p>")
-        if self.claims is not None and not self.smoke:
+            parts.append(f'<p class="headline"><strong>{html.escape(self.headline)}</strong></p>')
+        judged = self.claims is not None and not self.smoke
+        if judged and self.card is not None and len(self.card):
+            parts.append(verdict_card.to_html(self.card))
+            if more := verdict_card.unjudged_line(self.claims):
+                parts.append(f'<p class="more">{html.escape(more)}; each in full below.</p>')
+            parts.append(f"<details><summary>{html.escape(DETAILS)}</summary>")
+        if judged:
             parts.append(prose.table(self.claims, self.formats).to_html())
             parts.append(f"<p>{html.escape(wording.tolerance_text())}</p>")
         if self.precision and not self.smoke:
             parts.append(f"<p>{html.escape(self.precision)}</p>")
-        parts.append(f"<p>{html.escape(self.machine)}</p></section>")
+        if judged and self.card is not None and len(self.card):
+            parts.append("</details>")
+        parts.append(f'<p class="machine">{html.escape(self.machine)}</p></section>')
         return "\n".join(parts)
 
     def __repr__(self) -> str:
@@ -93,10 +106,15 @@ def findings_box(
     ):
         published = ratios if ratios is not None else run_ratios(Path(run_dir), study)
         precision = " ".join(p for p in (precision, goals_line(study, published)) if p)
-    if not smoke and claims is not None and study is not None:
-        # Each claim's verdict on every machine on record, beside this run's.
-        claims = machines.with_machines(claims, study, run_dir)
-    return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision)
+    card = None
+    if not smoke and claims is not None:
+        seen = machines.seen_by_claim(study, claims, run_dir) if study is not None else None
+        card = verdict_card.rows(claims, seen)
+        if study is not None:
+            # Each claim's verdict on every machine on record, beside this run's.
+            claims = machines.with_machines(claims, study, run_dir, seen=seen)
+    return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision,
+                       card)  # fmt: skip
 
 
 # The package's aim for every ratio it publishes (docs/method.md): every run's goals line

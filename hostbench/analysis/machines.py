@@ -21,7 +21,7 @@ from ..errors import BadInput
 from ..paths import RUNS, committed
 from . import claims, tables
 from .compare import DONE_FILE
-from .verdicts import NOT_ENOUGH, UNDECIDED
+from .verdicts import DIFFERS, LARGER, NOT_ENOUGH, SMALLER, UNDECIDED
 
 COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
 EXAMPLES = "example-*"  # the committed examples' folders under the runs dir
@@ -73,6 +73,16 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
     """{claim: its verdict on each machine on record, in words (in_words)}, over the study's
     runs on record and the run at `run_dir` (whose claims `table` is, when given: not judged
     again). Empty for a study without claims."""
+    return {claim: in_words(seen, unmeasured)
+            for claim, (seen, unmeasured) in seen_by_claim(study_id, table, run_dir,
+                                                           runs_dir).items()}  # fmt: skip
+
+
+def seen_by_claim(study_id: str, table: pd.DataFrame | None = None,
+                  run_dir: str | Path | None = None,
+                  runs_dir: Path = RUNS) -> dict[str, tuple[dict, dict]]:  # fmt: skip
+    """{claim: ({processor: {verdict: runs}}, {processor: runs that did not measure it})}: what
+    `verdicts` words, as counts (in_words, in_short take them)."""
     runs = runs_on_record(study_id, runs_dir)
     here = Path(run_dir).resolve() if run_dir is not None else None
     if here is not None and here not in {r.resolve() for r in runs}:
@@ -95,7 +105,7 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
             for verdict in t.loc[t[claims.CLAIM] == claim, claims.VERDICT]:
                 counts = seen.setdefault(name, {})
                 counts[verdict] = counts.get(verdict, 0) + 1
-        out[claim] = in_words(seen, unmeasured)
+        out[claim] = (seen, unmeasured)
     return out
 
 
@@ -224,14 +234,103 @@ def _runs(n: int) -> str:
 
 
 def with_machines(table: pd.DataFrame, study_id: str, run_dir: str | Path | None = None,
-                  runs_dir: Path = RUNS) -> pd.DataFrame:  # fmt: skip
+                  runs_dir: Path = RUNS, seen: dict | None = None) -> pd.DataFrame:  # fmt: skip
     """The claims table with the MACHINES column after the verdict's: each claim's verdict on
     every machine on record (verdicts); empty for a claim no interval judges (one without a
     sensitivity either, claims.judge_table). run_dir: this run's folder, None where it is on
-    record already or its page does not name it."""
-    words = verdicts(study_id, table, run_dir, runs_dir)
+    record already or its page does not name it. seen: seen_by_claim's counts, where the
+    caller has them already."""
+    if seen is None:
+        seen = seen_by_claim(study_id, table, run_dir, runs_dir)
+    words = {claim: in_words(*counts) for claim, counts in seen.items()}
     out = table.copy()
     judged = out[claims.SENSITIVITY].fillna("") != ""
     column = [words.get(c, "") if j else "" for c, j in zip(out[claims.CLAIM], judged, strict=True)]
     out.insert(out.columns.get_loc(claims.VERDICT) + 1, MACHINES, column)
     return out
+
+
+# The card's words on where a verdict holds stay within this many words (else counts).
+SHORT_WORDS = 15
+# A verdict in few words, where the card names it beside a machine.
+SHORT_VERDICT = {SMALLER: "smaller", LARGER: "larger", DIFFERS: "differs", UNDECIDED: "undecided"}
+_IDENTIFIED = re.compile(r"^(?P<name>.*) \(family (?P<family>\d+), model (?P<model>\d+), "
+                         r"stepping \d+\)$")  # fmt: skip
+
+
+def short_names(names) -> dict[str, str]:
+    """{processor as named on record: its name for a first screen}: the model name with as much
+    of its identity as tells it from the others named ("AMD EPYC family 25", "AMD EPYC family
+    25 model 17" where two models of one family are on record), the stepping never."""
+    found = {n: _IDENTIFIED.match(n) for n in names}
+    families: dict[tuple, set] = {}
+    for m in filter(None, found.values()):
+        families.setdefault((m["name"], m["family"]), set()).add(m["model"])
+    out = {}
+    for name, m in found.items():
+        if m is None:
+            out[name] = name.replace(f" {UNIDENTIFIED}", "")
+            continue
+        model = f" model {m['model']}" if len(families[(m["name"], m["family"])]) > 1 else ""
+        out[name] = f"{m['name']} family {m['family']}{model}"
+    return out
+
+
+def in_short(seen: dict[str, dict[str, int]], counted: bool = False) -> str:
+    """Where a claim's verdicts hold ({processor: {verdict: runs}}, as in_words takes), in at
+    most SHORT_WORDS words for a first screen: "the same on 3 machines", "one machine on record",
+    "smaller on Intel Xeon; reproduced on AMD EPYC family 25", "reproduced where decided (2 of
+    3 machines)". A run whose processor is UNIDENTIFIED counts as no machine, and a run too
+    short to judge is left to the details. counted: machines counted, never named ("reproduced
+    on 2 machines; smaller on 1"), for a line with more to say."""
+    judged = {name: {v: n for v, n in counts.items() if v != NOT_ENOUGH}
+              for name, counts in seen.items()}  # fmt: skip
+    judged = {name: counts for name, counts in judged.items() if counts}
+    machines_ = [name for name in judged if not name.endswith(UNIDENTIFIED)] or list(judged)
+    if not judged:
+        return f"{NOT_ENOUGH} on any run on record"
+    decided: dict[str, list[str]] = {}  # {verdict: processors}
+    for name in machines_:
+        for verdict in judged[name]:
+            if verdict != UNDECIDED:
+                decided.setdefault(verdict, []).append(name)
+    n = len(machines_)
+    if len(machines_) == 1 and len(decided) <= 1:
+        return "one machine on record"
+    if not decided:
+        return f"undecided on all {n} machines"
+    if len(decided) == 1:
+        ((verdict, where),) = decided.items()
+        if len(where) == n:
+            return f"the same on {n} machines"
+        return f"{SHORT_VERDICT.get(verdict, verdict)} where decided ({len(where)} of {n} machines)"
+    short = short_names(machines_)
+    words = "; ".join(f"{SHORT_VERDICT.get(verdict, verdict)} on "
+                      f"{_joined([short[w] for w in where], list(short.values()))}"
+                      for verdict, where in decided.items())  # fmt: skip
+    if not counted and len(words.split()) <= SHORT_WORDS:
+        return words
+    counts = [f"{SHORT_VERDICT.get(verdict, verdict)} on {len(where)}"
+              for verdict, where in decided.items()]  # fmt: skip
+    return f"{counts[0]} machine{'s' * (len(decided[next(iter(decided))]) != 1)}" + "".join(
+        f"; {c}" for c in counts[1:]
+    )
+
+
+def _joined(names: list[str], every: list[str]) -> str:
+    """ "AMD EPYC family 25 and 26, Intel Xeon": short names (short_names) with one model name
+    and its family word said once, and the model name alone where these are all of its
+    machines among `every` ("AMD EPYC")."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        head, sep, tail = name.partition(" family ")
+        groups.setdefault(head + sep, []).append(tail)
+    out = []
+    for head, tails in groups.items():
+        if not head.endswith(" family "):
+            out.append(head)
+        elif len(tails) == sum(n.startswith(head) for n in every):
+            out.append(head.removesuffix(" family "))
+        else:
+            out.append(head + " and ".join(tails))
+    return ", ".join(out)

@@ -15,6 +15,7 @@ from . import intervals, wording
 
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
 CONDITION = "condition"  # attrs: how a runtime's part of a sub-study is named as a condition
+RUNTIME_LABEL = "runtime_label"  # attrs: the runtime a part ran on, as a first screen names it
 
 
 def parts(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -35,6 +36,7 @@ def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFra
     found = {}
     for v, part in parts(results).items():  # each part a new frame, its attrs its own
         part.attrs[CONDITION] = f"the {name} sub-study on {label(v)} ({version_of(part, v)})"
+        part.attrs[RUNTIME_LABEL] = label(v)
         found[f"{name} on {v}"] = part
     return found
 

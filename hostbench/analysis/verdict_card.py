@@ -1,0 +1,117 @@
+"""The verdict card: a report's first screen, one short line per claim of the article.
+
+Each line: the claim in the article's few words, ours beside the article's, the verdict as a
+coloured chip (the colours of the verdict picture, VERDICT_COLOURS) and where it holds in a few
+words (the machines on record, machines.in_short; the runtimes, analogs and sub-studies it was
+judged again under, claims.conditions_in_short). The claims table it is built from, with every
+word of the reading and every machine, stays one click away (the findings box's <details>).
+"""
+
+import html
+
+import pandas as pd
+
+from . import claims, machines, verdicts, wording
+
+# One colour per verdict, for the card's chips and the verdict picture's points: agreement in
+# green, a size off the article's in orange, the claim refuted in red, open in grey.
+VERDICT_COLOURS = {
+    verdicts.REPRODUCED: "#1a7f37",
+    verdicts.SUPPORTED: "#1a7f37",
+    verdicts.SMALLER: "#c15c00",
+    verdicts.LARGER: "#c15c00",
+    verdicts.DIFFERS: "#c15c00",
+    verdicts.NOT_SUPPORTED: "#c0262d",
+    verdicts.UNDECIDED: "#6e7781",
+    verdicts.NOT_ENOUGH: "#6e7781",
+    verdicts.NOT_TESTABLE: "#b0b0b0",
+    verdicts.NOT_RERUN: "#b0b0b0",
+}
+UNJUDGED = (verdicts.NOT_TESTABLE, verdicts.NOT_RERUN)  # left out of the card, counted below it
+CLAIM, OURS, ARTICLE, VERDICT, WHERE = "claim", "ours", "the article's", "verdict", "where it holds"
+
+
+def rows(table: pd.DataFrame, seen: dict | None = None) -> pd.DataFrame:
+    """The card's lines from a claims table (claims.judge_table, its attrs kept): one per
+    testable claim. seen: machines.seen_by_claim's counts, for the machines' words; None where
+    the page names no machines."""
+    evidence = table.attrs.get(claims.EVIDENCE, {})
+    again = table.attrs.get(claims.CONDITIONS, {})
+    out = []
+    for r in table.to_dict("records"):
+        if r[claims.VERDICT] in UNJUDGED:
+            continue
+        claim = r[claims.CLAIM]
+        where = _where(seen[claim][0] if seen and claim in seen else None, again.get(claim))
+        ours, article = _ours_and_article(evidence.get(claim), r.get(claims.OURS, ""))
+        out.append({CLAIM: claim, OURS: ours, ARTICLE: article, VERDICT: r[claims.VERDICT],
+                    WHERE: where})  # fmt: skip
+    return pd.DataFrame(out, columns=[CLAIM, OURS, ARTICLE, VERDICT, WHERE])
+
+
+def _where(seen: dict | None, judged_again: claims.Conditions | None) -> str:
+    """The machines' words and the conditions', within machines.SHORT_WORDS: the conditions
+    briefer, then the machines counted rather than named, where more would run over."""
+    for counted, brief in ((False, False), (False, True), (True, False), (True, True)):
+        machines_ = machines.in_short(seen, counted) if seen else ""
+        conditions = claims.conditions_in_short(judged_again, brief)
+        words = "; ".join(w for w in (machines_, conditions) if w)
+        if len(words.split()) <= machines.SHORT_WORDS:
+            break
+    return words
+
+
+def unjudged_line(table: pd.DataFrame) -> str:
+    """ "3 more claims not testable here (HTTP.sys, IIS in-process: Windows only)": the claims
+    the card leaves out, counted by verdict."""
+    parts = []
+    for verdict in UNJUDGED:
+        n = int((table[claims.VERDICT] == verdict).sum())
+        if n:
+            parts.append(f"{n} more claim{'s' * (n != 1)} {verdict}")
+    return "; ".join(parts)
+
+
+def _ours_and_article(evidence: claims.Evidence | None, ours_text: str) -> tuple[str, str]:
+    """Our ratio(s) with the 95% interval, and the article's value or direction, as percents of
+    the claim's comparator: "154% (147-161%)" and "170%"; several comparisons as the span of
+    their ratios ("141-154%, 4 scenarios"). Without evidence (a study's own rows), our words."""
+    if evidence is None or not evidence.found:
+        return ours_text, ""
+    found = evidence.found
+    if len(found) == 1:
+        c = found[0]
+        bounds = wording.ci_bounds(c["ci_low"], c["ci_high"])
+        ours = wording.pct_text(c["ratio"]) + (f" ({bounds[0]}-{bounds[1]}%)" if bounds else "")
+    else:
+        low, high = (wording.pct_text(f(c["ratio"] for c in found)) for f in (min, max))
+        span = low if low == high else f"{low[:-1]}-{high}"
+        ours = f"{span}, {len(found)} comparisons"
+    values = sorted({c["value"] for c in found})
+    if evidence.kind in ("size", "equivalence"):
+        article = " to ".join(wording.pct_text(v) for v in values)
+    else:
+        article = f"{evidence.side} {' to '.join(wording.pct_text(v) for v in values)}"
+    return ours, article
+
+
+def chip(verdict: str) -> str:
+    """A verdict as a coloured chip: its words on its colour."""
+    colour = VERDICT_COLOURS.get(verdict, "#6e7781")
+    return (f'<span class="chip" style="background:{colour}">'
+            f"{html.escape(verdict)}</span>")  # fmt: skip
+
+
+def to_html(card: pd.DataFrame) -> str:
+    """The card as a table of one line per claim, its verdicts as chips."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in card.columns)
+    body = []
+    for r in card.to_dict("records"):
+        cells = [f'<td class="claim">{html.escape(r[CLAIM])}</td>',
+                 f'<td class="num">{html.escape(r[OURS])}</td>',
+                 f'<td class="num">{html.escape(r[ARTICLE])}</td>',
+                 f"<td>{chip(r[VERDICT])}</td>",
+                 f'<td class="where">{html.escape(r[WHERE])}</td>']  # fmt: skip
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return (f'<table class="verdict-card"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")  # fmt: skip

@@ -1,0 +1,102 @@
+"""The verdict card (hostbench.analysis.verdict_card): a report's first screen, one short line
+per testable claim with its verdict as a coloured chip and where it holds in a few words; the
+words from machines.in_short and claims.conditions_in_short, on constructed counts, and the
+card of every committed claims run."""
+
+import pytest
+
+from hostbench import pagecheck
+from hostbench.analysis import claims, findings, machines, tables, verdict_card, verdicts
+from hostbench.paths import RUNS, committed
+from hostbench.studies import STUDIES
+
+EPYC_25 = "AMD EPYC (family 25, model 17, stepping 1)"
+EPYC_25_1 = "AMD EPYC (family 25, model 1, stepping 1)"
+EPYC_26 = "AMD EPYC (family 26, model 2, stepping 1)"
+XEON = "Intel Xeon"
+UNKNOWN = f"AMD EPYC {machines.UNIDENTIFIED}"
+
+
+def test_processors_are_named_with_as_much_of_their_identity_as_tells_them_apart():
+    short = machines.short_names([EPYC_25, EPYC_26, XEON, UNKNOWN])
+    assert short == {EPYC_25: "AMD EPYC family 25", EPYC_26: "AMD EPYC family 26",
+                     XEON: "Intel Xeon", UNKNOWN: "AMD EPYC"}  # fmt: skip
+    # Two models of one family on record: the model too; never the stepping.
+    both = machines.short_names([EPYC_25, EPYC_25_1])
+    assert both == {EPYC_25: "AMD EPYC family 25 model 17", EPYC_25_1: "AMD EPYC family 25 model 1"}
+
+
+def test_where_a_verdict_holds_is_said_in_a_few_words():
+    same = {EPYC_25: {verdicts.REPRODUCED: 1}, XEON: {verdicts.REPRODUCED: 2}}
+    assert machines.in_short(same) == "the same on 2 machines"
+    assert machines.in_short({XEON: {verdicts.SUPPORTED: 2}}) == "one machine on record"
+    # A model name all of whose machines agree is named alone; a verdict in its short words.
+    split = {EPYC_25: {verdicts.REPRODUCED: 1}, XEON: {verdicts.SMALLER: 2},
+             EPYC_26: {verdicts.REPRODUCED: 1}}  # fmt: skip
+    assert machines.in_short(split) == "reproduced on AMD EPYC; smaller on Intel Xeon"
+    assert machines.in_short(split, counted=True) == "reproduced on 2 machines; smaller on 1"
+    one_family = {EPYC_25: {verdicts.REPRODUCED: 1}, EPYC_26: {verdicts.SMALLER: 1}}
+    assert machines.in_short(one_family) == (
+        "reproduced on AMD EPYC family 25; smaller on AMD EPYC family 26"
+    )
+    # Undecided disagrees with none; a run of an unrecorded processor counts as no machine.
+    open_ = {EPYC_25: {verdicts.UNDECIDED: 1}, XEON: {verdicts.REPRODUCED: 1},
+             EPYC_26: {verdicts.REPRODUCED: 1}, UNKNOWN: {verdicts.SMALLER: 1}}  # fmt: skip
+    assert machines.in_short(open_) == "reproduced where decided (2 of 3 machines)"
+    assert machines.in_short({EPYC_25: {verdicts.UNDECIDED: 1}, XEON: {verdicts.UNDECIDED: 1}}) == (
+        "undecided on all 2 machines"
+    )
+
+
+def test_where_a_claim_was_judged_again_is_said_in_a_few_words():
+    runtimes = claims.Conditions(
+        held=tuple((claims.SUB_STUDY, f".NET {v}") for v in (8, 9, 10)), changed=()
+    )
+    assert claims.conditions_in_short(runtimes) == "holds on .NET 8, 9 and 10"
+    mixed = claims.Conditions(
+        held=((claims.ANALOG, ""), (claims.SUB_STUDY, "")),
+        changed=((claims.ANALOG, "", verdicts.LARGER), (claims.SUB_STUDY, "", verdicts.UNDECIDED)),
+    )
+    # An undecided condition is no change of verdict: counted apart.
+    assert claims.conditions_in_short(mixed) == (
+        "changes with the analog; holds under 2 other conditions; undecided under 1"
+    )
+    assert claims.conditions_in_short(mixed, brief=True) == "changes with the analog"
+    assert claims.conditions_in_short(None) == ""
+
+
+def _claims_runs():
+    return [s for s in STUDIES.values() if committed(RUNS, f"{s.claims_run}/results.csv")]
+
+
+@pytest.mark.parametrize("study", _claims_runs(), ids=lambda s: s.id)
+def test_the_card_has_one_short_line_per_testable_claim_with_its_verdict(study):
+    run = RUNS / study.claims_run
+    table = claims.of_run(study.id, run)
+    card = verdict_card.rows(table, machines.seen_by_claim(study.id, table, run))
+    testable = table[~table[claims.VERDICT].isin(verdict_card.UNJUDGED)]
+    assert list(card[verdict_card.CLAIM]) == list(testable[claims.CLAIM])
+    assert list(card[verdict_card.VERDICT]) == list(testable[claims.VERDICT])
+    for where in card[verdict_card.WHERE]:
+        assert 0 < len(where.split()) <= machines.SHORT_WORDS, where
+    for verdict in card[verdict_card.VERDICT]:  # every verdict has its colour
+        assert verdict in verdict_card.VERDICT_COLOURS
+    box = findings.findings_box(table, tables.load_results(run, valid_only=False),
+                                run_dir=run, study=study.id)._repr_html_()  # fmt: skip
+    # The card comes first; the claims in full one click below it.
+    assert box.index('class="verdict-card"') < box.index("<details>") < box.index(claims.WORDS)
+
+
+@pytest.mark.live  # a headless browser lays out each committed report
+@pytest.mark.parametrize("study", _claims_runs(), ids=lambda s: s.id)
+def test_each_committed_report_shows_every_testable_verdict_on_its_first_screen(study):
+    if pagecheck.browser() is None:
+        pytest.skip("no Chromium")
+    for name in (study.claims_run, study.paper_run):
+        run = RUNS / name
+        if not committed(RUNS, f"{name}/report.html"):
+            continue
+        table = claims.of_run(study.id, run)
+        testable = table[~table[claims.VERDICT].isin(verdict_card.UNJUDGED)]
+        shown = pagecheck.first_screen_verdicts(run / "report.html")
+        assert shown == list(testable[claims.VERDICT]), name
