@@ -1,5 +1,6 @@
 """ManagedProcess: bounded readiness, the log tail in errors, and always stopped."""
 
+import signal
 import subprocess
 import sys
 import time
@@ -8,7 +9,7 @@ import psutil
 import pytest
 
 from hostbench.errors import LaunchFailed
-from hostbench.harness.launch.processes import ManagedProcess
+from hostbench.harness.launch.processes import ManagedProcess, finished, running_in_group
 from hostbench.harness.launch.tools import find_tool
 
 pytestmark = pytest.mark.live  # every test here starts real processes
@@ -53,9 +54,30 @@ def test_interrupt_inside_the_block_stops_the_whole_group_even_if_it_ignores_sig
             tree = [proc.pid] + [c.pid for c in psutil.Process(proc.pid).children(recursive=True)]
             assert len(tree) == 2
             raise KeyboardInterrupt
-    time.sleep(0.2)
+    # At once: the grandchild is no child of ours, and the group's SIGKILL only starts its end.
     alive = [p for p in tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
-    assert alive == []
+    assert alive == [] and running_in_group(tree[0]) == []
+
+
+def test_a_ctrl_c_during_a_short_command_returns_once_the_command_is_gone(tmp_path):
+    # subprocess.run kills a Ctrl-C'd child but returns without reaping it.
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+
+    def ctrl_c_once_started(signum, frame):
+        if pid_file.is_file() and pid_file.read_text():
+            raise KeyboardInterrupt
+        signal.setitimer(signal.ITIMER_REAL, 0.05)  # not started yet: look again
+
+    previous = signal.signal(signal.SIGALRM, ctrl_c_once_started)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(KeyboardInterrupt):
+            finished([sys.executable, "-c", code], timeout=60)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not psutil.pid_exists(int(pid_file.read_text()))  # killed and reaped
 
 
 def test_children_die_with_a_harness_that_is_killed_outright(tmp_path):

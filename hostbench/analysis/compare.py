@@ -33,6 +33,7 @@ from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
 from . import claims, runtimes, tables, verdicts
+from .digits import write_csv
 from .intervals import paired_ratios, variant_ratios
 from .kept import content_key, keep
 from .student_t import t_quantile
@@ -140,9 +141,7 @@ def write_ratios_file(path: Path, study: str, replace: bool = False) -> Path:
     them anew over an older file (a re-render, whose analysis may have changed)."""
     target = Path(path) / RATIOS_FILE
     if replace or not target.is_file():
-        tmp = target.with_suffix(".csv.tmp")
-        _published(_computed_ratios(Path(path), study)).to_csv(tmp, index=False)
-        tmp.replace(target)
+        write_csv(_published(_computed_ratios(Path(path), study)), target)
     return target
 
 
@@ -433,11 +432,11 @@ def write(
     figures/compare.{png,svg} in `out`; returns the table."""
     table = compare(runs, tolerance_pct)
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "compare.csv", index=False)
+    write_csv(table, out / "compare.csv")  # each at the declared precision (digits.py)
     verdicts = claim_verdicts(runs)
     if verdicts is not None:
-        claims.with_against(verdicts).to_csv(out / "claims.csv", index=False)
-    differences(runs).to_csv(out / "differences.csv", index=False)
+        write_csv(claims.with_against(verdicts), out / "claims.csv")
+    write_csv(differences(runs), out / "differences.csv")
     (out / "figures").mkdir(exist_ok=True)
     fig = figure(table, tolerance_pct)
     for ext in ("png", "svg"):

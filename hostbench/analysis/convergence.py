@@ -19,6 +19,7 @@ from matplotlib.ticker import FuncFormatter
 
 from ..catalog import mode_color, mode_label
 from ..errors import BadInput
+from .digits import write_csv
 from .figures import set_finding
 
 FILE = "progress.csv"  # harness/measure/progress.py FILE: one per run folder
@@ -102,9 +103,7 @@ def write_curves(curves: dict[tuple[str, str], pd.DataFrame], run_dir: str | Pat
         ignore_index=True,
     )
     columns = ["mode", "scenario", *(c for c in tidy.columns if c not in ("mode", "scenario"))]
-    path = Path(run_dir) / CURVES_FILE
-    tidy[columns].to_csv(path, index=False)
-    return path
+    return write_csv(tidy[columns], Path(run_dir) / CURVES_FILE)  # at the declared precision
 
 
 def read_curves(run_dir: str | Path) -> dict[tuple[str, str], pd.DataFrame]:

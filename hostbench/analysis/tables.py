@@ -19,6 +19,7 @@ from ..errors import BadInput
 from ..load import LOAD_FILE, Load, read_load
 from ..params import PARAMS_FILE, StudyParams, settings_text
 from ..programs import proxies
+from .digits import write_csv
 from .kept import content_key, keep
 
 # Display order: the catalog's (the paper's scenarios first, Linux modes before Windows ones).
@@ -424,11 +425,7 @@ def write_ratios(run_dir: str | Path, baseline: str | None = None) -> Path:
         ignore_index=True,
     )
     ratios = ratios[["measure", *[c for c in ratios.columns if c != "measure"]]]
-    path = run_dir / "ratios.csv"
-    tmp = path.with_suffix(".csv.tmp")
-    ratios.to_csv(tmp, index=False)
-    tmp.replace(path)
-    return path
+    return write_csv(ratios, run_dir / "ratios.csv")  # at the declared precision
 
 
 def measured_text(results_path: str | Path) -> str:

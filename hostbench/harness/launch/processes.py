@@ -23,6 +23,12 @@ from .netns import exec_prefix
 
 _live: set["ManagedProcess"] = set()
 
+# How long a SIGKILLed group may take to be gone: the kernel tears each process down when it is
+# next scheduled, which on a machine busy with other work (make test's parallel lanes) is not
+# at once. Past it, stop() returns and leaves the process to the atexit handler.
+GONE_WITHIN_S = 10.0
+POLL_S = 0.02
+
 
 class HarnessProcess(Protocol):
     """A program the harness started, here (ManagedProcess) or on an ssh host
@@ -75,6 +81,63 @@ def _wrapped(argv: list[str], cpus: Sequence[int] | None, netns: str | None = No
     if cpus:
         prefix += ["taskset", "--cpu-list", ",".join(str(c) for c in cpus)]
     return prefix + argv
+
+
+def running_in_group(group: int) -> list[int]:
+    """The pids of process group `group` that have not ended: a zombie has (only its exit
+    status is left for its parent to read), and a worker orphaned by its group's leader
+    (nginx's) is no child of ours, so only the kernel's process table can say it is gone."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return []
+    except PermissionError:
+        pass  # a member we may not signal still counts
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue  # ended while we looked
+        # After the name, which may hold spaces and parentheses: state, ppid, pgrp.
+        state, _, pgrp = stat.rpartition(")")[2].split()[:3]
+        if int(pgrp) == group and state not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def finished(argv: Sequence[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """`argv` run to its end, as subprocess.run (output captured as text); on a timeout, an
+    error or Ctrl-C it is killed and reaped before the exception goes on. subprocess.run
+    kills a Ctrl-C'd child but returns without waiting for it: it would outlive the harness's
+    last line."""
+    proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        _reap(proc)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    """Wait for a killed child to end, at most GONE_WITHIN_S; a further Ctrl-C while it
+    ends is raised once it has."""
+    interrupted = None
+    deadline = time.monotonic() + GONE_WITHIN_S
+    while proc.returncode is None and time.monotonic() < deadline:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            break
+        except KeyboardInterrupt as e:
+            interrupted = e
+    if interrupted is not None:
+        raise interrupted
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -217,11 +280,12 @@ class ManagedProcess:
         return wait_for_exit(self.exit_code, timeout, self.argv, poll_s=0.02)
 
     def stop(self):
-        """SIGTERM the group, then SIGKILL after the grace period. Safe to call twice.
+        """SIGTERM the group, then SIGKILL after the grace period; return once every process
+        of the group is gone (at most GONE_WITHIN_S after the SIGKILL). Safe to call twice.
 
-        A second Ctrl-C while it waits skips the rest of the grace period, never the SIGKILL.
-        The process is reaped only after the group's SIGKILL, so its pid (and group id) is
-        still ours when the signals go out.
+        A second Ctrl-C while it waits skips the rest of the grace period, never the SIGKILL
+        nor the wait for the group to be gone: it is raised after. The process is reaped last,
+        so its pid (and group id) is still ours whenever a signal goes out.
         """
         if self.popen is None or self.popen.returncode is not None:
             return
@@ -234,17 +298,31 @@ class ManagedProcess:
             pass
         except KeyboardInterrupt as e:
             interrupted = e
-        finally:
-            # Workers of the group may outlive their parent (nginx does on SIGTERM).
-            self._signal_group(signal.SIGKILL)
-            try:
-                self.popen.wait(timeout=self.grace_s)  # reaps it
-            except (subprocess.TimeoutExpired, KeyboardInterrupt):
-                pass
-            # Forgotten only once killed: a Ctrl-C that cut this short leaves it to atexit.
-            _live.discard(self)
+        # Workers of the group may outlive their parent (nginx's do on SIGTERM).
+        interrupted = self._kill_group() or interrupted
         if interrupted is not None:
             raise interrupted
+
+    def _kill_group(self) -> KeyboardInterrupt | None:
+        """SIGKILL the group until none of it runs, then reap the process; forgotten once
+        reaped (else atexit tries again). Returns a Ctrl-C that came meanwhile."""
+        interrupted = None
+        deadline = time.monotonic() + GONE_WITHIN_S
+        while time.monotonic() < deadline:
+            try:
+                self._signal_group(signal.SIGKILL)
+                if not running_in_group(self.popen.pid):
+                    break
+                time.sleep(POLL_S)
+            except KeyboardInterrupt as e:
+                interrupted = e
+        try:
+            _reap(self.popen)  # a zombie by now: at once
+        except KeyboardInterrupt as e:
+            interrupted = e
+        if self.popen.returncode is not None:
+            _live.discard(self)
+        return interrupted
 
     def _signal_group(self, sig: int):
         try:
