@@ -83,7 +83,7 @@ def verdicts(study_id: str, table: pd.DataFrame | None = None, run_dir: str | Pa
         judged = table if mine else claims.of_run(study_id, run)
         if judged is None:
             return {}
-        by_run.append((_environment(run), judged))
+        by_run.append((environment(run), judged))
     by_run = one_name_per_machine(by_run)
     out = {}
     for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
@@ -126,7 +126,7 @@ def _recorded(env: dict) -> bool:
     return any(v not in (None, "", "unknown") for v in _identity(env))
 
 
-def _environment(run: Path) -> dict:
+def environment(run: Path) -> dict:
     """The run's environment.json ({} where a run has none: its processor unrecorded)."""
     try:
         return tables.load_environment(run)
