@@ -47,7 +47,8 @@ def _constructed() -> pd.DataFrame:
 
 def _points(ax) -> list[tuple[str, float, str]]:
     """(row label, x, colour as hex) of each point a panel draws, read from its artists."""
-    labels = {round(t): lab.get_text() for t, lab in zip(ax.get_yticks(), ax.get_yticklabels())}
+    ticks = zip(ax.get_yticks(), ax.get_yticklabels(), strict=True)
+    labels = {round(t): lab.get_text() for t, lab in ticks}
     found = []
     for collection in ax.collections:
         if not hasattr(collection, "get_offsets") or not len(collection.get_offsets()):
