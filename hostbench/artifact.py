@@ -76,6 +76,7 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
     committed = [r for r in gallery.runs_of(study_id, runs_dir)
                  if gallery.COMMUNITY not in r.path.parts]  # fmt: skip
     lines = [f"## {study_id}: {study.title}", ""]
+    lines += gallery.picture_lines(study_id, "gallery/", runs_dir)
     lines += gallery.article_lines(study_id, root="..")
     lines.append("")
     if not committed:

@@ -20,7 +20,7 @@ UNKNOWN = f"AMD EPYC {machines.UNIDENTIFIED}"
 def test_processors_are_named_with_as_much_of_their_identity_as_tells_them_apart():
     short = machines.short_names([EPYC_25, EPYC_26, XEON, UNKNOWN])
     assert short == {EPYC_25: "AMD EPYC family 25", EPYC_26: "AMD EPYC family 26",
-                     XEON: "Intel Xeon", UNKNOWN: "AMD EPYC"}  # fmt: skip
+                     XEON: "Intel Xeon", UNKNOWN: "AMD EPYC family unknown"}  # fmt: skip
     # Two models of one family on record: the model too; never the stepping.
     both = machines.short_names([EPYC_25, EPYC_25_1])
     assert both == {EPYC_25: "AMD EPYC family 25 model 17", EPYC_25_1: "AMD EPYC family 25 model 1"}

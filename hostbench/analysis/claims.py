@@ -44,6 +44,13 @@ JUDGED_ON = "judged_on"  # attrs: {claim: the sub-study it was judged on} (a cla
 CONDITIONS = "conditions"
 # attrs: {claim: Evidence}, the comparisons OURS words, for a first screen (verdict_card.py)
 EVIDENCE = "evidence"
+# attrs: each comparison a verdict rests on, under the run as measured (condition AS_RUN) and
+# under each other condition, as dicts (POINT_KEYS) with the verdict its claim got there: what
+# the verdict picture (verdict_picture.py) draws, so it draws these verdicts, never its own.
+POINTS = "points"
+AS_RUN = "as measured"
+POINT_KEYS = (CLAIM, "condition", "kind", "side", "comparison", "value", "ratio", "ci_low",
+              "ci_high", "n", VERDICT)  # fmt: skip
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
 _UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
@@ -324,7 +331,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         there = _analogs(v, baseline, None, analogs, stand_ins)
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
-    rows, not_run, judged_on, judged_again, evidence = [], [], {}, {}, {}
+    rows, not_run, judged_on, judged_again, evidence, points = [], [], {}, {}, {}, []
     again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -348,9 +355,10 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             not_run.append(claim)
         verdict = _claim_verdict(first.kind, first.side, found, missing)
         evidence[claim] = Evidence(first.kind, first.side, tuple(found))
+        points += _points(first, AS_RUN, found, verdict)
         compared = len(found) + len(missing)
         changes, judged_again[claim] = _sensitivity(first, claim_rows, verdict, its_conditions,
-                                                    compared)  # fmt: skip
+                                                    compared, points)  # fmt: skip
         rows.append({CLAIM: claim, WORDS: words, OURS: on + _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
@@ -360,7 +368,18 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     out.attrs[JUDGED_ON] = judged_on
     out.attrs[CONDITIONS] = judged_again
     out.attrs[EVIDENCE] = evidence
+    out.attrs[POINTS] = points
     return out
+
+
+def _points(first, condition: str, found: list[dict], verdict: str) -> list[dict]:
+    """The claim's comparisons under one condition, each with the verdict the claim got there
+    (POINTS)."""
+    short = _scenario_only(found)
+    return [dict(zip(POINT_KEYS, (first.claim, condition, first.kind, first.side,
+                                  _label(c, short), c["value"], c["ratio"], c["ci_low"],
+                                  c["ci_high"], c["n"], verdict), strict=True))
+            for c in found]  # fmt: skip
 
 
 def _variants_in(results: pd.DataFrame) -> set[str]:
@@ -392,15 +411,15 @@ def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, s
 
 
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
-                 compared: int) -> tuple[str, Conditions]:  # fmt: skip
+                 compared: int, points: list) -> tuple[str, Conditions]:  # fmt: skip
     """Where the claim's verdict changes: judged again under each condition (_Condition: another
     analog as the baseline or in a named mode's place, a sub-study's results) on the
     comparisons that condition ran, saying so where it ran fewer than the `compared` the
     verdict rests on. The first words say whether the verdict is general: "holds under all 3:
     ..." or "depends on the analog: X: larger than the article's (50%, 44-57%); holds under
     1: ...". Another analog as the baseline changes only a claim against the run's baseline,
-    one in a mode's place only a claim that names that mode. Beside the words, the same as
-    Conditions."""
+    one in a mode's place only a claim that names that mode. Each condition's comparisons
+    are appended to `points` (POINTS). Beside the words, the same as Conditions."""
     on_baseline = bool((claim_rows["relative_to"] == RUN_BASELINE).any())
     # A claim about one pair of modes names a comparison by its scenario alone, as in OURS.
     short = len(claim_rows[["mode", "relative_to"]].drop_duplicates()) == 1
@@ -418,6 +437,7 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
         if not found:
             continue
         again = _claim_verdict(first.kind, first.side, found, [])
+        points += _points(first, name, found, again)
         if len(found) < compared:
             name += f" (on {', '.join(_label(c, short) for c in found)} only)"
         if again == verdict:

@@ -93,7 +93,7 @@ def seen_by_claim(study_id: str, table: pd.DataFrame | None = None,
         judged = table if mine else claims.of_run(study_id, run)
         if judged is None:
             return {}
-        by_run.append((_environment(run), judged))
+        by_run.append((environment(run), judged))
     by_run = one_name_per_machine(by_run)
     out = {}
     for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
@@ -136,7 +136,7 @@ def _recorded(env: dict) -> bool:
     return any(v not in (None, "", "unknown") for v in _identity(env))
 
 
-def _environment(run: Path) -> dict:
+def environment(run: Path) -> dict:
     """The run's environment.json ({} where a run has none: its processor unrecorded)."""
     try:
         return tables.load_environment(run)
@@ -259,9 +259,10 @@ _IDENTIFIED = re.compile(r"^(?P<name>.*) \(family (?P<family>\d+), model (?P<mod
 
 
 def short_names(names) -> dict[str, str]:
-    """{processor as named on record: its name for a first screen}: the model name with as much
-    of its identity as tells it from the others named ("AMD EPYC family 25", "AMD EPYC family
-    25 model 17" where two models of one family are on record), the stepping never."""
+    """{processor as named on record: its name for a first screen or a picture's row}: the model
+    name with as much of its identity as tells it from the others named ("AMD EPYC family 25",
+    "AMD EPYC family 25 model 17" where two models of one family are on record), the stepping
+    never; an UNIDENTIFIED one "AMD EPYC family unknown"."""
     found = {n: _IDENTIFIED.match(n) for n in names}
     families: dict[tuple, set] = {}
     for m in filter(None, found.values()):
@@ -269,7 +270,7 @@ def short_names(names) -> dict[str, str]:
     out = {}
     for name, m in found.items():
         if m is None:
-            out[name] = name.replace(f" {UNIDENTIFIED}", "")
+            out[name] = name.replace(UNIDENTIFIED, "family unknown")
             continue
         model = f" model {m['model']}" if len(families[(m["name"], m["family"])]) > 1 else ""
         out[name] = f"{m['name']} family {m['family']}{model}"

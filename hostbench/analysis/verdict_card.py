@@ -11,22 +11,10 @@ import html
 
 import pandas as pd
 
-from . import claims, machines, verdicts, wording
+from . import claims, machines, verdict_picture, verdicts, wording
 
-# One colour per verdict, for the card's chips and the verdict picture's points: agreement in
-# green, a size off the article's in orange, the claim refuted in red, open in grey.
-VERDICT_COLOURS = {
-    verdicts.REPRODUCED: "#1a7f37",
-    verdicts.SUPPORTED: "#1a7f37",
-    verdicts.SMALLER: "#c15c00",
-    verdicts.LARGER: "#c15c00",
-    verdicts.DIFFERS: "#c15c00",
-    verdicts.NOT_SUPPORTED: "#c0262d",
-    verdicts.UNDECIDED: "#6e7781",
-    verdicts.NOT_ENOUGH: "#6e7781",
-    verdicts.NOT_TESTABLE: "#b0b0b0",
-    verdicts.NOT_RERUN: "#b0b0b0",
-}
+# One colour per verdict, the verdict picture's, for the card's chips.
+VERDICT_COLOURS = verdict_picture.PALETTE
 UNJUDGED = (verdicts.NOT_TESTABLE, verdicts.NOT_RERUN)  # left out of the card, counted below it
 CLAIM, OURS, ARTICLE, VERDICT, WHERE = "claim", "ours", "the article's", "verdict", "where it holds"
 
@@ -97,9 +85,19 @@ def _ours_and_article(evidence: claims.Evidence | None, ours_text: str) -> tuple
 
 def chip(verdict: str) -> str:
     """A verdict as a coloured chip: its words on its colour."""
-    colour = VERDICT_COLOURS.get(verdict, "#6e7781")
-    return (f'<span class="chip" style="background:{colour}">'
+    colour = VERDICT_COLOURS.get(verdict, VERDICT_COLOURS[verdicts.UNDECIDED])
+    return (f'<span class="chip" style="background:{colour};color:{_ink(colour)}">'
             f"{html.escape(verdict)}</span>")  # fmt: skip
+
+
+def _ink(colour: str) -> str:
+    """Black or white, whichever reads on `colour` (#rrggbb): by its relative luminance
+    (WCAG), the lighter chips (orange, the greys) take black."""
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    # The contrast with white against that with black: the larger wins.
+    return "#000" if (luminance + 0.05) / 0.05 > 1.05 / (luminance + 0.05) else "#fff"
 
 
 def to_html(card: pd.DataFrame) -> str:
