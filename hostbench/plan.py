@@ -291,15 +291,22 @@ class Plan:
             text = "no time budget: a fixed number of blocks"
         elif not fixed:
             text = f"at most {self.budget:g} min of measurement by its budget"
-            subs = [f"{m:g} for its {name} sub-study" for name, m in timed.items() if name]
-            text += (f"s ({timed[MAIN]:g} min, then {', then '.join(subs)})" if subs
-                     else " (max_minutes)")  # fmt: skip
+            text += f"s ({self.budgets_text()})" if len(timed) > 1 else " (max_minutes)"
         else:
             text = (f"at most {sum(timed.values()):g} min of measurement by the budget of "
                     f"{', '.join(name or 'the main run' for name in timed)}; "
                     f"{_parts_text(fixed)}: a fixed number of blocks")  # fmt: skip
         typed = self.params.set_on_command_line
         return text + (f", with {settings_text(typed)} set on the command line" if typed else "")
+
+    def budgets_text(self) -> str:
+        """ "15 min, then 50 for its runtimes sub-study": each part's budget where every part
+        has one (max_minutes); "" where one runs a fixed number of blocks."""
+        if self.budget is None:
+            return ""
+        budgets = self.budgets
+        subs = [f", then {m:g} for its {name} sub-study" for name, m in budgets.items() if name]
+        return f"{budgets[MAIN]:g} min" + "".join(subs)
 
     def text(self) -> str:
         """The plan in a sentence: "jcsi2018, profile claims: about 14 min: 7 blocks on AMD
@@ -325,6 +332,20 @@ class Plan:
             f"{first}{blocks} of {len(p.cells())} windows, each up to {p.warmup_s:g} s of "
             f"warm-up and {p.duration_s:g} s of load"
         )
+
+
+def profile_running(study_id: str, profile: str, sub_study: str) -> str | None:
+    """The profile that runs `sub_study`: `profile` where it still does, else another profile
+    of the study that measures the same main run and runs it (the scope profile, for the
+    sub-studies a claims run measured before its profile left them); None where none does."""
+    study = get_study(study_id)
+    profiles = {p: StudyParams.from_file(study.params_path(p)) for p in study.profiles()}
+    if profile not in profiles:
+        return None
+    if sub_study in profiles[profile].sub_studies:
+        return profile
+    return next((p for p, params in profiles.items() if sub_study in params.sub_studies
+                 and measures_the_same(params, profiles[profile])), None)  # fmt: skip
 
 
 def _parts_text(names: list[str]) -> str:
