@@ -1,5 +1,6 @@
 # Entry points: `make reproduce` (re-run a study; default the JCSI 2018 paper),
-# `make reproduce-all` (every study in one batch), `make test` (lint + tests).
+# `make reproduce-all` (every study in one batch), `make plan` (how long a reproduce would
+# take, measuring nothing), `make test` (lint + tests).
 # `make setup` is idempotent and is run by all of them.
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -19,12 +20,12 @@ APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/do
 YARP_SOURCES := $(wildcard testapp/yarp/*.cs testapp/yarp/*.csproj)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
-.PHONY: setup system-packages test check lint reproduce reproduce-all compare lab clean
+.PHONY: setup system-packages test check lint reproduce reproduce-all plan compare lab clean
 
 # Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
 # make starts, before anything runs, whenever the venv is still to be built: a
 # wrong Python stops here with one line saying which Python to use and how.
-ifneq ($(filter setup test check lint reproduce reproduce-all compare lab $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
+ifneq ($(filter setup test check lint reproduce reproduce-all plan compare lab $(VENV)/.installed,$(or $(MAKECMDGOALS),setup)),)
 PYTHON_PROBLEM := $(shell test -f $(VENV)/.installed -a ! requirements.txt -nt $(VENV)/.installed || scripts/check-python.sh '$(PYTHON)' '$(or $(firstword $(MAKECMDGOALS)),setup)' 2>&1)
 $(if $(PYTHON_PROBLEM),$(error $(PYTHON_PROBLEM)))
 endif
@@ -127,13 +128,20 @@ check: $(VENV)/.installed lint
 	$(PY) -m pytest -q -m "not live" $(addprefix --ignore=,$(CHECK_FIRST)); rest=$$?; \
 	wait $$pid; own=$$?; pid=; cat $$first; test $$rest -eq 0 -a $$own -eq 0
 
-reproduce: setup
+# PLAN=1 (or `make plan`): how long the run would take here, from the committed runs on record
+# and the profile's budget, measuring nothing (python -m hostbench reproduce --plan).
+PLAN ?=
+reproduce: $(if $(PLAN),$(VENV)/.installed,setup)
 	$(PY) -m hostbench reproduce $(if $(STUDY),--study $(STUDY)) --profile $(PROFILE) $(if $(RUN_ID),--run-id $(RUN_ID)) \
-		$(foreach s,$(SET),--set '$(s)')
+		$(foreach s,$(SET),--set '$(s)') $(if $(PLAN),--plan)
 
-reproduce-all: setup
+reproduce-all: $(if $(PLAN),$(VENV)/.installed,setup)
 	$(PY) -m hostbench reproduce-all --profile $(PROFILE) $(if $(BATCH_ID),--batch-id $(BATCH_ID)) \
-		$(foreach s,$(SET),--set '$(s)')
+		$(foreach s,$(SET),--set '$(s)') $(if $(PLAN),--plan)
+
+plan: $(VENV)/.installed
+	$(PY) -m hostbench reproduce $(if $(STUDY),--study $(STUDY)) --profile $(PROFILE) \
+		$(foreach s,$(SET),--set '$(s)') --plan
 
 # Did a re-run reproduce? RUN=<run folder>: against the committed paper run of its study
 # (python -m hostbench compare RUN_A RUN_B ... for any runs of one study).

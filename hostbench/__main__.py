@@ -119,8 +119,15 @@ def _cmd_modes(args) -> int:
 
 
 def _cmd_reproduce(args) -> int:
-    from .reproduce import reproduce
+    from .errors import BadInput
+    from .reproduce import plan_text, reproduce
 
+    if args.plan:  # how long it would take, measuring nothing
+        if args.render_only or args.discard_old:
+            raise BadInput("--plan says how long a run would take and measures nothing; it "
+                           "takes no --render-only or --discard-old")  # fmt: skip
+        print(plan_text(args.study, args.profile, args.set))
+        return 0
     out = reproduce(
         args.study,
         args.profile,
@@ -135,8 +142,11 @@ def _cmd_reproduce(args) -> int:
 
 
 def _cmd_reproduce_all(args) -> int:
-    from .reproduce import reproduce_all
+    from .reproduce import batch_plan_text, reproduce_all
 
+    if args.plan:  # each study's time and the batch's, measuring nothing
+        print(batch_plan_text(args.profile, args.study, args.set))
+        return 0
     index = reproduce_all(
         args.profile,
         batch_id=args.batch_id,
@@ -221,6 +231,15 @@ def _cmd_docs(args) -> int:
     for path in write():
         print(f"wrote {path}")
     return 0
+
+
+def _add_plan(command) -> None:
+    command.add_argument(
+        "--plan",
+        action="store_true",
+        help="say how long it would take on this machine (the committed runs on record, the "
+        "profile's budget) and measure nothing",
+    )
 
 
 def _add_set(command, scope: str) -> None:
@@ -319,13 +338,17 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="re-render a complete run from its own data; never measure",
     )
+    _add_plan(rep)
     _add_set(rep, "the profile")
     rep.set_defaults(func=_cmd_reproduce)
     everything = sub.add_parser("reproduce-all", help="every study's notebook in one batch")
-    everything.add_argument("--profile", default="paper", help="paper or quick")
+    everything.add_argument(
+        "--profile", default="paper", help="paper, claims, scope, quick: the studies with it"
+    )
     everything.add_argument("--batch-id", help="default: all-<profile>-<UTC timestamp>")
     everything.add_argument("--runs-dir", default=str(RUNS), help="default: data/runs")
     everything.add_argument("--study", action="append", help="only this study (repeatable)")
+    _add_plan(everything)
     _add_set(everything, "each study's profile (STUDY:KEY=VALUE: that study's alone)")
     everything.set_defaults(func=_cmd_reproduce_all)
     lab = sub.add_parser("lab", help="run the hosting lab notebook (docs/teaching.md)")

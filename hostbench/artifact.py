@@ -11,7 +11,7 @@ docs`; a test regenerates it, so a range that no longer matches its committed ru
 import json
 from pathlib import Path
 
-from . import gallery
+from . import gallery, plan
 from .analysis import claims, compare, findings, machines, verdicts, window_design, wording
 from .analysis.tables import load_environment, load_params, processor
 from .paths import RUNS
@@ -94,6 +94,16 @@ def _study(study_id: str, runs_dir: Path) -> list[str]:
                 f"make reproduce STUDY={study_id} PROFILE=claims",
                 "the claims alone, measured until decided (its time budget in its profile)",
             ),
+            *(
+                [
+                    (
+                        f"make reproduce STUDY={study_id} PROFILE=scope",
+                        "then the sub-studies that judge the claims again",
+                    )
+                ]  # fmt: skip
+                if "scope" in STUDIES[study_id].profiles()
+                else []
+            ),
             (f"make reproduce STUDY={study_id}", "the paper profile; prints its run folder"),
             ("make compare RUN=<that run folder>", "every ratio against the committed run's"),
         ),
@@ -147,9 +157,13 @@ def _with_what(study_id: str, committed: list[compare.Run]) -> list[tuple[compar
             continue
         for sub in load_params(run.path).sub_studies:
             folder = run.path.parent / f"{run.path.name}-{sub}"
+            # One the profile has since left to another (the scope profile) is named with both.
+            owner = plan.profile_running(study_id, profile, sub)
+            owner = f" (measured with it; now the {owner} profile's)" if owner not in (
+                None, profile) else ""  # fmt: skip
             if (folder / "results.csv").is_file():
                 out.append((compare.Run(folder, study_id, sub),
-                            f"the {sub} sub-study of the {profile} profile"))  # fmt: skip
+                            f"the {sub} sub-study of the {profile} profile{owner}"))  # fmt: skip
     return out
 
 

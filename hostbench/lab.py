@@ -32,13 +32,11 @@ from .params import (
     with_settings,
 )
 from .paths import NOTEBOOKS, RUNS
+from .plan import OVERHEAD_S, params_estimate_s  # noqa: F401 - OVERHEAD_S: the lab's per run
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
 PARAMS_DIR = NOTEBOOKS / "lab"
 LOG_LEVELS = ("Trace", "Debug", "Information", "Warning", "Error", "Critical", "None")
-# Per run, besides its load and warm-up: launching the app and proxy, the response check,
-# the CPU readings and stopping everything (about 2 s on a 2-core machine), rounded up.
-OVERHEAD_S = 3.0
 
 
 def profiles() -> list[str]:
@@ -118,10 +116,9 @@ def open_lab(
 
 
 def estimate_s(params: StudyParams) -> float:
-    """About how long the measurement takes: every run's warm-up at most, its load and
-    OVERHEAD_S (a quiet-machine wait or a re-run comes on top)."""
-    per_run = params.warmup_s + params.duration_s + OVERHEAD_S
-    return len(params.cells()) * params.repetitions * per_run
+    """About how long the measurement takes, as `make reproduce` plans a study by its params
+    (plan.params_estimate_s: every run's warm-up at most, its load and OVERHEAD_S)."""
+    return params_estimate_s(params)
 
 
 def plan_note(params: StudyParams) -> str:

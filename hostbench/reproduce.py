@@ -24,10 +24,12 @@ from .analysis.prose import SMOKE_HEADLINE
 from .analysis.tables import is_smoke
 from .errors import BadInput, HostbenchError
 from .harness import tour
+from .harness.environment import processor
 from .harness.preflight import check_runnable
 from .harness.study import PROGRESS_FILE, RENDER_ONLY
 from .params import PARAMS_FILE, StudyParams, check_run_id, params_with_settings
 from .paths import RUNS
+from .plan import Plan, batch_text
 from .studies import DEFAULT_STUDY, STUDIES, available, get_study, is_params_file, profile_name
 
 HEADLINE_FILE = "headline.txt"  # one line a study notebook writes: its main result
@@ -201,6 +203,9 @@ def reproduce(
         # Validated, and checked runnable here, once, before anything starts; the notebook
         # gets them whole (to_dict) and does not check them again.
         params = check_runnable(params_with_settings(profile_file, settings))
+        # How long it will take, before anything starts (plan.py): the runs on record of this
+        # study that measured the same, cut by this profile's budget, and the budget.
+        print(Plan.for_params(study_id, profile, params, here=processor()).text(), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     earlier_s = _recorded_wall_s(out, study_id, profile)
     if not render_only:  # a re-render that fails leaves the run as complete as it was
@@ -297,26 +302,15 @@ def reproduce_all(
     started with another profile is refused, so one batch never mixes profiles. settings:
     `--set KEY=VALUE` texts applied over every study's profile, `STUDY:KEY=VALUE` over that
     study's alone (settings_of; a resume must give the same)."""
-    studies = available()
-    if only:
-        for name in only:
-            if name not in {s.id for s in studies}:
-                allowed = ", ".join(s.id for s in studies)
-                raise BadInput(f"no study {name!r} to run in a batch; allowed: {allowed}")
-        studies = [s for s in studies if s.id in only]
-    if is_params_file(profile):
-        raise BadInput(
-            f"a batch runs a profile by name (paper, quick, ...), not a params file "
-            f"({profile}): a params file is one study's (make reproduce STUDY=...)"
-        )
+    studies = batch_studies(profile, only)
     own = {s.id: settings_of(s.id, settings) for s in studies}
+    plans = []
     for study in studies:  # every profile exists, and takes the settings, before anything starts
-        path = study.params_path(profile)
-        if own[study.id]:
-            try:
-                params_with_settings(path, own[study.id])
-            except BadInput as e:
-                raise BadInput(f"{study.id}: {e}") from None
+        try:
+            plans.append(Plan.of(study.id, profile, own[study.id], here=processor()))
+        except BadInput as e:
+            raise BadInput(f"{study.id}: {e}") from None
+    print(batch_text(plans), flush=True)  # the batch's time, before anything starts
     batch_id = check_run_id(batch_id or f"all-{profile}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}")
     batch = Path(runs_dir).resolve() / batch_id
     _claim_batch(batch, profile, list(settings))
@@ -331,6 +325,54 @@ def reproduce_all(
         reproduce(study.id, profile, run_id=study.id, runs_dir=batch, settings=own[study.id])
         write_index(batch, profile, settings)
     return write_index(batch, profile, settings)
+
+
+def batch_studies(profile: str, only: Sequence[str] | None = None) -> list:
+    """The studies a batch of `profile` runs: every available study that has the profile (a
+    profile only some have, such as `scope`, runs on those, and the others are named), or
+    those in `only`. A params file, an unknown study, a named study without the profile or a
+    profile no study has is refused in one line."""
+    studies = available()
+    if is_params_file(profile):
+        raise BadInput(
+            f"a batch runs a profile by name (paper, quick, ...), not a params file "
+            f"({profile}): a params file is one study's (make reproduce STUDY=...)"
+        )
+    if only:
+        for name in only:
+            if name not in {s.id for s in studies}:
+                allowed = ", ".join(s.id for s in studies)
+                raise BadInput(f"no study {name!r} to run in a batch; allowed: {allowed}")
+        for study in (s for s in studies if s.id in only):
+            study.params_path(profile)  # refused in one line where it lacks the profile
+        return [s for s in studies if s.id in only]
+    having = [s for s in studies if profile in s.profiles()]
+    if not having:
+        allowed = sorted({name for s in studies for name in s.profiles()})
+        raise BadInput(f"no study has a profile {profile!r}; allowed: {', '.join(allowed)}")
+    lacking = [s.id for s in studies if s not in having]
+    if lacking:
+        print(f"not in this batch (no {profile} profile): {', '.join(lacking)}", flush=True)
+    return having
+
+
+def plan_text(study_id: str, profile: str, settings: Sequence[str] = ()) -> str:
+    """`reproduce --plan`: how long the run would take on this machine (plan.py), measuring
+    nothing."""
+    return Plan.of(study_id, profile, settings, here=processor()).text()
+
+
+def batch_plan_text(profile: str, only: Sequence[str] | None = None,
+                    settings: Sequence[str] = ()) -> str:  # fmt: skip
+    """`reproduce-all --plan`: each study's plan, then the batch's, measuring nothing."""
+    plans = []
+    for study in batch_studies(profile, only):
+        try:
+            plans.append(Plan.of(study.id, profile, settings_of(study.id, settings),
+                                 here=processor()))  # fmt: skip
+        except BadInput as e:
+            raise BadInput(f"{study.id}: {e}") from None
+    return "\n".join([*(p.text() for p in plans), batch_text(plans)])
 
 
 def settings_of(study_id: str, settings: Sequence[str]) -> list[str]:

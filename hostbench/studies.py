@@ -60,6 +60,13 @@ class Study:
         return f"example-{self.id}-claims"
 
     @property
+    def scope_run(self) -> str:
+        """Its committed scope run's folder under data/runs (the claims profile, then the
+        sub-studies that judge its claims again); until one is measured, the claims run's
+        sub-studies, measured with the claims profile before it left them, stand for it."""
+        return f"example-{self.id}-scope"
+
+    @property
     def params_dir(self) -> Path:
         return self.folder / "params"
 

@@ -109,13 +109,20 @@ def test_each_profile_loads_and_quick_is_paper_made_small(study):
     quick = load_yaml(study.params_path("quick"))
     assert quick["smoke"] is True  # a quick run says it is a smoke run, not evidence
     # Every other profile (quick, and any a study adds, e.g. convergence) is paper changed:
-    # it extends paper and states only what differs.
-    paper = load_yaml(study.params_path("paper"))
+    # it extends paper, or a profile that does (scope extends claims), and states only what
+    # differs from the profile it extends.
     for profile in set(study.profiles()) - {"paper"}:
         path = study.params_path(profile)
-        assert re.search(r"^extends: paper$", path.read_text(), re.M), profile
+        parent = re.search(r"^extends: (\S+)$", path.read_text(), re.M)
+        assert parent and parent[1] in study.profiles(), profile
+        chain = [parent[1]]
+        while chain[-1] != "paper":
+            above = re.search(r"^extends: (\S+)$", study.params_path(chain[-1]).read_text(), re.M)
+            assert above and above[1] not in chain, (profile, chain)
+            chain.append(above[1])
+        base = load_yaml(study.params_path(parent[1]))
         own = yaml.safe_load(path.read_text())
-        assert all(k not in paper or own[k] != paper[k] for k in own if k != "extends"), profile
+        assert all(k not in base or own[k] != base[k] for k in own if k != "extends"), profile
 
 
 @every_study

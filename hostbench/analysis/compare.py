@@ -105,12 +105,14 @@ def identify(path: Path) -> Run:
 
 def committed_example(run: Run, runs_dir: Path = RUNS) -> Path:
     """The committed run a run is compared with: its study's paper run, or for a sub-study's
-    run the paper run's sub-study, else the claims run's (a sub-study the committed paper run
-    predates: jcsi2018's runtimes, measured with its claims run)."""
+    run the paper run's sub-study, else the scope run's, else the claims run's (a sub-study the
+    committed paper run predates: jcsi2018's runtimes, measured with its claims run before the
+    claims profile left it to the scope profile)."""
     study = get_study(run.study)
     names = [study.paper_run]
     if run.sub_study:
-        names = [f"{name}-{run.sub_study}" for name in (study.paper_run, study.claims_run)]
+        names = [f"{name}-{run.sub_study}"
+                 for name in (study.paper_run, study.scope_run, study.claims_run)]  # fmt: skip
     for name in names:
         if (Path(runs_dir) / name / PARAMS_FILE).is_file():
             return (Path(runs_dir) / name).resolve()
