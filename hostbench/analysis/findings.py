@@ -5,6 +5,7 @@ Built from the very table the report's claims section shows (each study's claims
 the box and the section cannot differ; a smoke run gets a banner instead of verdicts.
 """
 
+import base64
 import html
 import json
 import math
@@ -15,7 +16,16 @@ import pandas as pd
 from ..catalog import mode_label
 from ..errors import BadInput
 from ..studies import get_study
-from . import intervals, machines, prose, tables, until_decided, verdict_card, wording
+from . import (
+    intervals,
+    machines,
+    prose,
+    tables,
+    until_decided,
+    verdict_card,
+    verdict_picture,
+    wording,
+)
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
@@ -32,11 +42,12 @@ class FindingsBox:
     """The findings box as the page shows it (HTML), and as text."""
 
     def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None,
-                 precision: str = "", card=None):  # fmt: skip
+                 precision: str = "", card=None, picture: str = ""):  # fmt: skip
         self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
         self.formats, self.precision = formats, precision
         # verdict_card.rows: the first screen's lines, the claims table one click below them
         self.card = card
+        self.picture = picture  # the run's verdict picture as a <figure>, below the card
 
     def _repr_html_(self) -> str:
         parts = [f"{MARK}<h2>Findings</h2>"]
@@ -49,6 +60,7 @@ class FindingsBox:
             parts.append(verdict_card.to_html(self.card))
             if more := verdict_card.unjudged_line(self.claims):
                 parts.append(f'<p class="more">{html.escape(more)}; each in full below.</p>')
+            parts.append(self.picture)
             parts.append(f"<details><summary>{html.escape(DETAILS)}</summary>")
         if judged:
             parts.append(prose.table(self.claims, self.formats).to_html())
@@ -106,15 +118,30 @@ def findings_box(
     ):
         published = ratios if ratios is not None else run_ratios(Path(run_dir), study)
         precision = " ".join(p for p in (precision, goals_line(study, published)) if p)
-    card = None
+    card, picture = None, ""
     if not smoke and claims is not None:
         seen = machines.seen_by_claim(study, claims, run_dir) if study is not None else None
         card = verdict_card.rows(claims, seen)
+        if study is not None and run_dir is not None:
+            picture = picture_figure(study, run_dir)
         if study is not None:
             # Each claim's verdict on every machine on record, beside this run's.
             claims = machines.with_machines(claims, study, run_dir, seen=seen)
     return FindingsBox(claims, machine_line(results, env), smoke, headline, formats, precision,
-                       card)  # fmt: skip
+                       card, picture)  # fmt: skip
+
+
+def picture_figure(study: str, run_dir: str | Path) -> str:
+    """The run's verdict picture (verdict_picture.py, as the gallery draws every run's) as an
+    HTML <figure>: the PNG inline, its alt text and caption; "" where no claim was judged."""
+    rows = verdict_picture.verdict_rows(study, [Path(run_dir)])
+    if rows.empty:
+        return ""
+    png = base64.b64encode(verdict_picture.png_bytes(verdict_picture.rows_csv(rows))).decode()
+    alt = html.escape(verdict_picture.alt_text(rows, study), quote=True)
+    return (f'<figure class="verdict-picture"><img src="data:image/png;base64,{png}" '
+            f'alt="{alt}"><figcaption>{html.escape(verdict_picture.caption(rows))}'
+            "</figcaption></figure>")  # fmt: skip
 
 
 # The package's aim for every ratio it publishes (docs/method.md): every run's goals line
