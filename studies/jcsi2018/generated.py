@@ -29,7 +29,7 @@ from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.params import StudyParams
 from hostbench.paths import BENCHMARKS
-from hostbench.readmes import README, wall_time
+from hostbench.readmes import RUNS_PAGE, from_docs, wall_time
 from hostbench.results import valid_rows
 from hostbench.studies import study_of
 
@@ -356,6 +356,7 @@ def sections(root: Path) -> list[tuple[str, str, str, str]]:
     run_dir = runs / study_of(__file__).paper_run
     if not (run_dir / "results.csv").exists():
         return checked
-    pieces = [(README, line, LINE_START, LINE_END), (PAGE, block, START, END)]
+    pieces = [(RUNS_PAGE, lambda r: from_docs(line(r)), LINE_START, LINE_END),
+              (PAGE, block, START, END)]
     return checked + [(name, make(run_dir), start, end) for name, make, start, end in pieces
                       if (Path(root) / name).is_file()]  # fmt: skip
