@@ -16,6 +16,7 @@ from ..catalog import mode_label
 from ..errors import BadInput
 from ..studies import get_study
 from . import intervals, machines, prose, tables, until_decided, wording
+from .claims import VERDICT
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
@@ -33,6 +34,12 @@ class FindingsBox:
         self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
         self.formats, self.precision = formats, precision
 
+    def family(self) -> str:
+        """The family its claims make (wording.family_text): how many, the chance one errs."""
+        if self.claims is None or VERDICT not in self.claims.columns:
+            return ""
+        return wording.family_text(self.claims[VERDICT])
+
     def _repr_html_(self) -> str:
         parts = [f"{MARK}<h2>Findings</h2>"]
         if self.smoke:
@@ -42,6 +49,8 @@ class FindingsBox:
         if self.claims is not None and not self.smoke:
             parts.append(prose.table(self.claims, self.formats).to_html())
             parts.append(f"<p>{html.escape(wording.tolerance_text())}</p>")
+            if family := self.family():
+                parts.append(f"<p>{html.escape(family)}</p>")
         if self.precision and not self.smoke:
             parts.append(f"<p>{html.escape(self.precision)}</p>")
         parts.append(f"<p>{html.escape(self.machine)}</p></section>")
@@ -50,7 +59,7 @@ class FindingsBox:
     def __repr__(self) -> str:
         lines = ["Findings", *([SMOKE_BANNER] if self.smoke else []), self.headline]
         if self.claims is not None and not self.smoke:
-            lines += [self.claims.to_string(index=False), wording.tolerance_text()]
+            lines += [self.claims.to_string(index=False), wording.tolerance_text(), self.family()]
         precision = [] if self.smoke else [self.precision]
         return "\n".join([line for line in [*lines, *precision] if line] + [self.machine])
 
