@@ -46,10 +46,10 @@ def main() -> None:
             started = time.monotonic()
             done = subprocess.run(["bash", "-c", f"{source}make {command}"], cwd=clone)
             seconds = time.monotonic() - started
+            now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
             row = {"command": f"make {command}", "seconds": f"{seconds:.0f}",
                    "ok": done.returncode == 0, "processor": cpu, "cores": os.cpu_count(),
-                   "commit": commit,
-                   "measured_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}  # fmt: skip
+                   "commit": commit, "measured_at": now}  # fmt: skip
             _append(row)
             print(f"make {command}: {seconds:.0f} s, exit {done.returncode}")
             if done.returncode != 0:

@@ -115,16 +115,16 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     assert (folder / "params.json").read_text() == recorded
 
 
-def test_a_fixed_design_resumes_with_more_blocks_and_no_fewer():
-    """More repetitions for a fixed design is not a change of settings (the blocks measured
-    keep their order: tests/test_study_params.py); fewer is, and so is more for a design
-    whose blocks are decided as it runs."""
+def test_a_change_of_repetitions_is_a_change_of_settings():
+    """More repetitions for a fixed design is refused (optional continuation on its t
+    intervals: tests/test_claim_error.py), fewer too, and so is more for a design whose
+    blocks are decided as it runs."""
 
     def changes(before: list[str], after: list[str]) -> list[str]:
         old, new = (_recorded(params_with_settings(QUICK, s), seed=1) for s in (before, after))
         return _changes(old, new)
 
-    assert changes(["repetitions=2"], ["repetitions=5"]) == []
+    assert changes(["repetitions=2"], ["repetitions=5"]) == ["repetitions (2 -> 5)"]
     assert changes(["repetitions=5"], ["repetitions=2"]) == ["repetitions (5 -> 2)"]
     sized = ["target_halfwidth_pct=5", "max_repetitions=10"]
     grown = changes([*sized, "repetitions=2"], [*sized, "repetitions=5"])

@@ -148,10 +148,12 @@ def test_paired_ratios_use_the_plan_in_block_order():
 def test_a_runs_results_carry_its_plan_to_every_interval_drawn_from_them():
     # The headline, the study's tables and ratios.csv take the results as loaded: a run that
     # stopped when decided states the repeated interval its verdicts are judged by, a
-    # fixed-length run its t interval, without each caller passing the plan.
+    # two-stage run (a paper profile that targets a half-width) Stein's, a fixed-length run
+    # its t interval, without each caller passing the plan.
     decided = RUNS / STUDIES["linux-proxies-2021"].claims_run
-    fixed = RUNS / STUDIES["linux-proxies-2021"].paper_run
-    for run, method in ((decided, intervals.REPEATED), (fixed, "t-log")):
+    two_stage = RUNS / STUDIES["linux-proxies-2021"].paper_run
+    fixed = RUNS / "example-aa"  # the A/A check: a fixed design
+    for run, method in ((decided, intervals.REPEATED), (two_stage, "stein"), (fixed, "t-log")):
         results = tables.load_results(run, valid_only=False)
         kept = results[results["scenario"] == results["scenario"].iloc[0]]  # as a table filters
         ratios = intervals.paired_ratios(kept, tables.load_params(run).baseline_mode)
@@ -241,8 +243,11 @@ def test_a_look_names_the_open_claims_and_the_cells_they_need(tmp_path):
     # An open claim says about how many blocks it would need, or that none were estimated.
     claim = html_size.iloc[0]
     most = until_decided.MOST_BLOCKS_SHOWN
-    for needs, words in ((close.open[claim], f"about {close.open[claim]} blocks in all"),
-                         (most + 1, f"more than {most} blocks in all"),
+    # Beyond the plan's cap (max_blocks 8) no resume reaches them: not within this plan.
+    beyond = "not within this plan of at most 8 blocks: a new plan would need"
+    for needs, words in ((5, "about 5 blocks in all"),
+                         (340, f"{beyond} about 340 blocks in all"),
+                         (most + 1, f"{beyond} more than {most} blocks in all"),
                          (None, "no estimate of the blocks it would need")):  # fmt: skip
         recorded = until_decided.record(design, close)
         recorded[until_decided.LOOKS][-1]["open"] = {claim: needs}
@@ -287,7 +292,9 @@ def _claims_runtimes_studies() -> list[str]:
 def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime(study):
     # The claims run measured its claims again on .NET 8, 9 and 10 until each was decided on
     # each runtime: its looks counted every claim of the main run once per runtime, and the
-    # last one's verdicts are what each runtime's rows alone give.
+    # last one's verdicts are what each runtime's rows alone give, but where the claim's Holm
+    # split (verdicts.claim_verdict, newer than the looks) withdraws a refutation that one of
+    # its comparisons alone made at 95%: undecided now, as its first screen says.
     run = RUNS / STUDIES[study].claims_run
     sub_run = run.parent / f"{run.name}-runtimes"
     design = json.loads((sub_run / until_decided.DESIGN_FILE).read_text())
@@ -302,7 +309,11 @@ def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime(stud
     for variant, part in runtimes.parts(results).items():
         judged = claims.for_results(study, part, params).set_index(claims.CLAIM)
         for claim in main[-1].verdicts:
-            assert last.verdicts[f"{claim}, on {variant}"] == judged.loc[claim, claims.VERDICT]
+            recorded, now = (
+                last.verdicts[f"{claim}, on {variant}"],
+                judged.loc[claim, claims.VERDICT],
+            )
+            assert recorded == now or (recorded in verdicts.REFUTING and now == verdicts.UNDECIDED)
     # The README's line for the run says how long it took and where its verdicts are.
     stopped = " but stopped open after" if last.open else " in"
     how = f"measured until decided{stopped} {last.after_block} blocks"

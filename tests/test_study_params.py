@@ -36,9 +36,9 @@ def test_blocks_hold_every_cell_once_in_a_seeded_random_order():
 
 
 def test_blocks_added_leave_the_order_of_those_before_them():
-    """A fixed design resumed with more repetitions (harness.study._changes) goes on where it
-    stopped: each block's order, its Williams rows and its windows off the focus included, is
-    the same whatever the number of blocks after it."""
+    """A design whose blocks are added as it runs (Stein's two-stage, a run measured until
+    decided) goes on where its first blocks stopped: each block's order, its Williams rows and
+    its windows off the focus included, is the same whatever the number of blocks after it."""
     focused = {**GOOD, "modes": ["kestrel", "nginx", "caddy"], "focus": ["nginx"], "windows": 2}
     for raw in (GOOD, focused):
         few = run_order(StudyParams.from_dict(raw), seed=5)

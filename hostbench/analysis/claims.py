@@ -14,6 +14,7 @@ row, so two runs' rows are matched by it.
 """
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -57,18 +58,24 @@ _UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_R
 
 
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str,
-                      plan: Plan | None = None):  # fmt: skip
+                      plan: Plan | None = None,
+                      confidence: float = verdicts.CONFIDENCE):  # fmt: skip
     """Each comparison a claim's rows cover, as a paired ratio with its interval: one dict per
     comparison that ran (mode, relative_to, scenario, concurrency, n, ratio, ci_low, ci_high,
     value), and a list of the comparisons that did not. A row with no scenario covers every
     scenario the run has for its mode. plan: a run that stopped when decided (its repeated
-    intervals, sequential.py); None: the plan the results carry (tables.load_results), else
-    the t interval."""
+    intervals, sequential.py); None: the plan the results carry (tables.load_results: a
+    two-stage run's Stein intervals too), else the t interval. confidence: the intervals'
+    level (a claim's Holm split asks for others, verdicts.claim_verdict)."""
+    if plan is None:
+        plan = results.attrs.get(tables.PLAN)
+    if confidence != verdicts.CONFIDENCE:
+        plan = intervals.at_confidence(plan, confidence)
     found, missing = [], []
     for row in claim_rows.itertuples(index=False):
         relative = baseline if row.relative_to == RUN_BASELINE else row.relative_to
         pair = (row.variant, row.relative_variant)  # ("", ""): the run's one launch of each mode
-        ratios = _paired(results, row, relative, plan)
+        ratios = _paired(results, row, relative, plan, confidence)
         if ratios is None or ratios.empty:
             missing.append(_name(row.mode, relative, row.scenario or "every scenario", pair))
             continue
@@ -80,7 +87,7 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
     return found, missing
 
 
-def _paired(results: pd.DataFrame, row, relative: str, plan: Plan | None) -> pd.DataFrame | None:
+def _paired(results: pd.DataFrame, row, relative: str, plan, confidence: float):
     """The subject's `metric` over the comparator's, paired within blocks (paired_ratios),
     the comparator at its own concurrency where the claim compares concurrencies."""
     modes = results["mode"].astype(str)
@@ -105,7 +112,8 @@ def _paired(results: pd.DataFrame, row, relative: str, plan: Plan | None) -> pd.
         return None
     both = pd.concat([subject, comparator.assign(mode=_RELATIVE)], ignore_index=True)
     try:
-        ratios = intervals.paired_ratios(both, _RELATIVE, metric=row.metric, plan=plan)
+        ratios = intervals.paired_ratios(both, _RELATIVE, metric=row.metric, plan=plan,
+                                         confidence=confidence)  # fmt: skip
     except BadInput:  # the comparator has no valid run
         return None
     return ratios[ratios["n"] > 0]
@@ -130,11 +138,16 @@ def _verdict(kind: str, c: dict, side: str) -> str:
                                       value=c["value"])  # fmt: skip
 
 
-def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str]) -> str:
-    # A claim over several comparisons holds only where each does: one not run is one not
-    # measured enough.
-    each = [_verdict(kind, c, side) for c in found]
-    return verdicts.combined_verdict(each + [verdicts.NOT_ENOUGH] * len(missing))
+def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str], at) -> str:
+    """The claim's verdict by verdicts.claim_verdict: `found` its comparisons at 95%, at(level)
+    the same at another level (Holm's split). One not run is one not measured enough."""
+
+    def judged_at(level: float) -> list[str]:
+        comparisons = found if level == verdicts.CONFIDENCE else at(level)
+        return ([_verdict(kind, c, side) for c in comparisons]
+                + [verdicts.NOT_ENOUGH] * len(missing))  # fmt: skip
+
+    return verdicts.claim_verdict(judged_at)
 
 
 def _scenario_only(found: list[dict]) -> bool:
@@ -353,7 +366,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         found, missing = comparison_ratios(where, claim_rows, baseline, its_plan)
         if not found:
             not_run.append(claim)
-        verdict = _claim_verdict(first.kind, first.side, found, missing)
+        at_level = partial(_at_level, where, claim_rows, baseline, its_plan)
+        verdict = _claim_verdict(first.kind, first.side, found, missing, at_level)
         evidence[claim] = Evidence(first.kind, first.side, tuple(found))
         points += _points(first, AS_RUN, found, verdict)
         compared = len(found) + len(missing)
@@ -380,6 +394,10 @@ def _points(first, condition: str, found: list[dict], verdict: str) -> list[dict
                                   _label(c, short), c["value"], c["ratio"], c["ci_low"],
                                   c["ci_high"], c["n"], verdict), strict=True))
             for c in found]  # fmt: skip
+
+
+def _at_level(results, rows, baseline, plan, level: float) -> list[dict]:
+    return comparison_ratios(results, rows, baseline, plan, level)[0]
 
 
 def _variants_in(results: pd.DataFrame) -> set[str]:
@@ -436,7 +454,9 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
         found, _ = comparison_ratios(cond.results, rows, cond.baseline, cond.plan)
         if not found:
             continue
-        again = _claim_verdict(first.kind, first.side, found, [])
+        again = _claim_verdict(first.kind, first.side, found, [],
+                               partial(_at_level, cond.results, rows, cond.baseline,
+                                       cond.plan))  # fmt: skip
         points += _points(first, name, found, again)
         if len(found) < compared:
             name += f" (on {', '.join(_label(c, short) for c in found)} only)"

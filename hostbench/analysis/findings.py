@@ -26,6 +26,7 @@ from . import (
     verdict_picture,
     wording,
 )
+from .claims import VERDICT
 from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
@@ -49,6 +50,12 @@ class FindingsBox:
         self.card = card
         self.picture = picture  # the run's verdict picture as a <figure>, below the card
 
+    def family(self) -> str:
+        """The family its claims make (wording.family_text): how many, the chance one errs."""
+        if self.claims is None or VERDICT not in self.claims.columns:
+            return ""
+        return wording.family_text(self.claims[VERDICT])
+
     def _repr_html_(self) -> str:
         parts = [f"{MARK}<h2>Findings</h2>"]
         if self.smoke:
@@ -65,6 +72,8 @@ class FindingsBox:
         if judged:
             parts.append(prose.table(self.claims, self.formats).to_html())
             parts.append(f"<p>{html.escape(wording.tolerance_text())}</p>")
+            if family := self.family():
+                parts.append(f"<p>{html.escape(family)}</p>")
         if self.precision and not self.smoke:
             parts.append(f"<p>{html.escape(self.precision)}</p>")
         if judged and self.card is not None and len(self.card):
@@ -75,7 +84,7 @@ class FindingsBox:
     def __repr__(self) -> str:
         lines = ["Findings", *([SMOKE_BANNER] if self.smoke else []), self.headline]
         if self.claims is not None and not self.smoke:
-            lines += [self.claims.to_string(index=False), wording.tolerance_text()]
+            lines += [self.claims.to_string(index=False), wording.tolerance_text(), self.family()]
         precision = [] if self.smoke else [self.precision]
         return "\n".join([line for line in [*lines, *precision] if line] + [self.machine])
 

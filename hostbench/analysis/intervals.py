@@ -13,6 +13,7 @@ DataFrame or numbers. Only numpy and pandas: no scipy (the Student t quantile is
 This module computes; how an interval is judged is verdicts.py, how it is printed wording.py.
 """
 
+import dataclasses
 import math
 from collections import Counter
 
@@ -21,8 +22,10 @@ import pandas as pd
 
 from ..errors import BadInput
 from ..results import LAUNCH_KEY, WINDOW_COLUMNS, is_valid, per_launch
+from . import two_stage
 from .sequential import Plan, repeated_interval
 from .student_t import t_quantile
+from .two_stage import TwoStage
 
 # One measurement setup: results are only comparable within the same one.
 SETUP = ["scenario", "tool", "concurrency"]
@@ -59,7 +62,7 @@ def paired_ratios(
     method: str = "t-log",
     n_boot: int = 10_000,
     seed: int = 0,
-    plan: "Plan | None" = None,
+    plan: "Plan | TwoStage | None" = None,
 ) -> pd.DataFrame:
     """Each mode's `metric` as a ratio to the baseline's, paired within blocks, with a CI.
 
@@ -75,7 +78,9 @@ def paired_ratios(
     valid over every look the run took (sequential.repeated_interval, blocks in order); the
     method column names it. `confidence` and `method` then do not apply. Without one, the
     plan the results were loaded with (tables.load_results: attrs["plan"]), so every
-    interval of such a run is its repeated one.
+    interval of such a run is its repeated one. A two-stage run's design (two_stage.TwoStage,
+    a paper profile that targets a half-width): Stein's interval, its first stage's spread
+    with their t quantile (two_stage.stein_interval); method "stein".
 
     Blocks come from `block`, or from `repetition` when there is no `block` column (a
     repetition of the whole matrix is a block). Rows whose `valid` is False are left out
@@ -93,10 +98,11 @@ def paired_ratios(
     rows = []
     if plan is not None:  # each look's blocks are the first ones: in block order
         pairs = pairs.sort_values(block, kind="stable")
-    named = dict(baseline=baseline, confidence=confidence,
-                 method=method if plan is None else REPEATED)  # fmt: skip
+    named = dict(baseline=baseline, confidence=confidence, method=_method(plan, method))
     for cell, logs in pairs.groupby(CELL, observed=True, sort=True)["log_ratio"]:
-        if plan is not None:
+        if isinstance(plan, TwoStage):
+            n, *log_ci = plan.interval(logs.to_numpy(), pairs.loc[logs.index, block].to_numpy())
+        elif plan is not None:
             n, *log_ci = repeated_interval(logs.dropna().to_numpy(), plan)
         else:
             n, *log_ci = _log_interval(logs.dropna().to_numpy(), method, confidence, rng, n_boot)
@@ -109,6 +115,22 @@ def paired_ratios(
     out.attrs["left_out_invalid"] = len(invalid)
     out.attrs["block"] = block
     return out
+
+
+def _method(plan, method: str) -> str:
+    if plan is None:
+        return method
+    return two_stage.METHOD if isinstance(plan, TwoStage) else REPEATED
+
+
+def at_confidence(plan, confidence: float):
+    """The same plan (a sequential.Plan or a two_stage.TwoStage) with its intervals at another
+    confidence: a claim's Holm split (verdicts.claim_verdict) needs its comparisons' intervals
+    at 1 - alpha / m. A Plan's boundaries are fitted again for that level (t_boundaries).
+    None stays None (the t interval takes the confidence itself)."""
+    if plan is None:
+        return None
+    return dataclasses.replace(plan, alpha=1 - confidence)
 
 
 def block_log_ratios(df: pd.DataFrame, baseline: str, *, metric: str = "rps",

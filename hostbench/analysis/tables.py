@@ -68,16 +68,21 @@ def load_results(path_or_run_dir: str | Path, valid_only: bool = True) -> pd.Dat
     return keep(key, made).copy()
 
 
-# attrs key of a run's results: its sequential.Plan (None: a fixed-length run). Every interval
-# drawn from a run that stopped when decided is a repeated one (intervals.paired_ratios reads
-# it), so its headline, tables and ratios.csv state the intervals its verdicts are judged by.
+# attrs key of a run's results: its sequential.Plan, or its two_stage.TwoStage (None: a
+# fixed-length run). Every interval drawn from a run that stopped when decided is a repeated
+# one, every one of a two-stage run Stein's (intervals.paired_ratios reads it), so its
+# headline, tables and ratios.csv state the intervals its verdicts are judged by.
 PLAN = "plan"
 
 
 def _plan_of(run_dir: Path):
     from .sequential import Plan
+    from .two_stage import TwoStage
 
-    return Plan.of(load_params(run_dir)) if (run_dir / PARAMS_FILE).is_file() else None
+    if not (run_dir / PARAMS_FILE).is_file():
+        return None
+    params = load_params(run_dir)
+    return Plan.of(params) or TwoStage.of(params, run_dir)
 
 
 def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) -> pd.DataFrame:

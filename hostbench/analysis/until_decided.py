@@ -14,7 +14,7 @@ returns in the run's design.json (`record`); `summary` reads that record back fo
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -162,7 +162,9 @@ def blocks_needed(results: pd.DataFrame, rows: pd.DataFrame, params, plan: Plan)
     """The blocks an open claim would need in all at its comparisons' present spread and
     ratio: the smallest n whose repeated half-width (the last planned look's level beyond the
     cap) falls inside the margin to the nearest edge a decision needs, for the comparison that
-    needs most. None where a comparison has no spread yet (fewer than 2 blocks)."""
+    needs most; a comparison heading to refute the claim at its Holm level, 1 - alpha/m of the
+    claim's m comparisons (verdicts.claim_verdict), the boundaries fitted for that level.
+    None where a comparison has no spread yet (fewer than 2 blocks)."""
     # The spread is read back from the t interval (block_spread): never the repeated one the
     # results of such a run carry (their plan, tables.load_results), wider by the looks.
     fixed = results.copy(deep=False)
@@ -177,7 +179,9 @@ def blocks_needed(results: pd.DataFrame, rows: pd.DataFrame, params, plan: Plan)
         margin = _margin(first.kind, math.log(c["ratio"]), c["value"], first.side)
         if margin <= 0:
             return None  # on an edge: no number of blocks decides it
-        most = max(most, _blocks_for(spread, margin, plan, c["n"]))
+        refuting = _refuting(first.kind, math.log(c["ratio"]), c["value"], first.side)
+        level = replace(plan, alpha=plan.alpha / len(found)) if refuting else plan
+        most = max(most, _blocks_for(spread, margin, level, c["n"]))
     return most or None
 
 
@@ -190,6 +194,14 @@ def _margin(kind: str, centre: float, value: float, side: str) -> float:
             return min(centre - low, high - centre)
         return abs(centre - (low if centre <= low else high))
     return abs(centre - math.log(value))
+
+
+def _refuting(kind: str, centre: float, value: float, side: str) -> bool:
+    """Whether a comparison's ratio lies where its decision would refute the claim: a size
+    outside the tolerance, a direction on the side other than the claimed one."""
+    if kind in ("size", "equivalence"):
+        return abs(centre - math.log(value)) > math.log(1 + verdicts.TOLERANCE_PCT / 100)
+    return (centre < math.log(value)) if side == "above" else (centre > math.log(value))
 
 
 def _blocks_for(spread: float, margin: float, plan: Plan, start: int) -> int:
@@ -244,7 +256,8 @@ def summary(run_dir: str | Path, study: str | None = None) -> str:
         text += " Decided at: " + "; ".join(f"{c}, block {b}" for c, b in first_at.items()) + "."
     text += _later_blocks(looks)
     if last.open:
-        opened = "; ".join(f"{c} ({_needs(n)})" for c, n in last.open.items())
+        cap = design.get("max_blocks")
+        opened = "; ".join(f"{c} ({_needs(n, cap)})" for c, n in last.open.items())
         text += f" Still open: {opened}."
     if design.get("stopped"):
         text += f" Stopped: {design['stopped']}."
@@ -342,15 +355,19 @@ def _later_blocks(looks: list[Look]) -> str:
     return f" {joined[0].upper()}{joined[1:]} (the cells an open claim needed)."
 
 
-def _needs(n: int | None) -> str:
+def _needs(n: int | None, cap: int | None = None) -> str:
     """The blocks an open claim would need (blocks_needed), in words; None: not estimated (a
     comparison with one block, one on an edge, or a study whose claims are not modes against
-    its baseline: kestrel-transports' settings)."""
+    its baseline: kestrel-transports' settings). Beyond the plan's `cap` (max_repetitions) no
+    resume can reach them: "not within this plan", and what a new plan would need."""
     if n is None:
         return "no estimate of the blocks it would need"
-    if n > MOST_BLOCKS_SHOWN:
-        return f"more than {MOST_BLOCKS_SHOWN} blocks in all at this spread"
-    return f"about {n} blocks in all at this spread"
+    blocks = (f"more than {MOST_BLOCKS_SHOWN} blocks" if n > MOST_BLOCKS_SHOWN
+              else f"about {n} blocks")  # fmt: skip
+    if cap is not None and n > cap:
+        return (f"not within this plan of at most {cap} blocks: a new plan would need "
+                f"{blocks} in all at this spread")  # fmt: skip
+    return f"{blocks} in all at this spread"
 
 
 def added_by_paper(study: str, run_dir: str | Path) -> str:

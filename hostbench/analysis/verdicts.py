@@ -11,7 +11,9 @@ words a claim the same way. Each claim is read once as a ratio to its baseline, 
     when the interval lies on the claimed side of the value, NOT_SUPPORTED when it lies on
     the other, else UNDECIDED.
 A ratio from fewer than MIN_UNITS independent units (blocks) gets NOT_ENOUGH, whatever its
-interval; a claim over several comparisons holds only where each does (combined_verdict).
+interval. A claim over several comparisons (claim_verdict) holds only where each does, each
+at 95%; it is refuted where one comparison refutes it at the level Holm's split gives (1 -
+5%/m first, for m comparisons), so the claim's error is at most 5%, not m times that.
 A claim gets no interval where it needs what this machine cannot run (Windows): NOT_TESTABLE;
 or where what it measured is gone from the runtime the package runs (a transport removed
 from .NET), so this re-run leaves it out, though an older runtime could test it: NOT_RERUN.
@@ -20,6 +22,7 @@ The intervals come from intervals.py; the rule in words (tolerance_text) is in w
 """
 
 import math
+from collections.abc import Callable, Sequence
 
 from ..errors import BadInput
 from .intervals import is_missing
@@ -44,6 +47,12 @@ MIN_UNITS = 3
 # every page that judges a claim (wording.tolerance_text); docs/method.md says why 15%.
 TOLERANCE_PCT = 15.0
 SIDES = ("above", "below")
+# The level of every interval a verdict reads: a claim's stated error, two-sided. A wrong
+# verdict of one kind (reproduced where the truth lies outside the tolerance, smaller where it
+# lies inside, ...) needs its interval to miss on one side: at most half of it.
+CONFIDENCE = 0.95
+# The verdicts that say a claim is wrong: one comparison is enough, so they split the error.
+REFUTING = (NOT_SUPPORTED, SMALLER, LARGER)
 
 
 def tolerance_edges(tolerance_pct: float = TOLERANCE_PCT) -> tuple[float, float]:
@@ -113,7 +122,8 @@ def differs_by_pct(ci_low: float, ci_high: float, article: float) -> float:
 
 
 def combined_verdict(verdicts) -> str:
-    """One verdict for a claim over several comparisons, which holds only where each does:
+    """The verdicts of a claim's comparisons in one, each read at the level that makes its
+    error the claim's (claim_verdict: a refutation at Holm's level, a holding at 95%):
     NOT_ENOUGH if any was measured too little; for a direction NOT_SUPPORTED if any
     contradicts it; for a size SMALLER (or LARGER) if some are that and none the other,
     DIFFERS if both; REPRODUCED or SUPPORTED if all are; else UNDECIDED."""
@@ -133,3 +143,41 @@ def combined_verdict(verdicts) -> str:
         if all(v == holds for v in verdicts):
             return holds
     return UNDECIDED
+
+
+def claim_verdict(judged_at: Callable[[float], Sequence[str]],
+                  confidence: float = CONFIDENCE) -> str:  # fmt: skip
+    """One verdict for a claim over m comparisons whose error is the claim's, whatever m.
+
+    judged_at(level): each comparison's verdict (size_verdict or direction_verdict) by its
+    interval at that confidence, the same comparisons in the same order at every level.
+    A claim holds (reproduced, supported) only where every comparison holds at `confidence`:
+    an intersection-union test, wrong only where some comparison's truth lies outside, whose
+    interval must then miss on that side, at most (1 - confidence) / 2, whatever m. A claim
+    is refuted (not supported, smaller, larger, differs) where one comparison alone refutes
+    it, so that error would add up over the comparisons (m of them: up to 1 - 0.975^m): it is
+    judged by Holm's step-down instead. The m comparisons at 1 - alpha/m; those that refute
+    there are kept, the rest judged again at 1 - alpha/(m - k) with k kept, until no more
+    refute. The chance that any comparison wrongly refutes is then at most alpha / 2, as for
+    one. With m = 1 it is the comparison's verdict."""
+    first = list(judged_at(confidence))
+    if len(first) <= 1 or NOT_ENOUGH in first or not any(v in REFUTING for v in first):
+        return combined_verdict(first)
+    alpha, refuted = 1 - confidence, {}
+    while len(refuted) < len(first):
+        left = [i for i in range(len(first)) if i not in refuted]
+        at = first if len(left) == 1 else list(judged_at(1 - alpha / len(left)))
+        found = {i: at[i] for i in left if at[i] in REFUTING}
+        if not found:
+            break
+        refuted |= found
+    return combined_verdict([refuted.get(i, UNDECIDED) for i in range(len(first))])
+
+
+def family_error(claims: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """(at most, were they independent): the chance that at least one of `claims` verdicts
+    errs, each at most 1 - confidence (claim_verdict). The claims of a run share its blocks,
+    so the first, the sum of their rates (Bonferroni), is the bound that holds; the second,
+    1 - confidence^claims, what it would be for claims on independent data."""
+    each = 1 - confidence
+    return min(1.0, claims * each), 1 - confidence**claims

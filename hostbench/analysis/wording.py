@@ -15,6 +15,7 @@ import math
 import pandas as pd
 
 from ..errors import BadInput
+from . import verdicts
 from .intervals import is_missing
 from .verdicts import MIN_UNITS, TOLERANCE_PCT, agrees_within_pct, differs_by_pct
 
@@ -219,6 +220,36 @@ def tolerance_text(tolerance_pct: float = TOLERANCE_PCT) -> str:
         "interval lies on its side of the stated value. Fewer than "
         f"{MIN_UNITS} blocks decide nothing."
     )
+
+
+# The verdicts that state nothing about the claim, so cannot be wrong: no interval judged them.
+_NO_STATEMENT = (verdicts.NOT_TESTABLE, verdicts.NOT_RERUN, verdicts.NOT_ENOUGH)
+
+
+def family_text(verdict_list, confidence: float = verdicts.CONFIDENCE) -> str:
+    """The family a run's claims make, in a sentence: how many claims its intervals judge, each
+    verdict's error (the claim's, whatever its comparisons: verdicts.claim_verdict) and the
+    chance that at least one errs (verdicts.family_error). "" where no claim was judged."""
+    judged = sum(v not in _NO_STATEMENT for v in verdict_list)
+    if not judged:
+        return ""
+    each = 100 * (1 - confidence)
+    most, independent = verdicts.family_error(judged, confidence)
+    by = "claim by its interval" if judged == 1 else "claims by their intervals"
+    text = (f"This run judges {judged} {by}, each verdict wrong at most {each:g}% of the time "
+            f"({each / 2:g}% for each way it can be wrong) whatever the number of comparisons "
+            "it rests on: a claim that one comparison alone would refute is judged at Holm's "
+            f"levels, 1 - {each:g}%/m first for m comparisons")  # fmt: skip
+    if judged == 1:
+        return text + "."
+    return (text + f". That at least one of the {judged} errs has a chance of at most "
+            f"{_share(most)} (their rates summed, as the claims share the run's blocks; "
+            f"{_share(independent)} were they independent). The sensitivity column's verdicts "
+            "are each at the same rate, and not counted here.")  # fmt: skip
+
+
+def _share(p: float) -> str:
+    return f"{100 * p:.0f}%" if p >= 0.1 else f"{100 * p:.1f}%"
 
 
 def agreement_text(ci_low: float, ci_high: float, article: float) -> str:

@@ -196,28 +196,35 @@ def _recorded(params: StudyParams, seed: int) -> dict:
 
 def _changes(old: dict, new: dict) -> list[str]:
     """Keys whose values differ between two params.json mappings (descriptive keys aside),
-    but for a fixed design's repetitions raised (_more_blocks)."""
+    but for a time budget raised on a run measured until decided (_more_time)."""
     # What is derived from the keys (the sub-studies skipped follow sub_studies) is not compared.
     keys = sorted((set(old) | set(new)) - set(NOT_MEASURED) - {"fingerprint", SKIPPED_SUB_STUDIES})
     defaults = optional()  # a key newer than a record: its default then
     before, after = ({k: p.get(k, defaults.get(k)) for k in keys} for p in (old, new))
-    if _more_blocks(before, after):
-        keys.remove("repetitions")
     if _more_time(before, after):
         keys.remove("max_minutes")
     return [f"{k} ({before[k]!r} -> {after[k]!r})" for k in keys if before[k] != after[k]]
 
 
-def _more_blocks(old: dict, new: dict) -> bool:
-    """A fixed design (no half-width target, no stopping rule) resumed with more repetitions
-    goes on to the blocks added: run_order draws each block's order in turn from the seed, so
-    the blocks measured keep theirs. Fewer is refused (the rows of the blocks beyond would
-    stay), as is a design whose number of blocks is decided as it runs."""
+def continued(old: dict, new: dict) -> str:
+    """Why a fixed design (no half-width target, no stopping rule) may not be resumed with
+    more repetitions, in one line; "" for any other resume. Blocks added after its intervals
+    were seen make its number of blocks depend on them (optional continuation: the A/A
+    alternating check grew so from 24 to 72 blocks), which its plain t intervals, valid for a
+    number fixed before any block, do not cover."""
 
     def fixed(p: dict) -> bool:
-        return p["target_halfwidth_pct"] is None and not p["stop_when_decided"]
+        return p.get("target_halfwidth_pct") is None and not p.get("stop_when_decided")
 
-    return fixed(old) and fixed(new) and new["repetitions"] > old["repetitions"]
+    if not (fixed(old) and fixed(new) and new["repetitions"] > old["repetitions"]):
+        return ""
+    return (
+        f"a fixed design of {old['repetitions']} blocks resumed with {new['repetitions']} "
+        "would add blocks after its intervals were seen, which its t intervals (valid for a "
+        f"number of blocks fixed beforehand) do not cover: measure repetitions="
+        f"{new['repetitions']} under a new --run-id, or let the data set the blocks "
+        "(target_halfwidth_pct: Stein's two-stage; stop_when_decided: repeated intervals)"
+    )
 
 
 def _more_time(old: dict, new: dict) -> bool:
@@ -343,6 +350,8 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         seed = random.SystemRandom().randrange(2**31)
     new = _recorded(params, seed)
     if old is not None:
+        if why := continued(old, new):
+            raise BadInput(f"run folder {study_dir}: {why}")
         changed = _changes(old, new)
         if changed:
             raise BadInput(
