@@ -272,7 +272,7 @@ RUNS_PAGE = "docs/runs.md"  # the committed runs, each with its precision and ti
 COMMAND_TIMES = "data/benchmarks/commands/times.csv"
 # The README's commands, each (profile or make target, what it gives): the main study's.
 COMMANDS = (("claims", "a verdict on each claim of the main study (JCSI 2018)"),
-            ("scope", "then those claims again on .NET 8, 9 and 10"),
+            ("scope", "those claims, then again on .NET 8, 9 and 10"),
             ("paper", "the main study in full: every Linux hosting mode, sub-studies"))  # fmt: skip
 
 
@@ -288,26 +288,35 @@ def commands_section(root: Path) -> str:
         command = "make reproduce" + ("" if profile == "paper" else f" PROFILE={profile}")
         took = plan.Plan.of(sid, profile).minutes
         lines.append(f"{command:<{width}}  # about {took:.0f} min: {what}")
-    times = Path(root) / COMMAND_TIMES
-    test, on = "", ""
-    if times.is_file():
-        rows = pd.read_csv(times)
-        done = rows[(rows["command"] == "make test") & rows["ok"].astype(bool)]
-        if len(done):
-            last = done.iloc[-1]
-            test = f"about {float(last['seconds']) / 60:.0f} min: "
-            on = (
-                f" `make test`: on a fresh clone, {int(last['cores'])} cores, "
-                f"{last['processor']}, {str(last['measured_at'])[:10]} "
-                "(benchmarks/command_times.py)."
-            )
-    lines.append(f"{'make test':<{width}}  # {test}lint and the tests (the real app, nginx, "
-                 "caddy, the load tools)")  # fmt: skip
+    measured = _command_times(Path(root) / COMMAND_TIMES)
+    setup, test = measured.get("make setup"), measured.get("make test")
+    if setup is not None:
+        lines.insert(0, f"{'make setup':<{width}}  # {_minutes(setup)}: installs and builds "
+                        "what is missing (once)")  # fmt: skip
+    lines.append(f"{'make test':<{width}}  # {_minutes(test) + ': ' if test is not None else ''}"
+                 "lint and the tests (the real app, nginx, caddy, the load tools)")  # fmt: skip
+    last = test if test is not None else setup
+    on = (f" `make setup` and `make test`: on a fresh clone, {int(last['cores'])} cores, "
+          f"{last['processor']}, {str(last['measured_at'])[:10]} (benchmarks/command_times.py)."
+          if last is not None else "")  # fmt: skip
     note = (
         "Times on 2 cores: the profiles' by the committed runs (what `make reproduce` "
         f"prints before it measures; `PLAN=1` prints it alone).{on}"
     )
     return "\n".join([COMMANDS_START, "```sh", *lines, "```", "", note, COMMANDS_END])
+
+
+def _command_times(path: Path) -> dict:
+    """{command: its last successful measurement (a row of COMMAND_TIMES)}; {} before any."""
+    if not path.is_file():
+        return {}
+    rows = pd.read_csv(path)
+    rows = rows[rows["ok"].astype(str) == "True"]
+    return {command: group.iloc[-1] for command, group in rows.groupby("command")}
+
+
+def _minutes(row) -> str:
+    return f"about {max(1, round(float(row['seconds']) / 60))} min"
 
 
 def from_docs(text: str) -> str:

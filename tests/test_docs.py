@@ -14,7 +14,9 @@ from hostbench.studies import available
 
 README = ROOT / "README.md"
 README_MAX_LINES = 200
+README_MAX_CHARS = 8000  # a newcomer reads it in a few minutes (papermill's is about 8k)
 FIRST_SCREEN = 60  # lines
+FIRST_CHARS = 1500  # the pitch, the first command and the main study's verdict picture
 COMMANDS = ("make reproduce", "make test")
 
 LINK = re.compile(r"\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\s*\)")
@@ -50,6 +52,15 @@ def test_relative_links_ignore_urls_anchors_and_code():
 def test_readme_is_short():
     lines = README.read_text().splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines (at most 200)"
+
+
+def test_readme_is_short_and_opens_with_a_command_and_the_verdict_picture():
+    text = README.read_text()
+    assert len(text) <= README_MAX_CHARS, f"README.md has {len(text)} characters"
+    head = text[:FIRST_CHARS]
+    assert "make reproduce PROFILE=claims" in head and "about " in head  # a command, its time
+    picture = re.search(r"!\[[^\]]+\]\((docs/gallery/[^)]+-verdicts\.png)\)", head)
+    assert picture and (ROOT / picture.group(1)).is_file()
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -114,32 +125,34 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path, generated_page
     assert f"took {wall:,} s" in text and f"{cores}-core" in text
 
 
-def test_the_readme_lists_every_studys_paper_run_and_the_batchs_wall_time(
+def test_the_runs_page_lists_every_studys_paper_run_and_the_batchs_wall_time(
     tmp_path, stale_docs, generated_pages
 ):
-    """The README's list is fresh, and it says the batch takes longer while a study is missing;
-    once every study has its run, the batch's time is their sum."""
-    from hostbench import docs
+    """The runs page's list (docs/runs.md) is fresh, and it says the batch takes longer while a
+    study is missing; once every study has its run, the batch's time is their sum."""
+    from hostbench import docs, readmes
     from hostbench.studies import STUDIES
 
-    assert "README.md" not in stale_docs, "run `python -m hostbench docs` and commit README.md"
-    shutil.copy(README, tmp_path / "README.md")
-    docs.write(tmp_path, generated_pages)  # the generated docs/ pages too: only README can go stale
-    assert "not measured yet" in (tmp_path / "README.md").read_text()  # no run in tmp_path
+    page = readmes.RUNS_PAGE
+    assert page not in stale_docs, f"run `python -m hostbench docs` and commit {page}"
+    (tmp_path / page).parent.mkdir(parents=True)
+    shutil.copy(ROOT / page, tmp_path / page)
+    docs.write(tmp_path, generated_pages)  # the generated docs/ pages too: only this can go stale
+    assert "not measured yet" in (tmp_path / page).read_text()  # no run in tmp_path
     source = next(iter(_committed_paper_runs().values()))
     walls = []
     for study in STUDIES.values():  # one real run's files stand in for every study's paper run
         run = tmp_path / "data" / "runs" / study.paper_run
         shutil.copytree(source, run)
         walls.append(json.loads((run / "reproduce.json").read_text())["wall_s"])
-    assert docs.stale(tmp_path, generated_pages) == ["README.md"]
+    assert docs.stale(tmp_path, generated_pages) == [page]
     docs.write(tmp_path, generated_pages)
-    text = (tmp_path / "README.md").read_text()
+    text = (tmp_path / page).read_text()
     assert "not measured yet" not in text
     cpu = tables.processor(json.loads((source / "environment.json").read_text()))
     assert f"takes about {sum(walls) / 60:.0f} min on {cpu}: the sum of its examples' times" in text
     for study in STUDIES.values():
-        assert f"data/runs/{study.paper_run}/report.html" in text
+        assert f"../data/runs/{study.paper_run}/report.html" in text
 
 
 def test_the_batchs_time_names_the_processors_its_examples_ran_on():

@@ -89,7 +89,8 @@ def test_the_readme_lists_a_claims_runs_own_time_and_its_sub_study_as_the_scope_
     total = sum(plan.Plan.of(sid, "claims").minutes for sid in STUDIES)
     assert f"`make reproduce-all PROFILE=claims` takes about {total:.0f} min" in listed
     assert "`make reproduce PROFILE=scope`" in listed
-    assert readmes.claims_section(ROOT) in (ROOT / "README.md").read_text()
+    page = (ROOT / readmes.RUNS_PAGE).read_text()
+    assert readmes.from_docs(readmes.claims_section(ROOT)) in page
 
 
 def test_plan_measures_nothing_and_prints_the_estimate(tmp_path, capsys):

@@ -356,7 +356,9 @@ def sections(root: Path) -> list[tuple[str, str, str, str]]:
     run_dir = runs / study_of(__file__).paper_run
     if not (run_dir / "results.csv").exists():
         return checked
-    pieces = [(RUNS_PAGE, lambda r: from_docs(line(r)), LINE_START, LINE_END),
-              (PAGE, block, START, END)]
+    pieces = [
+        (RUNS_PAGE, lambda r: from_docs(line(r)), LINE_START, LINE_END),
+        (PAGE, block, START, END),
+    ]
     return checked + [(name, make(run_dir), start, end) for name, make, start, end in pieces
                       if (Path(root) / name).is_file()]  # fmt: skip

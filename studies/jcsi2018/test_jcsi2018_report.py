@@ -14,6 +14,7 @@ from hostbench.analysis.reference import load_claims
 from hostbench.catalog import mode_label
 from hostbench.harness.measure.loadgen import k6_script
 from hostbench.paths import ROOT
+from hostbench.readmes import RUNS_PAGE
 from hostbench.studies import study_of
 
 STUDY = study_of(__file__)
@@ -262,7 +263,7 @@ def test_the_example_numbers_in_the_readme_and_docs_are_the_example_runs():
     run_dir = ROOT / "data" / "runs" / STUDY.paper_run
     fresh = generated.sections(ROOT)
     names = [name for name, *_ in fresh]
-    assert names == [generated.METHOD, generated.STUDY_README, "README.md", generated.PAGE], (
+    assert names == [generated.METHOD, generated.STUDY_README, RUNS_PAGE, generated.PAGE], (
         "its run is committed"
     )
     for name, new, start, end in fresh:
@@ -284,13 +285,13 @@ def test_the_example_blocks_replace_only_what_is_between_their_markers(tmp_path)
     (runs / STUDY.paper_run).symlink_to(ROOT / "data" / "runs" / STUDY.paper_run)
     readme = f"# x\n\n{generated.LINE_START}\nSTALE\n{generated.LINE_END}\n\nrest\n"
     page = f"# y\n{generated.START}\nSTALE\n{generated.END}\ntail\n"
-    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / RUNS_PAGE).write_text(readme)
     (tmp_path / generated.PAGE).write_text(page)
     for name, block, start, end in generated.sections(tmp_path):  # as `hostbench docs` does
         (tmp_path / name).write_text(replace_in((tmp_path / name).read_text(), block, start, end))
-    text = (tmp_path / "README.md").read_text()
+    text = (tmp_path / RUNS_PAGE).read_text()
     assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "STALE" not in text
-    assert "Details: [docs/example.md](docs/example.md)." in text
+    assert "Details: [docs/example.md](example.md)." in text  # from docs/, beside it
     text = (tmp_path / generated.PAGE).read_text()
     assert text.startswith("# y\n") and text.endswith("\ntail\n") and "| Kestrel | HTML |" in text
     with pytest.raises(ValueError, match="markers not found"):
