@@ -29,7 +29,10 @@ GENERATED = "generated.py"
 
 
 def wall_time(run_dir: Path) -> tuple[float, int] | None:
-    """`make reproduce`'s wall time and the runs it measured, sub-studies included."""
+    """`make reproduce`'s wall time and the windows it measured in that time: the run's and
+    its sub-studies' (the folders `<run>-<sub-study>`), those left out as invalid included,
+    not the C# tour's (it measures no window) nor another profile's run. Every page that
+    says how long a committed run took counts its windows by this one function."""
     done = run_dir / "reproduce.json"
     if not done.exists():
         return None
@@ -64,7 +67,7 @@ def paper_section(study_id: str, root: Path) -> str:
     headline = (run_dir / "headline.txt").read_text().strip().rstrip(".")  # one full stop
     text = (
         f"- `paper`: the committed run {link} took {wall:,} s (about {wall / 60:.0f} min) for "
-        f"{n} runs, sub-studies included (its `reproduce.json`), on {started.min():%Y-%m-%d}, "
+        f"{n} windows, sub-studies included (its `reproduce.json`), on {started.min():%Y-%m-%d}, "
         f"on a {env['cpu_cores_logical']}-core {tables.processor(env)}, {env['os']}. "
         f"Its headline: {headline}."
     )

@@ -177,3 +177,21 @@ def test_a_committed_run_measured_before_its_profile_changed_says_which_keys_cha
     recorded["repetitions"] += 1
     (run / "params.json").write_text(json.dumps(recorded))
     assert profile_changes(study.id, run) == ["repetitions"]
+
+
+def test_every_page_counts_a_committed_runs_windows_the_same_way(generated_pages):
+    """One unit for every count: the same paper run is "N windows" on the README's list, its
+    study README, the artifact appendix and docs/example.md (was 215 windows, 215 runs and 249
+    runs: the appendix counted the claims run's rows too)."""
+    from hostbench import readmes
+
+    blocks = "\n".join(block for _, block, _, _ in readmes.readme_sections(ROOT))
+    artifact = generated_pages["docs/artifact.md"]
+    for sid, run in _committed_paper_runs().items():
+        wall, windows = readmes.wall_time(run)
+        assert f"{windows} windows in {wall / 60:.0f} min" in blocks, sid  # the README's list
+        assert f"about {wall / 60:.0f} min) for {windows} windows" in blocks, sid  # its README
+        assert f"Time here: {wall / 60:.0f} min for {windows} windows" in artifact, sid
+    for text in (blocks, artifact):
+        assert not re.search(r"\d runs, (the )?sub-studies", text)
+    assert "s per window" in blocks  # docs/example.md's account of the time
