@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the hooks' annotations only: discovering studies imports no
 DEFINITION = "study.yaml"
 # The keys of study.yaml: each one's meaning is the field's comment in Study.
 _REQUIRED = ("title", "article", "citation", "notebook")
-_OPTIONAL = ("runs_tour", "figures", "default", "paper_run", "halfwidth_goals")
+_OPTIONAL = ("url", "runs_tour", "figures", "default", "paper_run", "halfwidth_goals")
 # A study's modules are imported under this name: one package per study folder.
 _PACKAGE = "hostbench_studies"
 
@@ -38,9 +38,13 @@ class Study:
     id: str  # the folder's name
     folder: Path
     title: str
-    article: str  # the article's file in the seeds folder, as published
-    citation: str  # who wrote it, where, when: one line for the report
+    # The file name of the maintainers' copy of the article's text, as published: outside the
+    # package (a reader's clone has none), named in the reference files' `source_file` and read
+    # by the tests that quote it where that copy is present. A reader gets `citation` and `url`.
+    article: str
+    citation: str  # who wrote it, where, when: one line for the report and the README
     notebook: str  # the notebook's file name in the folder
+    url: str = ""  # the article's public address, where its text names one ("": none known)
     runs_tour: bool = False  # run the C# tour first: its app_work.csv splits the server's CPU
     figures: tuple[str, ...] = field(default=())  # figures/<name>.png its report must show
     default: bool = False  # the study `make reproduce` runs when none is named (one study)
@@ -146,6 +150,7 @@ class Study:
             article=str(data["article"]),
             citation=str(data["citation"]),
             notebook=str(data["notebook"]),
+            url=str(data.get("url") or ""),
             runs_tour=bool(data.get("runs_tour", False)),
             figures=tuple(str(f) for f in data.get("figures") or ()),
             default=bool(data.get("default", False)),

@@ -1,19 +1,19 @@
 """The claims box's sentences (hostbench.analysis.claims): each number computed from what the
 sentence states beside it."""
 
-import math
 import re
 
 import pytest
 
-from hostbench.analysis import claims, verdicts
+from hostbench.analysis import claims, verdicts, wording
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
 
-# "0.44x (0.42-0.45x): agrees to within ±139%, differs by at least 122%"
+# "0.44x (0.42-0.45x): agrees to within 58% below, differs by at least 55%"
 AGAINST = re.compile(
-    r"^(?P<centre>[^(]+) \((?P<low>[\d.]+)-(?P<high>[\d.]+)x\): agrees to within ±(?P<within>\d+)%"
-    r"(?:, differs by at least (?P<differs>\d+)%)?$"
+    r"^(?P<centre>[^(]+) \((?P<low>[\d.]+)-(?P<high>[\d.]+)x\): agrees to within "
+    r"(?:(?P<below>[\d.]+)% below)?(?: and )?(?:(?P<above>[\d.]+)% above)?"
+    r"(?:, differs by at least (?P<differs>[\d.]+)%)?$"
 )
 
 
@@ -22,25 +22,33 @@ def _comparison(scenario: str, ratio: float, low: float, high: float, value: flo
                 n=10, ratio=ratio, ci_low=low, ci_high=high, value=value)  # fmt: skip
 
 
-def _from_printed_ends(text: str) -> tuple[int, int | None]:
-    """The agreement and the gap a reader gets from the printed ends of an AGAINST cell."""
+def _from_printed_ends(text: str) -> tuple[tuple, float | None]:
+    """What a reader gets by subtracting the printed ends of an AGAINST cell from 1.00x, in
+    the direction of the printed ratio: ((% below, % above) it agrees within, % it differs by),
+    and what the cell states; the two must be the same."""
     match = AGAINST.match(text)
     assert match, text
     low, high = float(match["low"]), float(match["high"])
-    within = math.ceil(100 * (max(high, 1 / low) - 1) - 1e-9)
-    gap = 1 / high - 1 if high < 1 else low - 1 if low > 1 else None
-    return within, None if gap is None else math.floor(100 * gap + 1e-9)
+    within = (round(100 * (1 - low), 6) if low < 1 else None,
+              round(100 * (high - 1), 6) if high > 1 else None)  # fmt: skip
+    gap = 100 * (1 - high) if high < 1 else 100 * (low - 1) if low > 1 else None
+    stated = tuple(None if match[k] is None else float(match[k]) for k in ("below", "above"))
+    differs = None if match["differs"] is None else float(match["differs"])
+    assert stated == within, text
+    return within, differs, None if gap is None else round(gap, 6)
 
 
 def test_the_gap_a_claim_over_several_comparisons_states_holds_for_each_of_them():
     # Three comparisons against 3.00: 0.43-0.45, 0.44-0.46, 0.4274-0.4488 of it. The smallest
-    # gap is the highest end's, 1 / 0.46 - 1 = 117%; the largest (1 / 0.45 - 1) does not hold
-    # for the one at 0.44-0.46.
+    # gap is the highest end's, 1 - 0.46 = 54%; the largest (1 - 0.45) does not hold for the
+    # one at 0.44-0.46.
     found = [_comparison("json", 1.32, 1.29, 1.35, 3.0), _comparison("xml", 1.35, 1.32, 1.38, 3.0),
              _comparison("text", 1.31, 1.2822, 1.3464, 3.0)]  # fmt: skip
     text = claims._against("size", found)
-    assert text == "0.44x to 0.45x (0.42-0.46x): agrees to within ±139%, differs by at least 117%"
-    assert _from_printed_ends(text) == (139, 117)
+    assert text == (
+        "0.44x to 0.45x (0.42-0.46x): agrees to within 58% below, differs by at least 54%"
+    )
+    assert _from_printed_ends(text) == ((58, None), 54, 54)
 
 
 def test_a_range_of_one_value_prints_as_one_value():
@@ -51,7 +59,7 @@ def test_a_range_of_one_value_prints_as_one_value():
 
 def test_a_low_end_under_one_hundredth_prints_its_first_digit_not_0():
     text = claims._against("size", [_comparison("text", 0.012, 0.0084, 0.016, 2.0)])
-    assert text == "0.01x (0.004-0.01x): agrees to within ±24900%, differs by at least 9900%"
+    assert text == "0.01x (0.004-0.01x): agrees to within 99.6% below, differs by at least 99%"
 
 
 def test_a_gap_under_one_percent_is_not_stated():
@@ -61,16 +69,22 @@ def test_a_gap_under_one_percent_is_not_stated():
 
 
 def test_a_gap_on_some_comparisons_names_them_and_their_printed_ends():
-    # text differs (0.77-0.90 of 1.70: at least 1 / 0.90 - 1 = 11%), JSON does not.
+    # text differs (0.77-0.90 of 1.70: at least 1 - 0.90 = 10%), JSON does not.
     found = [_comparison("text", 1.40, 1.31, 1.52, 1.70),
              _comparison("json", 1.60, 1.45, 1.80, 1.70)]  # fmt: skip
     text = claims._against("size", found)
-    assert text.endswith("agrees to within ±30%, differs by at least 11% on text (0.77-0.90x)")
+    assert text.endswith(
+        "agrees to within 23% below and 6% above, differs by at least 10% on text (0.77-0.90x)"
+    )
 
 
-@pytest.mark.parametrize("study", [s for s in STUDIES if (RUNS / STUDIES[s].paper_run).is_dir()])
-def test_every_committed_claims_box_states_what_its_printed_ends_give(study):
-    table = claims.of_run(study, RUNS / STUDIES[study].paper_run)
+COMMITTED = [(s, name) for s in STUDIES for name in (STUDIES[s].paper_run, STUDIES[s].claims_run)
+             if (RUNS / name / "results.csv").is_file()]  # fmt: skip
+
+
+@pytest.mark.parametrize(("study", "run"), COMMITTED, ids=[run for _, run in COMMITTED])
+def test_every_committed_claims_box_states_what_its_printed_ends_give(study, run):
+    table = claims.of_run(study, RUNS / run)
     if table is None:
         pytest.skip(f"{study} judges no claims")
     for text in table[claims.AGAINST]:
@@ -80,9 +94,10 @@ def test_every_committed_claims_box_states_what_its_printed_ends_give(study):
         assert match, text
         centre = match["centre"].split(" to ")
         assert len(centre) == 1 or centre[0] != centre[1], text
-        within, gap = _from_printed_ends(text)
-        assert int(match["within"]) == within, text
-        assert (None if match["differs"] is None else int(match["differs"])) == gap, text
+        if " on " in text:  # a gap on some comparisons only: their own printed ends
+            continue
+        _, differs, gap = _from_printed_ends(text)
+        assert differs == (gap if gap is not None and gap >= 1 else None), text
 
 
 def test_a_claim_resting_on_anothers_comparisons_says_so_and_is_not_counted_again():
@@ -136,7 +151,7 @@ def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
     assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
     text = claims._against("size", [c])
     assert "(0.8699-0.95x)" in text
-    assert _from_printed_ends(text)[0] == 15 and "within ±15%" in text
+    assert _from_printed_ends(text)[0] == (13.01, None) and "within 13.01% below" in text
 
 
 def test_a_claim_some_run_measured_none_of_is_no_disagreement():
@@ -155,3 +170,60 @@ def test_a_claim_some_run_measured_none_of_is_no_disagreement():
     assert claims.agreement(wide).endswith(
         f" of {counted} claims (1 more not measured by every run, not counted)"
     )
+
+
+def _rule_edges() -> tuple[float, float]:
+    """The tolerance's edges as the rule under every claims table prints them."""
+    match = re.search(r"\((?P<low>[\d.]+)-(?P<high>[\d.]+)x", wording.tolerance_text())
+    assert match, wording.tolerance_text()
+    return float(match["low"]), float(match["high"])
+
+
+@pytest.mark.parametrize("low", [0.8699, 0.86962, 0.8697, 0.87001])
+def test_a_low_end_just_inside_the_edge_prints_visibly_inside_the_rules_printed_edge(low):
+    # ours / the article's from `low` (inside 1/1.15 = 0.869565) to 0.95: reproduced, and the
+    # printed low end reads as no lower than the rule's printed edge (was "0.8699" beside a
+    # rule that printed 0.870).
+    c = _comparison("html", 1.547, 1.70 * low, 1.70 * 0.95, 1.70)
+    assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
+    match = AGAINST.match(claims._against("size", [c]))
+    edge_low, edge_high = _rule_edges()
+    assert edge_low <= float(match["low"]) <= float(match["high"]) <= edge_high, match[0]
+
+
+@pytest.mark.parametrize("high", [1.1499, 1.14999, 1.15])
+def test_a_high_end_just_inside_the_edge_prints_visibly_inside_it(high):
+    c = _comparison("html", 1.70, 1.70 * 0.95, 1.70 * high, 1.70)
+    assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
+    match = AGAINST.match(claims._against("size", [c]))
+    assert float(match["high"]) <= _rule_edges()[1], match[0]
+
+
+@pytest.mark.parametrize("high", [0.8695, 0.869, 0.86])
+def test_a_high_end_just_outside_the_low_edge_prints_visibly_outside_it(high):
+    c = _comparison("html", 1.20, 1.70 * 0.70, 1.70 * high, 1.70)
+    assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.SMALLER
+    match = AGAINST.match(claims._against("size", [c]))
+    assert float(match["high"]) < _rule_edges()[0], match[0]
+
+
+def test_the_rules_edges_say_the_percentages_its_printed_edges_give():
+    low, high = _rule_edges()
+    text = wording.tolerance_text()
+    assert f"from {100 * (1 - low):.2f}% below the article's to {100 * (high - 1):g}% above" in text
+
+
+@pytest.mark.parametrize(
+    ("ratio", "low", "high", "words"),
+    [
+        # 0.83x (0.81-0.85x): 19% and 15% below, not 1/0.81 - 1 = 24% and 1/0.85 - 1 = 17%.
+        (0.83, 0.81, 0.85, "agrees to within 19% below, differs by at least 15%"),
+        (1.30, 1.20, 1.41, "agrees to within 41% above, differs by at least 20%"),
+        (0.98, 0.90, 1.05, "agrees to within 10% below and 5% above"),
+    ],
+)
+def test_every_percentage_beside_a_printed_ratio_is_in_its_direction(ratio, low, high, words):
+    c = _comparison("html", 1.70 * ratio, 1.70 * low, 1.70 * high, 1.70)
+    text = claims._against("size", [c])
+    assert text == f"{ratio:.2f}x ({low:.2f}-{high:.2f}x): {words}"
+    assert wording.agreement_text(c["ci_low"], c["ci_high"], c["value"]) == words

@@ -341,3 +341,27 @@ def test_a_run_published_against_another_baseline_is_compared_on_the_references(
     assert set(table["baseline"]) == {record["baseline"]}
     assert table["ratio_of_ratios"].to_numpy() == pytest.approx(1.0)
     assert set(table["verdict"]) == {"reproduced"}
+
+
+def test_the_figures_band_is_the_verdicts_tolerance(tmp_path):
+    # The shaded band is where a ratio of ratios is reproduced: 1/1.15 to 1.15, not 0.85.
+    study = _study_with_modes(2)
+    a = _copy(study, tmp_path / "a")
+    fig = compare.figure(compare.compare(_runs(a, a)))
+    band = [p for p in fig.axes[0].patches if p.get_label().startswith("reproduced")]
+    assert len(band) == 1
+    box = band[0].get_bbox()  # in data coordinates
+    assert (box.x0, box.x1) == pytest.approx(verdicts.tolerance_edges())
+
+
+def test_a_ratio_of_ratios_end_beside_the_edge_keeps_its_side_in_the_text_table():
+    # 86.97% is inside 1/1.15 = 86.957%: reproduced, and printed so (not floored to 86%).
+    row = {"run": "b", "reference": "a", "tolerance_pct": verdicts.TOLERANCE_PCT,
+           "ratio": "Kestrel / nginx, text", "ref_pct": 130.0, "ref_ci_low_pct": 128.0,
+           "ref_ci_high_pct": 132.0, "run_pct": 124.0, "run_ci_low_pct": 113.0,
+           "run_ci_high_pct": 125.0, "ratio_of_ratios": 0.95, "rr_ci_low": 0.8697,
+           "rr_ci_high": 0.99}  # fmt: skip
+    row["verdict"] = compare.verdict(row["rr_ci_low"], row["rr_ci_high"])
+    assert row["verdict"] == verdicts.REPRODUCED
+    text = compare.text_table(pd.DataFrame([row]))
+    assert "ratio of ratios 95% (86.97-99%): reproduced" in text

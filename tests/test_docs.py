@@ -190,3 +190,62 @@ def test_a_committed_run_measured_before_its_profile_changed_says_which_keys_cha
     recorded["repetitions"] += 1
     (run / "params.json").write_text(json.dumps(recorded))
     assert profile_changes(study.id, run) == ["repetitions"]
+
+
+def test_every_page_counts_a_committed_runs_windows_the_same_way(generated_pages):
+    """One unit for every count: the same paper run is "N windows" on the README's list, its
+    study README, the artifact appendix and docs/example.md (was 215 windows, 215 runs and 249
+    runs: the appendix counted the claims run's rows too)."""
+    from hostbench import readmes
+
+    blocks = "\n".join(block for _, block, _, _ in readmes.readme_sections(ROOT))
+    artifact = generated_pages["docs/artifact.md"]
+    for sid, run in _committed_paper_runs().items():
+        wall, windows = readmes.wall_time(run)
+        assert f"{windows} windows in {wall / 60:.0f} min" in blocks, sid  # the README's list
+        assert f"about {wall / 60:.0f} min) for {windows} windows" in blocks, sid  # its README
+        assert f"Time here: {wall / 60:.0f} min for {windows} windows" in artifact, sid
+    for text in (blocks, artifact):
+        assert not re.search(r"\d runs, (the )?sub-studies", text)
+    assert "s per window" in blocks  # docs/example.md's account of the time
+
+
+# "(README, Prerequisites)", "(README, *On Windows*)", "(docs/method.md, "Verdicts")": a page
+# and one of its sections, named by a heading or a bold item's title ("**Interleaved windows
+# (opt-in).**"). The quotes may stand escaped, inside a notebook's JSON.
+POINTER = re.compile(
+    r"\((README|docs/[\w-]+\.md)(?: in the package)?, "
+    r"(?:\*([^*]+)\*|\\?\"([^\"\\]+)\\?\"|([A-Z][A-Za-z ]+))\)"
+)
+
+
+def _section_references() -> list[tuple[str, str, str]]:
+    """(file, page, section) for each pointer to a page's section in the package's tracked
+    prose and code."""
+    from hostbench.paths import tracked_files
+
+    found = []
+    for name in map(str, tracked_files() or []):
+        if not name.endswith((".py", ".ipynb", ".md")) or name.startswith(("data/", "tests/")):
+            continue
+        for page, *section in POINTER.findall((ROOT / name).read_text(errors="replace")):
+            page = "README.md" if page == "README" else page
+            found.append((name, page, next(s for s in section if s)))
+    return found
+
+
+def _sections(page: str) -> list[str]:
+    text = (ROOT / page).read_text()
+    headings = re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+    return headings + [t.strip() for t in re.findall(r"\*\*([^*]+?)[.:]?\*\*", text)]
+
+
+def test_a_pointer_to_a_pages_section_names_a_section_it_has():
+    # The jcsi2018 notebook sent readers to "(README, On Windows)", a section the README
+    # does not have; what it meant is docs/windows.md.
+    references = _section_references()
+    for name, page, section in references:
+        assert any(s.startswith(section) for s in _sections(page)), (
+            f"{name} points at {page}, {section!r}: no such section"
+        )
+    assert any(page == "docs/windows.md" for _, page, _ in references)

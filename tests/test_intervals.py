@@ -396,8 +396,10 @@ def test_agreement_is_the_smallest_tolerance_that_holds_the_interval():
     # 1.52-1.79 against 3.00: at most 0.597 of it, so at least 3.00 / 1.79 - 1 = 67.6% off.
     assert verdicts.differs_by_pct(1.52, 1.79, 3.0) == pytest.approx(100 * (3 / 1.79 - 1))
     assert verdicts.differs_by_pct(3.3, 3.6, 3.0) == pytest.approx(10.0)
+    # In words, from the printed ends 0.50-0.60x, in the direction of that ratio: 1 - 0.50 and
+    # 1 - 0.60 (not the log scale's 1 / 0.50 - 1).
     text = wording.agreement_text(1.52, 1.79, 3.0)
-    assert text == "agrees to within ±98%, differs by at least 67%"
+    assert text == "agrees to within 50% below, differs by at least 40%"
     # A tolerance as wide as the agreement would call it reproduced; a hair tighter not.
     within = verdicts.agrees_within_pct(1.40, 1.63, 1.70)
     assert verdicts.size_verdict(1.40, 1.63, 1.70, n=4, tolerance_pct=within + 1e-6) == R

@@ -231,3 +231,24 @@ def test_the_hooks_a_study_defines_have_the_declared_signatures(study):
 def test_an_undeclared_hook_is_refused_in_one_line():
     with pytest.raises(BadInput, match="no study hook 'headlines'; the hooks: claims"):
         next(iter(STUDIES.values())).hook("headlines")
+
+
+def test_no_page_sends_a_reader_to_the_maintainers_copy_of_the_articles():
+    # The study READMEs said "seed file ... in `shared/seeds/`": a folder outside the package
+    # that a reader's clone does not have. They cite the article by its public reference.
+    from hostbench.paths import tracked_files
+
+    mentions = [
+        str(name) for name in tracked_files() or []
+        if not str(name).startswith("tests/") and (ROOT / name).is_file()
+        and "seeds/" in (ROOT / name).read_text(errors="replace")
+    ]  # fmt: skip
+    assert mentions == []
+
+
+@pytest.mark.parametrize("study", available(), ids=lambda s: s.id)
+def test_each_study_readme_cites_its_article_by_its_public_reference(study):
+    readme = (study.folder / "README.md").read_text()
+    block = readme.partition(readmes.ARTICLE_START)[2].partition(readmes.ARTICLE_END)[0]
+    assert study.citation.rstrip(".") in block
+    assert (f"<{study.url}>" in block) if study.url else ("names no public address" in block)

@@ -184,17 +184,17 @@ def _bounds(c: dict) -> str:
 def _against(kind: str, found: list[dict]) -> str:
     """For a size, the ratio of ratios, ours / the article's: its centre (one value where every
     comparison's prints alike), the interval that holds every comparison's, its ends rounded
-    outwards, and how far that agrees and differs, each computed from the printed ends, so a
-    reader gets the same numbers from them. "Differs by at least" holds for every comparison it
-    is about: all of them where all differ on one side, else those it names. "" for a direction."""
+    outwards, and how far that agrees and differs, each computed from the printed ends in the
+    direction of the printed ratio (0.81-0.85x: within 19% below, at least 15%), so a reader
+    gets the same numbers from them. "Differs by at least" holds for every comparison it is
+    about: all of them where all differ on one side, else those it names. "" for a direction."""
     if not found or kind not in ("size", "equivalence"):
         return ""
     centre = _centre([c["ratio"] / c["value"] for c in found])
     if any(pd.isna(c["ci_low"]) or pd.isna(c["ci_high"]) for c in found):
         return f"{centre}, no interval"
     low, high = _printed_ends(found)
-    within = 100 * (max(float(high), 1 / float(low)) - 1)
-    text = f"{centre} ({low}-{high}x): agrees to within ±{math.ceil(within - 1e-9):.0f}%"
+    text = f"{centre} ({low}-{high}x): {wording.agreement_words(low, high)}"
     short = _scenario_only(found)
     for side in ("below", "above"):
         # The comparisons whose interval excludes the article's value on this side.
@@ -203,11 +203,10 @@ def _against(kind: str, found: list[dict]) -> str:
         if not apart:
             continue
         side_low, side_high = _printed_ends(apart)
-        gap = 100 * (1 / float(side_high) - 1 if side == "below" else float(side_low) - 1)
-        at_least = math.floor(gap + 1e-9)
-        if at_least < 1:  # "at least 0%" would tell a reader nothing
+        gap = wording.gap_pct(side_low, side_high)
+        if gap is None or gap < 1:  # "at least 0%" would tell a reader nothing
             continue
-        text += f", differs by at least {at_least:.0f}%"
+        text += f", differs by at least {wording.decimal_text(gap)}%"
         if len(apart) < len(found):
             names = ", ".join(_label(c, short) for c in apart)
             text += f" on {names} ({side_low}-{side_high}x)"
@@ -226,7 +225,7 @@ def _printed_ends(found: list[dict]) -> tuple[str, str]:
     end across an edge of the tolerance, so the printed ends say what the verdict read."""
     low = min(c["ci_low"] / c["value"] for c in found)
     high = max(c["ci_high"] / c["value"] for c in found)
-    edges = (1.0, *verdicts.tolerance_edges())
+    edges = wording.verdict_edges()
     return (wording.times_bound(low, up=False, edges=edges),
             wording.times_bound(high, up=True, edges=edges))  # fmt: skip
 

@@ -37,7 +37,7 @@ from .digits import write_csv
 from .intervals import paired_ratios, variant_ratios
 from .kept import content_key, keep
 from .student_t import t_quantile
-from .wording import ci_bounds, pct_text
+from .wording import ci_bounds, pct_text, verdict_edges
 
 # A ratio of ratios within the package's one tolerance (verdicts.TOLERANCE_PCT, relative and
 # log-symmetric) counts as reproduced (verdicts.REPRODUCED); wholly outside it on either side,
@@ -358,9 +358,12 @@ def _flatten(out: dict, key: str, value) -> None:
         out[key] = json.dumps(value) if isinstance(value, list | dict) else value
 
 
-def interval_cell(value_pct: float, low_pct: float, high_pct: float) -> str:
-    """264% (205-340%), or 264% (no interval)."""
-    bounds = ci_bounds(low_pct / 100, high_pct / 100)
+def interval_cell(
+    value_pct: float, low_pct: float, high_pct: float, edges: tuple[float, ...] = ()
+) -> str:
+    """264% (205-340%), or 264% (no interval); `edges` as ci_bounds' (a ratio of ratios
+    beside its verdict keeps its side of the tolerance's edges: 86.97%, not 86%)."""
+    bounds = ci_bounds(low_pct / 100, high_pct / 100, edges)
     ci = f" ({bounds[0]}-{bounds[1]}%)" if bounds else " (no interval)"
     return f"{pct_text(value_pct / 100)}{ci}"
 
@@ -372,7 +375,9 @@ def text_table(table: pd.DataFrame) -> str:
         ref = group["reference"].iloc[0]
         lines.append(f"{run} against {ref} (tolerance +-{group['tolerance_pct'].iloc[0]:g}%):")
         for r in group.itertuples(index=False):
-            rr = interval_cell(100 * r.ratio_of_ratios, 100 * r.rr_ci_low, 100 * r.rr_ci_high)
+            edges = verdict_edges(r.tolerance_pct)
+            rr = interval_cell(100 * r.ratio_of_ratios, 100 * r.rr_ci_low, 100 * r.rr_ci_high,
+                               edges)  # fmt: skip
             lines.append(
                 f"  {r.ratio}: {interval_cell(r.ref_pct, r.ref_ci_low_pct, r.ref_ci_high_pct)}"
                 f" -> {interval_cell(r.run_pct, r.run_ci_low_pct, r.run_ci_high_pct)}; "
@@ -396,7 +401,7 @@ def figure(table: pd.DataFrame, tolerance_pct: float = verdicts.TOLERANCE_PCT):
     labels = list(dict.fromkeys(table["ratio"]))
     runs = list(dict.fromkeys(table["run"]))
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(labels) * len(runs) + 1.6))
-    ax.axvspan(1 - tolerance_pct / 100, 1 + tolerance_pct / 100, color="#dfd", zorder=0,
+    ax.axvspan(*verdicts.tolerance_edges(tolerance_pct), color="#dfd", zorder=0,
                label=f"reproduced: within ±{tolerance_pct:g}%")  # fmt: skip
     ax.axvline(1.0, color="#555", linewidth=1)
     step = 0.8 / max(len(runs), 1)

@@ -11,13 +11,14 @@ The numbers come from intervals.py and the verdicts from verdicts.py; here they 
 """
 
 import math
+from decimal import Decimal
 
 import pandas as pd
 
 from ..errors import BadInput
 from . import verdicts
 from .intervals import is_missing
-from .verdicts import MIN_UNITS, TOLERANCE_PCT, agrees_within_pct, differs_by_pct
+from .verdicts import MIN_UNITS, TOLERANCE_PCT, tolerance_edges
 
 # --- printing an interval ------------------------------------------------------------------
 
@@ -27,12 +28,16 @@ def pct_text(ratio: float) -> str:
     return "n/a" if is_missing(ratio) else f"{100.0 * ratio:.0f}%"
 
 
-def ci_bounds(ci_low: float, ci_high: float) -> tuple[float, float] | None:
+def ci_bounds(
+    ci_low: float, ci_high: float, edges: tuple[float, ...] = ()
+) -> tuple[float, float] | None:
     """The interval's ends in percents, rounded outwards: whole percents (ints), or decimals
-    for an end beside 100% (100.77% -> 100.7, not 100); None without an interval."""
+    for an end beside 100% (100.77% -> 100.7, not 100) or beside one of `edges` (ratios: a
+    verdict's tolerance edges, verdict_edges; 86.97% stays 86.97, not 86, beside 1/1.15);
+    None without an interval."""
     if is_missing(ci_low) or is_missing(ci_high):
         return None
-    return _pct_bound(ci_low, up=False), _pct_bound(ci_high, up=True)
+    return _pct_bound(ci_low, up=False, edges=edges), _pct_bound(ci_high, up=True, edges=edges)
 
 
 def times_text(ratio: float) -> str:
@@ -48,11 +53,7 @@ def times_bound(value: float, *, up: bool, edges: tuple[float, ...] = ()) -> str
     printed end stays on the side the verdict read): 0.4274 -> "0.42", 0.4488 up -> "0.45",
     0.0042 -> "0.004", 0.8703 with edge 1/1.15 -> "0.870"."""
     text, places = _outward(value, 2, up=up), 2
-
-    def crossed(printed: float) -> bool:
-        return any((printed < e <= value) if not up else (value <= e < printed) for e in edges)
-
-    while (float(text) == 0 < value or crossed(float(text))) and places < 12:
+    while (float(text) == 0 < value or _crossed(value, float(text), edges, up)) and places < 12:
         places += 1
         text = _outward(value, places, up=up)
     return text
@@ -209,13 +210,65 @@ def difference_words(ci_low: float, ci_high: float, *, more: str, less: str) -> 
 
 # --- the verdicts' rule and an agreement ---------------------------------------------------
 
+# The decimals the rule prints its edges with: 1/1.15 = 0.869565... prints "0.8696", so a
+# bound that the verdict read as inside (0.8699) never prints beside a rule that reads
+# "0.870" and looks outside it. A bound between the edge and its printed digits (0.86958)
+# still prints its own digits: the gap is 4e-5 of the ratio of ratios wide.
+EDGE_PLACES = 4
+
+
+def edge_text(edge: float) -> str:
+    """A tolerance edge as the rule prints it: 0.8695652 -> "0.8696", 1.15 -> "1.15"."""
+    return f"{edge:.{EDGE_PLACES}f}".rstrip("0").rstrip(".")
+
+
+def verdict_edges(tolerance_pct: float = TOLERANCE_PCT) -> tuple[float, ...]:
+    """What a printed end beside a verdict must stay on its side of (times_bound's `edges`):
+    1.00x, the tolerance's edges as computed and as the rule prints them (edge_text)."""
+    computed = tolerance_edges(tolerance_pct)
+    return (1.0, *computed, *(float(edge_text(e)) for e in computed))
+
+
+def pct_from_one(printed: str) -> str:
+    """How far a printed ratio lies from 1.00x, in percent of 1.00x, exactly as printed (no
+    rounding: the digits a reader gets by subtracting): "0.81" -> "19", "0.8699" -> "13.01",
+    "1.05" -> "5", "0.004" -> "99.6"."""
+    return decimal_text(abs(Decimal(printed) - 1) * 100)
+
+
+def decimal_text(value: Decimal) -> str:
+    """An exact decimal with its digits, no trailing zeros: Decimal("19.00") -> "19",
+    Decimal("1E+2") -> "100"."""
+    return format(value.normalize(), "f")
+
+
+def agreement_words(low: str, high: str) -> str:
+    """ "agrees to within 19% below" for printed ends 0.81-0.85x of the article's value (every
+    percentage in the direction of the printed ratio: 0.81 is 19% below 1.00x), "within 10%
+    below and 5% above" for 0.90-1.05x, "within 41% above" for 1.20-1.41x."""
+    below = f"{pct_from_one(low)}% below" if Decimal(low) < 1 else ""
+    above = f"{pct_from_one(high)}% above" if Decimal(high) > 1 else ""
+    return f"agrees to within {' and '.join(p for p in (below, above) if p) or '0%'}"
+
+
+def gap_pct(low: str, high: str) -> Decimal | None:
+    """How far, at least, printed ends that both lie on one side of 1.00x are from it, in
+    percent as printed (0.81-0.85x: 15); None where they hold 1.00x."""
+    if Decimal(high) < 1:
+        return (1 - Decimal(high)) * 100
+    if Decimal(low) > 1:
+        return (Decimal(low) - 1) * 100
+    return None
+
 
 def tolerance_text(tolerance_pct: float = TOLERANCE_PCT) -> str:
-    """The rule in one sentence, as every page prints it."""
-    t = 1 + tolerance_pct / 100
+    """The rule in one sentence, as every page prints it: its edges with the digits the
+    printed ends beside a verdict keep their side of (edge_text, verdict_edges)."""
+    low, high = (edge_text(e) for e in tolerance_edges(tolerance_pct))
     return (
         f"A size is reproduced when the whole 95% interval of ours / the article's lies within "
-        f"±{tolerance_pct:g}% on the log scale ({1 / t:.3f}-{t:.2f}x), smaller or larger than "
+        f"±{tolerance_pct:g}% on the log scale ({low}-{high}x: from {pct_from_one(low)}% below "
+        f"the article's to {pct_from_one(high)}% above), smaller or larger than "
         "the article's when it lies wholly outside it; a direction is supported when the "
         "interval lies on its side of the stated value. Fewer than "
         f"{MIN_UNITS} blocks decide nothing."
@@ -253,25 +306,37 @@ def _share(p: float) -> str:
 
 
 def agreement_text(ci_low: float, ci_high: float, article: float) -> str:
-    """ "agrees to within ±12%", and ", differs by at least 4%" where the interval excludes
-    the article's value; "" without an interval. Rounded outwards: never tighter than
-    computed."""
-    within = agrees_within_pct(ci_low, ci_high, article)
-    if is_missing(within):
+    """ "agrees to within 12% below", and ", differs by at least 4%" where the interval
+    excludes the article's value; "" without an interval. From ours / the article's ends as
+    printed (rounded outwards, never tighter than computed), each percentage in the direction
+    of the printed ratio."""
+    if is_missing(ci_low) or is_missing(ci_high):
         return ""
-    text = f"agrees to within ±{math.ceil(within - 1e-9):.0f}%"
-    differs = differs_by_pct(ci_low, ci_high, article)
-    if not is_missing(differs):
-        text += f", differs by at least {math.floor(differs + 1e-9):.0f}%"
+    edges = verdict_edges()
+    low = times_bound(ci_low / article, up=False, edges=edges)
+    high = times_bound(ci_high / article, up=True, edges=edges)
+    text = agreement_words(low, high)
+    gap = gap_pct(low, high)
+    if gap is not None and gap >= 1:
+        text += f", differs by at least {decimal_text(gap)}%"
     return text
 
 
 # --- rounding ------------------------------------------------------------------------------
 
 
-def _pct_bound(fraction: float, *, up: bool) -> float:
+def _pct_bound(fraction: float, *, up: bool, edges: tuple[float, ...] = ()) -> float:
     text = _outward(100.0 * fraction, 0, up=up, one=100.0)
+    places = len(text.partition(".")[2])
+    while _crossed(100.0 * fraction, float(text), [100.0 * e for e in edges], up) and places < 10:
+        places += 1
+        text = _outward(100.0 * fraction, places, up=up, one=100.0)
     return int(text) if "." not in text else float(text)
+
+
+def _crossed(value: float, printed: float, edges, up: bool) -> bool:
+    """Whether rounding `value` outwards to `printed` carried it onto the far side of an edge."""
+    return any((value <= e < printed) if up else (printed < e <= value) for e in edges)
 
 
 def _outward(value: float, digits: int, *, up: bool, one: float = 1.0) -> str:

@@ -174,8 +174,9 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
         wall, n = took
         lines.append(
             f"`make reproduce` took {wall / 60:.0f} min (goal: {WALL_GOAL_MIN} min) for {n} "
-            f"runs, the sub-studies and the C# tour included: {wall / n:.0f} s per run, of "
-            f"which the measured load is {runs['duration_target_s'].max():g} s in the main study."
+            f"windows, the sub-studies included (and the C# tour's time): {wall / n:.0f} s per "
+            f"window, of which the measured load is {runs['duration_target_s'].max():g} s in the "
+            "main study."
         )
     main_params = tables.load_params(run_dir)
     subs = _sub_results(run_dir, main_params)

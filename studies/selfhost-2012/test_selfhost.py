@@ -189,7 +189,7 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     for mode in sh.analogs(tables.load_results(PAPER_RUN, valid_only=False),
                            tables.load_params(PAPER_RUN)):  # fmt: skip
         assert f"{mode_label(mode)} as the baseline" in w8[SENSITIVITY]
-    assert "agrees to within ±14%" in w8[AGAINST]  # Stein's interval: the run is two-stage
+    assert "(0.88-1.06x): agrees to within 12% below and 6% above" in w8[AGAINST]  # Stein's
 
 
 def _runs(gain: float, caddy: float = 0.5, spread: float = 0.01, blocks: int = 4):
