@@ -165,7 +165,7 @@ def batch_section(root: Path) -> str:
         cpu = tables.processor(env) if env.get("cpu_model") else ""
         on.setdefault(cpu or "a processor not recorded", []).append((sid, wall))
         lines.append(
-            f"- `{sid}`: [report](data/runs/{name}/report.html), {n} windows in "
+            f"- `{sid}`: {report_links(run_dir, name)}, {n} windows in "
             f"{wall / 60:.0f} min"
             + (f" on {cpu}" if cpu else "")
             + f", {started.min():%Y-%m-%d}"
@@ -212,7 +212,7 @@ def claims_section(root: Path) -> str:
         plans[sid] = plan.Plan.of(sid, "claims", runs_dir=Path(root) / "data" / "runs")
         cpu = took.env.get("cpu_model") or "a processor not recorded"
         lines.append(
-            f"- `{sid}`: [report](data/runs/{study.claims_run}/report.html), "
+            f"- `{sid}`: {report_links(run_dir, study.claims_run)}, "
             f"{took.main.windows} windows in {took.own_minutes:.0f} min on {cpu}, "
             f"{took.started:%Y-%m-%d}. {until_decided.in_short(run_dir, sid)}"
             + set_note(sid, run_dir, "claims")
@@ -290,6 +290,15 @@ COMMAND_TIMES = "data/benchmarks/commands/times.csv"
 COMMANDS = (("claims", "a verdict on each claim of the main study (JCSI 2018)"),
             ("scope", "those claims, then again on .NET 8, 9 and 10"),
             ("paper", "the main study in full: every Linux hosting mode, sub-studies"))  # fmt: skip
+
+
+def report_links(run_dir: Path, name: str) -> str:
+    """ "[report](data/runs/<name>/report.html) ([PDF](.../report.pdf))": the printed one
+    beside the page where the run has it."""
+    links = f"[report](data/runs/{name}/report.html)"
+    if (Path(run_dir) / "report.pdf").is_file():
+        links += f" ([PDF](data/runs/{name}/report.pdf))"
+    return links
 
 
 def commands_section(root: Path) -> str:

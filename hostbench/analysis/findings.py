@@ -31,6 +31,8 @@ from .compare import THROUGHPUT, run_ratios
 
 # The box's opening tag: the report page finds the box by it (reproduce.first_screen).
 MARK = '<section class="findings">'
+# A headline up to this long opens the box, above the card; a longer one follows the card.
+HEADLINE_FIRST_CHARS = 300
 # The summary that opens the claims table under the card.
 DETAILS = ("Each claim in full: the article's words and how we read them, our evidence, every "
            "machine on record and condition, the rule, the precision")  # fmt: skip
@@ -60,13 +62,21 @@ class FindingsBox:
         parts = [f"{MARK}<h2>Findings</h2>"]
         if self.smoke:
             parts.append(f'<p class="smoke-banner">{html.escape(SMOKE_BANNER)}</p>')
-        if self.headline:
-            parts.append(f'<p class="headline"><strong>{html.escape(self.headline)}</strong></p>')
         judged = self.claims is not None and not self.smoke
-        if judged and self.card is not None and len(self.card):
+        carded = judged and self.card is not None and len(self.card)
+        headline = (f'<p class="headline"><strong>{html.escape(self.headline)}</strong></p>'
+                    if self.headline else "")  # fmt: skip
+        # A headline longer than a few lines would push the verdicts off the first screen:
+        # it follows the card there.
+        first = not carded or len(self.headline) <= HEADLINE_FIRST_CHARS
+        if first:
+            parts.append(headline)
+        if carded:
             parts.append(verdict_card.to_html(self.card))
             if more := verdict_card.unjudged_line(self.claims):
                 parts.append(f'<p class="more">{html.escape(more)}; each in full below.</p>')
+            if not first:
+                parts.append(headline)
             parts.append(self.picture)
             parts.append(f"<details><summary>{html.escape(DETAILS)}</summary>")
         if judged:
@@ -76,7 +86,7 @@ class FindingsBox:
                 parts.append(f"<p>{html.escape(family)}</p>")
         if self.precision and not self.smoke:
             parts.append(f"<p>{html.escape(self.precision)}</p>")
-        if judged and self.card is not None and len(self.card):
+        if carded:
             parts.append("</details>")
         parts.append(f'<p class="machine">{html.escape(self.machine)}</p></section>')
         return "\n".join(parts)
