@@ -123,7 +123,7 @@ def test_the_artifact_names_each_studys_command_time_and_hardware():
             section = text.split(f"## {study}:", 1)[1].split("\n## ", 1)[0]
             assert f"make reproduce STUDY={study}" in section
             assert "make compare RUN=" in section
-            assert re.search(r"Time here: \d+ min for \d+ runs", section)
+            assert re.search(r"Time here: \d+ min for \d+ windows", section)
             assert "Measured on: " in section
 
 
