@@ -21,6 +21,7 @@ from ..catalog import mode_color, mode_label
 from ..errors import BadInput
 from .digits import write_csv
 from .figures import set_finding
+from .layout import legend_below
 
 FILE = "progress.csv"  # harness/measure/progress.py FILE: one per run folder
 # Every cell's curve in one tidy file in the run folder: the evidence a later profile's counts
@@ -180,7 +181,7 @@ def figure(
         ax.grid(alpha=0.4, which="both")
     # Below the panels, not over them: eleven curves cross the whole of both.
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=9)
+    legend_below(fig, handles, labels, ncols=4, fontsize=9)
     fig.suptitle(f"Convergence with the request count (grey band: within {tolerance_pct:g}%)")
     return set_finding(fig, _finding(curves, tolerance_pct))
 

@@ -20,6 +20,7 @@ from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 from ..catalog import mode_color, mode_label, scenario_label
 from ..errors import BadInput
 from . import tables, wording
+from .layout import footnote, legend_below
 
 CPU_LABELS = {
     "server": "server (test app)",
@@ -133,8 +134,7 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
             ax.set_visible(False)
         handles, labels = axes[0].get_legend_handles_labels()
         unique = dict(zip(labels, handles, strict=True))
-        fig.legend(unique.values(), unique.keys(), loc="outside lower center",
-                   ncols=len(unique), frameon=False)  # fmt: skip
+        legend_below(fig, unique.values(), unique.keys(), ncols=len(unique), frameon=False)
         fig.suptitle("Where a request's CPU goes: microseconds per request, by process")
     return set_finding(fig, _cpu_per_request_finding(per, [c for c, _, _ in layers]))
 
@@ -208,7 +208,7 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
         all_cores = f"all {means['machine_cores'].max():.0f} cores"
         handles.append(Line2D([], [], color="0.2", linestyle="--", label=all_cores))
         columns = len(handles) if ncols > 1 else 3
-        fig.legend(handles=handles, loc="outside lower center", ncols=columns, frameon=False)
+        legend_below(fig, handles, ncols=columns, frameon=False)
         fig.suptitle(
             "CPU use under load (label: machine busy %, "
             f"red = below {threshold_pct:.0f}%, not saturated)",
@@ -335,13 +335,16 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
                             ax.plot(limit, yi, head, color=color, markersize=9, zorder=3)
                             clipped = True
                 ax.plot(ours, yi, "o", color=color, markersize=8, zorder=3)
-                drawn_high = min(high, high_end) if interval else ours
-                end = max(drawn_high, article if not pd.isna(article) else 0)
                 # The interval by the pages' rounding rule (wording.ci_bounds).
                 bounds = wording.ci_bounds(low / 100, high / 100)
                 text = wording.pct_text(ours / 100)
                 text += f" ({bounds[0]}-{bounds[1]}%)" if interval else ""  # the true ends
-                ax.annotate(text, (end, yi), xytext=(8, 0), textcoords="offset points", va="center")
+                # At our point, just above its line: placed after the interval's end or the
+                # article's diamond, whichever lay further right, it sat by the diamond.
+                ax.annotate(text, (ours, yi), xytext=(-6, 6), textcoords="offset points",
+                            ha="left", va="bottom", color="0.1",
+                            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8,
+                                  "pad": 1})  # fmt: skip
             if not pd.isna(article):
                 ax.plot(
                     article,
@@ -390,7 +393,7 @@ def ratio_chart(rows: pd.DataFrame, title: str, xlabel: str, note: str = "") -> 
         if clipped:
             handles.append(Line2D([], [], color="0.2", marker=">", linestyle="none",
                                   label="interval runs on past the axis"))  # fmt: skip
-        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False)
+        legend_below(fig, handles, ncols=len(handles), frameon=False)
         fig.suptitle(title)
         footnote(fig, note)
     return set_finding(fig, ratio_finding(rows))
@@ -656,12 +659,6 @@ def bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
 
 def legend(ax, title: str) -> None:
     ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-
-
-def footnote(fig: Figure, text: str) -> None:
-    # supxlabel gets its own space under constrained layout, unlike free text.
-    if text:
-        fig.supxlabel(text, x=0.99, ha="right", fontsize=9, color="0.3")
 
 
 def setup_note(summary: pd.DataFrame, drawn: str | None = None) -> str:

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import convergence, figures, prose, window_design
+from hostbench.analysis import convergence, figures, layout, prose, window_design
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.intervals import mean_interval, paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup
@@ -743,7 +743,7 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", alpha=0.4)
     handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", frameon=False)
+    layout.legend_below(fig, handles, names, ncols=1, frameon=False)
     fig.suptitle("Every server relative to Iris MVC, paired within blocks (error bars: 95% CI)")
     found = []
     for frame, what in ((rps, "Requests/s"), (memory, "memory")):
@@ -813,7 +813,7 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
         Patch(facecolor="white", edgecolor="0.3", hatch="///",
               label="the article: memory, excluding the dotnet framework"),
     ]  # fmt: skip
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=9, frameon=False)
+    layout.legend_below(fig, handles, ncols=2, fontsize=9, frameon=False)
     fig.suptitle(
         "Memory per server (the article's memory column; ours: RSS mean, solid the part "
         "without mapped files)"

@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
-from hostbench.analysis import figures, prose, tables, wording
+from hostbench.analysis import figures, layout, prose, tables, wording
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.errors import BadInput
 
@@ -213,8 +213,9 @@ def relative_chart(
         # Ours first, then the baseline, then the paper's marks (matplotlib lists lines first).
         entries = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=_legend_order)
         # Below the whole figure (constrained layout makes room), so the axes keep its width.
-        fig.legend(*zip(*entries, strict=True), loc="outside lower center", ncols=3,
-                   frameon=False, fontsize=9)  # fmt: skip
+        # As many columns as fit the figure's width: three of these labels did not, and the
+        # saved PNG cut the legend off at both sides.
+        layout.legend_below(fig, *zip(*entries, strict=True), ncols=3, frameon=False, fontsize=9)
         n = ratios["n"].min()
         ci = (
             "bars: geometric mean of the ratios paired within blocks; whiskers: 95% interval"
@@ -294,7 +295,7 @@ def designs_chart(compared: pd.DataFrame) -> Figure:
                 ("main", "sub"), ("main study", "sub-study"), compared.attrs["designs"], strict=True
             )  # fmt: skip
         ]
-        fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
+        layout.legend_below(fig, handles, ncols=2, frameon=False)
         fig.suptitle("The same ratio, the compared modes' windows laid out two ways")
     return figures.set_finding(fig, designs_finding(compared))
 

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import figures, prose
+from hostbench.analysis import figures, layout, prose
 from hostbench.analysis.claims import judge
 from hostbench.analysis.intervals import mean_interval, paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup
@@ -562,7 +562,7 @@ def sweep_figure(results: pd.DataFrame) -> Figure:
     handles.append(Line2D([], [], color="black", marker="*", linestyle="", markersize=12,
                           label="runtime defaults"))  # fmt: skip
     handles.append(Line2D([], [], color="0.6", linestyle=":", label=f"twice the {cores} cores"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
+    layout.legend_below(fig, handles, ncols=3, frameon=False)
     n = int(table["n"].max()) if len(table) else 0
     fig.suptitle(
         f"Requests/s against IOQueueCount (wrk; mean of {n} block(s) with its 95% interval; "
@@ -595,7 +595,12 @@ def gains_figure(g: pd.DataFrame) -> Figure:
     """Each variant as % of the runtime defaults, paired within blocks, with its 95% CI."""
     fig = Figure(figsize=(11, 0.9 + 0.32 * max(len(g) // 2, 4)), layout="constrained")
     axes = fig.subplots(1, len(SCENARIOS), squeeze=False, sharex=True)[0]
-    for ax, scenario in zip(axes, SCENARIOS, strict=True):
+    # The settings named once, at the left, where every panel lists the same in the same
+    # order: repeated, their long names squeezed the right panel until its axis label ran
+    # off the canvas.
+    settings = [list(g.loc[g["scenario"] == s, "setting"]) for s in SCENARIOS]
+    named_once = all(s == settings[0] for s in settings)
+    for i, (ax, scenario) in enumerate(zip(axes, SCENARIOS, strict=True)):
         rows = g[g["scenario"] == scenario]
         y = np.arange(len(rows))[::-1]
         pct = 100 * rows["ratio"]
@@ -606,6 +611,8 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         ax.barh(y, pct, 0.6, color=colors, xerr=[low, high], capsize=3)
         ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
         ax.set_yticks(y, rows["setting"], fontsize=9)
+        if named_once and i > 0:
+            ax.tick_params(axis="y", labelleft=False)
         ax.set_xscale("log")
         low, high = _ratio_range(pd.concat([g["ratio"], g["ci_low"], g["ci_high"]]))
         ax.set_xlim(low, high)

@@ -38,3 +38,15 @@ def test_the_captions_open_with_what_the_figures_show():
     caption = caption_text(transports.sweep_figure(RESULTS))
     assert caption.startswith("Mean requests/s, "), caption
     assert f"the defaults {default['rps'].iloc[0]:,.0f} requests/s" in caption
+
+
+def test_the_gains_figure_of_the_committed_paper_run_keeps_its_words_on_the_canvas():
+    # Its settings' long names, repeated beside each panel, squeezed the right panel until its
+    # axis label ran off the saved PNG.
+    from hostbench.analysis import layout
+    from hostbench.analysis.tables import load_results
+    from hostbench.paths import RUNS
+
+    run = RUNS / STUDY.paper_run
+    fig = STUDY.analysis.gains_figure(STUDY.analysis.gains(load_results(run, valid_only=False)))
+    assert layout.outside_canvas(fig) == []
