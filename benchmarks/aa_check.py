@@ -52,7 +52,7 @@ def main() -> int:
             return
         results = tables.load_results(run_dir, valid_only=False)
         print(aa.aa_intervals(results).to_string(index=False))
-        print(aa.summary(results))
+        print(aa.summary(results, aa.first_plan_blocks(run_dir, results)))
 
     # Ctrl-C or SIGTERM (the long interleaved check is measured in turns): every process the
     # harness started is stopped, the completed windows kept.

@@ -55,11 +55,14 @@ def test_the_summary_says_what_the_counts_independence_rests_on():
     # _runs moves every scenario alike from block to block: fully correlated, which the
     # sentence says, with each scenario's count and bound (2 of 2: 100%; 0 of 2: 77.7%).
     sentence = aa.summary(_runs({"text": 1.0, "html": 1.08, "json": 1.0}))
-    assert "their block ratios correlate at r = 1.00 on average" in sentence
+    assert "block ratios themselves correlate at r = 1.00 on average" in sentence
     assert (
-        "(HTML 2 of 2, JSON 0 of 2, text 0 of 2 excluded 100%) bound each scenario's rate at "
+        "(HTML 2 of 2, JSON 0 of 2, text 0 of 2 excluded 100%), bound each scenario's rate at "
         "77.7-100.0%" in sentence
     )
+    # Each cluster (a group of 3 blocks) has HTML excluded and the others not: the clusters
+    # are alike, the ICC negative, counted as 0: the clustered bound is the independent one.
+    assert "intraclass correlation of -0.50, counted as 0 (design effect 1.00)" in sentence
 
 
 def test_the_false_positive_bound_has_its_closed_form():
@@ -75,9 +78,13 @@ def test_the_false_positive_bound_has_its_closed_form():
 
 def test_the_summary_states_the_bound_and_rounds_agreement_outwards():
     sentence = aa.summary(_runs({"text": 1.0, "html": 1.0}, blocks=6, spread=0.0113))
-    # 1 - 0.05 ** (1 / 4) is 52.71%: a bound is rounded up, never down to 52.7%.
-    assert "4 intervals bound the false-positive rate at 52.8% at most" in sentence
-    assert "29 intervals with none excluding 100% would bound it at 10%" in sentence
+    # 1 - 0.05 ** (1 / 4) is 52.71%: a bound is rounded up, never down to 52.7%. None
+    # excluded, no correlation to estimate: the 2 clusters are counted (1 - 0.05 ** (1 / 2)).
+    assert "52.8% were the intervals independent" in sentence
+    assert "the clusters are counted, not the intervals (design effect 2)" in sentence
+    assert "bound that rate at 77.7% at most" in sentence
+    assert "excludes 100% between two identical launches" in sentence
+    assert "29 independent intervals with none excluding 100% would bound it at 10%" in sentence
     total, excluded = aa.needed_at(aa.NOMINAL_RATE, 0.10)
     assert f", and {total} with {excluded} excluding it, as intervals that hold" in sentence
 
@@ -123,3 +130,24 @@ def test_method_md_names_each_design_and_says_where_a_run_stopped_short(tmp_path
         if design != "back to back":
             assert f"Windows {run.words}: no committed run yet (`benchmarks/aa_check.py --design " \
                    f"'{design}'`)." in block  # fmt: skip
+
+
+def test_a_grown_plan_reports_its_added_blocks_apart():
+    # Planned for 6 blocks, grown to 12: HTML's twin 8% off in the first 6 blocks only.
+    runs = _runs({"text": 1.0, "html": 1.0}, blocks=12)
+    early = (runs["mode"] == "kestrel-twin") & (runs["scenario"] == "html") & (runs["block"] <= 6)
+    runs.loc[early, "rps"] *= 1.08
+    sentence = aa.summary(runs, first_plan=6)
+    assert "The plan grew after its first 6 blocks had been looked at" in sentence
+    assert "blocks 1-6, planned from the start, 2 of 4" in sentence
+    assert "blocks 7-12, added after that look, 0 of 4" in sentence
+    assert "The plan grew" not in aa.summary(runs, first_plan=12)
+    assert "The plan grew" not in aa.summary(runs)
+
+
+def test_the_first_plan_is_read_from_the_progress_log(tmp_path):
+    runs = _runs({"text": 1.0, "html": 1.0}, blocks=9).assign(window=1)
+    # 2 modes x 2 scenarios x 1 window a block: "[1/24]" planned 6 blocks.
+    (tmp_path / "progress.log").write_text("[1/24] kestrel__text: 1 rps\n[2/24] x: 1 rps\n")
+    assert aa.first_plan_blocks(tmp_path, runs) == 6
+    assert aa.first_plan_blocks(tmp_path / "none", runs) is None

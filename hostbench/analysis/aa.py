@@ -1,37 +1,32 @@
 """The machinery checked against itself: a mode against a second launch of the same app in the
 same blocks (A/A; `kestrel-twin`, benchmarks/aa.yaml). Every ratio should hold 100%; how often
-a 95% interval excludes it bounds the false-positive rate of the verdicts on this machine (a
-count of a few intervals is not a rate: its upper bound says what it rules out), and how
-closely the intervals hold 100% is the agreement the tolerance stands on (docs/method.md)."""
+a fixed 95% t interval over 3 blocks excludes it, between identical launches, is what the
+count bounds (a count of a few intervals is not a rate: its upper bound says what it rules
+out). The intervals come in clusters, a group of blocks' scenarios sharing its launches, so
+the bound is the clustered one (rate_bounds.py); how closely the intervals hold 100% is the
+agreement the tolerance stands on (docs/method.md). The claims rule's own error on these
+blocks is aa_resampled.py's."""
 
 import math
+import re
+from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
 
 from ..catalog import mode_label, scenario_label
-from . import intervals, prose, verdicts
+from . import intervals, prose, rate_bounds, verdicts
 from .student_t import incomplete_beta
 
-BOUND_CONFIDENCE = 0.95  # the one-sided level of the false-positive rate's upper bound
+BOUND_CONFIDENCE = rate_bounds.BOUND_CONFIDENCE  # the one-sided level of the rate's bound
 NOMINAL_RATE = 0.05  # how often a 95% interval excludes the truth when it holds its level
 
 
 def rate_upper_bound(excluded: int, total: int, confidence: float = BOUND_CONFIDENCE) -> float:
-    """The one-sided Clopper-Pearson upper bound on a rate seen `excluded` times in `total`:
-    the p at which seeing `excluded` or fewer has probability 1 - confidence, i.e. the
-    confidence quantile of Beta(excluded + 1, total - excluded). With none seen it is
-    1 - (1 - confidence) ** (1 / total): 30 intervals bound the rate at about 10%."""
-    if not 0 <= excluded <= total or total < 1:
-        raise ValueError(f"{excluded} of {total}: need 0 <= excluded <= total, total >= 1")
-    if excluded == total:
-        return 1.0
-    low, high = 0.0, 1.0
-    for _ in range(100):  # P(X <= excluded | p) = 1 - I_p(excluded + 1, total - excluded)
-        p = (low + high) / 2
-        tail = 1 - incomplete_beta(p, excluded + 1, total - excluded)
-        low, high = (p, high) if tail > 1 - confidence else (low, p)
-    return (low + high) / 2
+    """The one-sided Clopper-Pearson upper bound on a rate seen `excluded` times in `total`
+    independent trials (rate_bounds.upper_bound): with none seen 1 - (1 - confidence) ** (1 /
+    total), so 30 intervals bound the rate at about 10%."""
+    return rate_bounds.upper_bound(excluded, total, confidence)
 
 
 SELF, TWIN = "kestrel", "kestrel-twin"
@@ -94,8 +89,37 @@ def scenario_correlation(results: pd.DataFrame) -> float:
     return float((r.sum() - k) / (k * (k - 1)))
 
 
-def summary(results: pd.DataFrame) -> str:
-    """The A/A check in two sentences, every number from the run."""
+def clustered(groups: pd.DataFrame, confidence: float = BOUND_CONFIDENCE) -> rate_bounds.Clustered:
+    """The clustered bound of aa_intervals' groups of blocks: a cluster is one group (its span),
+    its trials the scenarios' intervals over those blocks, which share their launches."""
+    outcomes = pd.DataFrame({"cluster": groups["span"].to_numpy(),
+                             "seen": groups["excludes_100"].astype(int).to_numpy()})  # fmt: skip
+    return rate_bounds.clustered_upper_bound(outcomes, confidence)
+
+
+PROGRESS_FILE = "progress.log"  # the harness's, "[done/planned windows] run_key: ..."
+_WINDOW_COLUMNS = ["mode", "scenario", "tool", "concurrency", "window"]
+
+
+def first_plan_blocks(run_dir: str | Path, results: pd.DataFrame) -> int | None:
+    """The blocks the run was planned for when it began: its progress.log's first line's
+    planned windows over the windows a block has (its results' distinct mode, scenario, tool,
+    concurrency and window). A plan grown on a resume (more repetitions after a look) shows
+    as more blocks measured than this. None without a log."""
+    path = Path(run_dir) / PROGRESS_FILE
+    if not path.is_file():
+        return None
+    for line in path.read_text().splitlines():
+        if found := re.match(r"\[\d+/(\d+)\]", line):
+            per_block = len(results[[c for c in _WINDOW_COLUMNS if c in results]].drop_duplicates())
+            return int(found.group(1)) // per_block
+    return None
+
+
+def summary(results: pd.DataFrame, first_plan: int | None = None) -> str:
+    """The A/A check in a paragraph, every number from the run: the count, its clustered bound
+    and what it bounds, the blocks after a grown plan (`first_plan`, first_plan_blocks) apart
+    from those before it, and each scenario alone."""
     table = aa_intervals(results)
     groups = table[table["span"] != "all"]
     whole = table[table["span"] == "all"]
@@ -103,7 +127,6 @@ def summary(results: pd.DataFrame) -> str:
     excluded = int(groups["excludes_100"].sum())
     expected = NOMINAL_RATE * len(groups)
     blocks = prose.span(whole["n"], ".0f")
-    bound = _bound_pct(rate_upper_bound(excluded, len(groups)))
     calibrated, seen = needed_at(NOMINAL_RATE, 0.10)
     # "Agrees to within": rounded outwards, never tighter than computed.
     within = [math.ceil(v - 1e-9) for v in whole["agrees_within_pct"]]
@@ -111,21 +134,71 @@ def summary(results: pd.DataFrame) -> str:
         f"{mode_label(TWIN)} against {mode_label(SELF)}, the same app launched twice in the "
         f"same blocks ({blocks} blocks; {scenarios}): {excluded} of {len(groups)} 95% "
         f"intervals of {verdicts.MIN_UNITS} blocks excluded 100% (at a 5% rate, "
-        f"{expected:.1f} would). {len(groups)} intervals bound the false-positive rate at "
-        f"{bound:.1f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided Clopper-Pearson "
-        f"bound); {_needed_for(0.10)} intervals with none excluding 100% would bound it at "
-        f"10%, and {calibrated} with {seen} excluding it, as intervals that hold their 95% "
-        f"exactly would. Over all blocks the ratios were "
+        f"{expected:.1f} would).{_clustered_sentence(groups)} {_needed_for(0.10)} independent "
+        f"intervals with none excluding 100% would bound it at 10%, and {calibrated} with "
+        f"{seen} excluding it, as intervals that hold their 95% exactly would."
+        f"{_grown_plan(groups, first_plan)} Over all blocks the ratios were "
         f"{prose.span(100 * whole['ratio'], '.0f')}% and agree with 100% to within "
         f"±{prose.span(within, '.0f')}%; {int(whole['excludes_100'].sum())} of {len(whole)} "
-        f"exclude it.{_shared_blocks(results, groups)}"
+        f"exclude it.{_each_scenario(results, groups)}"
     )
 
 
-def _shared_blocks(results: pd.DataFrame, groups: pd.DataFrame) -> str:
-    """What the count's independence rests on: a block's scenarios share its two launches, so
-    their intervals may move together; each scenario's own intervals (disjoint blocks, their
-    own launches) bound its rate without that assumption."""
+def _clustered_sentence(groups: pd.DataFrame) -> str:
+    """What the count bounds, and its bound with the clusters it comes in."""
+    c = clustered(groups)
+    size = f"{c.total / c.clusters:g}"
+    if math.isnan(c.icc):
+        how = ("no exclusion differs from another, so no correlation between them can be "
+               "estimated: the clusters are counted, not the intervals "
+               f"(design effect {size})")  # fmt: skip
+    else:
+        floor = ", counted as 0" if c.icc < 0 else ""
+        how = (f"their exclusions correlate within a cluster at an intraclass correlation of "
+               f"{c.icc:.2f}{floor} (design effect {c.design_effect:.2f})")  # fmt: skip
+    return (
+        f" What it bounds: how often a fixed 95% t interval over {verdicts.MIN_UNITS} blocks of "
+        f"this design excludes 100% between two identical launches (not a verdict's error, "
+        f"which rests on the intervals its design states). The {c.total} intervals come in {c.clusters} "
+        f"clusters, the {size} scenarios over each group of {verdicts.MIN_UNITS} blocks sharing "
+        f"its launches; {how}, so they weigh as {c.effective_total:.0f} independent intervals "
+        f"with {c.effective_seen:.1f} excluding 100%, and bound that rate at "
+        f"{_bound_pct(c.bound):.1f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided "
+        f"Clopper-Pearson bound on those effective counts; {_bound_pct(c.independent_bound):.1f}% "
+        f"were the intervals independent)."
+    )
+
+
+def _last_block(groups: pd.DataFrame) -> pd.Series:
+    return groups["span"].str.split("-").str[-1].astype(int)
+
+
+def _grown_plan(groups: pd.DataFrame, first_plan: int | None) -> str:
+    """The groups of blocks planned from the start apart from those added after a look (a
+    group reaching past the first plan counts as added)."""
+    last = _last_block(groups)
+    if first_plan is None or last.max() <= first_plan:
+        return ""
+    parts = []
+    for words, part in (("planned from the start", groups[last <= first_plan]),
+                        ("added after that look", groups[last > first_plan])):  # fmt: skip
+        if part.empty:
+            continue
+        c = clustered(part)
+        first, end = part["span"].iloc[0].split("-")[0], _last_block(part).max()
+        parts.append(f"blocks {first}-{end}, {words}, {c.seen} of {c.total} "
+                     f"({_bound_pct(c.bound):.1f}% at most)")  # fmt: skip
+    return (
+        f" The plan grew after its first {first_plan} blocks had been looked at: "
+        f"{'; '.join(parts)}, each bound clustered as above. Blocks added after a look are "
+        f"optional continuation, which these fixed intervals do not allow for: the whole run's "
+        f"bound is that of the blocks measured, not of a plan fixed in advance."
+    )
+
+
+def _each_scenario(results: pd.DataFrame, groups: pd.DataFrame) -> str:
+    """Each scenario's intervals alone (disjoint blocks, no launch shared): bounds that need no
+    model of the clustering; and how far the scenarios' block ratios move together."""
     r = scenario_correlation(results)
     if math.isnan(r):
         return ""
@@ -135,10 +208,10 @@ def _shared_blocks(results: pd.DataFrame, groups: pd.DataFrame) -> str:
         bounds.append(_bound_pct(rate_upper_bound(int(k), int(n))))
         counts.append(f"{scenario_label(scenario)} {int(k)} of {int(n)}")
     return (
-        f" The bound takes the intervals as independent draws; a block's scenarios share its two "
-        f"launches, and their block ratios correlate at r = {r:.2f} on average (0 for "
-        f"independent draws). Each scenario's intervals alone ({', '.join(counts)} excluded "
-        f"100%) bound each scenario's rate at {prose.span(bounds, '.1f')}%."
+        f" Each scenario's intervals alone, over disjoint blocks ({', '.join(counts)} excluded "
+        f"100%), bound each scenario's rate at {prose.span(bounds, '.1f')}%, with no model of "
+        f"the clustering; the scenarios' block ratios themselves correlate at r = {r:.2f} on "
+        f"average (0 for independent draws)."
     )
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from hostbench.analysis import (
     aa,
+    aa_resampled,
     claims,
     findings,
     intervals,
@@ -26,6 +27,7 @@ from hostbench.analysis import (
     wording,
 )
 from hostbench.analysis.sensitivity import TWO_HOSTS, changed_factors
+from hostbench.analysis.sequential import Plan
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.params import StudyParams
 from hostbench.paths import BENCHMARKS
@@ -316,11 +318,28 @@ def aa_block(runs: Path) -> str:
                    f"data/runs/{run_id}`)." if blocks < planned else "")  # fmt: skip
         paragraphs.append(
             f"Windows {words} (`data/runs/{run_id}/`, `benchmarks/{params_file}`): "
-            f"{aa.summary(results)}{stopped} {findings.machine_line(results, env)} "
+            f"{aa.summary(results, aa.first_plan_blocks(run_dir, results))}{stopped} "
+            f"{findings.machine_line(results, env)} "
             f"{findings.measured_when(results)}"
         )
     paragraphs.append(aa_claims_paragraph(runs))
+    paragraphs.append(aa_resampled_paragraph(runs))
     return "\n\n".join([AA_START, *paragraphs, AA_END])
+
+
+RESAMPLED = "data/benchmarks/aa-resampled"  # benchmarks/aa_resampled.py --out
+
+
+def aa_resampled_paragraph(runs: Path) -> str:
+    """The claims rule's error on the interleaved A/A's blocks, resampled as claims runs."""
+    folder = runs.parent.parent / RESAMPLED
+    run_dir = runs / aa.RUNS["interleaved"].run_id
+    if not (folder / aa_resampled.RATES_FILE).is_file() or not (run_dir / "results.csv").exists():
+        return ("The claims rule on identical launches, resampled: not yet computed "
+                f"(`benchmarks/aa_resampled.py --out {RESAMPLED}`).")  # fmt: skip
+    blocks = len(aa_resampled.measured_blocks(tables.load_results(run_dir, valid_only=False)))
+    plan = Plan.of(StudyParams.from_file(BENCHMARKS / aa.CLAIMS_RUN.params_file))
+    return aa_resampled.method_paragraph(folder, RESAMPLED, blocks, plan)
 
 
 def aa_claims_paragraph(runs: Path) -> str:
