@@ -141,7 +141,9 @@ def test_a_claim_about_what_dotnet_removed_is_not_re_run_here_not_untestable():
     assert claims.in_words(table).endswith("; 6 more not re-run here")
     # What needs Windows stays not testable here.
     jcsi = claims.of_run("jcsi2018", RUNS / STUDIES["jcsi2018"].paper_run)
-    assert claims.in_words(jcsi).endswith("; 3 more not testable here")
+    untestable = int((jcsi[claims.VERDICT] == verdicts.NOT_TESTABLE).sum())
+    assert untestable == 4  # HTTP.sys twice, IIS in-process twice
+    assert claims.in_words(jcsi).endswith(f"; {untestable} more not testable here")
 
 
 def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
@@ -161,14 +163,15 @@ def test_a_claim_some_run_measured_none_of_is_no_disagreement():
     runs = {"ours": RUNS / STUDIES[study].paper_run,
             "older": RUNS / "community" / "linux-proxies-2021-intel-xeon"}  # fmt: skip
     wide = claims.side_by_side(study, runs)
-    trace = [c for c in wide[claims.CLAIM] if c.startswith("Returning the request's trace id")]
-    assert wide.attrs[claims.NOT_RUN] == trace
+    trace = [c for c in wide[claims.CLAIM] if c.startswith(("Returning the request's trace id",
+                                                            "The trace id gives"))]  # fmt: skip
+    assert len(trace) == 2 and wide.attrs[claims.NOT_RUN] == sorted(trace)
     older = claims.of_run(study, runs["older"]).set_index(claims.CLAIM)
-    assert older.loc[trace[0], claims.VERDICT] == verdicts.NOT_ENOUGH
-    counted = len(wide) - 1
+    assert set(older.loc[trace, claims.VERDICT]) == {verdicts.NOT_ENOUGH}
+    counted = len(wide) - len(trace)
     assert claims.agreement(wide).startswith("the same verdict on ")
     assert claims.agreement(wide).endswith(
-        f" of {counted} claims (1 more not measured by every run, not counted)"
+        f" of {counted} claims (2 more not measured by every run, not counted)"
     )
 
 

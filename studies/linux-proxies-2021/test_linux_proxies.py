@@ -215,14 +215,18 @@ def test_the_claims_read_the_articles_numbers_at_its_connections():
     assert untestable["note"].str.contains("Windows").all()
     # The postscript: each Linux setup returning the trace id against itself returning the time.
     traced = claims[claims["variant"] != ""]
-    assert traced["claim"].str.startswith(TRACE).all() and len(traced) == 3
+    assert traced["claim"].str.startswith(TRACED).all() and len(traced) == 6
+    # Its "slight better throughput on each" twice: its direction on each setup, and how
+    # slight as the same within the rule's tolerance.
+    kinds = traced.groupby("claim", sort=False)[["kind", "side"]].first()
+    assert kinds.to_numpy().tolist() == [["direction", "above"], ["equivalence", ""]]
     assert (traced["mode"] == traced["relative_to"]).all()
     assert set(traced["variant"]) == {lp.TRACE_ID} and set(traced["relative_variant"]) == {
         lp.DATE_BODY
     }
     sub = profile_params(STUDY.id, "paper").sub_studies[lp.TRACE_ID]
     assert set(sub["variants"]) == {lp.TRACE_ID, lp.DATE_BODY}
-    assert sorted(sub["modes"]) == sorted(traced["mode"])
+    assert sorted(sub["modes"]) == sorted(traced["mode"].unique())
 
 
 def _verdict(table: pd.DataFrame, start: str) -> str:
@@ -314,6 +318,8 @@ def test_an_analog_a_sub_study_ran_is_judged_there_too():
 
 
 TRACE = "Returning the request's trace id"
+# The postscript's claims: its direction ("slight better throughput on each"), and TRACE.
+TRACED = ("The trace id gives", TRACE)
 
 
 def _traced(trace_over_date: float, blocks: int = 3, swing: float = 0.01) -> pd.DataFrame:
@@ -349,7 +355,7 @@ def test_the_trace_id_claim_is_judged_on_the_sub_study_that_ran_both_bodies(gain
     assert row[OURS].count("trace-id / date on ") == 3  # each setup against itself
     assert row[SENSITIVITY] == "no other analog or sub-study ran it"
     without = lp.claims(main, params).set_index(CLAIM)
-    others = ~table.index.str.startswith(TRACE)
+    others = ~table.index.str.startswith(TRACED)
     assert table[others].equals(without[others])  # no other row reads the sub-study
     # With no run of either body, its comparisons are named as not run.
     alone = without.loc[without.index.str.startswith(TRACE)].iloc[0]
