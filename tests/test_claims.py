@@ -230,3 +230,26 @@ def test_every_percentage_beside_a_printed_ratio_is_in_its_direction(ratio, low,
     text = claims._against("size", [c])
     assert text == f"{ratio:.2f}x ({low:.2f}-{high:.2f}x): {words}"
     assert wording.agreement_text(c["ci_low"], c["ci_high"], c["value"]) == words
+
+
+@pytest.mark.parametrize(
+    ("kind", "low", "high", "value", "side", "want"),
+    [
+        # A size of 1.50 (its tolerance's low edge 1.50 / 1.15 = 1.304): ours bounds it above.
+        ("size", 1.10, 1.25, 1.50, "", verdicts.SMALLER),  # the bound below the edge
+        ("size", 1.35, 1.45, 1.50, "", verdicts.CONSISTENT),  # within: not shown to hold
+        ("size", 1.80, 1.95, 1.50, "", verdicts.CONSISTENT),  # above: no "larger" from a bound
+        ("size", 1.25, 1.40, 1.50, "", verdicts.UNDECIDED),  # across the edge
+        ("direction", 0.85, 0.95, 1.0, "above", verdicts.NOT_SUPPORTED),
+        ("direction", 1.05, 1.20, 1.0, "above", verdicts.CONSISTENT),
+        ("direction", 0.85, 0.95, 1.0, "below", verdicts.SUPPORTED),
+        ("direction", 0.95, 1.05, 1.0, "above", verdicts.UNDECIDED),
+    ],
+)
+def test_a_ratio_that_bounds_the_articles_from_above_is_judged_one_sided(kind, low, high, value,
+                                                                         side, want):  # fmt: skip
+    """Where the truth lies at or below ours, only an interval below what the claim needs
+    decides it; one on its side does not rule it out, and says no more."""
+    assert verdicts.bounded_verdict(kind, low, high, value, side, n=5) == want
+    assert verdicts.bounded_verdict(kind, low, high, value, side, n=2) == verdicts.NOT_ENOUGH
+    assert verdicts.combined_verdict([want, want]) == want
