@@ -16,7 +16,7 @@ from hostbench.studies import STUDIES
 STUDY = "selfhost-2012"  # the smallest committed run with size claims
 EXAMPLE = RUNS / STUDIES[STUDY].paper_run
 COPIED = ("params.json", "environment.json", "results.csv", "reproduce.json")
-W8 = "On Windows 8"  # the claim at 1.175x the IIS stand-in, reproduced on the example
+W8 = "On Windows 8"  # the claim at 1.175x the IIS stand-in, consistent with the example (a bound)
 
 
 def _copy(dest, cpu: str | None = None, gain: float = 1.0, smoke: bool = False):
@@ -64,39 +64,39 @@ def test_the_runs_on_record_are_the_studys_examples_and_re_runs_but_no_smoke_run
 def test_one_machine_flips_a_verdict_and_the_words_name_each_machine(tmp_path):
     verdict = claims.of_run(STUDY, EXAMPLE).set_index(claims.CLAIM)[claims.VERDICT]
     here = verdict[verdict.index.str.startswith(W8)].iloc[0]
-    assert here == verdicts.REPRODUCED
+    assert here == verdicts.CONSISTENT
     _copy(tmp_path / EXAMPLE.name)
-    # A re-run on another processor, the self-host 1.4x faster: larger than the article's.
+    # A re-run on another processor, the self-host 0.7x as fast: smaller than the article's.
     _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC 7763 64-Core Processor",
-          gain=1.4)  # fmt: skip
+          gain=0.7)  # fmt: skip
     xeon = machines.processor(tables.load_environment(EXAMPLE))
     assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
-        f"depends on the machine: {xeon}: {verdicts.REPRODUCED}; "
-        f"AMD EPYC 7763 64-Core: {verdicts.LARGER}"
+        f"depends on the machine: {xeon}: {verdicts.CONSISTENT}; "
+        f"AMD EPYC 7763 64-Core: {verdicts.SMALLER}"
     )
     # The same on both: the first words say so.
     shutil.rmtree(tmp_path / machines.COMMUNITY)
     _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC")
     assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
-        f"the same on all 2 machines on record ({xeon}, AMD EPYC): {verdicts.REPRODUCED}"
+        f"the same on all 2 machines on record ({xeon}, AMD EPYC): {verdicts.CONSISTENT}"
     )
 
 
 def test_two_runs_on_one_processor_that_disagree_are_both_named(tmp_path):
     _copy(tmp_path / EXAMPLE.name)
-    fresh = _copy(tmp_path / "elsewhere" / "my-run", gain=1.4)  # this run: not on record
+    fresh = _copy(tmp_path / "elsewhere" / "my-run", gain=0.7)  # this run: not on record
     table = claims.of_run(STUDY, fresh)
     xeon = machines.processor(tables.load_environment(EXAMPLE))
     words = machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)
     assert _w8(words) == (
         f"differs between runs on one machine: {xeon}: "
-        f"{verdicts.REPRODUCED} (1 run), {verdicts.LARGER} (1 run)"
+        f"{verdicts.CONSISTENT} (1 run), {verdicts.SMALLER} (1 run)"
     )
     # A run that recorded no machine is named so, not taken for another's.
     (fresh / "environment.json").unlink()
     assert _w8(machines.verdicts(STUDY, table, fresh, runs_dir=tmp_path)) == (
-        f"depends on the machine: {xeon}: {verdicts.REPRODUCED}; "
-        f"an unrecorded processor: {verdicts.LARGER}"
+        f"depends on the machine: {xeon}: {verdicts.CONSISTENT}; "
+        f"an unrecorded processor: {verdicts.SMALLER}"
     )
 
 

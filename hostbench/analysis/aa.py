@@ -159,9 +159,8 @@ def _clustered_sentence(groups: pd.DataFrame) -> str:
     return (
         f" What it bounds: how often a fixed 95% t interval over {verdicts.MIN_UNITS} blocks of "
         f"this design excludes 100% between two identical launches (not a verdict's error, "
-        f"which rests on the intervals its design states). The {c.total} intervals come in {c.clusters} "
-        f"clusters, the {size} scenarios over each group of {verdicts.MIN_UNITS} blocks sharing "
-        f"its launches; {how}, so they weigh as {c.effective_total:.0f} independent intervals "
+        f"which rests on the intervals its design states). {_clusters_text(c, size)}; {how}, "
+        f"so they weigh as {c.effective_total:.0f} independent intervals "
         f"with {c.effective_seen:.1f} excluding 100%, and bound that rate at "
         f"{_bound_pct(c.bound):.1f}% at most ({100 * BOUND_CONFIDENCE:.0f}% one-sided "
         f"Clopper-Pearson bound on those effective counts; {_bound_pct(c.independent_bound):.1f}% "
@@ -239,3 +238,10 @@ def needed_at(seen_rate: float, rate: float, most: int = 10_000) -> tuple[int, i
 def _needed_for(rate: float, confidence: float = BOUND_CONFIDENCE) -> int:
     """The fewest intervals, none excluding 100%, whose bound is at most `rate`."""
     return math.ceil(math.log(1 - confidence) / math.log(1 - rate))
+
+
+def _clusters_text(c, size: int) -> str:
+    """ "The 220 intervals come in 55 clusters, the 4 scenarios over each group of 3 blocks
+    sharing its launches"."""
+    return (f"The {c.total} intervals come in {c.clusters} clusters, the {size} scenarios over "
+            f"each group of {verdicts.MIN_UNITS} blocks sharing its launches")  # fmt: skip

@@ -28,6 +28,7 @@ from ..studies import get_study
 from . import intervals, runtimes, tables, verdicts, wording
 from .kept import content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
+from .restatements import as_rested_on, named_as_claimed, restated
 from .sequential import Plan
 
 CLAIM = "the article's claim"
@@ -39,6 +40,11 @@ SENSITIVITY = "under the other analogs and sub-studies"
 BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
 # How the box words a claim that rests on an earlier claim's comparisons (restated).
 RESTATES = "it rests on the comparisons of"
+# How the box words a claim judged one-sided, its baseline slower than the article's (judge).
+BOUNDED = (
+    "ours an upper bound of the article's ratio, its comparator's stand-ins each slower "
+    "than it: judged one-sided, ours can show the article's too large, never its holding"
+)
 NOT_RUN = "not_run"  # attrs: the testable claims none of whose comparisons the run measured
 JUDGED_ON = "judged_on"  # attrs: {claim: the sub-study it was judged on} (a claim between variants)
 # attrs: {claim: Conditions}, what SENSITIVITY words, for a first screen (conditions_in_short)
@@ -131,20 +137,24 @@ def _name(mode: str, relative: str, scenario: str, variants=("", "")) -> str:
     return f"{mode_label(mode)} / {mode_label(relative)}, {scenario_label(scenario)}"
 
 
-def _verdict(kind: str, c: dict, side: str) -> str:
+def _verdict(kind: str, c: dict, side: str, bounded: bool = False) -> str:
+    if bounded:  # ours an upper bound of the article's ratio (judge_table's bounded_above)
+        return verdicts.bounded_verdict(kind, c["ci_low"], c["ci_high"], c["value"], side,
+                                        n=c["n"])  # fmt: skip
     if kind in ("size", "equivalence"):
         return verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=c["n"])
     return verdicts.direction_verdict(c["ci_low"], c["ci_high"], side, n=c["n"],
                                       value=c["value"])  # fmt: skip
 
 
-def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str], at) -> str:
+def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str], at,
+                   bounded: bool = False) -> str:  # fmt: skip
     """The claim's verdict by verdicts.claim_verdict: `found` its comparisons at 95%, at(level)
     the same at another level (Holm's split). One not run is one not measured enough."""
 
     def judged_at(level: float) -> list[str]:
         comparisons = found if level == verdicts.CONFIDENCE else at(level)
-        return ([_verdict(kind, c, side) for c in comparisons]
+        return ([_verdict(kind, c, side, bounded) for c in comparisons]
                 + [verdicts.NOT_ENOUGH] * len(missing))  # fmt: skip
 
     return verdicts.claim_verdict(judged_at)
@@ -230,57 +240,23 @@ def _printed_ends(found: list[dict]) -> tuple[str, str]:
             wording.times_bound(high, up=True, edges=edges))  # fmt: skip
 
 
-# Little's law: at a fixed number of connections a closed-loop load's mean latency is the
-# connections over its requests/s, so A's mean latency over B's is B's requests/s over A's.
-_INVERSE_OF = {"latency_mean_ms": "rps"}
-
-
-def _evidence(claim_rows: pd.DataFrame, baseline: str) -> frozenset:
-    """The comparisons a claim rests on, read as requests/s where Little's law makes a
-    latency one of them: two claims with the same rest on the same evidence."""
-    found = set()
-    for r in claim_rows.itertuples(index=False):
-        mode, relative = r.mode, baseline if r.relative_to == RUN_BASELINE else r.relative_to
-        metric, variants = r.metric, (r.variant, r.relative_variant)
-        if metric in _INVERSE_OF and math.isnan(r.relative_concurrency):
-            mode, relative, metric = relative, mode, _INVERSE_OF[metric]
-            variants = variants[::-1]
-        numbers = [None if math.isnan(v) else v for v in (r.concurrency, r.relative_concurrency)]
-        found.add((metric, mode, relative, r.scenario, *numbers, *variants, r.value, r.side))
-    return frozenset(found)
-
-
-def restated(table: pd.DataFrame, baseline: str) -> dict[str, str]:
-    """{claim: the earlier claim whose comparisons it rests on again}: the claims a count of
-    verdicts leaves out, as not more evidence (the JCSI paper's "the fastest" and "the
-    slowest" with only Kestrel beside its baseline's analog; a mean latency at fixed
-    connections beside its requests/s, by Little's law)."""
-    seen, again = {}, {}
-    for claim, rows in table.groupby("claim", sort=False):
-        if rows["kind"].iloc[0] in UNJUDGED_KINDS:
-            continue
-        evidence = _evidence(rows, baseline)
-        if evidence in seen:
-            again[claim] = seen[evidence]
-        else:
-            seen[evidence] = claim
-    return again
-
-
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None,
-          stand_ins=None):  # fmt: skip
+          stand_ins=None, bounded_above: bool = False):  # fmt: skip
     """The article's claims (reference/claims.csv) judged on one run: one row per claim
     (BOX_COLUMNS), its verdict by verdicts.py's one rule; None for a study without claims.
 
     analogs: the other modes that stand for the article's comparator (a claim's `baseline`),
     stand_ins: {a mode the claims name: the other modes that stand for the same setup of the
     article's}, variants: {sub-study name: its results}; each is a condition under
-    which the claim is judged again, the SENSITIVITY column saying where its verdict changes."""
+    which the claim is judged again, the SENSITIVITY column saying where its verdict changes.
+    bounded_above: the baseline and its analogs are each slower than the article's comparator
+    (a full hop for one of none), so a ratio against them bounds the article's from above: a
+    claim against the baseline gets verdicts.bounded_verdict's one-sided reading."""
     table = load_claims(study)
     if table is None:
         return None
     return judge_table(table, results, params, analogs=analogs, variants=variants,
-                       stand_ins=stand_ins)  # fmt: skip
+                       stand_ins=stand_ins, bounded_above=bounded_above)  # fmt: skip
 
 
 # What a verdict depends on where a condition changes it (the SENSITIVITY column's first words).
@@ -319,7 +295,8 @@ class Conditions(NamedTuple):
 
 
 def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(),
-                variants=None, stand_ins=None) -> pd.DataFrame:  # fmt: skip
+                variants=None, stand_ins=None,
+                bounded_above: bool = False) -> pd.DataFrame:  # fmt: skip
     """judge, for a claims table as reference.load_claims reads it."""
     baseline = params.baseline_mode
     plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
@@ -356,22 +333,28 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             words += f" ({first.note})"
         if claim in again:
             words += f'; {RESTATES} "{again[claim]}", not more evidence'
+        bounded = bounded_above and bool((claim_rows["relative_to"] == RUN_BASELINE).all())
+        if bounded:
+            words += f"; {BOUNDED}"
         where, its_plan, its_conditions, on = results, plan, conditions, ""
         sub_study = _measured_in(claim_rows, results, between)
         if sub_study:  # a claim between variants this run's sub-study measured, by its plan
             where, its_conditions = between[sub_study], {}
             its_plan = where.attrs.get(tables.PLAN)
             on, judged_on[claim] = f"the {sub_study} sub-study: ", sub_study
-        found, missing = comparison_ratios(where, claim_rows, baseline, its_plan)
+        # A restated claim is computed as the claim it rests on (as_rested_on).
+        read = as_rested_on(claim_rows, baseline) if claim in again else claim_rows
+        found, missing = comparison_ratios(where, read, baseline, its_plan)
+        found = named_as_claimed(found, read, claim_rows)
         if not found:
             not_run.append(claim)
-        at_level = partial(_at_level, where, claim_rows, baseline, its_plan)
-        verdict = _claim_verdict(first.kind, first.side, found, missing, at_level)
+        at_level = partial(_at_level, where, read, baseline, its_plan)
+        verdict = _claim_verdict(first.kind, first.side, found, missing, at_level, bounded)
         evidence[claim] = Evidence(first.kind, first.side, tuple(found))
         points += _points(first, AS_RUN, found, verdict)
         compared = len(found) + len(missing)
-        changes, judged_again[claim] = _sensitivity(first, claim_rows, verdict, its_conditions,
-                                                    compared, points)  # fmt: skip
+        changes, judged_again[claim] = _sensitivity(first, read, verdict, its_conditions,
+                                                    compared, points, bounded)  # fmt: skip
         rows.append({CLAIM: claim, WORDS: words, OURS: on + _ours(found, missing),
                      AGAINST: _against(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
@@ -428,7 +411,8 @@ def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, s
 
 
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
-                 compared: int, points: list) -> tuple[str, Conditions]:  # fmt: skip
+                 compared: int, points: list,
+                 bounded: bool = False) -> tuple[str, Conditions]:  # fmt: skip
     """Where the claim's verdict changes: judged again under each condition (_Condition: another
     analog as the baseline or in a named mode's place, a sub-study's results) on the
     comparisons that condition ran, saying so where it ran fewer than the `compared` the
@@ -454,8 +438,8 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
         if not found:
             continue
         again = _claim_verdict(first.kind, first.side, found, [],
-                               partial(_at_level, cond.results, rows, cond.baseline,
-                                       cond.plan))  # fmt: skip
+                               partial(_at_level, cond.results, rows, cond.baseline, cond.plan),
+                               bounded)  # fmt: skip
         points += _points(first, name, found, again)
         if len(found) < compared:
             name += f" (on {', '.join(_label(c, short) for c in found)} only)"

@@ -21,7 +21,7 @@ from ..errors import BadInput
 from ..paths import RUNS, committed
 from . import claims, tables
 from .compare import DONE_FILE
-from .verdicts import DIFFERS, LARGER, NOT_ENOUGH, SMALLER, UNDECIDED
+from .verdicts import CONSISTENT, DIFFERS, LARGER, NOT_ENOUGH, SMALLER, UNDECIDED
 
 COMMUNITY = "community"  # the folder under the runs dir for runs from other machines
 EXAMPLES = "example-*"  # the committed examples' folders under the runs dir
@@ -87,18 +87,28 @@ def seen_by_claim(study_id: str, table: pd.DataFrame | None = None,
     here = Path(run_dir).resolve() if run_dir is not None else None
     if here is not None and here not in {r.resolve() for r in runs}:
         runs.append(here)
-    by_run = []
+    by_run, envs = [], []  # (judged, its env's index, {claim: its env's index}), every env
     for run in runs:
         mine = table is not None and here is not None and run.resolve() == here
         judged = table if mine else claims.of_run(study_id, run)
         if judged is None:
             return {}
-        by_run.append((environment(run), judged))
-    by_run = one_name_per_machine(by_run)
+        # A claim judged on a sub-study was measured where that sub-study ran (its folder
+        # beside the run's: another day, commit or machine), so its processor is read there.
+        own, where = len(envs), {}
+        envs.append(environment(run))
+        for claim, sub in judged.attrs.get(claims.JUDGED_ON, {}).items():
+            folder = run.parent / f"{run.name}-{sub}"
+            if folder.is_dir():
+                where[claim] = len(envs)
+                envs.append(environment(folder))
+        by_run.append((judged, own, where))
+    names = [name for name, _ in one_name_per_machine([(env, None) for env in envs])]
     out = {}
-    for claim in dict.fromkeys(c for _, t in by_run for c in t[claims.CLAIM]):
+    for claim in dict.fromkeys(c for t, _, _ in by_run for c in t[claims.CLAIM]):
         seen, unmeasured = {}, {}  # {processor: {verdict: runs}}, {processor: runs}
-        for name, t in by_run:
+        for t, own, where in by_run:
+            name = names[where.get(claim, own)]
             if claim in t.attrs.get(claims.NOT_RUN, ()):  # a run older than its comparisons
                 unmeasured[name] = unmeasured.get(name, 0) + 1
                 continue
@@ -253,7 +263,8 @@ def with_machines(table: pd.DataFrame, study_id: str, run_dir: str | Path | None
 # The card's words on where a verdict holds stay within this many words (else counts).
 SHORT_WORDS = 15
 # A verdict in few words, where the card names it beside a machine.
-SHORT_VERDICT = {SMALLER: "smaller", LARGER: "larger", DIFFERS: "differs", UNDECIDED: "undecided"}
+SHORT_VERDICT = {SMALLER: "smaller", LARGER: "larger", DIFFERS: "differs", UNDECIDED: "undecided",
+                 CONSISTENT: "consistent"}  # fmt: skip
 _IDENTIFIED = re.compile(r"^(?P<name>.*) \(family (?P<family>\d+), model (?P<model>\d+), "
                          r"stepping \d+\)$")  # fmt: skip
 

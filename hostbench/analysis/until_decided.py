@@ -28,7 +28,7 @@ from .reference import UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
 DECIDED = (verdicts.REPRODUCED, verdicts.SMALLER, verdicts.LARGER, verdicts.DIFFERS,
-           verdicts.SUPPORTED, verdicts.NOT_SUPPORTED)  # fmt: skip
+           verdicts.SUPPORTED, verdicts.NOT_SUPPORTED, verdicts.CONSISTENT)  # fmt: skip
 DESIGN_FILE = "design.json"  # the harness writes it (harness/study.py); looks under LOOKS
 LOOKS = "looks"
 SHOWN_VARIANTS = 3  # "the variants a, b, c and 11 more": what the paper profile adds

@@ -50,6 +50,7 @@ PALETTE = {
     verdicts.LARGER: "#E69F00",
     verdicts.DIFFERS: "#CC79A7",
     verdicts.NOT_SUPPORTED: "#D55E00",
+    verdicts.CONSISTENT: "#F0E442",  # not ruled out by a bound, not shown to hold: not its green
     verdicts.UNDECIDED: "#8C8C8C",
     verdicts.NOT_ENOUGH: "#C8C8C8",
     verdicts.NOT_TESTABLE: "#DDDDDD",

@@ -14,6 +14,10 @@ A ratio from fewer than MIN_UNITS independent units (blocks) gets NOT_ENOUGH, wh
 interval. A claim over several comparisons (claim_verdict) holds only where each does, each
 at 95%; it is refuted where one comparison refutes it at the level Holm's split gives (1 -
 5%/m first, for m comparisons), so the claim's error is at most 5%, not m times that.
+Where the run's stand-in for the article's comparator is known to be slower than it (a full
+hop for IIS in-process's none), ours over it is only an upper bound of the article's ratio
+(bounded_verdict): a verdict says it is smaller (or, for a direction, not supported) when the
+bound's whole interval lies below, and CONSISTENT, no more, when the article's is not ruled out.
 A claim gets no interval where it needs what this machine cannot run (Windows): NOT_TESTABLE;
 or where what it measured is gone from the runtime the package runs (a transport removed
 from .NET), so this re-run leaves it out, though an older runtime could test it: NOT_RERUN.
@@ -37,8 +41,10 @@ UNDECIDED = "undecided at this precision"
 NOT_TESTABLE = "not testable here"
 NOT_RERUN = "not re-run here"
 NOT_ENOUGH = "not measured enough"
-VERDICTS = (REPRODUCED, SMALLER, LARGER, DIFFERS, SUPPORTED, NOT_SUPPORTED, UNDECIDED,
-            NOT_TESTABLE, NOT_RERUN, NOT_ENOUGH)  # fmt: skip
+# Ours an upper bound of the article's ratio (bounded_verdict): it does not rule the article out.
+CONSISTENT = "consistent with the article's (ours at most)"
+VERDICTS = (REPRODUCED, SMALLER, LARGER, DIFFERS, SUPPORTED, NOT_SUPPORTED, CONSISTENT,
+            UNDECIDED, NOT_TESTABLE, NOT_RERUN, NOT_ENOUGH)  # fmt: skip
 # Fewer independent units than this and an interval says too little to decide anything: with
 # 2 blocks a t interval has 1 degree of freedom and its width depends on one difference.
 MIN_UNITS = 3
@@ -100,6 +106,28 @@ def direction_verdict(ci_low: float, ci_high: float, side: str, *, n, value: flo
     return NOT_SUPPORTED if above or below else UNDECIDED
 
 
+def bounded_verdict(kind: str, ci_low: float, ci_high: float, value: float, side: str = "", *,
+                    n, tolerance_pct: float = TOLERANCE_PCT) -> str:  # fmt: skip
+    """A claim judged where ours bounds the article's ratio from above (its comparator's
+    stand-in slower than it): the truth lies at or below ours, so only an interval wholly
+    below what the claim needs refutes it (a size: below the tolerance's low edge, SMALLER;
+    above `value`: NOT_SUPPORTED) or, for "below", supports it; where the interval lies wholly
+    on the claim's side, the bound does not rule it out, CONSISTENT; else UNDECIDED. One side
+    of an interval at 95%: wrong at most 2.5% of the time, as the two-sided rule's each way."""
+    if _too_few(n):
+        return NOT_ENOUGH
+    if is_missing(ci_low) or is_missing(ci_high):
+        return UNDECIDED
+    if kind in ("size", "equivalence"):
+        edge = value * tolerance_edges(tolerance_pct)[0]
+        return SMALLER if ci_high < edge else CONSISTENT if ci_low >= edge else UNDECIDED
+    if side not in SIDES:
+        raise BadInput(f"side must be {' or '.join(SIDES)}; got {side!r}")
+    if ci_high < value:
+        return NOT_SUPPORTED if side == "above" else SUPPORTED
+    return CONSISTENT if ci_low > value else UNDECIDED
+
+
 def agrees_within_pct(ci_low: float, ci_high: float, article: float) -> float:
     """The smallest log-symmetric tolerance (in %) that holds the whole interval of ours /
     the article's: "agrees with the article's value to within ±X%". NaN without an interval."""
@@ -126,7 +154,7 @@ def combined_verdict(verdicts) -> str:
     error the claim's (claim_verdict: a refutation at Holm's level, a holding at 95%):
     NOT_ENOUGH if any was measured too little; for a direction NOT_SUPPORTED if any
     contradicts it; for a size SMALLER (or LARGER) if some are that and none the other,
-    DIFFERS if both; REPRODUCED or SUPPORTED if all are; else UNDECIDED."""
+    DIFFERS if both; REPRODUCED, SUPPORTED or CONSISTENT if all are; else UNDECIDED."""
     verdicts = list(verdicts)
     if not verdicts or NOT_ENOUGH in verdicts:
         return NOT_ENOUGH
@@ -139,7 +167,7 @@ def combined_verdict(verdicts) -> str:
     for side in (SMALLER, LARGER):
         if side in verdicts:
             return side
-    for holds in (REPRODUCED, SUPPORTED):
+    for holds in (REPRODUCED, SUPPORTED, CONSISTENT):
         if all(v == holds for v in verdicts):
             return holds
     return UNDECIDED

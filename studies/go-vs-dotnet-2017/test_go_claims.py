@@ -272,3 +272,53 @@ def test_the_gap_in_requests_is_set_beside_the_share_of_the_cpu_each_server_had(
     # Without the cores recorded, the sentence says only what it can.
     bare = go_vs_dotnet.then_and_now(rps, memory, go_vs_dotnet.dotnet_shares(results), env)
     assert "bombardier taking" not in bare and np.isfinite(busy)
+
+
+# --- issue 67: AddMvcCore against AddMvc; the latency claim as the claim it rests on ---------
+
+MVCCORE = "AddMvcCore in place of AddMvc"
+
+
+def test_addmvccore_against_addmvc_is_read_as_the_same_as_its_update_says():
+    """Its 2017-08-20 update: 'slightly different but not much (from 8.61 MB/s to 8.91 MB/s)',
+    AddMvc's throughput then AddMvcCore's on /api/values (published.csv's two rows): an
+    equivalence of the two registrations' requests/s, judged where both ran."""
+    row = load_claims(STUDY).set_index("claim").loc[
+        lambda t: t.index.str.startswith(MVCCORE)].iloc[0]  # fmt: skip
+    assert (row["kind"], row["mode"], row["relative_to"], row["scenario"], row["value"]) == (
+        "equivalence", "kestrel-mvccore", "kestrel", "values", 1)  # fmt: skip
+    published = go_vs_dotnet.load_reference(STUDY)
+    mbs = published[
+        (published["metric"] == "throughput_mb_s")
+        & (published["scenario"] == "values")
+        & (published["mode"] == "kestrel")
+    ]
+    addmvc = mbs[mbs["setup"].str.contains(r"AddMvc\(\)")]["value"].unique()
+    addmvccore = mbs[mbs["setup"].str.contains("AddMvcCore")]["value"].unique()
+    assert len(addmvc) == len(addmvccore) == 1  # fmt: skip
+    for value in (*addmvc, *addmvccore):
+        assert f"{value:g}MB/s" in row["quote"]
+    assert f"{addmvccore[0] / addmvc[0]:.3f}x" in row["reading"] and "相差不大" in row["quote"]
+    # Constructed: both registrations at the same requests/s: the same; one 1.3x: larger.
+    assert _claim(_judged(_runs(0.4, 10.5)), MVCCORE)[claims.VERDICT] == verdicts.REPRODUCED
+    apart = _runs(0.4, 10.5)
+    apart.loc[apart["mode"] == "kestrel-mvccore", "rps"] *= 1.3
+    assert _claim(_judged(apart), MVCCORE)[claims.VERDICT] == verdicts.LARGER
+    # The paper run: 102% (92-114%), within the tolerance.
+    paper = claims.of_run(STUDY, COMMITTED[0])
+    assert _claim(paper, MVCCORE)[claims.VERDICT] == verdicts.REPRODUCED
+
+
+def test_the_latency_claim_is_computed_as_the_requests_claim_it_rests_on():
+    """Little's law makes Iris MVC's mean latency over .NET's at 125 connections .NET's
+    requests/s over Iris MVC's: the latency claim rests on the requests/s claim's comparisons
+    and prints their numbers, never a second measure of them (the claims run's block 1 has two
+    Iris MVC runs, which the latency column averaged into 93%, 67-129%)."""
+    run = RUNS / f"example-{STUDY}-claims"
+    table = claims.of_run(STUDY, run)
+    latency, rps = _claim(table, LATENCY), _claim(table, RPS)
+    assert claims.RESTATES in latency[claims.WORDS]
+    numbers = re.compile(r": (\d+% \([\d.]+-[\d.]+%, \d+ blocks?\))")
+    assert numbers.findall(latency[claims.OURS]) == numbers.findall(rps[claims.OURS])
+    assert latency[claims.OURS].startswith("Iris (MVC controllers) / Kestrel, AddMvcCore")
+    assert latency[claims.VERDICT] == rps[claims.VERDICT]

@@ -12,9 +12,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from conftest import runs  # noqa: E402
-from hostbench.analysis import intervals, wording  # noqa: E402
+from hostbench.analysis import claims, intervals, verdicts, wording  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
+from hostbench.analysis.reference import load_claims  # noqa: E402
 from hostbench.catalog import mode_label  # noqa: E402
+from hostbench.paths import RUNS  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
 STUDY = study_of(__file__)
@@ -130,3 +132,22 @@ def test_the_papers_models_in_one_figure_with_what_runs_here_and_what_the_paper_
     assert "only in its figures' images" in note and "a few thousand" in note
     assert "a few thousand" in jcsi2018.figures.all_models_chart(runs()).get_supxlabel()
     assert len({ax.get_ylim() for ax in fig.axes}) == 1  # one scale
+
+
+def test_the_in_process_gain_over_the_standard_model_has_its_row_and_says_why_not_here():
+    """Section 5: Kestrel inside IIS's worker process gives 'znaczny wzrost wydajności' (a
+    significant increase) over the standard model. Its own reason is the hop between two
+    processes removed, which no Linux analog removes: a row of its own, not testable here,
+    with that reason, shown on every run's box."""
+    rows = load_claims(STUDY.id)
+    row = rows[rows["claim"].str.startswith("IIS in-process gives a significant gain")]
+    assert len(row) == 1
+    row = row.iloc[0]
+    assert row["kind"] == "not testable" and "znaczny wzrost wydajności" in row["quote"]
+    assert "'znaczny wzrost wydajności'" in row["reading"] and "above 1.00x" in row["reading"]
+    for reason in ("inside IIS's worker process", "no hop between processes",
+                   "nginx over a Unix socket keeps both processes"):  # fmt: skip
+        assert reason in row["note"]
+    box = claims.of_run(STUDY.id, RUNS / STUDY.paper_run).set_index(claims.CLAIM)
+    assert box.loc[row["claim"], claims.VERDICT] == verdicts.NOT_TESTABLE
+    assert box.loc[row["claim"], claims.OURS] == row["note"]

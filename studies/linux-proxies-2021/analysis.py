@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hostbench.analysis import figures, prose, tables, window_design
+from hostbench.analysis import figures, prose, tables, verdicts, window_design
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import paired_ratios, variant_ratios
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
@@ -116,7 +116,10 @@ def closing_note() -> str:
     return (
         f'The article\'s last line: *"{row["quote"]}"* It gives no requests/s at '
         f"{closing_note_connections()} connections, so there is no number of its to set "
-        "beside ours; what can be checked is the direction, *much higher*."
+        "beside ours; what can be checked is *much higher*, which its claims table reads as "
+        f"more than the verdict rule's tolerance ({verdicts.TOLERANCE_PCT:g}%, the most a ratio "
+        "may differ and still count as the same) above Kestrel at "
+        f"{article_connections()} connections."
     )
 
 

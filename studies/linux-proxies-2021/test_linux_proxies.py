@@ -13,7 +13,15 @@ import pytest
 from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
-from hostbench.analysis import intervals, prose, tables, verdicts, window_design, wording
+from hostbench.analysis import (
+    intervals,
+    machines,
+    prose,
+    tables,
+    verdicts,
+    window_design,
+    wording,
+)
 from hostbench.analysis.claims import AGAINST, CLAIM, OURS, SENSITIVITY, VERDICT, judge
 from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.analysis.figures import caption_text
@@ -215,14 +223,18 @@ def test_the_claims_read_the_articles_numbers_at_its_connections():
     assert untestable["note"].str.contains("Windows").all()
     # The postscript: each Linux setup returning the trace id against itself returning the time.
     traced = claims[claims["variant"] != ""]
-    assert traced["claim"].str.startswith(TRACE).all() and len(traced) == 3
+    assert traced["claim"].str.startswith(TRACED).all() and len(traced) == 6
+    # Its "slight better throughput on each" twice: its direction on each setup, and how
+    # slight as the same within the rule's tolerance.
+    kinds = traced.groupby("claim", sort=False)[["kind", "side"]].first()
+    assert kinds.to_numpy().tolist() == [["direction", "above"], ["equivalence", ""]]
     assert (traced["mode"] == traced["relative_to"]).all()
     assert set(traced["variant"]) == {lp.TRACE_ID} and set(traced["relative_variant"]) == {
         lp.DATE_BODY
     }
     sub = profile_params(STUDY.id, "paper").sub_studies[lp.TRACE_ID]
     assert set(sub["variants"]) == {lp.TRACE_ID, lp.DATE_BODY}
-    assert sorted(sub["modes"]) == sorted(traced["mode"])
+    assert sorted(sub["modes"]) == sorted(traced["mode"].unique())
 
 
 def _verdict(table: pd.DataFrame, start: str) -> str:
@@ -314,6 +326,8 @@ def test_an_analog_a_sub_study_ran_is_judged_there_too():
 
 
 TRACE = "Returning the request's trace id"
+# The postscript's claims: its direction ("slight better throughput on each"), and TRACE.
+TRACED = ("The trace id gives", TRACE)
 
 
 def _traced(trace_over_date: float, blocks: int = 3, swing: float = 0.01) -> pd.DataFrame:
@@ -349,7 +363,7 @@ def test_the_trace_id_claim_is_judged_on_the_sub_study_that_ran_both_bodies(gain
     assert row[OURS].count("trace-id / date on ") == 3  # each setup against itself
     assert row[SENSITIVITY] == "no other analog or sub-study ran it"
     without = lp.claims(main, params).set_index(CLAIM)
-    others = ~table.index.str.startswith(TRACE)
+    others = ~table.index.str.startswith(TRACED)
     assert table[others].equals(without[others])  # no other row reads the sub-study
     # With no run of either body, its comparisons are named as not run.
     alone = without.loc[without.index.str.startswith(TRACE)].iloc[0]
@@ -548,3 +562,62 @@ def test_each_ratio_label_sits_at_our_point_not_at_the_articles_diamond():
         if round(y, 6) in diamonds:
             diamond = ax.transData.transform((diamonds[round(y, 6)].get_xdata()[0], y))
             assert abs(box.x0 - dot[0]) < abs(box.x0 - diamond[0]) or diamond[0] == dot[0]
+
+
+@pytest.mark.parametrize(
+    ("gain", "direction", "same"),
+    [(1.03, verdicts.SUPPORTED, verdicts.REPRODUCED), (1.0, verdicts.UNDECIDED,
+     verdicts.REPRODUCED), (0.95, verdicts.NOT_SUPPORTED, verdicts.REPRODUCED)],
+)  # fmt: skip
+def test_slight_better_throughput_on_each_is_judged_for_its_direction_and_its_size(
+    gain, direction, same
+):
+    """'a slight better throughput on each': the trace id above the time on every setup (a
+    direction, refuted by one setup below), and 'slight' as the same within the rule's
+    tolerance; both on the sub-study that ran both bodies. At 0.95x the gain is slight but
+    the wrong way."""
+    params, main = profile_params(STUDY.id, "paper"), _runs(nginx=0.329)
+    table = lp.claims(main, params, {lp.TRACE_ID: _traced(gain, swing=0.002)}).set_index(CLAIM)
+    assert _verdict(table.reset_index(), TRACED[0]) == direction
+    assert _verdict(table.reset_index(), TRACE) == same
+    rows = _claims_file()
+    words = rows[rows["claim"].str.startswith(TRACED[0])]
+    assert (words["kind"] == "direction").all() and set(words["side"]) == {"above"}
+    assert (words["value"] == 1).all() and "'a slight better throughput on each'" in words[
+        "reading"].iloc[0]  # fmt: skip
+
+
+def test_much_higher_throughput_reads_as_more_than_the_rules_tolerance():
+    """'much higer throughput' has no number: read as above the most a ratio may differ and
+    still count as the same (verdicts.TOLERANCE_PCT), so a gain the rule would call the same
+    never supports it."""
+    rows = _claims_file()
+    closing = rows[rows["claim"].str.startswith("Going from")].iloc[0]
+    assert "much higer throughput" in closing["quote"]
+    assert closing["value"] == pytest.approx(verdicts.tolerance_edges()[1])
+    assert "more than the verdict rule's tolerance" in closing["reading"]
+    assert f"({verdicts.TOLERANCE_PCT:g}%," in lp.closing_note()
+    results = _runs(nginx=0.329, more=1.10)  # 125 connections 1.10x 2: within the tolerance
+    assert _verdict(judge(STUDY.id, results, profile_params(STUDY.id, "paper")),
+                    "Going from") == verdicts.NOT_SUPPORTED  # fmt: skip
+    assert (
+        _verdict(
+            judge(STUDY.id, _runs(nginx=0.329, more=1.5), profile_params(STUDY.id, "paper")),
+            "Going from",
+        )
+        == verdicts.SUPPORTED
+    )
+
+
+def test_the_trace_id_claims_are_named_by_the_machine_their_sub_study_ran_on():
+    """The paper run's trace-id sub-study ran days later, at another commit, on a processor
+    its environment.json records (the main run's predates the family field): the claims
+    judged there are named by that processor, never "family not recorded"."""
+    sub = tables.load_environment(PAPER_RUN.parent / f"{PAPER_RUN.name}-{lp.TRACE_ID}")
+    main = tables.load_environment(PAPER_RUN)
+    assert sub.get("cpu_family") is not None and main.get("cpu_family") is None
+    seen = machines.seen_by_claim(STUDY.id, claims_of_run(STUDY.id, PAPER_RUN), PAPER_RUN)
+    for claim in (c for c in seen if c.startswith(TRACED)):
+        named = set(seen[claim][0]) | set(seen[claim][1])
+        assert machines.processor(sub) in named, (claim, named)
+        assert not any(name.endswith(machines.UNIDENTIFIED) for name in seen[claim][0])

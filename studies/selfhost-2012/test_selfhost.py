@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables, verdicts, wording
-from hostbench.analysis.claims import AGAINST, CLAIM, SENSITIVITY, VERDICT
+from hostbench.analysis.claims import AGAINST, BOUNDED, CLAIM, SENSITIVITY, VERDICT, WORDS
 from hostbench.analysis.claims import of_run as claims_of_run
 from hostbench.analysis.figures import caption_text
 from hostbench.analysis.reference import load_claims, load_reference
@@ -177,15 +177,19 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     table = claims_of_run(STUDY.id, PAPER_RUN)
     claims = load_claims(STUDY.id)
     assert list(table[CLAIM]) == list(dict.fromkeys(claims["claim"]))  # one row per claim
-    # Kestrel at 113% (108-119%) of the IIS stand-in: faster; against +50% 0.72-0.79x of the
-    # article's value, against +17.5% 0.92-1.01x, within the tolerance.
-    assert _verdict(table, "Self-hosting serves more") == verdicts.SUPPORTED
+    # Kestrel at 113% (103-124%, Stein's) of the IIS stand-in, a full hop where IIS had none:
+    # an upper bound of the article's gain, judged one-sided. Above 1.00x and above 1/1.15 of
+    # +17.5% (0.88-1.06x): the bound rules neither out; below 1/1.15 of +50% (0.69-0.83x): the
+    # article's +50% is too large even for the bound.
+    assert _verdict(table, "Self-hosting serves more") == verdicts.CONSISTENT
     assert _verdict(table, "On Windows 7") == verdicts.SMALLER
-    assert _verdict(table, "On Windows 8") == verdicts.REPRODUCED
+    assert _verdict(table, "On Windows 8") == verdicts.CONSISTENT
+    for claim in ("Self-hosting serves more", "On Windows 7", "On Windows 8"):
+        assert BOUNDED in table[table[CLAIM].str.startswith(claim)].iloc[0][WORDS]
     assert list(table[VERDICT]).count(verdicts.NOT_TESTABLE) == 5
     # The other web servers in front of Kestrel are the sensitivity column's conditions.
     w8 = table[table[CLAIM].str.startswith("On Windows 8")].iloc[0]
-    assert w8[SENSITIVITY].startswith("depends on the analog: ")
+    assert w8[SENSITIVITY].startswith("holds under all 2: ")
     for mode in sh.analogs(tables.load_results(PAPER_RUN, valid_only=False),
                            tables.load_params(PAPER_RUN)):  # fmt: skip
         assert f"{mode_label(mode)} as the baseline" in w8[SENSITIVITY]
@@ -207,14 +211,15 @@ def _runs(gain: float, caddy: float = 0.5, spread: float = 0.01, blocks: int = 4
 @pytest.mark.parametrize(
     ("gain", "spread", "faster", "w7", "w8"),
     [
-        # +50% and +17.5% are 1.28x apart: an interval within 15% of one lies outside the other,
-        # but for the narrow band between them.
-        (1.50 * 1.10, 0.01, verdicts.SUPPORTED, verdicts.REPRODUCED, verdicts.LARGER),
-        (1.175 / 1.10, 0.01, verdicts.SUPPORTED, verdicts.SMALLER, verdicts.REPRODUCED),
-        (1.175 * 1.10, 0.01, verdicts.SUPPORTED, verdicts.UNDECIDED, verdicts.REPRODUCED),
+        # Ours bounds the article's gain from above: an interval wholly below 1/1.15 of its
+        # value shows it too large (smaller), one wholly above that edge rules it not out
+        # (consistent), however far above: above the tolerance is no "larger" here.
+        (1.50 * 1.10, 0.01, verdicts.CONSISTENT, verdicts.CONSISTENT, verdicts.CONSISTENT),
+        (1.175 / 1.10, 0.01, verdicts.CONSISTENT, verdicts.SMALLER, verdicts.CONSISTENT),
+        (1.50 / 1.15, 0.01, verdicts.CONSISTENT, verdicts.UNDECIDED, verdicts.CONSISTENT),
         (1.175 / 1.25, 0.01, verdicts.NOT_SUPPORTED, verdicts.SMALLER, verdicts.SMALLER),
-        (1.50 * 1.25, 0.01, verdicts.SUPPORTED, verdicts.LARGER, verdicts.LARGER),
-        (1.175 * 1.14, 0.10, verdicts.SUPPORTED, verdicts.UNDECIDED, verdicts.UNDECIDED),
+        (1.50 * 1.25, 0.01, verdicts.CONSISTENT, verdicts.CONSISTENT, verdicts.CONSISTENT),
+        (1.50 / 1.15, 0.10, verdicts.CONSISTENT, verdicts.UNDECIDED, verdicts.CONSISTENT),
         (1.02, 0.10, verdicts.UNDECIDED, verdicts.SMALLER, verdicts.UNDECIDED),
     ],
 )
@@ -225,12 +230,12 @@ def test_claims_on_constructed_intervals_on_each_side_of_the_tolerance(gain, spr
     assert _verdict(table, "Self-hosting serves more") == faster
     assert _verdict(table, "On Windows 7") == w7
     assert _verdict(table, "On Windows 8") == w8
-    # Against Caddy at half the IIS stand-in, the self-host is 2-3x: the size claims change.
-    w8_row = table[table[CLAIM].str.startswith("On Windows 8")].iloc[0]
-    if w8 == verdicts.REPRODUCED:
-        assert w8_row[SENSITIVITY].startswith("depends on the analog: Kestrel + Caddy (TCP) as "
-                                              f"the baseline: {verdicts.LARGER} (")  # fmt: skip
-        assert "; " not in w8_row[SENSITIVITY]  # the one condition the run has
+    # Against Caddy at half the IIS stand-in, the self-host is 2-3x, a bound as loose: where
+    # ours shows +50% too large, that bound does not.
+    w7_row = table[table[CLAIM].str.startswith("On Windows 7")].iloc[0]
+    if w7 == verdicts.SMALLER:
+        assert w7_row[SENSITIVITY].startswith("depends on the analog: Kestrel + Caddy (TCP) as "
+                                              f"the baseline: {verdicts.CONSISTENT} (")  # fmt: skip
     two = sh.claims(_runs(gain, spread=spread, blocks=2), params)
     assert set(two.loc[two[VERDICT] != verdicts.NOT_TESTABLE, VERDICT]) == {verdicts.NOT_ENOUGH}
 
