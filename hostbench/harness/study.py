@@ -41,7 +41,7 @@ from pathlib import Path
 from .. import __version__, results
 from ..analysis import until_decided
 from ..analysis.sequential import Plan
-from ..catalog import get_mode, get_scenario
+from ..catalog import get_mode
 from ..errors import BadInput, HostbenchError
 from ..params import (
     NOT_MEASURED,
@@ -64,6 +64,7 @@ from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
 from .measure.run import completed_row, launched, measure_window, prepare, read_json
 from .measure.window import BUSY, UNSTEADY, RunSpec, Where, run_settings
+from .order import run_order
 
 LOCK_FILE = ".lock"
 PROGRESS_FILE = "progress.log"  # one line per completed run
@@ -74,72 +75,6 @@ STUDY_FILES = (
     "results.csv", PARAMS_FILE, "environment.json", "ratios.csv", "progress.log", "design.json",
     ARCHIVE,
 )  # fmt: skip
-
-
-def williams_rows(n: int) -> list[list[int]]:
-    """Orders of n treatments, one per block, balanced for position and for the treatment
-    just before (a Williams design: n rows for even n, 2n for odd n; each row a Latin-square
-    row). Blocks beyond its rows start it over."""
-    first, low, high = [0], 1, n - 1
-    while len(first) < n:  # 0, 1, n-1, 2, n-2, ...
-        first.append(low)
-        low += 1
-        if len(first) < n:
-            first.append(high)
-            high -= 1
-    rows = [[(t + i) % n for t in first] for i in range(n)]
-    if n % 2:  # odd n: the mirrored square completes the carry-over balance
-        rows += [row[::-1] for row in rows]
-    return rows
-
-
-def run_order(params: StudyParams, seed: int, blocks: int | None = None) -> list[RunSpec]:
-    """Every window, block by block (`blocks`, default the params' repetitions). A block is
-    one launch of every mode; in it, sub-blocks of the cells compared with each other (every
-    mode and variant of one scenario, tool and concurrency) in a random order drawn from
-    `seed`. A sub-block runs `windows` rounds; a round is one window of each focus member
-    (the focus modes and the baseline; every member when there is no focus) in a row of a
-    Williams design over a seeded permutation of them, rows following each other across
-    rounds and blocks (A B, then B A: each pair adjacent, its order balanced). A member off
-    the focus runs one window per block, after the focus members of one round, the rounds
-    taken in turn, and only in the params' repetitions: blocks that target_halfwidth_pct
-    adds measure the focus alone."""
-    rng = random.Random(seed)
-    groups: dict[tuple, list[tuple[str, str]]] = {}
-    for mode, variant, scenario, tool, c in params.cells():
-        groups.setdefault((scenario, tool, c), []).append((mode, variant))
-    focus = set(params.focus) | {params.baseline_mode} if params.focus else None
-    members = {key: rng.sample(cells, len(cells)) for key, cells in groups.items()}
-    designs = {
-        key: williams_rows(len([m for m in cells if focus is None or m[0] in focus]))
-        for key, cells in groups.items()
-    }
-    # Each (scenario, tool, concurrency)'s load, made once: every run of it fires the same.
-    loads = {key: params.load(*key) for key in groups}
-    specs = []
-    for block in range(1, (blocks or params.repetitions) + 1):
-        keys = list(groups)
-        rng.shuffle(keys)
-        position = 0
-        for key in keys:
-            scenario, tool, c = key
-            core = [m for m in members[key] if focus is None or m[0] in focus]
-            others = [m for m in members[key] if m not in core]
-            rng.shuffle(others)
-            if block > params.repetitions:  # blocks a target added are for the focus only
-                others = []
-            design = designs[key]
-            for window in range(1, params.windows + 1):
-                row = design[((block - 1) * params.windows + window - 1) % len(design)]
-                ordered = [(core[i], window) for i in row]
-                ordered += [
-                    (m, 1) for j, m in enumerate(others) if j % params.windows == window - 1
-                ]
-                for (mode, variant), w in ordered:
-                    position += 1
-                    specs.append(RunSpec(get_mode(mode), get_scenario(scenario), loads[key],
-                                         block, position, variant, window=w))  # fmt: skip
-    return specs
 
 
 class StudyLock:
