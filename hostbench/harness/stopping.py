@@ -307,3 +307,6 @@ def planned(rule: StoppingRule, specs: list[RunSpec], state: dict) -> list[RunSp
     """The windows known to be measured now: every block's up to the rule's last planned."""
     last = rule.last_planned(state)
     return [s for b in range(1, last + 1) for s in rule.in_block(specs, b, state)]
+
+
+RULES = (Fixed, TwoStage, Sequential, Budget)  # every stopping rule stopping_rule may choose

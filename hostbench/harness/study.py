@@ -34,12 +34,11 @@ from ..paths import RUNS
 from ..programs import programs_of
 from .launch import netns, remote
 from .launch.modes import check_socket_path
-from .measure.alternate import design_for
-from .measure.interleave import can_warm_up_together, warm_up_together
+from .measure.designs import block_windows, read_back, redo
 from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
-from .measure.run import completed_row, launched, measure_window, prepare
-from .measure.window import BUSY, UNSTEADY, RunSpec, Where, run_settings
+from .measure.run import completed_row, launched
+from .measure.window import UNSTEADY, RunSpec, Where, run_settings
 from .order import run_order
 from .run_folder import (
     LAUNCH_DIR,
@@ -111,7 +110,7 @@ def _rendered(params: StudyParams, study_dir: Path) -> Path:
     rows, missing = {}, 0
     order = run_order(params, old["seed"], state["blocks"])
     for block in range(1, state["blocks"] + 1):
-        kept, pending = _state_for(params)(rule.in_block(order, block, state), study_dir, params)
+        kept, pending = read_back(params, rule.in_block(order, block, state), study_dir)
         rows.update(kept)
         missing += len(pending)
     if missing:
@@ -176,8 +175,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         where = _where(stack, params, study_dir)
         block = 1
         while block <= state["blocks"]:
-            kept, pending = _state_for(params)(rule.in_block(specs, block, state), study_dir,
-                                               params)  # fmt: skip
+            kept, pending = read_back(params, rule.in_block(specs, block, state), study_dir)
             rows.update(kept)
             if pending:  # not run, or interrupted: its missing windows, on a launch of its own
                 bar.set_description(f"block {block} of {state['blocks']}")
@@ -226,68 +224,12 @@ def _where(stack: ExitStack, params: StudyParams, study_dir: Path) -> Where:
     return Where(two_hosts, ssh)
 
 
-def _state_for(params: StudyParams):
-    """How a block's completed windows are read back: interleaved windows whole, else each
-    mode's alone (a resume and a re-render must read them as they were measured)."""
-    return _interleaved_state if params.interleave_slice_s is not None else _block_state
-
-
-def _block_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
-    """A block's completed windows (with busy windows' re-dos), by key, and the windows still
-    to measure, each at its next attempt, in order (a resumed study keeps what it measured)."""
-    kept, pending = {}, []
-    for spec in specs:
-        while True:
-            row = completed_row(study_dir / spec.key)
-            if row is None:
-                pending.append(spec)
-                break
-            kept[spec.key] = row
-            if not _redo(row) or spec.attempt > params.busy_reruns:
-                break
-            spec = replace(spec, attempt=spec.attempt + 1)
-    return kept, pending
-
-
-def _windows(specs: list[RunSpec]) -> list[list[RunSpec]]:
-    """Interleaved: the windows of a block's specs, in order, each the compared modes of one
-    cell that share it (the same scenario, load, window and attempt)."""
-    windows: dict[tuple, list[RunSpec]] = {}
-    for s in specs:
-        windows.setdefault((s.scenario.id, s.load, s.window, s.attempt), []).append(s)
-    return list(windows.values())
-
-
-def _interleaved_state(specs: list[RunSpec], study_dir: Path, params: StudyParams):
-    """_block_state for interleaved windows, of either design (a window's rows are alike):
-    a window counts only when every mode's row of it is there (an interrupted one is
-    measured again whole), and is measured again whole."""
-    kept, pending = {}, []
-    for window in _windows(specs):
-        while True:
-            found = [completed_row(study_dir / s.key) for s in window]
-            if any(row is None for row in found):
-                pending += window
-                break
-            kept.update({s.key: row for s, row in zip(window, found, strict=True)})
-            if not any(_redo(row) for row in found) or window[0].attempt > params.busy_reruns:
-                break
-            window = [replace(s, attempt=s.attempt + 1) for s in window]
-    return kept, pending
-
-
-def _redo(row: dict) -> bool:
-    """A window measured again at once: the machine was busy, or the warm-up never settled
-    (its number says nothing about the mode, and the launch is still up beside its pair)."""
-    reason = row.get("invalid_reason") or ""
-    return BUSY in reason or UNSTEADY in reason
-
-
 def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dict) -> None:
-    """The pending windows of one block: launch each member they need once, prepare each
-    sub-block's members (check, warm up) just before its windows, and measure the windows in
-    order; a window the machine was too busy for is measured again at once. Holds the machine
-    for the whole launch."""
+    """The pending windows of one block: launch each member they need once, then window by
+    window, in its design (designs.window_design): its modes prepared (checked, warmed up)
+    just before, the window measured; a window the machine was too busy for, or one of whose
+    modes never got steady (warmed up again first), is measured again whole, at once. Holds
+    the machine for the whole launch."""
     launch_dir = study_dir / LAUNCH_DIR.format(block=specs[0].block)
     if launch_dir.exists():  # an interrupted launch's files: this launch starts clean
         shutil.rmtree(launch_dir)
@@ -299,89 +241,26 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
                 targets[spec.member] = up.enter_context(
                     launched(spec, launch_dir / spec.member, params, where)
                 )
-        if params.interleave_slice_s is not None:
-            _run_interleaved(specs, targets, launch_dir, study_dir, params, say, bar, rows, where)
-            return
         ready: dict[tuple[str, str], dict] = {}
-        for spec in specs:
-            if (spec.member, spec.cell_key) not in ready:  # the sub-block starts: warm it up
-                group = [s for s in specs if s.load == spec.load and s.scenario == spec.scenario]
-                for s in group:
-                    if (s.member, s.cell_key) not in ready:
-                        warmup = launch_dir / s.member / f"warmup__{s.cell_key}"
-                        ready[s.member, s.cell_key] = prepare(s, targets[s.member], warmup,
-                                                              params, where)  # fmt: skip
+        for design, window in block_windows(params, specs):
+            design.warm_up(window, specs, targets, launch_dir, params, where, ready)
             while True:
-                row = measure_window(spec, targets[spec.member], ready[spec.member, spec.cell_key],
-                                     study_dir / spec.key, params, say, where)  # fmt: skip
-                rows[spec.key] = row
+                new = design.measure(window, [targets[s.member] for s in window],
+                                     [ready[s.member, s.cell_key] for s in window],
+                                     [study_dir / s.key for s in window], params, say,
+                                     where)  # fmt: skip
+                rows.update({row["run_key"]: row for row in new})
                 write_results(study_dir, list(rows.values()))
-                _report(row, bar, say)
-                if not _redo(row) or spec.attempt > params.busy_reruns:
+                for row in new:
+                    _report(row, bar, say)
+                if not any(redo(row) for row in new) or window[0].attempt > params.busy_reruns:
                     break
-                spec = replace(spec, attempt=spec.attempt + 1)  # at once, beside its pair
-                if UNSTEADY in (row.get("invalid_reason") or ""):  # warm this one up again
-                    warmup = launch_dir / spec.member / f"warmup__{spec.cell_key}__a{spec.attempt}"
-                    ready[spec.member, spec.cell_key] = prepare(
-                        spec, targets[spec.member], warmup, params, where
-                    )
-                bar.grow(1)
-
-
-def _run_interleaved(specs, targets, launch_dir: Path, study_dir: Path, params, say, bar,
-                     rows: dict, where: Where) -> None:  # fmt: skip
-    """_run_block's windows when they are interleaved: each window's modes, launched, are
-    warmed up (once per cell, just before the cell's first window; together, in the window's
-    slices, where its tool can: _warm), then share the window, in the design of its tool
-    (alternate.design_for: k6 switching target within one run, the others alternating short
-    runs); a window the machine was too busy for, or one of whose modes never got steady
-    (warmed up again first), is measured again whole, at once."""
-    ready: dict[tuple[str, str], dict] = {}
-    for window in _windows(specs):
-        cold = [s for s in window if (s.member, s.cell_key) not in ready]
-        _warm(cold, targets, launch_dir, params, where, ready)
-        while True:
-            new = design_for(window[0].tool).measure(
-                window, [targets[s.member] for s in window],
-                [ready[s.member, s.cell_key] for s in window],
-                [study_dir / s.key for s in window], params, say, where)  # fmt: skip
-            rows.update({row["run_key"]: row for row in new})
-            write_results(study_dir, list(rows.values()))
-            for row in new:
-                _report(row, bar, say)
-            if not any(_redo(row) for row in new) or window[0].attempt > params.busy_reruns:
-                break
-            window = [replace(s, attempt=s.attempt + 1) for s in window]
-            unsteady = [s for s, row in zip(window, new, strict=True)
-                        if UNSTEADY in (row.get("invalid_reason") or "")]  # fmt: skip
-            _warm(unsteady, targets, launch_dir, params, where, ready)  # these ones again
-            bar.grow(len(window))
-
-
-def _warm(specs, targets, launch_dir: Path, params, where: Where, ready: dict) -> None:
-    """Prepare `specs` (modes of one interleaved window) into `ready`: together, in the
-    window's slices (interleave.warm_up_together), when there are two or more, a warm-up
-    and a tool that can; else each alone, one after another (run.prepare)."""
-
-    def folder(s):  # a re-run's warm-up beside the first's
-        return launch_dir / s.member / (f"warmup__{s.cell_key}"
-                                        + (f"__a{s.attempt}" if s.attempt > 1 else ""))  # fmt: skip
-
-    if (
-        len(specs) < 2
-        or specs[0].load.warmup_s <= 0
-        or not can_warm_up_together(specs[0].tool, where)
-    ):
-        for s in specs:
-            ready[s.member, s.cell_key] = prepare(s, targets[s.member], folder(s), params, where)
-        return
-    checked = [prepare(s, targets[s.member], folder(s), params, where, warm=False) for s in specs]
-    seed = int(fingerprint({"warm-up": specs[0].key})[:8], 16)
-    warmed = warm_up_together([targets[s.member] for s in specs], specs[0].load,
-                              params.interleave_slice_s, params.steady_tolerance_pct,
-                              [folder(s) for s in specs], seed, where)  # fmt: skip
-    for s, own, warm in zip(specs, checked, warmed, strict=True):
-        ready[s.member, s.cell_key] = {**own, **warm, "warmup_together": True}
+                window = [replace(s, attempt=s.attempt + 1) for s in window]  # beside its pair
+                unsteady = [s for s, row in zip(window, new, strict=True)
+                            if UNSTEADY in (row.get("invalid_reason") or "")]  # fmt: skip
+                design.warm_up(unsteady, specs, targets, launch_dir, params, where, ready,
+                               again=True)  # fmt: skip
+                bar.grow(len(window))
 
 
 class _Counter:
