@@ -22,7 +22,8 @@ class Schedule(Protocol):
         ...
 
     def in_words(self) -> str:
-        """What a report says of the order, after "in": "a Williams order (A B, then B A)"."""
+        """What a report says of the order, after "in": "an order that puts each mode equally
+        often first (a Williams design: A B, then B A)"."""
         ...
 
 
@@ -46,7 +47,7 @@ class Williams:
         return rows
 
     def in_words(self) -> str:
-        return "a Williams order (A B, then B A: each member as often first, each pair adjacent)"
+        return "an order that puts each mode equally often first (a Williams design: A B, then B A)"
 
 
 class RoundRobin:
@@ -59,7 +60,7 @@ class RoundRobin:
         return [list(range(n))]
 
     def in_words(self) -> str:
-        return "a round-robin order (A B, A B: the same member first in every round)"
+        return "one seeded order kept every round (round robin: A B, then A B)"
 
 
 SCHEDULES: dict[str, Schedule] = {s.name: s for s in (Williams(), RoundRobin())}

@@ -21,6 +21,7 @@ from hostbench.analysis.verdicts import SUPPORTED
 from hostbench.analysis.wording import describe, ratio_text
 from hostbench.catalog import MODES, mode_label, scenario_label
 from hostbench.params import StudyParams
+from hostbench.schedules import schedule_of
 from hostbench.warmup import JIT_SETTLED_METHODS
 
 from . import figures, models  # noqa: F401 (figures: the notebook reads jcsi2018.figures)
@@ -94,14 +95,13 @@ def _blocks(params: StudyParams) -> str:
 
 def _measures(params: StudyParams) -> str:
     """What a sub-block measures, as its params lay out the compared modes' windows
-    (window_design): back to back in a Williams order, or sharing each window in slices."""
+    (window_design): back to back in its schedule's order, or sharing each window in slices."""
     load = (f"{', '.join(params.tools)} load at concurrency "
             f"{', '.join(map(str, params.concurrency))}")  # fmt: skip
     if window_design.kind(params) == window_design.BACK_TO_BACK:
         return (
             f"measures {_windows(params)} of {params.duration_s:g} s of {load}, the compared "
-            "modes' windows back to back in an order that puts each mode equally often first "
-            "(a Williams design: A B, then B A)"
+            f"modes' windows back to back in {schedule_of(params).in_words()}"
         )
     each = "one window" if params.windows == 1 else f"{params.windows} windows"
     shared = "that the compared modes share"
@@ -110,7 +110,7 @@ def _measures(params: StudyParams) -> str:
         shared = f"shared by every mode in the first, by {focus} in the others"
     return (
         f"measures {each} of {load} {shared}: one k6 process sends each "
-        f"request to the mode whose slice of {params.interleave_slice_s:g} s it is (one slice "
+        f"request to the mode whose slice of {window_design.slice_s(params):g} s it is (one slice "
         "per mode per round, in a seeded random order), so each mode gets "
         f"{params.duration_s:g} s of every window and a drift of the machine falls on all of "
         "them alike; a mode's rate is its requests over its own slices' time"
@@ -263,9 +263,9 @@ def reference_for(sub_params: StudyParams, main_params: StudyParams, main_runs: 
     (window_design.change). sub_results: {sub-study name: its folder or results.csv}.
     Returns the reference's sub-study name ("" for the main study), its params, every run."""
     back = sub_results.get(BACK_TO_BACK)
-    if back is not None and sub_params.interleave_slice_s != main_params.interleave_slice_s:
+    if back is not None and not window_design.alike(sub_params, main_params):
         back_params = tables.load_params(back)
-        if back_params.interleave_slice_s == sub_params.interleave_slice_s:
+        if window_design.alike(back_params, sub_params):
             return BACK_TO_BACK, back_params, tables.load_results(back, valid_only=False)
     return "", main_params, main_runs
 
