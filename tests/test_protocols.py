@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from hostbench.analysis import run_design
 from hostbench.analysis.window_design import BACK_TO_BACK
 from hostbench.errors import HostbenchError
 from hostbench.harness.launch.processes import HarnessProcess, ManagedProcess
@@ -167,7 +168,13 @@ def test_every_stopping_rule_is_chosen_by_its_params_and_starts_from_them(rule_c
     same = recorded(params, seed=2)
     assert rule.refused(same, same) == "" and rule.accepted(same, same) == frozenset()
     assert rule.resumed(tmp_path, state, same, same) == state
-    assert rule.in_words()
+    # The analysis names the run's rule as the harness chose it, in the rule's own words.
+    assert run_design.stopping_rule(params) == rule.name
+    assert rule.in_words() == run_design.stopping_words(params) != ""
+
+
+def test_every_stopping_rule_the_analysis_names_has_its_class():
+    assert [rule.name for rule in RULES] == list(run_design.STOPPING_RULES)
 
 
 def test_a_sequential_run_takes_a_raised_budget_and_a_fixed_one_refuses_more_blocks():

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..analysis import two_stage, until_decided
+from ..analysis import run_design, until_decided
 from ..analysis.sequential import Plan
 from ..params import StudyParams
 from .design import blocks_needed
@@ -91,7 +91,7 @@ class StoppingRule(Protocol):
 class Fixed:
     """`repetitions` blocks, set before any was measured: its plain t intervals hold."""
 
-    name = "fixed"
+    name = run_design.FIXED
 
     def __init__(self, params: StudyParams):
         self.params = params
@@ -134,7 +134,7 @@ class Fixed:
         return state
 
     def in_words(self) -> str:
-        return f"a fixed design: {self.params.repetitions} blocks, set before any was measured"
+        return run_design.stopping_words(self.params)
 
 
 class TwoStage(Fixed):
@@ -142,7 +142,7 @@ class TwoStage(Fixed):
     half-width calls for, set once (design.blocks_needed) and recorded in design.json, so a
     resumed study keeps them."""
 
-    name = "two-stage"
+    name = run_design.TWO_STAGE
 
     def refused(self, old: dict, new: dict) -> str:
         return ""
@@ -164,9 +164,6 @@ class TwoStage(Fixed):
         per_block = Counter(s.block for s in run_order(self.params, seed, n0 + 1))
         return per_block[n0 + 1] / per_block[1] if per_block[1] else 1.0
 
-    def in_words(self) -> str:
-        return two_stage.TwoStage(self.params.repetitions).describe()
-
 
 class Sequential(Fixed):
     """Until the claims are decided: after each block from the `repetitions`-th, the claims
@@ -174,7 +171,7 @@ class Sequential(Fixed):
     next block holds only the cells an open claim needs; the run stops when every claim is
     decided or at max_repetitions."""
 
-    name = "sequential"
+    name = run_design.SEQUENTIAL
 
     def start(self) -> dict:
         params = self.params
@@ -262,15 +259,12 @@ class Sequential(Fixed):
             return f"the profile's most blocks ({self.params.max_repetitions}) reached"
         return ""
 
-    def in_words(self) -> str:
-        return f"measured until decided: {Plan.of(self.params).describe()}"
-
 
 class Budget(Sequential):
     """The sequential rule within a time budget (max_minutes): it stops too where the next
     block, at the last block's pace scaled by the cells it holds, would pass the budget."""
 
-    name = "budget"
+    name = run_design.BUDGET
 
     def stopped(self, found, block: int, state: dict, results, minutes: float) -> str:
         why = super().stopped(found, block, state, results, minutes)
@@ -283,9 +277,6 @@ class Budget(Sequential):
             return f"{BUDGET_STOPPED} ({budget:g} min; {minutes:.0f} min measured)"
         return ""
 
-    def in_words(self) -> str:
-        return f"{super().in_words()}, within {self.params.max_minutes:g} minutes"
-
 
 def cells_measured(results, block: int) -> set[tuple]:
     """The (scenario, concurrency) cells `block` measured."""
@@ -293,20 +284,17 @@ def cells_measured(results, block: int) -> set[tuple]:
     return set(zip(rows["scenario"].astype(str), rows["concurrency"], strict=True))
 
 
+RULES = (Fixed, TwoStage, Sequential, Budget)  # every stopping rule stopping_rule may choose
+
+
 def stopping_rule(params: StudyParams) -> StoppingRule:
-    """The rule `params` state: sequential (within a budget when max_minutes is set) with
-    stop_when_decided, two-stage with target_halfwidth_pct, else fixed."""
-    if params.stop_when_decided:
-        return Budget(params) if params.max_minutes is not None else Sequential(params)
-    if params.target_halfwidth_pct is not None:
-        return TwoStage(params)
-    return Fixed(params)
+    """The rule `params` state (run_design.stopping_rule names it): sequential (within a
+    budget when max_minutes is set) with stop_when_decided, two-stage with
+    target_halfwidth_pct, else fixed."""
+    return {rule.name: rule for rule in RULES}[run_design.stopping_rule(params)](params)
 
 
 def planned(rule: StoppingRule, specs: list[RunSpec], state: dict) -> list[RunSpec]:
     """The windows known to be measured now: every block's up to the rule's last planned."""
     last = rule.last_planned(state)
     return [s for b in range(1, last + 1) for s in rule.in_block(specs, b, state)]
-
-
-RULES = (Fixed, TwoStage, Sequential, Budget)  # every stopping rule stopping_rule may choose

@@ -8,7 +8,15 @@ import math
 
 import pandas as pd
 
-from hostbench.analysis import intervals, prose, tables, verdicts, window_design, wording
+from hostbench.analysis import (
+    intervals,
+    prose,
+    run_design,
+    tables,
+    verdicts,
+    window_design,
+    wording,
+)
 from hostbench.analysis.claims import VERDICT  # noqa: F401 (the notebook reads it here)
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
@@ -21,7 +29,6 @@ from hostbench.analysis.verdicts import SUPPORTED
 from hostbench.analysis.wording import describe, ratio_text
 from hostbench.catalog import MODES, mode_label, scenario_label
 from hostbench.params import StudyParams
-from hostbench.schedules import schedule_of
 from hostbench.warmup import JIT_SETTLED_METHODS
 
 from . import figures, models  # noqa: F401 (figures: the notebook reads jcsi2018.figures)
@@ -82,7 +89,7 @@ def method(params: StudyParams, together: bool = False) -> str:
 
 def _blocks(params: StudyParams) -> str:
     """How many blocks ran, and what decided it, in words."""
-    if params.target_halfwidth_pct is None:
+    if run_design.stopping_rule(params) != run_design.TWO_STAGE:
         return f"{params.repetitions} block{'s' if params.repetitions > 1 else ''}."
     return (
         f"{params.repetitions} blocks of every mode first; then the spread of their "
@@ -101,7 +108,7 @@ def _measures(params: StudyParams) -> str:
     if window_design.kind(params) == window_design.BACK_TO_BACK:
         return (
             f"measures {_windows(params)} of {params.duration_s:g} s of {load}, the compared "
-            f"modes' windows back to back in {schedule_of(params).in_words()}"
+            f"modes' windows back to back in {run_design.schedule_words(params)}"
         )
     each = "one window" if params.windows == 1 else f"{params.windows} windows"
     shared = "that the compared modes share"
