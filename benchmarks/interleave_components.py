@@ -51,8 +51,8 @@ from hostbench.catalog import get_mode, get_scenario
 from hostbench.errors import BadInput, exit_code
 from hostbench.harness.environment import cpu_model
 from hostbench.harness.launch.modes import launch
-from hostbench.harness.measure.alternate import window_for
 from hostbench.harness.measure.checks import validate
+from hostbench.harness.measure.designs import window_for
 from hostbench.harness.measure.interleave import slice_schedule
 from hostbench.harness.measure.loadgen import generator_for
 from hostbench.harness.measure.quiet import measuring_alone, wait_until_quiet

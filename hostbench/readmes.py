@@ -19,6 +19,7 @@ from .analysis import (
     findings,
     tables,
     until_decided,
+    window_design,
 )
 from .catalog import where_modes_run
 from .params import COMMAND_LINE_KEY, StudyParams
@@ -382,7 +383,7 @@ def readme_sections(root: Path) -> list[tuple[str, str, str, str]]:
     if (root / "docs/method.md").is_file() and measured:
         profiles = {sid: StudyParams.from_file(study.params_path("paper"))
                     for sid, study in STUDIES.items() if "paper" in study.profiles()}  # fmt: skip
-        interleaved = {sid: p for sid, p in profiles.items() if p.interleave_slice_s}
+        interleaved = {sid: p for sid, p in profiles.items() if window_design.interleaved(p)}
         text = "\n\n".join(components.method_block(root / d, d, interleaved) for d in measured)
         blocks.append(("docs/method.md", f"{COMPONENTS_START}\n{text}\n{COMPONENTS_END}",
                        COMPONENTS_START, COMPONENTS_END))  # fmt: skip

@@ -26,7 +26,8 @@ from .errors import BadInput, HostbenchError
 from .harness import tour
 from .harness.environment import processor
 from .harness.preflight import check_runnable
-from .harness.study import PROGRESS_FILE, RENDER_ONLY
+from .harness.run_folder import PROGRESS_FILE
+from .harness.study import RENDER_ONLY
 from .params import PARAMS_FILE, StudyParams, check_run_id, params_with_settings
 from .paths import RUNS
 from .plan import Plan, batch_text
@@ -212,7 +213,7 @@ def reproduce(
         (out / DONE_FILE).unlink(missing_ok=True)
     prepare_environment()
     if discard_old:
-        from .harness.study import discard
+        from .harness.run_folder import discard
 
         discard(out)
     t0, started = time.monotonic(), time.time()

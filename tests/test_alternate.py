@@ -28,8 +28,8 @@ from hostbench.harness.measure.alternate import (
     read_runs,
     run_folder,
     run_load,
-    window_for,
 )
+from hostbench.harness.measure.designs import window_for
 from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT, interleaved_window
 from hostbench.harness.measure.loadgen import parse_bombardier
 from hostbench.load import TOOLS, Load, alternating_tools, read_load

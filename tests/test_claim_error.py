@@ -1,7 +1,7 @@
 """One claim, one error rate: Holm's split of a refutation over a claim's comparisons
 (verdicts.claim_verdict), the family a run's claims make (wording.family_text), and every
 design's interval at 95%: Stein's for a two-stage run (two_stage.py), a fixed design never
-resumed with more blocks (harness.study.continued)."""
+resumed with more blocks (harness/stopping.py's Fixed.refused)."""
 
 import json
 import math
@@ -15,7 +15,9 @@ from hostbench.analysis import coverage, intervals, tables, verdicts, wording
 from hostbench.analysis.student_t import t_quantile
 from hostbench.analysis.two_stage import TwoStage, stein_interval
 from hostbench.errors import BadInput
-from hostbench.harness.study import continued, run_study
+from hostbench.harness import run_folder
+from hostbench.harness.stopping import stopping_rule
+from hostbench.harness.study import run_study
 from hostbench.params import params_with_settings
 from hostbench.paths import ROOT
 from hostbench.studies import get_study
@@ -189,20 +191,18 @@ QUICK = get_study("jcsi2018").params_path("quick")
 
 
 def test_a_fixed_design_resumed_with_more_blocks_is_refused_saying_why(tmp_path):
-    from hostbench.harness.study import _recorded  # the record as the harness writes it
-
     first = params_with_settings(QUICK, ["repetitions=2"])
     folder = tmp_path / "s"
     folder.mkdir()
-    recorded = json.dumps(_recorded(first, seed=1), indent=2)
+    recorded = json.dumps(run_folder.recorded(first, seed=1), indent=2)
     (folder / "params.json").write_text(recorded)
     more = params_with_settings(QUICK, ["repetitions=5"])
     with pytest.raises(BadInput, match=r"fixed design of 2 blocks resumed with 5.*new --run-id"):
         run_study(more, "s", tmp_path, progress=False)
     assert (folder / "params.json").read_text() == recorded
-    old, new = json.loads(recorded), _recorded(more, seed=1)
-    assert "\n" not in continued(old, new)
+    old, new = json.loads(recorded), run_folder.recorded(more, seed=1)
+    assert "\n" not in stopping_rule(more).refused(old, new)
     # The same blocks, or a design whose blocks follow the data, resume as before.
-    assert continued(old, old) == ""
-    sized = {"target_halfwidth_pct": 5, "stop_when_decided": False}
-    assert continued({**old, **sized}, {**new, **sized}) == ""
+    assert stopping_rule(first).refused(old, old) == ""
+    sized = params_with_settings(QUICK, ["repetitions=5", "target_halfwidth_pct=5"])
+    assert stopping_rule(sized).refused(old, run_folder.recorded(sized, seed=1)) == ""

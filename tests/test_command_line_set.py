@@ -16,7 +16,8 @@ from conftest import SHORT_RUNS, interruptible
 from hostbench.__main__ import main
 from hostbench.analysis.tables import measured_text
 from hostbench.errors import BadInput
-from hostbench.harness.study import _changes, _recorded, run_study
+from hostbench.harness import run_folder
+from hostbench.harness.study import run_study
 from hostbench.params import COMMAND_LINE_KEY, StudyParams, params_with_settings
 from hostbench.reproduce import BATCH_FILE, reproduce, reproduce_all, settings_of, write_index
 from hostbench.studies import get_study
@@ -35,7 +36,7 @@ def test_settings_apply_over_the_profile_and_are_recorded():
     assert {k: p.to_dict()[k] for k in unchanged} == unchanged
     assert p.set_on_command_line == {"duration_s": "7", "modes": "[nginx-keepalive,kestrel]"}
     # params.json records them, and reads back with them (the notebook gets to_dict's).
-    recorded = _recorded(p, seed=1)
+    recorded = run_folder.recorded(p, seed=1)
     assert recorded[COMMAND_LINE_KEY] == p.set_on_command_line and recorded["duration_s"] == 7.0
     assert StudyParams.from_validated(p.to_dict()).set_on_command_line == p.set_on_command_line
     assert profile.set_on_command_line == {}  # none given: none recorded
@@ -108,7 +109,7 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     first = params_with_settings(QUICK, ["duration_s=7"])
     folder = tmp_path / "s"
     folder.mkdir()
-    recorded = json.dumps(_recorded(first, seed=1), indent=2)
+    recorded = json.dumps(run_folder.recorded(first, seed=1), indent=2)
     (folder / "params.json").write_text(recorded)
     with pytest.raises(BadInput, match=r"other settings: duration_s \(7.0 -> 8.0\)"):
         run_study(params_with_settings(QUICK, ["duration_s=8"]), "s", tmp_path, progress=False)
@@ -121,8 +122,9 @@ def test_a_change_of_repetitions_is_a_change_of_settings():
     blocks are decided as it runs."""
 
     def changes(before: list[str], after: list[str]) -> list[str]:
-        old, new = (_recorded(params_with_settings(QUICK, s), seed=1) for s in (before, after))
-        return _changes(old, new)
+        old, new = (run_folder.recorded(params_with_settings(QUICK, s), seed=1)
+                    for s in (before, after))  # fmt: skip
+        return run_folder.changes(old, new)
 
     assert changes(["repetitions=2"], ["repetitions=5"]) == ["repetitions (2 -> 5)"]
     assert changes(["repetitions=5"], ["repetitions=2"]) == ["repetitions (5 -> 2)"]

@@ -186,19 +186,20 @@ def test_interleaving_is_off_by_default_and_in_the_fingerprint_only_when_set():
 
 
 def test_with_focus_a_blocks_first_window_holds_every_mode_and_the_others_the_focus_alone():
-    from hostbench.harness.study import _windows, run_order
+    from hostbench.harness.measure.designs import SWITCHING_DESIGN
+    from hostbench.harness.order import run_order
 
     params = StudyParams.from_dict({**STUDY, "modes": ["nginx-keepalive", "kestrel", "nginx",
                                                        "caddy"], "baseline": "nginx-keepalive",
                                     "scenarios": ["text", "html"], "windows": 3,
                                     "focus": ["kestrel"], "interleave_slice_s": 0.25})  # fmt: skip
     for block in (1, 2, 3):
-        windows = _windows([s for s in run_order(params, 7) if s.block == block])
+        windows = SWITCHING_DESIGN.windows([s for s in run_order(params, 7) if s.block == block])
         members = Counter(frozenset(s.mode.id for s in w) for w in windows)
         assert members == {frozenset(params.modes): 2,  # one per scenario
                            frozenset({"kestrel", "nginx-keepalive"}): 4}  # fmt: skip
     # A block a target adds measures the focus and the baseline alone.
-    added = _windows([s for s in run_order(params, 7, blocks=4) if s.block == 4])
+    added = SWITCHING_DESIGN.windows([s for s in run_order(params, 7, blocks=4) if s.block == 4])
     assert {frozenset(s.mode.id for s in w) for w in added} == {
         frozenset({"kestrel", "nginx-keepalive"})
     }

@@ -12,7 +12,7 @@ import pytest
 from hostbench.analysis import tables
 from hostbench.errors import BadInput
 from hostbench.harness.measure.loadgen import ab_request_limit, get_generator
-from hostbench.harness.study import run_order
+from hostbench.harness.order import run_order
 from hostbench.load import LOAD_FILE, Load, read_load
 from hostbench.params import StudyParams
 from hostbench.studies import available

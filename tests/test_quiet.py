@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from hostbench.harness.measure.run import RunSpec, execute
-from hostbench.harness.study import run_order, williams_rows
+from hostbench.harness.order import run_order
 from hostbench.params import StudyParams
+from hostbench.schedules import Williams
 
 BURN = "import time\nend = time.time() + 120\nwhile time.time() < end: pass\n"
 
@@ -105,7 +106,7 @@ def test_a_short_run_is_measured_exactly_and_invalid_for_its_length(tmp_path):
 
 def test_williams_rows_balance_positions_and_predecessors():
     for n in range(2, 8):
-        rows = williams_rows(n)
+        rows = Williams().rows(n)
         assert len(rows) == (n if n % 2 == 0 else 2 * n)
         for position in range(n):  # each treatment equally often in each position
             counts = Counter(row[position] for row in rows)

@@ -10,7 +10,7 @@ import pytest
 from hostbench.analysis import compare, runtimes, tables, window_design
 from hostbench.errors import BadInput
 from hostbench.harness.measure.window import RunSpec, run_settings
-from hostbench.harness.study import run_order
+from hostbench.harness.order import run_order
 from hostbench.params import StudyParams, fingerprint
 from hostbench.params.keys import VARIANT
 from hostbench.paths import ROOT, RUNS, TESTAPP

@@ -10,7 +10,8 @@ import pytest
 from conftest import SHORT_RUNS
 from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT
 from hostbench.harness.notebook import ensure_testapp
-from hostbench.harness.study import ENVIRONMENT_FILE, run_study
+from hostbench.harness.run_folder import ENVIRONMENT_FILE
+from hostbench.harness.study import run_study
 from hostbench.params import StudyParams
 from hostbench.results import read_results
 

@@ -18,7 +18,8 @@ from conftest import SHORT_RUNS
 from hostbench.analysis import intervals, student_t
 from hostbench.harness.design import blocks_needed
 from hostbench.harness.measure.cpumonitor import CpuMonitor
-from hostbench.harness.study import _added_block_share, run_order
+from hostbench.harness.order import run_order
+from hostbench.harness.stopping import TwoStage
 from hostbench.params import StudyParams
 from hostbench.results import per_launch, read_results
 
@@ -78,7 +79,7 @@ def test_modes_off_the_focus_get_one_window_a_block():
     focus = [i for i, s in enumerate(text) if s.mode.id in ("nginx", "kestrel")]
     assert focus[1] == focus[0] + 1
     # The time cap counts an added block at its share: 4 focus windows of 6.
-    assert _added_block_share(p, seed=1) == 4 / 6
+    assert TwoStage(p).added_block_share(seed=1) == 4 / 6
 
 
 def test_a_focus_on_the_baseline_or_an_unknown_mode_is_one_line():

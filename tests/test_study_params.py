@@ -4,8 +4,8 @@ import pytest
 import yaml
 
 from hostbench.errors import BadInput
+from hostbench.harness.order import run_order
 from hostbench.harness.preflight import check_runnable
-from hostbench.harness.study import run_order
 from hostbench.params import StudyParams, check_run_id, load_yaml
 from hostbench.studies import STUDIES
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..catalog import mode_label, scenario_label
 from ..load import TOOLS
+from . import window_design
 from .intervals import blocks_for_halfwidth
 from .student_t import t_quantile
 
@@ -200,7 +201,7 @@ def schedule_text(summary: pd.DataFrame, study: str, params, tool: str = "k6") -
     """What the components, measured with `tool`, predict for a study's interleaved profile
     (`params`, a StudyParams) that loads with it: the half-width of its focus ratios after
     its first blocks, and the blocks Stein's rule would then set for its target."""
-    rows = summary[summary["slice_s"] == params.interleave_slice_s]
+    rows = summary[summary["slice_s"] == window_design.slice_s(params)]
     if rows.empty or params.target_halfwidth_pct is None or tool not in params.tools:
         return ""
     n0, w, target = params.repetitions, params.windows, params.target_halfwidth_pct
@@ -212,7 +213,7 @@ def schedule_text(summary: pd.DataFrame, study: str, params, tool: str = "k6") -
             f"{n0} blocks, {blocks_for_halfwidth(spread, n0, target)} blocks for ±{target:g}%"
         )
     return (
-        f"For {study}'s paper profile ({params.interleave_slice_s:g} s slices, {w} "
+        f"For {study}'s paper profile ({window_design.slice_s(params):g} s slices, {w} "
         f"window{'s' if w > 1 else ''} a block, {n0} blocks first, "
         f"target ±{target:g}%), these components predict: {'; '.join(parts)} "
         f"(Stein's rule, docs above; capped by max_repetitions {params.max_repetitions} and "

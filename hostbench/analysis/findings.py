@@ -20,6 +20,7 @@ from . import (
     intervals,
     machines,
     prose,
+    run_design,
     tables,
     until_decided,
     verdict_card,
@@ -127,7 +128,9 @@ def findings_box(
         precision = precision_line(run_dir, results, study)
     if not smoke and ratios is not None and not precision:
         precision = ratios_precision(ratios)
-    until_decided_run = run_dir is not None and tables.load_params(run_dir).stop_when_decided
+    until_decided_run = run_dir is not None and run_design.stops_when_decided(
+        tables.load_params(run_dir)
+    )
     # A claims run aims at decisions, not half-widths: its looks say how far it got.
     if (
         not smoke
@@ -263,7 +266,7 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame, study: str | None
     one. A run that stopped when decided: its looks instead (until_decided.summary; `study`
     names what the paper profile adds). Empty for a study without a baseline to compare with."""
     params = tables.load_params(run_dir)
-    if params.stop_when_decided:
+    if run_design.stops_when_decided(params):
         return until_decided.summary(run_dir, study)
     baseline = params.baseline_mode
     compared = params.focus or [m for m in params.modes if m != baseline]

@@ -502,7 +502,7 @@ def reason_kind(reason: str) -> str:
     return re.sub(r"\d+(?:\.\d+)?", "N", reason.strip())
 
 
-# The row of invalid_reasons that counts the runs measured again at once (harness.study._redo).
+# The row of invalid_reasons that counts the runs measured again at once (measure/designs.py redo).
 RERUN_KIND = "re-run after a busy or unsteady attempt (attempt 2 or later)"
 
 

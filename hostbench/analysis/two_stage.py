@@ -29,7 +29,7 @@ from .student_t import t_quantile
 
 ALPHA = 0.05  # two-sided: the 95% of every other interval
 METHOD = "stein"  # paired_ratios' method column for such a run
-DESIGN_FILE = "design.json"  # written by the harness (harness/study.py), first_blocks in it
+DESIGN_FILE = "design.json"  # written by the harness (harness/stopping.py), first_blocks in it
 
 
 @dataclass(frozen=True)

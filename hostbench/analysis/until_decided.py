@@ -29,7 +29,7 @@ from .sequential import Plan
 
 DECIDED = (verdicts.REPRODUCED, verdicts.SMALLER, verdicts.LARGER, verdicts.DIFFERS,
            verdicts.SUPPORTED, verdicts.NOT_SUPPORTED, verdicts.CONSISTENT)  # fmt: skip
-DESIGN_FILE = "design.json"  # the harness writes it (harness/study.py); looks under LOOKS
+DESIGN_FILE = "design.json"  # the harness writes it (harness/stopping.py); looks under LOOKS
 LOOKS = "looks"
 SHOWN_VARIANTS = 3  # "the variants a, b, c and 11 more": what the paper profile adds
 MOST_BLOCKS_SHOWN = 1000  # "about N blocks": beyond this, "more than"

@@ -10,6 +10,7 @@ from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import TOOLS, alternating_tools, slice_rules_in_words, tools_in_words
 from ..runtimes import DEFAULT_RUNTIME, RUNTIMES
+from ..schedules import SCHEDULES
 from .expansion import resolve_sweep
 from .record import RUN_ID
 from .rules import (
@@ -187,6 +188,11 @@ KEYS: tuple[Key, ...] = (
        "Measured windows of each cell per block: a block launches each mode once, warms it up "
        "per scenario, and runs the compared modes' windows back to back in a balanced order "
        "(A B, B A, ...). The launch is the independent unit of every interval.", INT_1),
+    _k("schedule", "williams", "",
+       "The order the compared members of a sub-block take their windows in, round by round: "
+       "williams balances each member's position and the member before it (A B, then B A); "
+       "round-robin keeps one seeded order every round (A B, A B).",
+       Rule("str", choices=SCHEDULES, noun="schedule")),
     _k("focus", [], "",
        "The modes whose comparison with the baseline the headline rests on: they and the "
        "baseline get `windows` windows per block, the other modes one (and none in blocks "

@@ -200,6 +200,7 @@ class StudyParams:
     warmup_s: float  # the longest warm-up; it ends earlier once throughput is steady
     repetitions: int  # blocks: every cell once per block, in a seeded random order
     windows: int = _default("windows")  # measured windows per cell and block
+    schedule: str = _default("schedule")  # the rounds' order (hostbench/schedules.py)
     focus: list[str] = _default("focus")  # modes that get `windows` windows (all when empty)
     interleave_slice_s: float | None = _default("interleave_slice_s")  # None: back to back
     target_halfwidth_pct: float | None = _default("target_halfwidth_pct")

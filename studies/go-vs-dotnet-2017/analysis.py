@@ -192,7 +192,7 @@ def _load_text(params: dict, scenario: str) -> str:
         requests = dict.fromkeys(SCENARIOS, requests)
     if requests:
         return f"{connections} -n {requests.get(scenario, '-')}"
-    seconds, slice_s = params["duration_s"], params.get("interleave_slice_s")
+    seconds, slice_s = params["duration_s"], window_design.slice_s(params)
     if slice_s is None:
         return f"{connections} -d {seconds:g}s"
     each = window_design.alternating_runs(seconds, slice_s, "server", "servers")

@@ -8,7 +8,15 @@ import math
 
 import pandas as pd
 
-from hostbench.analysis import intervals, prose, tables, verdicts, window_design, wording
+from hostbench.analysis import (
+    intervals,
+    prose,
+    run_design,
+    tables,
+    verdicts,
+    window_design,
+    wording,
+)
 from hostbench.analysis.claims import VERDICT  # noqa: F401 (the notebook reads it here)
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.sensitivity import (  # noqa: F401 (the notebook reads them here)
@@ -81,7 +89,7 @@ def method(params: StudyParams, together: bool = False) -> str:
 
 def _blocks(params: StudyParams) -> str:
     """How many blocks ran, and what decided it, in words."""
-    if params.target_halfwidth_pct is None:
+    if run_design.stopping_rule(params) != run_design.TWO_STAGE:
         return f"{params.repetitions} block{'s' if params.repetitions > 1 else ''}."
     return (
         f"{params.repetitions} blocks of every mode first; then the spread of their "
@@ -94,14 +102,13 @@ def _blocks(params: StudyParams) -> str:
 
 def _measures(params: StudyParams) -> str:
     """What a sub-block measures, as its params lay out the compared modes' windows
-    (window_design): back to back in a Williams order, or sharing each window in slices."""
+    (window_design): back to back in its schedule's order, or sharing each window in slices."""
     load = (f"{', '.join(params.tools)} load at concurrency "
             f"{', '.join(map(str, params.concurrency))}")  # fmt: skip
     if window_design.kind(params) == window_design.BACK_TO_BACK:
         return (
             f"measures {_windows(params)} of {params.duration_s:g} s of {load}, the compared "
-            "modes' windows back to back in an order that puts each mode equally often first "
-            "(a Williams design: A B, then B A)"
+            f"modes' windows back to back in {run_design.schedule_words(params)}"
         )
     each = "one window" if params.windows == 1 else f"{params.windows} windows"
     shared = "that the compared modes share"
@@ -110,7 +117,7 @@ def _measures(params: StudyParams) -> str:
         shared = f"shared by every mode in the first, by {focus} in the others"
     return (
         f"measures {each} of {load} {shared}: one k6 process sends each "
-        f"request to the mode whose slice of {params.interleave_slice_s:g} s it is (one slice "
+        f"request to the mode whose slice of {window_design.slice_s(params):g} s it is (one slice "
         "per mode per round, in a seeded random order), so each mode gets "
         f"{params.duration_s:g} s of every window and a drift of the machine falls on all of "
         "them alike; a mode's rate is its requests over its own slices' time"
@@ -263,9 +270,9 @@ def reference_for(sub_params: StudyParams, main_params: StudyParams, main_runs: 
     (window_design.change). sub_results: {sub-study name: its folder or results.csv}.
     Returns the reference's sub-study name ("" for the main study), its params, every run."""
     back = sub_results.get(BACK_TO_BACK)
-    if back is not None and sub_params.interleave_slice_s != main_params.interleave_slice_s:
+    if back is not None and not window_design.alike(sub_params, main_params):
         back_params = tables.load_params(back)
-        if back_params.interleave_slice_s == sub_params.interleave_slice_s:
+        if window_design.alike(back_params, sub_params):
             return BACK_TO_BACK, back_params, tables.load_results(back, valid_only=False)
     return "", main_params, main_runs
 

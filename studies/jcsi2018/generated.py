@@ -20,6 +20,7 @@ from hostbench.analysis import (
     findings,
     intervals,
     prose,
+    run_design,
     tables,
     until_decided,
     verdicts,
@@ -241,7 +242,7 @@ def profile_block() -> str:
     else:
         windows = f"{each} a launch for every mode"
     blocks = f"{params.repetitions} blocks"
-    if params.target_halfwidth_pct is not None:
+    if run_design.stopping_rule(params) == run_design.TWO_STAGE:
         limits = [f"{params.max_repetitions} blocks"]
         limits += [f"{params.max_minutes:g} min"] if params.max_minutes is not None else []
         blocks += (f", then as many as the spread asks for a {params.target_halfwidth_pct:g}% "

@@ -173,9 +173,9 @@ def _requests_text(params) -> str:
     (-t 1) alternating between the modes"."""
     if params.requests is not None:
         return f"{params.requests:,}"
-    if params.interleave_slice_s is None:
+    if not window_design.interleaved(params):
         return f"none: timed, {params.duration_s:g} s per mode (-t)"
-    slice_s = params.interleave_slice_s
+    slice_s = window_design.slice_s(params)
     each = window_design.alternating_runs(params.duration_s, slice_s, "mode", "modes",
                                           flag=f" (-t {slice_s:g})")  # fmt: skip
     return f"none: timed, {each}"

@@ -25,7 +25,7 @@ CPU per request comes from each target's own process trees over the window, as f
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,8 +36,6 @@ from ..launch.modes import Target
 from .interleave import (
     COUNT_TOLERANCE_PCT,
     SCHEDULE_FILE,
-    SWITCHING_DESIGN,
-    InterleavedDesign,
     InterleavedWindow,
     SliceSchedule,
     answer_reasons,
@@ -49,7 +47,6 @@ from .window import (
     LOOPBACK,
     TargetTrees,
     Where,
-    WindowDesign,
     quiesce,
     raise_if_dead,
     served,
@@ -58,18 +55,6 @@ from .window import (
 
 ALTERNATING = "alternating runs"  # interleave.json's design (k6's: interleave.SWITCHING)
 RUNS_DIR = "load"  # a folder per run in it, named by run_folder
-
-
-def design_for(tool: str) -> WindowDesign:
-    """The design of `tool`'s interleaved windows: one run switching target, or alternating
-    runs (load.py's switches_target)."""
-    return SWITCHING_DESIGN if TOOLS[tool].switches_target else ALTERNATING_DESIGN
-
-
-def window_for(tool: str) -> Callable[..., InterleavedWindow]:
-    """The interleaved window of `tool`'s design (design_for): both take the same arguments
-    and give the same record."""
-    return design_for(tool).fire
 
 
 def run_folder(slice_no: int, target: int) -> str:
@@ -281,6 +266,3 @@ def alternating_window(
     window = window_record(started_at, schedule, own, sum(run.result.requests for run in runs),
                            loadgen_s, machine)  # fmt: skip
     return InterleavedWindow(rows, window, schedule)
-
-
-ALTERNATING_DESIGN = InterleavedDesign(ALTERNATING, alternating_window)

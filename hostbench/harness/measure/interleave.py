@@ -25,7 +25,7 @@ import random
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -618,31 +618,3 @@ def measure_interleaved(
         reasons = [counted["invalid_reason"], *measure_reasons(row, params, watched_groups(target))]
         rows.append(judged(row, reasons, params, run_dir))
     return rows
-
-
-Fire = Callable[..., InterleavedWindow]  # interleaved_window, alternate.alternating_window
-
-
-@dataclass(frozen=True)
-class InterleavedDesign:
-    """The WindowDesign of several modes in slices of one window (measure_interleaved),
-    loaded by `fire`."""
-
-    name: str  # as interleave.json says it
-    fire: Fire
-
-    def measure(
-        self,
-        specs: Sequence[RunSpec],
-        targets: Sequence[Target],
-        ready: Sequence[dict],
-        run_dirs: Sequence[Path],
-        params: StudyParams,
-        say=print,
-        where: Where = LOOPBACK,
-    ) -> list[dict]:
-        return measure_interleaved(list(specs), list(targets), list(ready), list(run_dirs),
-                                   params, say, self.fire, where)  # fmt: skip
-
-
-SWITCHING_DESIGN = InterleavedDesign(SWITCHING, interleaved_window)

@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -23,7 +22,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ... import results
-from ...analysis.window_design import BACK_TO_BACK
 from ...errors import HostbenchError
 from ...load import Load
 from ...params import StudyParams
@@ -277,26 +275,6 @@ def measure_window(
     return judged(row, reasons, params, run_dir)
 
 
-class BackToBack:
-    """The WindowDesign of one mode a window (measure_window), the windows back to back."""
-
-    name = BACK_TO_BACK  # as the analysis says it (window_design)
-
-    def measure(
-        self,
-        specs: Sequence[RunSpec],
-        targets: Sequence[Target],
-        ready: Sequence[dict],
-        run_dirs: Sequence[Path],
-        params: StudyParams,
-        say=print,
-        where: Where = LOOPBACK,
-    ) -> list[dict]:
-        if len(specs) != 1:
-            raise HostbenchError(f"a window back to back measures one mode, got {len(specs)}")
-        return [measure_window(specs[0], targets[0], ready[0], run_dirs[0], params, say, where)]
-
-
 def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where: Where,
           stats_key: str) -> tuple:  # fmt: skip
     """Run the load at `target` while the CPU monitor watches the target's processes and the
@@ -326,6 +304,3 @@ def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where:
         )
         monitor.exited("loadgen", result.cpu_s)
     return result, monitor.summary(), watched
-
-
-BACK_TO_BACK_DESIGN = BackToBack()

@@ -140,12 +140,33 @@ LOOPBACK = Where()  # the load generator and the targets on this machine's loopb
 
 
 class WindowDesign(Protocol):
-    """How a window lays out the load on its modes: one mode a window, back to back
-    (run.BACK_TO_BACK_DESIGN), or several modes in slices of one window, by one k6 run
-    switching target (interleave.SWITCHING_DESIGN) or by alternating short runs
-    (alternate.ALTERNATING_DESIGN)."""
+    """How a window lays out the load on its modes: one mode a window, back to back, or
+    several modes in slices of one window, by one k6 run switching target or by alternating
+    short runs (designs.py: BACK_TO_BACK_DESIGN, SWITCHING_DESIGN, ALTERNATING_DESIGN). Every
+    window a study measures, warms up for or reads back goes through its design."""
 
     name: str  # as interleave.json and the run's design say it
+
+    def windows(self, specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
+        """A block's runs of this design grouped into its windows, in order."""
+        ...
+
+    def warm_up(
+        self,
+        window: Sequence[RunSpec],
+        block: Sequence[RunSpec],
+        targets: dict[str, Target],
+        launch_dir: Path,
+        params: StudyParams,
+        where: Where,
+        ready: dict,
+        again: bool = False,
+    ) -> None:
+        """Prepare (check, warm up) what `window` needs that `ready` (by member and cell key)
+        lacks, on the launched `targets` (by member), its files under launch_dir; `block`:
+        the block's runs still to measure; `again`: the window's runs are re-runs whose
+        warm-up never settled, warmed up anew."""
+        ...
 
     def measure(
         self,
@@ -160,6 +181,11 @@ class WindowDesign(Protocol):
         """One window of `specs`, each on its launched target `targets[i]` as `prepare`
         left it (`ready[i]`), its files in `run_dirs[i]`: one row per spec (window_row),
         judged and saved (judged)."""
+        ...
+
+    def read_back(self, window: list[RunSpec], study_dir: Path, params: StudyParams):
+        """A window's finished rows by key (with the re-runs measured at once), and what is
+        still to measure of it (the window at its next attempt; [] when done)."""
         ...
 
 
