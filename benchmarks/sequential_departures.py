@@ -50,7 +50,7 @@ def main() -> None:
     table = departures.table(blocks, plan, runs=args.runs, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out / departures.DEPARTURES_FILE, index=False)
-    facts = departures.measured_facts(blocks)
+    facts = departures.measured_facts(blocks, plan.first)
     (args.out / departures.MEASURED_FILE).write_text(json.dumps(facts, indent=1) + "\n")
     seed = vars(args) | {"out": str(args.out), "plan": [plan.first, plan.last]}
     (args.out / departures.SEED_FILE).write_text(json.dumps(seed, indent=1) + "\n")
