@@ -288,10 +288,11 @@ def changed_make_up(runs: int, blocks: int, first: int, shift_sd: float, rng, *,
 
 
 def table(blocks: pd.DataFrame, plan: Plan, *, runs: int = RUNS, seed: int = 0,
-          widening: bool = True) -> pd.DataFrame:  # fmt: skip
+          widening: bool = True, reference_records: int = 200) -> pd.DataFrame:  # fmt: skip
     """Every case's error a side on `runs` sequences: one row per case (case, detail, runs,
     above, below, and with `widening` the factor on the boundaries that would bring both to
-    2.5%, widening_needed). Deterministic for a seed."""
+    2.5%, widening_needed; a resampled record's `reference`, resampling_reference over
+    reference_records records). Deterministic for a seed."""
     rng = np.random.default_rng(seed)
     last, rows = plan.last, []
 
@@ -301,7 +302,9 @@ def table(blocks: pd.DataFrame, plan: Plan, *, runs: int = RUNS, seed: int = 0,
         row = {"case": case, "detail": detail, "runs": len(logs), **miss_rates(logs, plan)}
         if resampled_from:
             if resampled_from not in references:
-                references[resampled_from] = resampling_reference(resampled_from, plan, rng)
+                references[resampled_from] = resampling_reference(
+                    resampled_from, plan, rng, records=reference_records, runs=min(runs, 20_000)
+                )
             row["reference"] = references[resampled_from]
         if widening:
             row["widen_needed"] = widening_needed(logs, plan)
