@@ -92,9 +92,10 @@ def test_miss_rates_refuses_sequences_shorter_than_the_cap():
 
 def _blocks(values, record="r", scenario="html", cells=None) -> pd.DataFrame:
     n = len(values)
+    cells = cells if cells is not None else 1
     return pd.DataFrame({"record": record, "variant": "", "mode": "kestrel", "tool": "k6",
                          "concurrency": 8, "scenario": scenario, "block": range(1, n + 1),
-                         "log_ratio": values, "cells": cells if cells is not None else 1})  # fmt: skip
+                         "log_ratio": values, "cells": cells})  # fmt: skip
 
 
 def test_lag1_autocorrelation_of_a_long_ar1_record():
