@@ -20,7 +20,7 @@ APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/do
 YARP_SOURCES := $(wildcard testapp/yarp/*.cs testapp/yarp/*.csproj)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
-.PHONY: setup system-packages test check lint reproduce reproduce-all plan compare lab clean
+.PHONY: setup system-packages test check lint reproduce reproduce-all plan compare lab clean aot
 
 # Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
 # make starts, before anything runs, whenever the venv is still to be built: a
@@ -52,6 +52,14 @@ build/testapp/TestApp: $(APP_SOURCES)
 build/yarp/YarpProxy: $(YARP_SOURCES)
 	dotnet publish testapp/yarp -c Release -o build/yarp --nologo -v quiet
 	@touch $@
+
+# The `aot` runtime variant's build (hostbench/runtime_variants.py, testapp/aot/README.md):
+# testapp/aot published Native AOT for .NET 10 into build/testappaot-aot-net10.0/, when missing
+# or older than its sources (about a minute and a half). It links with clang and lld
+# (apt-get install clang lld zlib1g-dev). Not part of setup: a study that runs the variant
+# publishes it itself, as this does.
+aot: $(VENV)/.installed
+	$(PY) -c 'from hostbench.harness.notebook import ensure_variant; print(ensure_variant("aot"))'
 
 # The C# tour's Jupyter kernel: Microsoft.dotnet-interactive as pinned in
 # .config/dotnet-tools.json (`dotnet tool restore`), its kernelspec in the venv. Where it
