@@ -38,9 +38,8 @@ class HarnessProcess(Protocol):
     argv: list[str]
     log_path: Path  # its stdout (and stderr unless stderr_path), here once it ran
     stderr_path: Path | None
-    # Seconds from its start to the readiness probe that said yes (wait_until_ready sets it);
-    # None: not started, or started without a probe.
-    startup_s: float | None
+    # Once ready, wait_until_ready gives it startup_s: seconds from its start to the readiness
+    # probe that said yes (read with getattr: a process started without a probe has none).
 
     @property
     def pid(self) -> int: ...  # where it runs (its host's pid under ssh)
