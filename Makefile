@@ -20,7 +20,7 @@ APP_SOURCES := $(wildcard testapp/dotnet/*.cs testapp/dotnet/*.csproj testapp/do
 YARP_SOURCES := $(wildcard testapp/yarp/*.cs testapp/yarp/*.csproj)
 GOSERVER_SOURCES := $(wildcard testapp/go/cmd/goserver/*.go testapp/go/cmd/goserver/views/*.html testapp/go/cmd/goserver/views/*/*.html)
 
-.PHONY: setup system-packages test check lint reproduce reproduce-all plan compare lab clean
+.PHONY: setup system-packages test check lint reproduce reproduce-all plan compare lab clean aot
 
 # Python >= 3.11.5 (the pins need it; Debian 12's python3 is 3.11.2), checked when
 # make starts, before anything runs, whenever the venv is still to be built: a
@@ -52,6 +52,14 @@ build/testapp/TestApp: $(APP_SOURCES)
 build/yarp/YarpProxy: $(YARP_SOURCES)
 	dotnet publish testapp/yarp -c Release -o build/yarp --nologo -v quiet
 	@touch $@
+
+# The `aot` runtime variant's build (hostbench/runtime_variants.py, testapp/aot/README.md):
+# testapp/aot published Native AOT for .NET 10 into build/testappaot-aot-net10.0/, when missing
+# or older than its sources (about a minute and a half). It links with clang and lld
+# (apt-get install clang lld zlib1g-dev). Not part of setup: a study that runs the variant
+# publishes it itself, as this does.
+aot: $(VENV)/.installed
+	$(PY) -c 'from hostbench.harness.notebook import ensure_variant; print(ensure_variant("aot"))'
 
 # The C# tour's Jupyter kernel: Microsoft.dotnet-interactive as pinned in
 # .config/dotnet-tools.json (`dotnet tool restore`), its kernelspec in the venv. Where it
@@ -93,7 +101,7 @@ lint: $(VENV)/.installed
 # out the recipe stops them, if they still run (what they started stops with them: setpriv
 # --pdeathsig).
 TEST_LANE_2 := tests/test_ssh.py tests/test_interleave_live.py tests/test_alternate_live.py \
-	tests/test_runtimes_live.py
+	tests/test_runtimes_live.py tests/test_runtime_variants_live.py
 TEST_LANE_3 := tests/test_schedule.py tests/test_study.py tests/test_run.py tests/test_quiet.py \
 	tests/test_until_decided_live.py tests/test_limits.py tests/test_netns.py tests/test_modes.py \
 	tests/test_loadgen_live.py tests/test_proxies.py tests/test_yarp.py tests/test_goservers.py \

@@ -329,6 +329,23 @@ RENAMED = {"repetition": "block"}
 # Columns added after runs were recorded, and what a run recorded before each one had.
 ADDED = {"warmup_together": False, "runtime_version": ""}
 
+# What a runtime variant's launch ran (hostbench/runtime_variants.py), declared ahead of the
+# rows: harness/measure/run.py's prepare reads them into each launch's `ready` (RAN_COLUMNS,
+# startup_ms), and they join COLUMNS, with ADDED_RUNTIME_VARIANT for the runs recorded before,
+# once harness/measure/window.py's window_row copies them from `ready` into the row.
+RUNTIME_VARIANT_COLUMNS: tuple[Column, ...] = (
+    _c("build", STR, "",
+       "How the test app was compiled, as it reported it (GET /__transport): jit, or aot (Native "
+       "AOT); empty: a server that does not report it (Go, external)."),
+    _c("gc", STR, "",
+       "The garbage collector the test app ran with, as it reported it: workstation, server, or "
+       "datas (server GC adapting its heaps to the load); empty: not reported."),
+    _c("startup_ms", FLOAT, "ms",
+       "From the server's start to its first 200 to GET /health (the launch's readiness probe, "
+       "polled every 5 ms); NaN: a server the harness did not start.", ".1f"),
+)  # fmt: skip
+ADDED_RUNTIME_VARIANT = {"build": "", "gc": "", "startup_ms": float("nan")}
+
 
 def upgraded(row: dict) -> dict:
     """A run's recorded row (row.json) with the columns added since it was written, at the

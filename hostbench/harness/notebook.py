@@ -16,6 +16,7 @@ from ..catalog import get_scenario
 from ..errors import HostbenchError
 from ..params import StudyParams, check_run_id
 from ..paths import ROOT, RUNS
+from ..runtime_variants import get_variant, publish_argv
 from ..runtimes import build_of, publish_args
 from ..studies import get_study
 from .launch import netns
@@ -25,6 +26,29 @@ from .preflight import check_runnable
 from .study import run_study
 
 APP_SOURCES = ROOT / "testapp" / "dotnet"
+
+
+def _newest_source(*folders: Path) -> float:
+    """The mtime of the newest source file of the app in `folders` (bin/ and obj/ left out)."""
+    kinds = (".cs", ".cshtml", ".csproj", ".json")
+    return max(
+        (p.stat().st_mtime for folder in folders for p in folder.rglob("*")
+         if p.suffix in kinds and "bin" not in p.parts and "obj" not in p.parts),
+        default=0.0,
+    )  # fmt: skip
+
+
+def _publish(argv: list[str], app: Path, newest: float, which: str) -> Path:
+    """`app`, published by argv when it is missing or older than `newest`."""
+    if app.exists() and app.stat().st_mtime >= newest:
+        return app
+    print(f"publishing the test app{which} (dotnet publish, about a minute) ...", flush=True)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+        raise HostbenchError(f"dotnet publish{which} failed ({done.returncode}): {last[0]}")
+    app.touch()
+    return app
 
 
 @cache
@@ -37,26 +61,22 @@ def ensure_testapp(runtime: str | None = None) -> Path:
     process and runtime: a study and its sub-studies measure the build the notebook started
     with, even when the sources are edited while it measures.
     """
-    kinds = (".cs", ".cshtml", ".csproj", ".json")
-    sources = [
-        p
-        for p in APP_SOURCES.rglob("*")
-        if p.suffix in kinds and "bin" not in p.parts and "obj" not in p.parts
-    ]
-    newest = max((p.stat().st_mtime for p in sources), default=0.0)
-    app = build_of(runtime)
-    if app.exists() and app.stat().st_mtime >= newest:
-        return app
-    which = f" for {runtime}" if runtime else ""
-    print(f"publishing the test app{which} (dotnet publish, about a minute) ...", flush=True)
     argv = ["dotnet", "publish", str(APP_SOURCES), *publish_args(runtime), "--nologo",
             "-v", "quiet"]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
-        raise HostbenchError(f"dotnet publish{which} failed ({done.returncode}): {last[0]}")
-    app.touch()
-    return app
+    which = f" for {runtime}" if runtime else ""
+    return _publish(argv, build_of(runtime), _newest_source(APP_SOURCES), which)
+
+
+@cache
+def ensure_variant(name: str) -> Path:
+    """Publish a runtime variant's build (hostbench/runtime_variants.py) when it is missing or
+    older than its sources, as ensure_testapp does a runtime's; once per process and variant.
+    A Native AOT build takes about a minute and a half and links with clang and lld."""
+    variant = get_variant(name)
+    folders = {variant.build.sources, APP_SOURCES}  # testapp/aot compiles shared files of it
+    which = f" for runtime variant {variant.name}"
+    return _publish([*publish_argv(variant), "-v", "quiet"], variant.executable,
+                    _newest_source(*folders), which)  # fmt: skip
 
 
 @dataclass

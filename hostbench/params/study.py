@@ -175,6 +175,9 @@ class LaunchOptions:
     program_settings: dict[str, object] = field(default_factory=_program_defaults)
     # The test app's runtime (params key runtimes, per variant): None, make setup's build.
     runtime: str | None = None
+    # A runtime variant's name (hostbench/runtime_variants.py: its build, GC and runtime, in
+    # place of `runtime`); None: none. No params key names it yet.
+    runtime_variant: str | None = None
 
     def as_params(self) -> dict:
         """Its params keys with their values, as params.json states them: the general ones (its
@@ -184,7 +187,7 @@ class LaunchOptions:
 
 
 # LaunchOptions' fields that are no params key of their name.
-NOT_KEYS = ("program_settings", "runtime")
+NOT_KEYS = ("program_settings", "runtime", "runtime_variant")
 
 
 @dataclass

@@ -3,6 +3,7 @@
 
 from ..errors import ToolMissing
 from ..paths import BIN, TESTAPP
+from ..runtime_variants import check_env, get_variant, publish_argv
 from ..runtimes import build_of
 from .program import Program
 
@@ -16,7 +17,15 @@ class TestApp(Program):
 
     def executable(self, place, setup):
         """make setup's build, or the self-contained build of the launch's runtime (params key
-        runtimes), published by the harness before the study (notebook.ensure_testapp)."""
+        runtimes), published by the harness before the study (notebook.ensure_testapp); or the
+        build of its runtime variant (runtime_variants.py; notebook.ensure_variant)."""
+        if setup.opts.runtime_variant is not None:
+            variant = get_variant(setup.opts.runtime_variant)
+            if not variant.executable.is_file():
+                publish = " ".join(publish_argv(variant))
+                raise ToolMissing(f"runtime variant {variant.name!r} is not built at "
+                                  f"{variant.executable}: {publish}")  # fmt: skip
+            return place.tool(variant.build.executable, variant.executable.parent)
         if setup.opts.runtime is None:
             return super().executable(place, setup)
         build = build_of(setup.opts.runtime)
@@ -31,7 +40,12 @@ class TestApp(Program):
         return [exe, "--urls", urls, *setup.mode.server_args, *setup.opts.app_args]
 
     def env(self, setup, folder):
-        return dict(setup.opts.app_env)
+        """The study's app_env, and the GC setting of its runtime variant."""
+        if setup.opts.runtime_variant is None:
+            return dict(setup.opts.app_env)
+        variant = get_variant(setup.opts.runtime_variant)
+        check_env(variant, setup.opts.app_env)
+        return {**setup.opts.app_env, **variant.env}
 
 
 class GoServer(Program):

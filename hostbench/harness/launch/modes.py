@@ -20,6 +20,7 @@ from ...catalog import Mode, get_mode, runnable_here
 from ...errors import BadInput, HostbenchError
 from ...params import LaunchOptions  # data: the params' launch keys
 from ...programs import Setup, programs_of
+from ...runtime_variants import check_env, check_mode, get_variant
 from . import web
 from .netns import TwoHosts
 from .places import Local
@@ -73,6 +74,14 @@ class Target:
         r = self._app_request("GET", "/__transport")
         return json.loads(r.body) if r.status == 200 else None
 
+    @property
+    def startup_s(self) -> float | None:
+        """The app's startup: seconds from its process's start to its first 200 to GET /health
+        (processes.wait_until_ready); None for a server we did not start."""
+        if self.app_url is None or not self.processes:
+            return None
+        return getattr(self.processes[0], "startup_s", None)
+
     def reset_server_stats(self):
         if self.app_url is not None:
             self._app_request("POST", "/__stats/reset")
@@ -85,6 +94,13 @@ def check(mode: Mode, opts: LaunchOptions) -> None:
             f"mode {mode.id!r} runs only on Windows ({mode.summary}); "
             f"modes that run here: {', '.join(runnable_here())}"
         )
+    if opts.runtime_variant is not None:
+        variant = get_variant(opts.runtime_variant)
+        check_mode(variant, mode)
+        check_env(variant, opts.app_env)
+        if opts.runtime is not None:
+            raise BadInput(f"runtime variant {variant.name!r} runs on {variant.runtime}; give a "
+                           f"runtime ({opts.runtime}) or a runtime variant, not both")  # fmt: skip
     if mode.launch == "external":
         if not opts.url:
             raise BadInput(f"mode {mode.id!r} needs a URL (params key `url`, or --url)")

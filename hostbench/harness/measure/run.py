@@ -139,17 +139,27 @@ def warm_up(
     return {"warmup_s": round(elapsed, 2), "warmup_steady": reached if curve else None}
 
 
+# What a launch ran, beside its transport settings: the app's GET /__transport keys of how it
+# was compiled and which GC it runs (runtime_variants.py), as result columns
+# (results.RUNTIME_VARIANT_COLUMNS, with startup_ms: the launch's readiness probe's).
+RAN_COLUMNS = {"build": "build", "gc": "gc"}
+
+
 def _transport_info(target: Target, run_dir: Path) -> dict:
-    """The socket-transport settings the app reports (saved as transport.json), as columns;
-    empty values for a server that does not report them (the Go servers, an external one)."""
+    """The socket-transport settings the app reports (saved as transport.json), what it ran
+    (RAN_COLUMNS) and its startup (startup_ms), as columns; empty values for a server that
+    does not report them (the Go servers, an external one)."""
+    startup_s = target.startup_s
+    launch = {"startup_ms": None if startup_s is None else round(startup_s * 1000, 1)}
     try:
         info = target.transport_info()
     except (OSError, ValueError):
         info = None
     if info is None:
-        return dict.fromkeys(TRANSPORT_COLUMNS)
+        return {**dict.fromkeys(TRANSPORT_COLUMNS), **dict.fromkeys(RAN_COLUMNS), **launch}
     (run_dir / "transport.json").write_text(json.dumps(info, indent=2) + "\n")
-    return {column: info.get(key) for column, key in TRANSPORT_COLUMNS.items()}
+    reported = {**TRANSPORT_COLUMNS, **RAN_COLUMNS}
+    return {**{column: info.get(key) for column, key in reported.items()}, **launch}
 
 
 RTT_PROBES = 20  # empty requests timed before a run; their median is its rtt_ms
