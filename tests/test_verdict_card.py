@@ -44,7 +44,7 @@ def test_where_a_verdict_holds_is_said_in_a_few_words():
              EPYC_26: {verdicts.REPRODUCED: 1}, UNKNOWN: {verdicts.SMALLER: 1}}  # fmt: skip
     assert machines.in_short(open_) == "reproduced where decided (2 of 3 machines)"
     assert machines.in_short({EPYC_25: {verdicts.UNDECIDED: 1}, XEON: {verdicts.UNDECIDED: 1}}) == (
-        "undecided on all 2 machines"
+        "still open on all 2 machines"
     )
 
 
@@ -59,7 +59,7 @@ def test_where_a_claim_was_judged_again_is_said_in_a_few_words():
     )
     # An undecided condition is no change of verdict: counted apart.
     assert claims.conditions_in_short(mixed) == (
-        "changes with the analog; holds under 2 other conditions; undecided under 1"
+        "changes with the analog; holds under 2 other conditions; still open under 1"
     )
     assert claims.conditions_in_short(mixed, brief=True) == "changes with the analog"
     assert claims.conditions_in_short(None) == ""

@@ -608,8 +608,8 @@ def markdown(table: pd.DataFrame) -> str:
 
 def conditions_in_short(judged_again: Conditions | None, brief: bool = False) -> str:
     """Where a claim was judged again (Conditions), in a few words for a first screen: "holds
-    on .NET 8, 9 and 10", "changes with the analog; holds under 2 other conditions; undecided
-    under 1", "" where nothing judged it again. brief: where it changes alone, else where it
+    on .NET 8, 9 and 10", "changes with the analog; holds under 2 other conditions; still
+    open under 1", "" where nothing judged it again. brief: where it changes alone, else where it
     holds, for a line with more to say."""
     if not judged_again:
         return ""
@@ -633,7 +633,7 @@ def conditions_in_short(judged_again: Conditions | None, brief: bool = False) ->
     if others:
         parts.append(f"holds under {others} other condition{'s' * (others != 1)}")
     if undecided and not brief:
-        parts.append(f"undecided under {undecided}")
+        parts.append(f"still open under {undecided}")
     return "; ".join(parts)
 
 

@@ -263,7 +263,7 @@ def with_machines(table: pd.DataFrame, study_id: str, run_dir: str | Path | None
 # The card's words on where a verdict holds stay within this many words (else counts).
 SHORT_WORDS = 15
 # A verdict in few words, where the card names it beside a machine.
-SHORT_VERDICT = {SMALLER: "smaller", LARGER: "larger", DIFFERS: "differs", UNDECIDED: "undecided",
+SHORT_VERDICT = {SMALLER: "smaller", LARGER: "larger", DIFFERS: "differs", UNDECIDED: "still open",
                  CONSISTENT: "consistent"}  # fmt: skip
 _IDENTIFIED = re.compile(r"^(?P<name>.*) \(family (?P<family>\d+), model (?P<model>\d+), "
                          r"stepping \d+\)$")  # fmt: skip
@@ -310,7 +310,7 @@ def in_short(seen: dict[str, dict[str, int]], counted: bool = False) -> str:
     if len(machines_) == 1 and len(decided) <= 1:
         return "one machine on record"
     if not decided:
-        return f"undecided on all {n} machines"
+        return f"still open on all {n} machines"
     if len(decided) == 1:
         ((verdict, where),) = decided.items()
         if len(where) == n:
