@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import params_record
 from hostbench.analysis import coverage, intervals, tables, verdicts, wording
 from hostbench.analysis.student_t import t_quantile
 from hostbench.analysis.two_stage import TwoStage, stein_interval
@@ -189,18 +190,16 @@ QUICK = get_study("jcsi2018").params_path("quick")
 
 
 def test_a_fixed_design_resumed_with_more_blocks_is_refused_saying_why(tmp_path):
-    from hostbench.harness.study import _recorded  # the record as the harness writes it
-
     first = params_with_settings(QUICK, ["repetitions=2"])
     folder = tmp_path / "s"
     folder.mkdir()
-    recorded = json.dumps(_recorded(first, seed=1), indent=2)
+    recorded = json.dumps(params_record(first, seed=1), indent=2)
     (folder / "params.json").write_text(recorded)
     more = params_with_settings(QUICK, ["repetitions=5"])
     with pytest.raises(BadInput, match=r"fixed design of 2 blocks resumed with 5.*new --run-id"):
         run_study(more, "s", tmp_path, progress=False)
     assert (folder / "params.json").read_text() == recorded
-    old, new = json.loads(recorded), _recorded(more, seed=1)
+    old, new = json.loads(recorded), params_record(more, seed=1)
     assert "\n" not in continued(old, new)
     # The same blocks, or a design whose blocks follow the data, resume as before.
     assert continued(old, old) == ""

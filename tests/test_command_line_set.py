@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SHORT_RUNS, interruptible
+from conftest import SHORT_RUNS, interruptible, params_record
 from hostbench.__main__ import main
 from hostbench.analysis.tables import measured_text
 from hostbench.errors import BadInput
-from hostbench.harness.study import _changes, _recorded, run_study
+from hostbench.harness.study import run_study
 from hostbench.params import COMMAND_LINE_KEY, StudyParams, params_with_settings
 from hostbench.reproduce import BATCH_FILE, reproduce, reproduce_all, settings_of, write_index
 from hostbench.studies import get_study
@@ -35,7 +35,7 @@ def test_settings_apply_over_the_profile_and_are_recorded():
     assert {k: p.to_dict()[k] for k in unchanged} == unchanged
     assert p.set_on_command_line == {"duration_s": "7", "modes": "[nginx-keepalive,kestrel]"}
     # params.json records them, and reads back with them (the notebook gets to_dict's).
-    recorded = _recorded(p, seed=1)
+    recorded = params_record(p, seed=1)
     assert recorded[COMMAND_LINE_KEY] == p.set_on_command_line and recorded["duration_s"] == 7.0
     assert StudyParams.from_validated(p.to_dict()).set_on_command_line == p.set_on_command_line
     assert profile.set_on_command_line == {}  # none given: none recorded
@@ -108,27 +108,34 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     first = params_with_settings(QUICK, ["duration_s=7"])
     folder = tmp_path / "s"
     folder.mkdir()
-    recorded = json.dumps(_recorded(first, seed=1), indent=2)
+    recorded = json.dumps(params_record(first, seed=1), indent=2)
     (folder / "params.json").write_text(recorded)
     with pytest.raises(BadInput, match=r"other settings: duration_s \(7.0 -> 8.0\)"):
         run_study(params_with_settings(QUICK, ["duration_s=8"]), "s", tmp_path, progress=False)
     assert (folder / "params.json").read_text() == recorded
 
 
-def test_a_change_of_repetitions_is_a_change_of_settings():
+def test_a_change_of_repetitions_is_a_change_of_settings(tmp_path):
     """More repetitions for a fixed design is refused (optional continuation on its t
     intervals: tests/test_claim_error.py), fewer too, and so is more for a design whose
-    blocks are decided as it runs."""
+    blocks are decided as it runs: each before anything starts."""
 
-    def changes(before: list[str], after: list[str]) -> list[str]:
-        old, new = (_recorded(params_with_settings(QUICK, s), seed=1) for s in (before, after))
-        return _changes(old, new)
+    def refusal(before: list[str], after: list[str]) -> str:
+        folder = tmp_path / "s"
+        folder.mkdir(exist_ok=True)
+        recorded = params_record(params_with_settings(QUICK, before), seed=1)
+        (folder / "params.json").write_text(json.dumps(recorded))
+        with pytest.raises(BadInput) as e:
+            run_study(params_with_settings(QUICK, after), "s", tmp_path, progress=False)
+        return str(e.value)
 
-    assert changes(["repetitions=2"], ["repetitions=5"]) == ["repetitions (2 -> 5)"]
-    assert changes(["repetitions=5"], ["repetitions=2"]) == ["repetitions (5 -> 2)"]
+    assert "a fixed design of 2 blocks resumed with 5" in refusal(["repetitions=2"],
+                                                                   ["repetitions=5"])  # fmt: skip
+    changed = "other settings: {}. Use a new --run-id"
+    assert changed.format("repetitions (5 -> 2)") in refusal(["repetitions=5"], ["repetitions=2"])
     sized = ["target_halfwidth_pct=5", "max_repetitions=10"]
-    grown = changes([*sized, "repetitions=2"], [*sized, "repetitions=5"])
-    assert grown == ["repetitions (2 -> 5)"]
+    grown = refusal([*sized, "repetitions=2"], [*sized, "repetitions=5"])
+    assert changed.format("repetitions (2 -> 5)") in grown
 
 
 def test_the_report_and_the_batch_index_name_the_settings(tmp_path):

@@ -10,8 +10,9 @@ preflight and launch/ (what measure/ fires load at) read what is installed or st
 measured, never what measures.
 No module of the package or of a study (its tests aside) uses another module's private name
 (`from x import _name`, `module._name`): what modules share they share by a public name, in
-the module it belongs to. Nothing here names a study: a new folder is checked the moment it
-exists.
+the module it belongs to; no test reaches a private name of the project either (it asserts
+through the public name that uses it). Nothing here names a study: a new folder is checked the
+moment it exists.
 """
 
 import ast
@@ -253,4 +254,81 @@ def test_a_private_name_crossing_modules_is_found(tmp_path):
     )
     assert sorted(_private_crossings(tmp_path / "interleave.py")) == [
         "cpu.CpuMonitor._sample", "cpu._Tree", "from .run import _row", "rp._execute"
+    ]  # fmt: skip
+
+
+# --- tests reach the project through its public names ----------------------------------------
+
+
+def _test_modules() -> list[Path]:
+    """Every test module: tests/, each study's test files, and the conftest they share."""
+    studies = [p for s in STUDIES.values() for p in sorted(s.folder.glob("test_*.py"))]
+    return [*sorted((ROOT / "tests").rglob("*.py")), *studies, ROOT / "conftest.py"]
+
+
+def _hidden(name: str) -> bool:
+    """A private name: one leading underscore, not a protocol's name (__init__, _repr_html_,
+    namedtuple's _replace... end or begin with more)."""
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def _private_names(paths: list[Path]) -> set[str]:
+    """Every private name the project's own code defines: functions, classes, variables,
+    attributes it sets (self._x, fig._x) and arguments."""
+    names = set()
+    for path in paths:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+    return {n for n in names if _hidden(n)}
+
+
+@functools.cache
+def _project_private_names() -> frozenset[str]:
+    return frozenset(_private_names(_project_modules()))
+
+
+def _private_reaches(path: Path, private: set[str] | frozenset[str]) -> list[str]:
+    """Every private name of the project a test uses: imported (`from x import _name`), or read
+    or set on anything but the test's own object (`module._name`, `Load._check`, `proc._pid`);
+    a test's own helpers (`self._stack`) are its business."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"import {a.name}" for a in node.names if a.name in private]
+        elif isinstance(node, ast.Attribute) and node.attr in private:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{ast.unparse(node.value)}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", _test_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_test_reaches_a_private_name(path):
+    # A test asserts what a user or a caller sees: through a public name, or through the
+    # public function that uses the private one. A private name stays free to change.
+    assert _private_reaches(path, _project_private_names()) == []
+
+
+def test_a_test_reaching_a_private_name_is_found(tmp_path):
+    (tmp_path / "load.py").write_text(
+        "class Load:\n    def _check(self): ...\ndef _changes(old, new): ...\n_SEEN = set()\n"
+    )
+    (tmp_path / "test_load.py").write_text(
+        "from hostbench.harness.study import _changes, run_study\n"
+        "from hostbench import load\n"
+        "class Parser:\n"
+        "    def feed(self):\n        self._check = 1\n"
+        "def test_it(proc, monkeypatch):\n"
+        "    check = load.Load._check\n"
+        "    proc._SEEN = {1}\n"
+        "    return box._repr_html_(), row._replace(a=1), os._exit\n"
+    )
+    private = _private_names([tmp_path / "load.py"])
+    assert private == {"_check", "_changes", "_SEEN"}
+    assert sorted(_private_reaches(tmp_path / "test_load.py", private)) == [
+        "import _changes", "load.Load._check", "proc._SEEN"
     ]  # fmt: skip

@@ -186,20 +186,26 @@ def test_interleaving_is_off_by_default_and_in_the_fingerprint_only_when_set():
 
 
 def test_with_focus_a_blocks_first_window_holds_every_mode_and_the_others_the_focus_alone():
-    from hostbench.harness.study import _windows, run_order
+    from hostbench.harness.study import run_order
+
+    def windows(specs) -> list[set[str]]:
+        # The modes that share each window of a block: a cell's scenario, load and window.
+        found: dict[tuple, set[str]] = {}
+        for s in specs:
+            found.setdefault((s.scenario.id, s.load, s.window, s.attempt), set()).add(s.mode.id)
+        return list(found.values())
 
     params = StudyParams.from_dict({**STUDY, "modes": ["nginx-keepalive", "kestrel", "nginx",
                                                        "caddy"], "baseline": "nginx-keepalive",
                                     "scenarios": ["text", "html"], "windows": 3,
                                     "focus": ["kestrel"], "interleave_slice_s": 0.25})  # fmt: skip
     for block in (1, 2, 3):
-        windows = _windows([s for s in run_order(params, 7) if s.block == block])
-        members = Counter(frozenset(s.mode.id for s in w) for w in windows)
+        members = Counter(
+            frozenset(w) for w in windows([s for s in run_order(params, 7) if s.block == block])
+        )
         assert members == {frozenset(params.modes): 2,  # one per scenario
                            frozenset({"kestrel", "nginx-keepalive"}): 4}  # fmt: skip
     # A block a target adds measures the focus and the baseline alone.
-    added = _windows([s for s in run_order(params, 7, blocks=4) if s.block == 4])
-    assert {frozenset(s.mode.id for s in w) for w in added} == {
-        frozenset({"kestrel", "nginx-keepalive"})
-    }
+    added = windows([s for s in run_order(params, 7, blocks=4) if s.block == 4])
+    assert {frozenset(w) for w in added} == {frozenset({"kestrel", "nginx-keepalive"})}
     assert len(added) == 6

@@ -41,7 +41,7 @@ def _connection(role: str, address: str, tmp_path) -> remote.Connection:
 def _running(conn, name: str, group: int, tmp_path) -> remote.RemoteProcess:
     """A process the host said it started, in process group `group`."""
     proc = conn.process(name, ["sleep", "600"], tmp_path / f"{name}.log", grace_s=1.0)
-    proc.group, proc._pid = group, group + 1  # what the host answered to `start`
+    proc.started_as(group, group + 1)  # what the host answered to `start`
     return proc
 
 
@@ -94,7 +94,7 @@ def test_closing_a_connection_to_a_stalled_host_ends_each_step_by_its_deadline(
 @pytest.mark.live  # runs the stalling `ssh` script
 def test_a_serving_session_that_stalls_is_given_up_by_the_calls_deadline(tmp_path, stalled_ssh):
     conn = _connection("server", "192.0.2.1", tmp_path)
-    conn._serve()  # as open() starts it; then the host stalls
+    conn.serve()  # as open() starts it; then the host stalls
     proc = _running(conn, "TestApp", 4242, tmp_path)
     t0 = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
@@ -102,7 +102,7 @@ def test_a_serving_session_that_stalls_is_given_up_by_the_calls_deadline(tmp_pat
     assert time.monotonic() - t0 < 3
     # Given up: no late answer can answer another question; the stop is a call of its own,
     # and still returns by its deadline.
-    assert conn._server is None
+    assert not conn.serving
     said = []
     conn.stop_all([proc], said.append)
     assert time.monotonic() - t0 < STALL_S / 10 and "not confirmed stopped" in said[0]

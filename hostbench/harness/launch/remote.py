@@ -138,7 +138,7 @@ class Connection:
         self._master: subprocess.Popen | None = None
         # The helper serving this connection's calls (remote_helper serve), one at a time.
         self._server: subprocess.Popen | None = None
-        self._serving = threading.Lock()
+        self._one_call = threading.Lock()
         self.deferred: list[RemoteProcess] | None = None  # stops held for StopTogether
 
     def _control(self, command: str, timeout: float = 30) -> bool:
@@ -188,7 +188,7 @@ class Connection:
         TimeoutExpired after `timeout` s either way."""
         args = [str(a) for a in args]
         until = time.monotonic() + timeout
-        answer = self._ask(args, until) if self._server is not None else None
+        answer = self._ask(args, until) if self.serving else None
         if answer is None:  # no serving helper, or it ended: a call of its own
             out = self.run("python3", f"{self.folder_root}/helper.py", *args,
                            timeout=_left(until)).stdout  # fmt: skip
@@ -197,7 +197,13 @@ class Connection:
             raise HostbenchError(f"{self.host.label()}: helper.py {args[0]}: {answer['failed']}")
         return answer
 
-    def _serve(self) -> None:
+    @property
+    def serving(self) -> bool:
+        """Whether a serving helper answers this connection's calls (serve), rather than an
+        ssh call each."""
+        return self._server is not None
+
+    def serve(self) -> None:
         """Start the serving helper, its session in a group of its own (a Ctrl-C here leaves
         it to answer the stops that follow) that ends with the harness (setpriv)."""
         argv = ["ssh", *self.options(), self.host.address, "--",
@@ -210,7 +216,7 @@ class Connection:
         """`args` asked of the serving helper; None when it has ended (or its pipe broke).
         Past `until` its session is given up (a late answer would answer the next question)
         and TimeoutExpired raised."""
-        if not self._serving.acquire(timeout=_left(until)):
+        if not self._one_call.acquire(timeout=_left(until)):
             raise subprocess.TimeoutExpired(["helper.py", *args], _left(until))
         try:
             server = self._server
@@ -230,7 +236,7 @@ class Connection:
                 return None
             return json.loads(line)
         finally:
-            self._serving.release()
+            self._one_call.release()
 
     def _end_serving(self, patience_s: float = 1.0) -> None:
         """Its end of input ends it and its ssh session; killed after `patience_s`."""
@@ -285,7 +291,7 @@ class Connection:
             )
         self.folder_root = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
         self.copy([HELPER], self.folder_root, name="helper.py")
-        self._serve()
+        self.serve()
         # The keeper's input is this process's pipe: when the harness ends, however (setpriv
         # kills the ssh client with it), the host kills what was started there.
         keeper = [
@@ -573,6 +579,11 @@ class RemoteProcess:
         assert self._pid is not None, f"{self.name} is not running"
         return self._pid
 
+    def started_as(self, group: int, pid: int) -> None:
+        """Record what the host answered to `start`: the process group and pid it runs as
+        there, which the stops name."""
+        self.group, self._pid = group, pid
+
     @property
     def cpu_s(self) -> float:
         """The program's CPU seconds, from its rusage on the host once it ended."""
@@ -584,7 +595,7 @@ class RemoteProcess:
             raise LaunchFailed(
                 f"cannot start {self.name} on {self.conn.host.label()}: {started['error']}"
             )
-        self.group, self._pid = started["group"], started["pid"]
+        self.started_as(started["group"], started["pid"])
         wait_until_ready(self, self._not_ready, poll_s=0.05)  # a probe: a round trip, ms
         return self
 
