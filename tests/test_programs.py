@@ -5,6 +5,7 @@ script, the Ansible playbook and the Dockerfile must install. The last test decl
 in one place, a test's class registered in PROGRAMS, and sees the others follow."""
 
 import re
+import typing
 from dataclasses import replace
 from pathlib import PurePosixPath
 
@@ -19,7 +20,7 @@ from hostbench.params import LaunchOptions, StudyParams, declared, markdown
 from hostbench.params.command_line import parse_settings
 from hostbench.params.rules import Key, Rule
 from hostbench.paths import ROOT
-from hostbench.programs import PROGRAMS, Proxy, Setting, Setup, programs_of, proxies
+from hostbench.programs import PROGRAMS, LaunchSettings, Proxy, Setting, Setup, programs_of, proxies
 
 GOOD = {"modes": ["kestrel"], "scenarios": ["text"], "tools": ["k6"], "concurrency": [4],
         "duration_s": 5, "warmup_s": 0, "repetitions": 1}  # fmt: skip
@@ -162,3 +163,11 @@ def test_a_proxy_declared_in_one_place_is_in_every_list(monkeypatch, capsys):
         "scripts/install-system-packages.sh lacks haproxy; deploy/provision.yml lacks haproxy; "
         "Dockerfile lacks haproxy"
     )
+
+
+def test_the_params_launch_options_are_what_the_programs_read():
+    # The programs declare what they read of the params (LaunchSettings), importing none of
+    # them: LaunchOptions must hold each of those, of the type declared.
+    declared = typing.get_type_hints(LaunchSettings)
+    held = typing.get_type_hints(LaunchOptions)
+    assert {name: held.get(name) for name in declared} == declared
