@@ -138,7 +138,8 @@ def test_a_proxy_declared_in_one_place_is_in_every_list(monkeypatch, capsys):
     # Its params key: in the docs, set in a params file or with --set, refused where it
     # would change nothing, and read by the program it belongs to.
     row = ("| `haproxy_threads` | measured when set | int or null | `null` | threads | "
-           "HAProxy's threads; null: one per core it may run on. | >= 1; with a haproxy mode |")  # fmt: skip
+           "HAProxy's threads; null: one per core it may run on. | >= 1; with a haproxy "
+           "mode |")  # fmt: skip
     assert row in markdown().splitlines()
     assert parse_settings(["haproxy_threads=2"]) == {"haproxy_threads": (2, "2")}
     params = StudyParams.from_dict({**GOOD, "modes": ["kestrel", "haproxy"], "haproxy_threads": 2})
