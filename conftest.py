@@ -18,9 +18,10 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
 
+from hostbench import __version__
 from hostbench.harness.launch import web
 from hostbench.harness.launch.processes import ManagedProcess
-from hostbench.params import StudyParams
+from hostbench.params import StudyParams, fingerprint
 from hostbench.paths import ROOT, tracked_files
 from hostbench.studies import STUDIES
 
@@ -142,6 +143,13 @@ def descendants_named(pid: int) -> dict[psutil.Process, str]:
         except psutil.NoSuchProcess:
             pass
     return named
+
+
+def params_record(params: StudyParams, seed: int) -> dict:
+    """params.json as the harness writes it for `params` drawn with `seed`: the keys, the
+    seed, the version that ran and the measured settings' fingerprint."""
+    return {**params.to_dict(), "seed": seed, "hostbench_version": __version__,
+            "fingerprint": fingerprint(params.measured_settings())}  # fmt: skip
 
 
 def record_params(folder: Path, **changes) -> StudyParams:

@@ -154,9 +154,9 @@ class Load:
             object.__setattr__(self, "warmup_s", float(self.warmup_s))
         if isinstance(self.cpus, list):
             object.__setattr__(self, "cpus", tuple(self.cpus))
-        self._check()
+        self.check()
 
-    def _check(self) -> None:
+    def check(self) -> None:
         traits = TOOLS.get(self.tool)
         if traits is None:
             raise BadInput(f"unknown tool {self.tool!r}; allowed: {', '.join(sorted(TOOLS))}")

@@ -48,7 +48,7 @@ def notebook_budget_s(params: StudyParams) -> int:
     return int(2 * seconds + 900)
 
 
-def _kernel_available(name: str) -> bool:
+def kernel_available(name: str) -> bool:
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     try:
@@ -155,7 +155,7 @@ def prepare_environment():
     os.environ.pop("MPLBACKEND", None)
 
 
-def _run_tour(out: Path, discard_old: bool = False) -> None:
+def run_tour(out: Path, discard_old: bool = False) -> None:
     """The C# tour first, so the study notebook can split server CPU into the app's own work
     (app_work.csv) and the rest. On the .net-csharp kernel under papermill; if it is missing
     or the notebook fails, the study still runs, without that split. A resumed run keeps the
@@ -165,7 +165,7 @@ def _run_tour(out: Path, discard_old: bool = False) -> None:
         print(f"{tour.CSV_NAME}: kept, as this run's tour measured it", flush=True)
         return
     try:
-        tour.run(out, execute_notebook, _kernel_available)
+        tour.run(out, execute_notebook, kernel_available)
     except HostbenchError as e:
         print(f"{tour.NOTEBOOK.name} did not run, so the CPU split is left out: {e}", flush=True)
 
@@ -208,7 +208,7 @@ def reproduce(
         # study that measured the same, cut by this profile's budget, and the budget.
         print(Plan.for_params(study_id, profile, params, here=processor()).text(), flush=True)
     out.mkdir(parents=True, exist_ok=True)
-    earlier_s = _recorded_wall_s(out, study_id, profile)
+    earlier_s = recorded_wall_s(out, study_id, profile)
     if not render_only:  # a re-render that fails leaves the run as complete as it was
         (out / DONE_FILE).unlink(missing_ok=True)
     prepare_environment()
@@ -225,7 +225,7 @@ def reproduce(
         "runs_dir": str(out.parent),
     }
     if study.runs_tour and not render_only:
-        _run_tour(out, discard_old)
+        run_tour(out, discard_old)
     # A re-render writes beside the run's notebook and replaces it only once it ran through:
     # one that fails leaves the executed notebook as it was, and its own copy to look at.
     notebook = out / study.notebook
@@ -277,7 +277,7 @@ def _print_pdf(out: Path) -> None:
         print(f"report.pdf not written: {e}", flush=True)
 
 
-def _recorded_wall_s(out: Path, study_id: str, profile: str) -> float:
+def recorded_wall_s(out: Path, study_id: str, profile: str) -> float:
     """The wall time an earlier complete `reproduce` of this study and profile recorded in
     `out`; 0 when there is none (or it was another study's or profile's)."""
     try:

@@ -31,7 +31,7 @@ from hostbench.harness.measure.alternate import (
 )
 from hostbench.harness.measure.designs import window_for
 from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT, interleaved_window
-from hostbench.harness.measure.loadgen import parse_bombardier
+from hostbench.harness.measure.tool_output import parse_bombardier
 from hostbench.load import TOOLS, Load, alternating_tools, read_load
 from hostbench.params import StudyParams
 

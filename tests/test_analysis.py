@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import record_params
+from hostbench.analysis import invalid_runs
 from hostbench.analysis import tables as analysis
 from hostbench.analysis.prose import validity_note
 from hostbench.errors import BadInput
@@ -237,19 +238,19 @@ def test_invalid_reasons_are_grouped_by_kind_and_reruns_counted():
         "0.3 s: shorter than min_duration_s 5",
     ]  # fmt: skip
     df["attempt"] = [1, 1, 1, 2, 1, 1, 2, 1]
-    table = analysis.invalid_reasons(df).set_index("why")
+    table = invalid_runs.invalid_reasons(df).set_index("why")
     assert table.loc["machine busy (CPU used by other processes)", "runs"] == 2
     assert table.loc["transport errors", "runs"] == 1
     assert table.loc["warm-up not steady", "runs"] == 1
     assert table.loc["shorter than min_duration_s", "runs"] == 1
-    assert table.loc[analysis.RERUN_KIND, "runs"] == 2
-    assert analysis.reason_kind("1 cell broke at 3.5 s") == "N cell broke at N s"
+    assert table.loc[invalid_runs.RERUN_KIND, "runs"] == 2
+    assert invalid_runs.reason_kind("1 cell broke at 3.5 s") == "N cell broke at N s"
 
 
 def test_invalid_reasons_tolerate_results_without_the_new_columns():
     path = get_study(DEFAULT_STUDY).fixtures_dir / "quick-results.csv"  # before the new columns
     recorded = analysis.load_results(path, valid_only=False)
-    assert analysis.invalid_reasons(recorded).empty
+    assert invalid_runs.invalid_reasons(recorded).empty
 
 
 def test_load_params_takes_the_run_folder_or_its_results_file(tmp_path):

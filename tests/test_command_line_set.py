@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SHORT_RUNS, interruptible
+from conftest import SHORT_RUNS, interruptible, params_record
 from hostbench.__main__ import main
 from hostbench.analysis.tables import measured_text
 from hostbench.errors import BadInput
@@ -116,21 +116,27 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     assert (folder / "params.json").read_text() == recorded
 
 
-def test_a_change_of_repetitions_is_a_change_of_settings():
+def test_a_change_of_repetitions_is_a_change_of_settings(tmp_path):
     """More repetitions for a fixed design is refused (optional continuation on its t
     intervals: tests/test_claim_error.py), fewer too, and so is more for a design whose
-    blocks are decided as it runs."""
+    blocks are decided as it runs: each before anything starts."""
 
-    def changes(before: list[str], after: list[str]) -> list[str]:
-        old, new = (run_folder.recorded(params_with_settings(QUICK, s), seed=1)
-                    for s in (before, after))  # fmt: skip
-        return run_folder.changes(old, new)
+    def refusal(before: list[str], after: list[str]) -> str:
+        folder = tmp_path / "s"
+        folder.mkdir(exist_ok=True)
+        recorded = params_record(params_with_settings(QUICK, before), seed=1)
+        (folder / "params.json").write_text(json.dumps(recorded))
+        with pytest.raises(BadInput) as e:
+            run_study(params_with_settings(QUICK, after), "s", tmp_path, progress=False)
+        return str(e.value)
 
-    assert changes(["repetitions=2"], ["repetitions=5"]) == ["repetitions (2 -> 5)"]
-    assert changes(["repetitions=5"], ["repetitions=2"]) == ["repetitions (5 -> 2)"]
+    assert "a fixed design of 2 blocks resumed with 5" in refusal(["repetitions=2"],
+                                                                   ["repetitions=5"])  # fmt: skip
+    changed = "other settings: {}. Use a new --run-id"
+    assert changed.format("repetitions (5 -> 2)") in refusal(["repetitions=5"], ["repetitions=2"])
     sized = ["target_halfwidth_pct=5", "max_repetitions=10"]
-    grown = changes([*sized, "repetitions=2"], [*sized, "repetitions=5"])
-    assert grown == ["repetitions (2 -> 5)"]
+    grown = refusal([*sized, "repetitions=2"], [*sized, "repetitions=5"])
+    assert changed.format("repetitions (2 -> 5)") in grown
 
 
 def test_the_report_and_the_batch_index_name_the_settings(tmp_path):

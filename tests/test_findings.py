@@ -181,7 +181,7 @@ def test_the_precision_line_sets_the_reached_half_widths_beside_the_target():
     others = ratios[~ratios["mode"].astype(str).isin(compared) & (ratios["n"] >= 2)]
     if len(others):  # the modes outside the focus, held to the package's aim
         assert f" The other {len(others)} ratios: 95% half-widths of " in line, line
-        assert line.endswith(f"; {findings._goal_clause(others)}."), line
+        assert line.endswith(f"; {findings.goal_clause(others)}."), line
     box = findings.findings_box(None, results, {}, run_dir=run_dir)
     assert line in box._repr_html_().replace("&#x27;", "'")
     smoke = findings.findings_box(None, results, {}, smoke=True, run_dir=run_dir)
@@ -265,11 +265,11 @@ def test_a_run_without_a_target_says_what_the_goal_would_take_by_steins_rule():
                     0.9 * math.exp(t2 * narrow / math.sqrt(3))],
     })  # fmt: skip
     wanted = math.ceil((t2 * wide / math.log(1 + findings.GOAL_HALFWIDTH_PCT / 100)) ** 2)
-    clause = findings._goal_clause(rows)
+    clause = findings.goal_clause(rows)
     goal = findings.GOAL_HALFWIDTH_PCT
     assert clause == (f"1 of 2 within ±{goal:g}%; all 2 would take about {wanted} blocks "
                       "by Stein's rule on this spread, against 3 here")  # fmt: skip
-    assert findings._goal_clause(rows.iloc[[1]]) == f"all within ±{findings.GOAL_HALFWIDTH_PCT:g}%"
+    assert findings.goal_clause(rows.iloc[[1]]) == f"all within ±{findings.GOAL_HALFWIDTH_PCT:g}%"
 
 
 def _run_of_a_study_with_its_own_goals():

@@ -10,8 +10,9 @@ preflight and launch/ (what measure/ fires load at) read what is installed or st
 measured, never what measures.
 No module of the package or of a study (its tests aside) uses another module's private name
 (`from x import _name`, `module._name`): what modules share they share by a public name, in
-the module it belongs to. Nothing here names a study: a new folder is checked the moment it
-exists.
+the module it belongs to; no test reaches a private name of the project either (it asserts
+through the public name that uses it). Nothing here names a study: a new folder is checked the
+moment it exists.
 """
 
 import ast
@@ -140,51 +141,89 @@ def test_the_analysis_and_every_study_import_without_the_harness():
     assert printed == [*STUDIES, "harness", "refused"]
 
 
-def _own_imports(path: Path) -> set[str]:
-    """The modules of `path`'s own folder that it imports relatively (`from . import x`,
-    `from .x import y`), at its top or inside a function."""
-    siblings = {p.stem for p in path.parent.glob("*.py")}
+def _module_names(root: Path, package: str) -> dict[str, Path]:
+    """Every module under `root` by its dotted name (a package by its folder's): package
+    `package` at `root`."""
+    names = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = [package, *path.relative_to(root).with_suffix("").parts]
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def _imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules among `modules` that `name` (at `path`) imports, at its top or inside a
+    function: `from .x import y` names x (or x.y when y is a module), `from .. import x` x."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found = set()
     for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            names = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
-            found.update(names)
-    return found & siblings
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            source = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                member = f"{source}.{alias.name}"
+                found.add(member if member in modules else source)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return (found & set(modules)) - {name}
 
 
-def _cycles(folder: Path) -> list[list[str]]:
-    """Every chain of imports among the folder's modules (tests aside) that comes back to
-    where it started."""
-    graph = {p.stem: _own_imports(p) for p in folder.glob("*.py") if not p.name.startswith("test_")}
-    found = []
+def _cycles(modules: dict[str, Path]) -> list[list[str]]:
+    """Every chain of imports among `modules` (tests aside) that comes back to where it
+    started, across folders as within one."""
+    graph = {name: _imports_of(name, path, modules) for name, path in modules.items()
+             if not path.name.startswith("test_")}  # fmt: skip
+    found, done = [], set()
 
     def walk(module: str, chain: list[str]) -> None:
         if module in chain:
             found.append(chain[chain.index(module) :] + [module])
             return
+        if module in done:  # every chain through it walked already
+            return
         for other in sorted(graph.get(module, ())):
             walk(other, [*chain, module])
+        done.add(module)
 
     for module in sorted(graph):
         walk(module, [])
     return found
 
 
-@pytest.mark.parametrize(
-    "folder",
-    [PACKAGE, ANALYSIS, PACKAGE / "params", PACKAGE / "programs", HARNESS, HARNESS / "launch",
-     HARNESS / "measure", *(s.folder for s in STUDIES.values())],
-    ids=lambda f: str(f.relative_to(ROOT)),
-)  # fmt: skip
-def test_a_folders_modules_import_each_other_one_way(folder):
-    assert _cycles(folder) == []
+def test_the_packages_modules_import_each_other_one_way():
+    # A module imports what it builds on, never what builds on it: across folders too (the
+    # params read the programs' keys, so the programs import of the params only rules.Key).
+    assert _cycles(_module_names(PACKAGE, "hostbench")) == []
+
+
+@pytest.mark.parametrize("study", STUDIES.values(), ids=lambda s: s.id)
+def test_a_studys_modules_import_each_other_one_way(study):
+    # A study's folder is a package of its own (hostbench.studies loads it so, by its id).
+    assert _cycles({f"study.{p.stem}": p for p in study.folder.glob("*.py")}) == []
 
 
 def test_a_cycle_is_found(tmp_path):
     (tmp_path / "analysis.py").write_text("from . import figures\n")
     (tmp_path / "figures.py").write_text("def f():\n    from .analysis import is_analog\n")
     (tmp_path / "models.py").write_text("")
-    assert ["analysis", "figures", "analysis"] in _cycles(tmp_path)
+    assert ["study.analysis", "study.figures", "study.analysis"] in _cycles(
+        _module_names(tmp_path, "study")
+    )
+
+
+def test_a_cycle_across_folders_is_found(tmp_path):
+    for folder in ("params", "programs"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "params" / "keys.py").write_text("def f():\n    from ..programs import PROGRAMS\n")
+    (tmp_path / "params" / "__init__.py").write_text("from .keys import KEYS\n")
+    (tmp_path / "programs" / "__init__.py").write_text("from .program import Program\n")
+    (tmp_path / "programs" / "program.py").write_text("from ..params import LaunchOptions\n")
+    (tmp_path / "programs" / "nginx.py").write_text("from ..params.rules import Key\n")
+    (tmp_path / "params" / "rules.py").write_text("")
+    assert _cycles(_module_names(tmp_path, "hb")) == [
+        ["hb.params", "hb.params.keys", "hb.programs", "hb.programs.program", "hb.params"]
+    ]
 
 
 def _project_modules() -> list[Path]:
@@ -253,4 +292,81 @@ def test_a_private_name_crossing_modules_is_found(tmp_path):
     )
     assert sorted(_private_crossings(tmp_path / "interleave.py")) == [
         "cpu.CpuMonitor._sample", "cpu._Tree", "from .run import _row", "rp._execute"
+    ]  # fmt: skip
+
+
+# --- tests reach the project through its public names ----------------------------------------
+
+
+def _test_modules() -> list[Path]:
+    """Every test module: tests/, each study's test files, and the conftest they share."""
+    studies = [p for s in STUDIES.values() for p in sorted(s.folder.glob("test_*.py"))]
+    return [*sorted((ROOT / "tests").rglob("*.py")), *studies, ROOT / "conftest.py"]
+
+
+def _hidden(name: str) -> bool:
+    """A private name: one leading underscore, not a protocol's name (__init__, _repr_html_,
+    namedtuple's _replace... end or begin with more)."""
+    return name.startswith("_") and not name.startswith("__") and not name.endswith("_")
+
+
+def _private_names(paths: list[Path]) -> set[str]:
+    """Every private name the project's own code defines: functions, classes, variables,
+    attributes it sets (self._x, fig._x) and arguments."""
+    names = set()
+    for path in paths:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+    return {n for n in names if _hidden(n)}
+
+
+@functools.cache
+def _project_private_names() -> frozenset[str]:
+    return frozenset(_private_names(_project_modules()))
+
+
+def _private_reaches(path: Path, private: set[str] | frozenset[str]) -> list[str]:
+    """Every private name of the project a test uses: imported (`from x import _name`), or read
+    or set on anything but the test's own object (`module._name`, `Load._check`, `proc._pid`);
+    a test's own helpers (`self._stack`) are its business."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"import {a.name}" for a in node.names if a.name in private]
+        elif isinstance(node, ast.Attribute) and node.attr in private:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{ast.unparse(node.value)}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", _test_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_test_reaches_a_private_name(path):
+    # A test asserts what a user or a caller sees: through a public name, or through the
+    # public function that uses the private one. A private name stays free to change.
+    assert _private_reaches(path, _project_private_names()) == []
+
+
+def test_a_test_reaching_a_private_name_is_found(tmp_path):
+    (tmp_path / "load.py").write_text(
+        "class Load:\n    def _check(self): ...\ndef _changes(old, new): ...\n_SEEN = set()\n"
+    )
+    (tmp_path / "test_load.py").write_text(
+        "from hostbench.harness.study import _changes, run_study\n"
+        "from hostbench import load\n"
+        "class Parser:\n"
+        "    def feed(self):\n        self._check = 1\n"
+        "def test_it(proc, monkeypatch):\n"
+        "    check = load.Load._check\n"
+        "    proc._SEEN = {1}\n"
+        "    return box._repr_html_(), row._replace(a=1), os._exit\n"
+    )
+    private = _private_names([tmp_path / "load.py"])
+    assert private == {"_check", "_changes", "_SEEN"}
+    assert sorted(_private_reaches(tmp_path / "test_load.py", private)) == [
+        "import _changes", "load.Load._check", "proc._SEEN"
     ]  # fmt: skip

@@ -23,7 +23,7 @@ from hostbench.harness.measure.interleave import (
     slice_schedule,
     target_reasons,
 )
-from hostbench.harness.measure.loadgen import parse_k6
+from hostbench.harness.measure.tool_output import parse_k6
 from hostbench.harness.measure.window import count_diff_pct
 from hostbench.params import StudyParams
 

@@ -92,8 +92,8 @@ def test_every_run_of_a_cell_carries_the_cells_load():
 
 def test_a_cells_load_is_checked_once_from_the_params_to_the_command_line(monkeypatch):
     checked = []
-    check = Load._check
-    monkeypatch.setattr(Load, "_check", lambda load: checked.append(load) or check(load))
+    check = Load.check
+    monkeypatch.setattr(Load, "check", lambda load: checked.append(load) or check(load))
     p = StudyParams.from_dict({
         "modes": ["kestrel", "nginx"], "scenarios": ["plaintext", "json"], "tools": ["wrk"],
         "concurrency": [8], "duration_s": 10, "warmup_s": 3, "repetitions": 2,

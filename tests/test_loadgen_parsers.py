@@ -15,10 +15,9 @@ import pytest
 
 from hostbench.errors import BadInput, HostbenchError, ToolMissing
 from hostbench.harness.measure import loadgen
-from hostbench.harness.measure.loadgen import (
-    LoadGenerator,
+from hostbench.harness.measure.loadgen import LoadGenerator, get_generator
+from hostbench.harness.measure.tool_output import (
     LoadResult,
-    get_generator,
     parse_ab,
     parse_bombardier,
     parse_k6,

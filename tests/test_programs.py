@@ -5,6 +5,7 @@ script, the Ansible playbook and the Dockerfile must install. The last test decl
 in one place, a test's class registered in PROGRAMS, and sees the others follow."""
 
 import re
+import typing
 from dataclasses import replace
 from pathlib import PurePosixPath
 
@@ -19,7 +20,7 @@ from hostbench.params import LaunchOptions, StudyParams, declared, markdown
 from hostbench.params.command_line import parse_settings
 from hostbench.params.rules import Key, Rule
 from hostbench.paths import ROOT
-from hostbench.programs import PROGRAMS, Proxy, Setting, Setup, programs_of, proxies
+from hostbench.programs import PROGRAMS, LaunchSettings, Proxy, Setting, Setup, programs_of, proxies
 
 GOOD = {"modes": ["kestrel"], "scenarios": ["text"], "tools": ["k6"], "concurrency": [4],
         "duration_s": 5, "warmup_s": 0, "repetitions": 1}  # fmt: skip
@@ -72,12 +73,17 @@ def lacking() -> list[str]:
 
 
 def test_the_install_script_the_playbook_and_the_dockerfile_install_every_programs_package():
-    assert needed_packages() == ["nginx", "caddy"]
-    assert lacking() == [], "; ".join(lacking())
+    # Every program comes from a Debian package or from what builds it here; those that name a
+    # package are what the three files must install.
+    assert all(bool(p.debian_package) != bool(p.built_by) for p in PROGRAMS.values())
+    assert needed_packages() and lacking() == [], "; ".join(lacking())
 
 
 def test_the_reports_proxies_and_the_params_keys_are_the_declared_ones():
-    assert [p.name for p in proxies()] == ["nginx", "caddy", "yarp"]  # the reports' order
+    # The reports' order is the declarations' (PROGRAMS), whatever proxies they add.
+    declared_at = [list(PROGRAMS).index(p.name) for p in proxies()]
+    assert declared_at == sorted(declared_at)
+    assert {"nginx", "caddy", "yarp"} <= {p.name for p in proxies()}
     env = {"tools": {"yarp": "yarp/2.3.0", "k6": "k6 v1", "nginx": "nginx/1.22.1"}}
     assert tables.proxy_versions(env) == "nginx/1.22.1; yarp/2.3.0"
     # nginx's keys, by the names committed runs recorded, after the general keys.
@@ -136,8 +142,9 @@ def test_a_proxy_declared_in_one_place_is_in_every_list(monkeypatch, capsys):
 
     # Its params key: in the docs, set in a params file or with --set, refused where it
     # would change nothing, and read by the program it belongs to.
-    row = ("| `haproxy_threads` | int or null | `null` | threads | HAProxy's threads; null: one "
-           "per core it may run on. | >= 1; with a haproxy mode |")  # fmt: skip
+    row = ("| `haproxy_threads` | measured when set | int or null | `null` | threads | "
+           "HAProxy's threads; null: one per core it may run on. | >= 1; with a haproxy "
+           "mode |")  # fmt: skip
     assert row in markdown().splitlines()
     assert parse_settings(["haproxy_threads=2"]) == {"haproxy_threads": (2, "2")}
     params = StudyParams.from_dict({**GOOD, "modes": ["kestrel", "haproxy"], "haproxy_threads": 2})
@@ -162,3 +169,11 @@ def test_a_proxy_declared_in_one_place_is_in_every_list(monkeypatch, capsys):
         "scripts/install-system-packages.sh lacks haproxy; deploy/provision.yml lacks haproxy; "
         "Dockerfile lacks haproxy"
     )
+
+
+def test_the_params_launch_options_are_what_the_programs_read():
+    # The programs declare what they read of the params (LaunchSettings), importing none of
+    # them: LaunchOptions must hold each of those, of the type declared.
+    declared = typing.get_type_hints(LaunchSettings)
+    held = typing.get_type_hints(LaunchOptions)
+    assert {name: held.get(name) for name in declared} == declared

@@ -15,6 +15,8 @@ import time
 import pytest
 
 from hostbench.harness.launch import remote, remote_helper
+from hostbench.harness.launch.inventory import Host
+from hostbench.harness.launch.remote_process import STOP_MARGIN_S, RemoteProcess
 
 STALL_S = 600  # how long the host takes to answer: never, for the test
 
@@ -33,15 +35,15 @@ def stalled_ssh(tmp_path, monkeypatch):
 
 
 def _connection(role: str, address: str, tmp_path) -> remote.Connection:
-    conn = remote.Connection(remote.Host(role, f"{role}-host", address), tmp_path)
+    conn = remote.Connection(Host(role, f"{role}-host", address), tmp_path)
     conn.folder_root = "/tmp/hostbench.stalled"  # as open() made it, before the host stalled
     return conn
 
 
-def _running(conn, name: str, group: int, tmp_path) -> remote.RemoteProcess:
+def _running(conn, name: str, group: int, tmp_path) -> RemoteProcess:
     """A process the host said it started, in process group `group`."""
     proc = conn.process(name, ["sleep", "600"], tmp_path / f"{name}.log", grace_s=1.0)
-    proc.group, proc._pid = group, group + 1  # what the host answered to `start`
+    proc.started_as(group, group + 1)  # what the host answered to `start`
     return proc
 
 
@@ -63,7 +65,7 @@ def test_a_blocks_stop_returns_by_its_deadline_and_names_what_it_could_not_confi
     (call,) = stalled_ssh.read_text().splitlines()
     assert "192.0.2.1" in call and f"helper.py stop {server.folder_root}" in call
     assert all(proc.key in call for proc in procs)
-    deadline_s = max(p.grace_s for p in procs) + remote.STOP_MARGIN_S
+    deadline_s = max(p.grace_s for p in procs) + STOP_MARGIN_S
     assert said == [  # in the order the block stops them, the last started first
         f"server host server-host (192.0.2.1:22): not confirmed stopped (no answer in "
         f"{deadline_s:.0f} s): nginx (pid 4251, group 4250), TestApp (pid 4243, group 4242); "
@@ -94,7 +96,7 @@ def test_closing_a_connection_to_a_stalled_host_ends_each_step_by_its_deadline(
 @pytest.mark.live  # runs the stalling `ssh` script
 def test_a_serving_session_that_stalls_is_given_up_by_the_calls_deadline(tmp_path, stalled_ssh):
     conn = _connection("server", "192.0.2.1", tmp_path)
-    conn._serve()  # as open() starts it; then the host stalls
+    conn.serve()  # as open() starts it; then the host stalls
     proc = _running(conn, "TestApp", 4242, tmp_path)
     t0 = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
@@ -102,7 +104,7 @@ def test_a_serving_session_that_stalls_is_given_up_by_the_calls_deadline(tmp_pat
     assert time.monotonic() - t0 < 3
     # Given up: no late answer can answer another question; the stop is a call of its own,
     # and still returns by its deadline.
-    assert conn._server is None
+    assert not conn.serving
     said = []
     conn.stop_all([proc], said.append)
     assert time.monotonic() - t0 < STALL_S / 10 and "not confirmed stopped" in said[0]

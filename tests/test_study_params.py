@@ -1,12 +1,29 @@
 """Params validation: every bad input is one line naming what was wrong and what is allowed."""
 
+import json
+from dataclasses import fields
+
 import pytest
 import yaml
 
+from hostbench import __version__
 from hostbench.errors import BadInput
 from hostbench.harness.order import run_order
 from hostbench.harness.preflight import check_runnable
-from hostbench.params import StudyParams, check_run_id, load_yaml
+from hostbench.params import (
+    KEYS,
+    Key,
+    Kind,
+    LaunchOptions,
+    Rule,
+    StudyParams,
+    check_run_id,
+    declared,
+    fingerprint,
+    load_yaml,
+)
+from hostbench.params.study import NOT_KEYS
+from hostbench.paths import ROOT
 from hostbench.studies import STUDIES
 
 GOOD = {
@@ -256,6 +273,45 @@ def test_nginx_settings_reach_the_launch_and_change_fingerprints_only_when_set()
     assert fingerprint(plain.measured_settings()) != fingerprint(tuned.measured_settings())
 
 
+def test_each_general_key_is_one_field_of_the_params():
+    # StudyParams' fields, with the launch options', are KEYS: a key without a field would be
+    # dropped on reading, a field without a key never validated.
+    own = [f.name for f in fields(StudyParams) if f.name != "options"]
+    launch = [f.name for f in fields(LaunchOptions) if f.name not in NOT_KEYS]
+    assert sorted(own + launch) == sorted(k.name for k in KEYS)
+
+
+def test_a_keys_kind_says_whether_a_runs_fingerprint_holds_it():
+    p = StudyParams.from_dict(GOOD)  # every optional key at its default
+    measured = {k.name for k in declared() if k.kind == Kind.MEASURED}
+    assert set(p.measured_settings()) == {*measured, "hostbench_version"}
+    # A key of another kind changes no run's fingerprint; a measured one does.
+    for change in ({"repetitions": 5}, {"description": "another"}, {"seed": 3},
+                   {"busy_reruns": 0}, {"target_halfwidth_pct": 5}):  # fmt: skip
+        changed = StudyParams.from_dict({**GOOD, **change})
+        assert changed.measured_settings() == p.measured_settings(), change
+    longer = StudyParams.from_dict({**GOOD, "duration_s": 16})
+    assert fingerprint(longer.measured_settings()) != fingerprint(p.measured_settings())
+    # A key declared without a kind is measured when set: at its default it is left out, so
+    # the runs recorded before it keep their fingerprints.
+    new = Key("new_key", None, "", "A key added later.", Rule("str"), null="")
+    assert (new.kind, new.in_fingerprint(None), new.in_fingerprint("on")) == (
+        Kind.MEASURED_WHEN_SET, False, True)  # fmt: skip
+
+
+def test_the_committed_runs_fingerprints_follow_from_their_params():
+    # What a resume of a committed run compares its windows' fingerprints with: the kinds must
+    # give each the fingerprint it was recorded with (runs of this version).
+    checked = 0
+    for path in sorted((ROOT / "data" / "runs").glob("**/params.json")):
+        recorded = json.loads(path.read_text())
+        if recorded.get("hostbench_version") == __version__:
+            params = StudyParams.from_run(path.parent)
+            assert fingerprint(params.measured_settings()) == recorded["fingerprint"], path
+            checked += 1
+    assert checked > 0
+
+
 def test_progress_is_off_unless_asked_and_changes_fingerprints_only_when_set():
     from hostbench.params import fingerprint
 
@@ -363,7 +419,7 @@ def test_a_keys_rule_is_declared_once_and_validation_and_docs_follow(monkeypatch
         StudyParams.from_dict(ab)
     assert str(err.value) == "params key 'requests.html' must be an integer >= 1000, got 500"
     rows = {line.split(" | ")[0]: line for line in markdown().splitlines()}
-    assert rows["| `concurrency`"].startswith("| `concurrency` | list of int | required |")
+    assert rows["| `concurrency`"].startswith("| `concurrency` | cell | list of int | required |")
     assert rows["| `concurrency`"].endswith("| >= 2 |")
     assert rows["| `requests`"].endswith("| >= 1000; ab and bombardier only |")
     assert " int, {scenario: int} or null " in rows["| `requests`"]

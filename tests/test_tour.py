@@ -1,7 +1,7 @@
 """The C# tour (notebooks/00-testapp-tour.ipynb) on the .NET Interactive kernel, for real.
 
 papermill executes the notebook on the `.net-csharp` kernel that `make setup` installs, with
-injected parameters, the way `make reproduce` does (reproduce._run_tour): it prints the four
+injected parameters, the way `make reproduce` does (reproduce.run_tour): it prints the four
 payloads in the shapes of the paper (section 2.2, Listings 2 and 3), the HTML and text
 byte-for-byte what the running app serves; app_work.csv has every scenario; no kernel
 process is left; and the terminal gets one line per notebook. Small iteration counts: the
@@ -63,13 +63,13 @@ def _kernels_left() -> list[psutil.Process]:
 @pytest.fixture(scope="module")
 def tour_run(tmp_path_factory):
     """The tour as `make reproduce` runs it, its runDir holding the example run's results.csv."""
-    if not reproduce._kernel_available(dotnet_kernel.KERNEL):
+    if not reproduce.kernel_available(dotnet_kernel.KERNEL):
         pytest.fail(f"no {dotnet_kernel.KERNEL} kernel: run `make setup`")
     out = tmp_path_factory.mktemp("tour")
     (out / "tour out").mkdir()
     shutil.copy(DATA / "runs" / "example-paper" / "results.csv", out / "tour out")
     reproduce.prepare_environment()
-    return tour.run(out, reproduce.execute_notebook, reproduce._kernel_available, SMALL)
+    return tour.run(out, reproduce.execute_notebook, reproduce.kernel_available, SMALL)
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +138,7 @@ def test_a_resumed_run_keeps_the_app_work_its_tour_measured(tmp_path, capsys):
     asked for), and its app_work.csv stays as measured."""
     measured = tmp_path / tour.CSV_NAME
     measured.write_text("scenario,ns_per_payload\nhtml,87258.1\n")
-    reproduce._run_tour(tmp_path)
+    reproduce.run_tour(tmp_path)
     assert measured.read_text() == "scenario,ns_per_payload\nhtml,87258.1\n"
     assert capsys.readouterr().out == f"{tour.CSV_NAME}: kept, as this run's tour measured it\n"
     assert not (tmp_path / tour.NOTEBOOK.name).exists()
@@ -266,7 +266,7 @@ def test_the_terminal_gets_one_line_per_notebook_and_no_kernel_noise(tmp_path, c
     }
     nbformat.write(python_nb, tmp_path / "p.ipynb")
     reproduce.execute_notebook(tmp_path / "p.ipynb", tmp_path / "p-out.ipynb", {}, "python3", 120)
-    tour.run(tmp_path, reproduce.execute_notebook, reproduce._kernel_available, TINY)
+    tour.run(tmp_path, reproduce.execute_notebook, reproduce.kernel_available, TINY)
     captured = capfd.readouterr()
     lines = (captured.out + captured.err).splitlines()
     assert lines[0] == f"running p.ipynb -> {tmp_path / 'p-out.ipynb'}"

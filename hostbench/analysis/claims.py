@@ -191,7 +191,7 @@ def _bounds(c: dict) -> str:
     return "no interval" if bounds is None else f"{bounds[0]}-{bounds[1]}%"
 
 
-def _against(kind: str, found: list[dict]) -> str:
+def against_text(kind: str, found: list[dict]) -> str:
     """For a size, the ratio of ratios, ours / the article's: its centre (one value where every
     comparison's prints alike), the interval that holds every comparison's, its ends rounded
     outwards, and how far that agrees and differs, each computed from the printed ends in the
@@ -356,7 +356,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         changes, judged_again[claim] = _sensitivity(first, read, verdict, its_conditions,
                                                     compared, points, bounded)  # fmt: skip
         rows.append({CLAIM: claim, WORDS: words, OURS: on + _ours(found, missing),
-                     AGAINST: _against(first.kind, found), VERDICT: verdict,
+                     AGAINST: against_text(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
     out = pd.DataFrame(rows, columns=BOX_COLUMNS)
     out.attrs["restated"] = again

@@ -196,7 +196,7 @@ def _within(rows: pd.DataFrame, target_pct: float) -> str:
     return f"{int((half <= target_pct).sum())} of {len(rows)} within it"
 
 
-def _goal_clause(rows: pd.DataFrame) -> str:
+def goal_clause(rows: pd.DataFrame) -> str:
     """What reaching GOAL_HALFWIDTH_PCT would take, by the rule a targeted profile uses
     (Stein's, hostbench/harness/design.py) applied to these blocks' spread, each ratio's
     from its own interval: "2 of 8 within ±10%; all 8 would take about 90 blocks by Stein's
@@ -256,7 +256,7 @@ def ratios_precision(ratios: pd.DataFrame) -> str:
     rows = _with_interval(_throughput(ratios))
     if rows.empty:
         return ""
-    return f"Precision: {len(rows)} compared ratios, {_half_widths(rows)}; {_goal_clause(rows)}."
+    return f"Precision: {len(rows)} compared ratios, {_half_widths(rows)}; {goal_clause(rows)}."
 
 
 def precision_line(run_dir: str | Path, results: pd.DataFrame, study: str | None = None) -> str:
@@ -287,13 +287,13 @@ def precision_line(run_dir: str | Path, results: pd.DataFrame, study: str | None
     target = params.target_halfwidth_pct
     design_path = Path(run_dir) / "design.json"
     if target is None or not design_path.is_file():
-        return f"Precision: {reached}; {_goal_clause(rows)}."
+        return f"Precision: {reached}; {goal_clause(rows)}."
     design = json.loads(design_path.read_text())
     capped = (f", capped at {design['blocks']} by the profile's time or block limit"
               if design["blocks"] < design["wanted_blocks"] else "")  # fmt: skip
     # The modes outside the focus had one window a block: held to the package's aim.
     others = _with_interval(ratios[~focus])
-    rest = (f" The other {len(others)} ratios: {_half_widths(others)}; {_goal_clause(others)}."
+    rest = (f" The other {len(others)} ratios: {_half_widths(others)}; {goal_clause(others)}."
             if len(others) else "")  # fmt: skip
     return (
         f"Precision: targeted ±{target:g}%; the first {design['first_blocks']} blocks' "

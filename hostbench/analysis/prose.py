@@ -15,7 +15,7 @@ from pandas.io.formats.style import Styler
 
 from ..catalog import MODES, mode_label, runnable_here, scenario_label
 from ..results import invalid_rows
-from . import tables
+from . import invalid_runs, tables
 
 # Column names as a reader sees them: prose.table shows every column through this one map
 # (names not in it are shown as they are, so a study's own tables name their columns in
@@ -231,12 +231,12 @@ def write_headline(run_dir: str | Path, text: str) -> str:
 
 def validity_note(all_results: pd.DataFrame) -> str:
     """How many runs were left out, and why, as one sentence (Markdown); the reasons by kind
-    are tables.invalid_reasons. all_results: every row (load_results(valid_only=False)); a
+    are invalid_runs.invalid_reasons. all_results: every row (load_results(valid_only=False)); a
     launch's windows, combined into one row there, count as the runs results.csv holds."""
     left_out = len(invalid_rows(all_results))
     runs = int(all_results["windows"].sum()) if "windows" in all_results else len(all_results)
-    reruns = tables.invalid_reasons(all_results)
-    reruns = reruns.loc[reruns["why"] == tables.RERUN_KIND, "runs"].sum()
+    reruns = invalid_runs.invalid_reasons(all_results)
+    reruns = reruns.loc[reruns["why"] == invalid_runs.RERUN_KIND, "runs"].sum()
     again = (f" {reruns} run(s) were measured again at once, after the machine was busy or a "
              "warm-up never settled." if reruns else "")  # fmt: skip
     if left_out == 0:

@@ -6,8 +6,9 @@ repeated in blocks, plus the settings that shape every run. A profile file may s
 each problem is one line naming what was wrong and what is allowed.
 
 One module per concern, and this package's names are imported from here:
-- rules: what a key is (Key) and what its values may be (Rule: type, range or choices; its
-  form: one value, a list, or one per scenario);
+- rules: what a key is (Key), its kind (Kind: what a run folder does with it) and what its
+  values may be (Rule: type, range or choices; its form: one value, a list, or one per
+  scenario);
 - keys: every general key's declaration (KEYS), with the programs' own (hostbench/programs)
   every key (declared), and reading a params mapping against them;
 - study: StudyParams, the rules between keys, each cell's Load (built and checked once);
@@ -37,7 +38,7 @@ from .expansion import expand_sweep, machine_cores
 from .keys import KEYS, NOT_MEASURED, REQUIRED, SCHEDULE, declared, optional
 from .loading import load_yaml
 from .record import PARAMS_FILE, RECORDED, SKIPPED_SUB_STUDIES, check_run_id, fingerprint
-from .rules import Key, Rule
+from .rules import Key, Kind, Rule
 from .study import LaunchOptions, StudyParams
 from .topology import SSH_MODES, TOPOLOGIES
 
@@ -53,6 +54,7 @@ __all__ = [
     "SSH_MODES",
     "TOPOLOGIES",
     "Key",
+    "Kind",
     "LaunchOptions",
     "Rule",
     "StudyParams",

@@ -5,6 +5,7 @@ these checks are shared by them and by the sweep's expansion."""
 import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ..errors import BadInput
 
@@ -13,6 +14,32 @@ AS_DEFAULT = object()  # a key missing from an older params.json means its defau
 # A key's form: one value, a list of values (each once; one value alone is a list of one), or
 # one value for every scenario or a mapping {scenario: value} for some of them.
 ONE, LIST, PER_SCENARIO = "one", "list", "per scenario"
+
+
+class Kind(StrEnum):
+    """What a key changes of a study, which says where the harness records it (KIND_MEANING).
+    A key declared without one is MEASURED_WHEN_SET: a key added later leaves the runs
+    recorded before it as they were."""
+
+    CELL = "cell"
+    MEASURED = "measured"
+    MEASURED_WHEN_SET = "measured when set"
+    SCHEDULE = "schedule"
+    NOT_MEASURED = "not measured"
+
+
+KIND_MEANING = {
+    Kind.CELL: "what the cells are (a run's key names its cell); a resume must not change it",
+    Kind.MEASURED: "shapes every window's measurement: in every run's fingerprint, and a "
+    "resume must not change it",
+    Kind.MEASURED_WHEN_SET: "likewise, but in the fingerprint only when not its default (the "
+    "runs recorded before the key keep theirs)",
+    Kind.SCHEDULE: "how many units the schedule measures and when it stops, not what a window "
+    "measures: in no fingerprint; a resume must not change it (but a larger max_minutes for a "
+    "run measured until decided)",
+    Kind.NOT_MEASURED: "describes or explains a study, or how the harness copes with a busy "
+    "machine: a resume may change it",
+}
 
 
 @dataclass(frozen=True)
@@ -74,6 +101,13 @@ class Key:
     # What a params.json recorded before this key existed means: what the harness then did.
     before: object = AS_DEFAULT
     smoke: object = AS_DEFAULT  # what `smoke: true` makes it, unless the params state it
+    kind: Kind = Kind.MEASURED_WHEN_SET
+
+    def in_fingerprint(self, value) -> bool:
+        """Whether a run's fingerprint holds this key at `value`."""
+        return self.kind == Kind.MEASURED or (
+            self.kind == Kind.MEASURED_WHEN_SET and value != self.default
+        )
 
     @property
     def required(self) -> bool:

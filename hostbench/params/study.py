@@ -439,41 +439,13 @@ class StudyParams:
         return self.baseline or self.modes[0]
 
     def measured_settings(self) -> dict:
-        """What shapes every run's measurement, besides its cell: resuming must not change it."""
+        """What shapes every run's measurement, besides its cell: resuming must not change it.
+        Each key whose kind (Key.kind) is measured, at its value here (one measured when set
+        only when not its default), the runtime when one is set, and the version that ran."""
+        values = {**asdict(self), **self.options.as_params()}
         return {
-            "duration_s": self.duration_s,
-            "warmup_s": self.warmup_s,
-            "steady_tolerance_pct": self.steady_tolerance_pct,
-            "requests": self.requests,
-            "pipeline": self.pipeline,
-            "keepalive": self.keepalive,
-            "sample_interval_s": self.sample_interval_s,
-            # Only when set: runs without progress keep their fingerprints.
-            **(
-                {"progress_interval_s": self.progress_interval_s}
-                if self.progress_interval_s is not None
-                else {}
-            ),
-            "loadgen_cpus": self.loadgen_cpus,
-            "min_duration_s": self.min_duration_s,
-            "quiet_max_cores": self.quiet_max_cores,
-            "quiet_max_steal_pct": self.quiet_max_steal_pct,
-            "require_steady": self.require_steady,
-            # Only when not the default, so runs recorded before the key keep their fingerprint.
-            **({"topology": self.topology} if self.topology != "local" else {}),
-            **(
-                {"interleave_slice_s": self.interleave_slice_s}
-                if self.interleave_slice_s is not None
-                else {}
-            ),
-            **({"inventory": self.inventory} if self.inventory else {}),
-            # The launch options; a program's own keys (Setting) and the runtime only when set,
-            # so runs measured before them keep their fingerprints.
-            **{
-                k: v
-                for k, v in self.options.as_params().items()
-                if k not in self.options.program_settings or v is not None
-            },
+            **{k.name: values[k.name] for k in keys.declared() if k.in_fingerprint(values[k.name])},
+            # Only when set, so runs measured before runtimes keep their fingerprints.
             **({"runtime": self.options.runtime} if self.options.runtime is not None else {}),
             "hostbench_version": __version__,
         }

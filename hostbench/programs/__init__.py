@@ -22,12 +22,13 @@ from ..catalog import Mode
 from ..errors import BadInput
 from .caddy import Caddy
 from .nginx import Nginx
-from .program import Program, Proxy, Setting, Setup
+from .program import LaunchSettings, Program, Proxy, Setting, Setup
 from .servers import GoServer, TestApp
 from .yarp import Yarp
 
 __all__ = [
     "PROGRAMS",
+    "LaunchSettings",
     "Program",
     "Proxy",
     "Setting",

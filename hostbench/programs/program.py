@@ -10,11 +10,23 @@ declarations too.
 
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from ..catalog import Mode
 from ..errors import BadInput
-from ..params import LaunchOptions  # data: the params' launch keys
 from ..params.rules import Key
+
+
+class LaunchSettings(Protocol):
+    """What a launch's programs read of the params (params.LaunchOptions is one). Declared
+    here, so the programs import of the params only the Key they declare their own keys with,
+    and the params, which read the programs' keys, import no module that imports them back."""
+
+    app_args: list[str]  # the test app's extra options
+    app_env: dict[str, str]  # the test app's extra environment
+    access_log: bool  # a proxy's access log
+    program_settings: dict[str, object]  # the keys the programs own, by name
+    runtime: str | None  # the test app's runtime; None: make setup's build
 
 
 @dataclass(frozen=True)
@@ -22,7 +34,7 @@ class Setup:
     """One program's part in one launch: where it listens, what it forwards to."""
 
     mode: Mode
-    opts: LaunchOptions
+    opts: LaunchSettings
     listen: str  # "host:port", or "unix:/path" (the app behind a proxy over a Unix socket)
     upstream: str = ""  # a proxy's app: "127.0.0.1:port" or "unix:/path"
     cpus: list[int] | None = None  # pinned to these CPU ids; None: any

@@ -19,6 +19,7 @@ from hostbench.analysis import (
     claims,
     findings,
     intervals,
+    invalid_runs,
     prose,
     run_design,
     tables,
@@ -154,7 +155,7 @@ def _details(run_dir: Path, runs, baseline: str) -> list[str]:
             f"(median {runs['warmup_s'].median():.1f} s; the others ran the full "
             f"{runs['warmup_max_s'].max():g} s)."
         )
-    reasons = tables.invalid_reasons(runs)
+    reasons = invalid_runs.invalid_reasons(runs)
     if not reasons.empty:
         why = "; ".join(f"{r.runs} {r.why}" for r in reasons.itertuples(index=False))
         lines.append(f"Left out or re-run: {why} (`invalid_reason` in results.csv).")

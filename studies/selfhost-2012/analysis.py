@@ -138,7 +138,7 @@ def setup_table(run_dir: str | Path) -> pd.DataFrame:
         ("client", "same machine" if article_setting("same_machine") == "yes" else "other",
          {"local": "same machine, 127.0.0.1", "netns": "same machine, two network namespaces",
           "ssh": "another host, over ssh"}[params.topology]),
-        ("requests per test (-n)", article_setting("ab_requests"), _requests_text(params)),
+        ("requests per test (-n)", article_setting("ab_requests"), requests_text(params)),
         ("concurrency (-c)", article_setting("ab_concurrency"),
          ", ".join(str(c) for c in params.concurrency)),
         ("keep-alive", "no (no -k in the command)", keepalive),
@@ -167,7 +167,7 @@ def blocks_text(results: pd.DataFrame) -> str:
     return f"{text} ({'; '.join(parts)})"
 
 
-def _requests_text(params) -> str:
+def requests_text(params) -> str:
     """The run's count per test, or what it timed instead: "100,000", "none: timed, 10 s per
     mode (-t)", or, interleaved, "none: timed, 10 s per mode in each window, in 1 s runs
     (-t 1) alternating between the modes"."""
@@ -189,7 +189,7 @@ def _windows_per_block(params) -> str:
     return f"{params.windows} windows of {focus}{rest}"
 
 
-def _best(results: pd.DataFrame) -> pd.DataFrame:
+def best_runs(results: pd.DataFrame) -> pd.DataFrame:
     # Per mode: the run with the most requests/s (the article's "best" of its runs).
     runs = tables.prepare(results)
     best = runs.loc[runs.groupby("mode", observed=True)["rps"].idxmax()]
@@ -207,7 +207,7 @@ def results_table(results: pd.DataFrame) -> pd.DataFrame:
             "time per request [ms]": r.time_per_request_ms, "mean requests/s": np.nan,
             "sd": np.nan, "blocks": np.nan, "note": NOT_RUNNABLE,
         })  # fmt: skip
-    best = _best(results)
+    best = best_runs(results)
     summary = tables.summarize(results)
     summary = summary.assign(mode=summary["mode"].astype(str)).set_index("mode")
     for mode in summary.index:
@@ -249,7 +249,7 @@ def advantage_table(results: pd.DataFrame) -> pd.DataFrame:
             "best of blocks gain %": np.nan, "in words": f"{g.qualifier} {g.stated_pct:g}% more "
             "requests per second (its text); the gain % is from its table",
         })  # fmt: skip
-    best = _best(results)
+    best = best_runs(results)
     for baseline in [m for m in MODES if m != SELF_HOST and m in best.index]:
         for r in _gain_rows(results, baseline).itertuples(index=False):
             text = describe(r.ratio, r.ci_low, r.ci_high).replace("the baseline", baseline)
@@ -275,7 +275,7 @@ def advantage_sentence(results: pd.DataFrame) -> str:
     ours = _ours(results)
     if ours is None:
         return f"No paired runs of {SELF_HOST} and {IIS_ANALOG}: nothing to compare."
-    best = _best(results)
+    best = best_runs(results)
     best_gain = 100.0 * (best.loc[SELF_HOST, "rps"] / best.loc[IIS_ANALOG, "rps"] - 1.0)
     words = describe(ours["ratio"], ours["ci_low"], ours["ci_high"])
     gains = article_gains()
@@ -321,7 +321,7 @@ def headline(results: pd.DataFrame) -> str:
     ours = _ours(results)
     if ours is None:
         return "no paired self-host and IIS-analog runs"
-    best = _best(results)
+    best = best_runs(results)
     best_gain = 100.0 * (best.loc[SELF_HOST, "rps"] / best.loc[IIS_ANALOG, "rps"] - 1.0)
     ours_text = ratio_text(ours["ratio"], ours["ci_low"], ours["ci_high"])
     article = ", ".join(
@@ -356,7 +356,7 @@ def results_figure(results: pd.DataFrame, run_dir: str | Path | None = None) -> 
          "text": f"{r.rps:,.2f}  ({r.time_per_request_ms:.3f} ms)"}
         for r in published().itertuples(index=False)
     ]  # fmt: skip
-    best = _best(results)
+    best = best_runs(results)
     summary = tables.summarize(results)
     # As the article's table: the IIS analog, then the self-host, then our additions.
     order = [IIS_ANALOG, SELF_HOST, *(m for m in MODES if m not in (IIS_ANALOG, SELF_HOST))]
@@ -394,7 +394,7 @@ def advantage_figure(results: pd.DataFrame) -> Figure:
         {"label": f"{g.os}: self-host / IIS", "article_pct": 100.0 + g.table_pct}
         for g in article_gains().itertuples(index=False)
     ]
-    best = _best(results)
+    best = best_runs(results)
     for baseline in [m for m in MODES if m != SELF_HOST and m in best.index]:
         for r in _gain_rows(results, baseline).itertuples(index=False):
             rows.append({

@@ -134,7 +134,7 @@ def test_selfhost_figures(sh_results):
         assert isinstance(fig, Figure) and fig.axes
     # The results figure's caption opens with the best requests/s it draws, the analog first.
     caption = caption_text(sh.results_figure(sh_results))
-    best = sh._best(sh_results).loc[sh.IIS_ANALOG, "rps"]
+    best = sh.best_runs(sh_results).loc[sh.IIS_ANALOG, "rps"]
     assert caption.startswith(
         f"Best requests/s here, as the article's table orders them: "
         f"{mode_label(sh.IIS_ANALOG)} {best:,.0f}, "
@@ -298,12 +298,12 @@ def test_a_timed_run_says_what_replaced_the_articles_count():
     # The setup table's "requests per test (-n)" row: the article's count, or, for a timed
     # profile, how long each mode was loaded and, interleaved, in what runs.
     article = profile_params(STUDY.id, "paper")
-    assert sh._requests_text(article) == f"{article.requests:,}"
+    assert sh.requests_text(article) == f"{article.requests:,}"
     timed = profile_params(STUDY.id, "paper", requests=None, duration_s=10.0)
-    assert sh._requests_text(timed) == "none: timed, 10 s per mode (-t)"
+    assert sh.requests_text(timed) == "none: timed, 10 s per mode (-t)"
     interleaved = profile_params(STUDY.id, "paper", requests=None, duration_s=10.0,
                                  interleave_slice_s=1.0, windows=1)  # fmt: skip
-    assert sh._requests_text(interleaved) == (
+    assert sh.requests_text(interleaved) == (
         "none: timed, 10 s per mode in each window, in 1 s runs (-t 1) alternating between "
         "the modes"
     )

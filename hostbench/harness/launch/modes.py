@@ -23,7 +23,7 @@ from ...programs import Setup, programs_of
 from ...runtime_variants import check_env, check_mode, get_variant
 from . import web
 from .netns import TwoHosts
-from .places import Local
+from .places import Local, Place
 from .processes import HarnessProcess, tail
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -41,7 +41,7 @@ class Target:
     processes: list[HarnessProcess] = field(default_factory=list)  # what we started
     # Where its programs run, and the harness's own probes go: places.Local (this machine or
     # its server namespace) or, under topology ssh, the server host's remote.Connection.
-    place: object = field(default_factory=Local)
+    place: Place = field(default_factory=Local)
 
     def exited(self) -> str:
         """ "" while every process we started runs; else which one ended, with its log tail."""
@@ -164,7 +164,7 @@ def check_socket_path(mode: Mode, run_dir: Path) -> str | None:
 
 @contextmanager
 def _launch(
-    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, place, front_host: str
+    mode: Mode, run_dir: Path, opts: LaunchOptions, cpus, place: Place, front_host: str
 ) -> Iterator[Target]:
     """`mode`'s programs (hostbench/programs) on `place`, the app first: alone, the app listens on
     front_host; behind a proxy, on the place's loopback (or a Unix socket in the launch's

@@ -1,20 +1,56 @@
 """Where a launch's programs run: this machine (its loopback, or a network namespace of it).
 
-A place is what a program needs from the machine it runs on: a folder for its configs, the
-path of its executable, a free port, a way to start it and to ask it for /health. The other
-place is an ssh host (remote.Connection), which answers the same calls; the programs
-(hostbench/programs) and modes.py launch through either without asking which.
+A place is what a program needs from the machine it runs on (Place): a folder for its
+configs, the path of its executable, a free port, a way to start it and to ask it for
+/health. This machine and its network namespaces are Local; an ssh host is
+remote.Connection, which answers the same calls; the programs (hostbench/programs) and
+modes.py launch through either without asking which (tests/test_places.py holds both to it).
 """
 
 import grp
 import os
 import pwd
 from pathlib import Path
+from typing import Protocol
 
 from . import web
 from .netns import call_in
 from .processes import ManagedProcess, finished
 from .tools import find_tool
+
+
+class Place(Protocol):
+    """What a launch asks of the machine its programs run on."""
+
+    def folder(self, run_dir: Path) -> str:
+        """Where a launch's files are on this place, for the local run folder `run_dir`."""
+
+    def put(self, run_dir: Path, folder: str, files: dict[str, str], dirs=()) -> None:
+        """Write `files` (name: text) where the launch reads them, and make `dirs` there."""
+
+    def tool(self, name: str, ships: Path | None = None) -> str:
+        """The path of program `name` on this place (`ships`: this machine's build of it)."""
+
+    def output(self, *argv) -> str:
+        """What `argv` prints there (stdout and stderr), for a version probe."""
+
+    def cores(self, cpus=None) -> int:
+        """The cores a program pinned to `cpus` (None: any) may run on there."""
+
+    def root_user(self) -> str | None:
+        """The "user group" the harness runs as there when it is root; None otherwise."""
+
+    def free_port(self, address: str) -> int:
+        """A port free at `address` there."""
+
+    def request(self, method: str, url: str, unix_socket: str | None = None):
+        """One HTTP request made from there (a web.Response); OSError when nothing answers."""
+
+    def answers_ok(self, url: str, unix_socket: str | None = None) -> bool:
+        """Whether `url` answers 200 from there."""
+
+    def process(self, name, argv, log_path, *, env=None, cpus=None, cwd=None, **kw):
+        """A process there, not started (ManagedProcess here, RemoteProcess on a host)."""
 
 
 class Local:

@@ -1,15 +1,15 @@
 """Two real hosts over OpenSSH (topology ssh): the app on `server`, the load tool on `loadgen`.
 
-The hosts come from an inventory in Ansible's format, read with `ansible-inventory --list`.
-Each host gets one multiplexed OpenSSH connection (a ControlMaster in a short temp dir)
-that every command, copy and reading goes through; host keys are checked against
-known_hosts (StrictHostKeyChecking=yes, BatchMode=yes: never a prompt, never a key accepted
-unseen). On each host the harness works in a temp folder of its own, with a stdlib-only
-helper (remote_helper.py) that starts programs detached in their own process group and
-reads their process trees from that host's /proc: one helper per host serves every call,
-one JSON line each, over one session kept open (an ssh command and a python3 per call
-cost a few tenths of a second each; a study makes hundreds). Everything started there is
-stopped, and the folder and the connections removed, on success, error and Ctrl-C.
+The hosts come from an inventory (inventory.py). Each host gets one multiplexed OpenSSH
+connection (a ControlMaster in a short temp dir) that every command, copy and reading goes
+through; host keys are checked against known_hosts (StrictHostKeyChecking=yes,
+BatchMode=yes: never a prompt, never a key accepted unseen). On each host the harness works
+in a temp folder of its own, with a stdlib-only helper (remote_helper.py) that starts
+programs detached in their own process group (remote_process.py) and reads their process
+trees from that host's /proc: one helper per host serves every call, one JSON line each,
+over one session kept open (helper_session.py). A Connection is a place (places.py) as
+this machine is: the programs set up on it alike. Everything started there is stopped, and
+the folder and the connections removed, on success, error and Ctrl-C.
 
 Every call to a host has a deadline. Stopping is one round trip per host, within one deadline
 (Connection.stop_all): a block's launches stop together (StopTogether), and a host that stalls
@@ -19,107 +19,27 @@ holds the harness a few seconds past the grace period at most, never longer.
 import base64
 import io
 import json
-import math
-import os
-import select
 import shlex
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import BadInput, HostbenchError, LaunchFailed
+from ...errors import BadInput, HostbenchError
 from . import remote_helper, web
-from .processes import tail, wait_for_exit, wait_until_ready
+from .helper_session import HelperSession, dies_with_us, seconds_left, wait_or_kill
+from .inventory import ROLES, Host, read_inventory
+from .remote_process import STOP_MARGIN_S, RemoteProcess
 
-ROLES = ("server", "loadgen")
 HELPER = Path(__file__).with_name("remote_helper.py")
 CONNECT_TIMEOUT_S = 10
-# A stop's deadline beyond the processes' grace period: its round trip, the SIGKILL's effect
-# (remote_helper.KILLED_WITHIN_S) and bringing back their logs, whatever the host does.
-STOP_MARGIN_S = 5.0
 CLOSE_STEP_S = 10  # each step of closing a connection, after its stop
-
-
-@dataclass(frozen=True)
-class Host:
-    """One inventory host and how to reach it."""
-
-    role: str
-    name: str
-    address: str
-    user: str | None = None
-    port: int = 22
-    key_file: str | None = None
-    known_hosts: str | None = None  # a UserKnownHostsFile named in ansible_ssh_common_args
-
-    def label(self) -> str:
-        return f"{self.role} host {self.name} ({self.address}:{self.port})"
-
-
-def _known_hosts(common_args: str) -> str | None:
-    words = shlex.split(common_args or "")
-    for i, word in enumerate(words):
-        option = word.removeprefix("-o") if word.startswith("-o") and word != "-o" else None
-        if word == "-o" and i + 1 < len(words):
-            option = words[i + 1]
-        if option and option.strip().lower().startswith("userknownhostsfile"):
-            return option.split("=", 1)[1].strip() if "=" in option else option.split()[1]
-    return None
-
-
-def read_inventory(path: str | Path) -> dict[str, Host]:
-    """The `server` and `loadgen` hosts of an Ansible inventory; BadInput (one line) if not."""
-    if not shutil.which("ansible-inventory"):
-        raise BadInput(
-            "topology ssh reads the inventory with ansible-inventory: apt-get install ansible-core"
-        )
-    if not Path(path).is_file():
-        raise BadInput(f"inventory {path}: no such file; name an Ansible inventory (docs/hosts.md)")
-    done = subprocess.run(
-        ["ansible-inventory", "-i", str(path), "--list"], capture_output=True, text=True, timeout=60
-    )
-    try:
-        listed = json.loads(done.stdout) if done.returncode == 0 else None
-    except ValueError:
-        listed = None
-    if not isinstance(listed, dict):
-        why = (done.stderr.strip().splitlines() or ["not JSON"])[-1]
-        raise BadInput(f"inventory {path} cannot be read by ansible-inventory: {why}")
-    hostvars = listed.get("_meta", {}).get("hostvars", {})
-    hosts = {}
-    for role in ROLES:
-        members = listed.get(role, {}).get("hosts", [])
-        if len(members) != 1:
-            found = "none" if not members else ", ".join(members)
-            raise BadInput(
-                f"inventory {path}: group {role!r} needs exactly one host (has "
-                f"{found}); add a [{role}] group with one host"
-            )
-        name = members[0]
-        v = hostvars.get(name, {})
-        hosts[role] = Host(
-            role,
-            name,
-            str(v.get("ansible_host", name)),
-            v.get("ansible_user"),
-            int(v.get("ansible_port", 22)),
-            v.get("ansible_ssh_private_key_file"),
-            _known_hosts(v.get("ansible_ssh_common_args", "")),
-        )
-    if hosts["server"].address == hosts["loadgen"].address:
-        raise BadInput(
-            f"inventory {path}: server and loadgen are the same address "
-            f"{hosts['server'].address}; topology ssh needs two hosts"
-        )
-    return hosts
 
 
 class Connection:
@@ -136,9 +56,7 @@ class Connection:
         self._seq = 0
         self._keeper: subprocess.Popen | None = None
         self._master: subprocess.Popen | None = None
-        # The helper serving this connection's calls (remote_helper serve), one at a time.
-        self._server: subprocess.Popen | None = None
-        self._serving = threading.Lock()
+        self._session = HelperSession()  # the helper serving this connection's calls
         self.deferred: list[RemoteProcess] | None = None  # stops held for StopTogether
 
     def _control(self, command: str, timeout: float = 30) -> bool:
@@ -188,66 +106,31 @@ class Connection:
         TimeoutExpired after `timeout` s either way."""
         args = [str(a) for a in args]
         until = time.monotonic() + timeout
-        answer = self._ask(args, until) if self._server is not None else None
+        answer = self._session.ask(args, until) if self.serving else None
         if answer is None:  # no serving helper, or it ended: a call of its own
             out = self.run("python3", f"{self.folder_root}/helper.py", *args,
-                           timeout=_left(until)).stdout  # fmt: skip
+                           timeout=seconds_left(until)).stdout  # fmt: skip
             answer = json.loads(out.strip().splitlines()[-1])
         if "failed" in answer:
             raise HostbenchError(f"{self.host.label()}: helper.py {args[0]}: {answer['failed']}")
         return answer
 
-    def _serve(self) -> None:
-        """Start the serving helper, its session in a group of its own (a Ctrl-C here leaves
-        it to answer the stops that follow) that ends with the harness (setpriv)."""
-        argv = ["ssh", *self.options(), self.host.address, "--",
-                f"python3 {self.folder_root}/helper.py serve"]  # fmt: skip
-        self._server = subprocess.Popen([*_dies_with_us(), *argv], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)  # fmt: skip
+    @property
+    def serving(self) -> bool:
+        """Whether a serving helper answers this connection's calls (serve), rather than an
+        ssh call each."""
+        return self._session.running
 
-    def _ask(self, args: list[str], until: float) -> dict | None:
-        """`args` asked of the serving helper; None when it has ended (or its pipe broke).
-        Past `until` its session is given up (a late answer would answer the next question)
-        and TimeoutExpired raised."""
-        if not self._serving.acquire(timeout=_left(until)):
-            raise subprocess.TimeoutExpired(["helper.py", *args], _left(until))
-        try:
-            server = self._server
-            if server is None:
-                return None
-            try:
-                server.stdin.write(json.dumps(args).encode() + b"\n")
-                server.stdin.flush()
-                line = _line(server.stdout.fileno(), until)
-            except subprocess.TimeoutExpired:
-                self._end_serving(patience_s=0)
-                raise subprocess.TimeoutExpired(["helper.py", *args], _left(until)) from None
-            except OSError:
-                line = b""
-            if not line:
-                self._end_serving()
-                return None
-            return json.loads(line)
-        finally:
-            self._serving.release()
-
-    def _end_serving(self, patience_s: float = 1.0) -> None:
-        """Its end of input ends it and its ssh session; killed after `patience_s`."""
-        server, self._server = self._server, None
-        if server is not None:
-            try:
-                server.stdin.close()
-            except OSError:
-                pass  # its pipe broke: it has ended
-            _wait_or_kill(server, patience_s)
-            server.stdout.close()
+    def serve(self) -> None:
+        """Start the serving helper (helper_session.py)."""
+        self._session.start(["ssh", *self.options(), self.host.address, "--",
+                             f"python3 {self.folder_root}/helper.py serve"])  # fmt: skip
 
     def open(self) -> "Connection":
         """Start the master (checking the host key) and make the work folder."""
         # In the foreground, a child of the harness (not -f): setpriv ends it with the harness.
         master = [
-            *_dies_with_us(),
+            *dies_with_us(),
             "ssh",
             *self.options(),
             "-o",
@@ -285,7 +168,7 @@ class Connection:
             )
         self.folder_root = self.run("mktemp", "-d", "/tmp/hostbench.XXXXXX").stdout.strip()
         self.copy([HELPER], self.folder_root, name="helper.py")
-        self._serve()
+        self.serve()
         # The keeper's input is this process's pipe: when the harness ends, however (setpriv
         # kills the ssh client with it), the host kills what was started there.
         keeper = [
@@ -296,7 +179,7 @@ class Connection:
             f"python3 {self.folder_root}/helper.py keeper {self.folder_root}",
         ]
         self._keeper = subprocess.Popen(
-            [*_dies_with_us(), *keeper],
+            [*dies_with_us(), *keeper],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -460,12 +343,12 @@ class Connection:
         until = now + longest + STOP_MARGIN_S if until is None else until
         # The helper's wait leaves time for the SIGKILL's effect and a second for its answer.
         grace = max(0.0, min(longest, until - now - remote_helper.KILLED_WITHIN_S - 1))
-        named = {p: f"{p.name} (pid {p._pid}, group {p.group})" for p in procs}
+        named = {p: f"{p.name} (pid {p.pid}, group {p.group})" for p in procs}
         for p in procs:
             p.group = None  # stopped here, or left to the keeper: never stopped twice
         try:
             answer = self.helper("stop", self.folder_root, grace, *[p.key for p in procs],
-                                 timeout=_left(until))  # fmt: skip
+                                 timeout=seconds_left(until))  # fmt: skip
         except subprocess.TimeoutExpired:
             unconfirmed, why = procs, f"no answer in {until - now:.0f} s"
         except (HostbenchError, OSError, ValueError, IndexError) as e:  # ssh failed; no JSON
@@ -473,12 +356,12 @@ class Connection:
         else:
             for p in procs:
                 if answer["ended"][p.key]["code"] is not None:
-                    p._ended = answer["ended"][p.key]
+                    p.ended_as(answer["ended"][p.key])
             unconfirmed = [p for p in procs if p.key not in answer["gone"]]
             why = "still running after SIGKILL"
             try:
                 logs = {there: here for p in procs for there, here in p.logs().items()}
-                self.fetch_all(logs, timeout=_left(until))
+                self.fetch_all(logs, timeout=seconds_left(until))
             except (subprocess.TimeoutExpired, HostbenchError, tarfile.TarError) as e:
                 say(f"{self.host.label()}: the logs of {', '.join(p.name for p in procs)} "
                     f"not brought back by the deadline ({type(e).__name__}: {e})")  # fmt: skip
@@ -491,10 +374,10 @@ class Connection:
         """Stop what was started here, remove the work folder, end the master: each step
         with its deadline, and taken whatever the host did at the one before."""
         self.stop_all(self._started)
-        self._end_serving()  # a call still waiting on it gets its end, and goes by ssh
+        self._session.end()  # a call still waiting on it gets its end, and goes by ssh
         if self._keeper is not None:  # its end of input: it kills what is left, removes the folder
             self._keeper.stdin.close()
-            _wait_or_kill(self._keeper, CLOSE_STEP_S)
+            wait_or_kill(self._keeper, CLOSE_STEP_S)
         try:
             if self.folder_root:  # if the keeper could not
                 self.run("rm", "-rf", self.folder_root, check=False, timeout=CLOSE_STEP_S)
@@ -503,139 +386,12 @@ class Connection:
         except subprocess.TimeoutExpired:
             pass  # the master is killed below
         if self._master is not None:
-            _wait_or_kill(self._master, CLOSE_STEP_S)
+            wait_or_kill(self._master, CLOSE_STEP_S)
             self._master.stderr.close()
 
 
 def _tell(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
-
-
-def _wait_or_kill(proc: subprocess.Popen, timeout: float) -> None:
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def _line(fd: int, until: float) -> bytes:
-    """One line read from `fd` (b"" at its end); TimeoutExpired past `until`."""
-    chunks = []
-    while not chunks or not chunks[-1].endswith(b"\n"):
-        if not select.select([fd], [], [], max(0.0, until - time.monotonic()))[0]:
-            raise subprocess.TimeoutExpired("helper.py", 0)
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return b""
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _left(until: float) -> float:
-    """The seconds left until `until` (a time.monotonic()), as a call's timeout."""
-    return max(0.1, until - time.monotonic())
-
-
-def _dies_with_us() -> list[str]:
-    """argv prefix: the parent-death signal, so an ssh client never outlives the harness."""
-    return ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
-
-
-class RemoteProcess:
-    """A program on a host in its own process group: what ManagedProcess is locally."""
-
-    def __init__(
-        self,
-        conn: Connection,
-        key: str,
-        name: str,
-        argv: list[str],
-        log_path: Path,
-        *,
-        stderr_path: Path | None = None,
-        ready: Callable[[], bool] | None = None,
-        ready_timeout_s: float = 60.0,
-        grace_s: float = 5.0,
-        fetch: dict[str, Path] | None = None,
-    ):
-        self.conn, self.key, self.name, self.argv = conn, key, name, [str(a) for a in argv]
-        self.log_path = Path(log_path)
-        self.fetch = fetch or {}  # files it writes on the host: brought here with its logs
-        self.stderr_path = Path(stderr_path) if stderr_path else None
-        self.ready, self.ready_timeout_s, self.grace_s = ready, ready_timeout_s, grace_s
-        self.group: int | None = None
-        self._pid: int | None = None
-        self._ended: dict | None = None
-
-    @property
-    def pid(self) -> int:
-        assert self._pid is not None, f"{self.name} is not running"
-        return self._pid
-
-    @property
-    def cpu_s(self) -> float:
-        """The program's CPU seconds, from its rusage on the host once it ended."""
-        return (self._ended or {}).get("cpu_s", math.nan)
-
-    def start(self) -> "RemoteProcess":
-        started = self.conn.helper("start", self.conn.folder_root, self.key, *self.argv)
-        if "error" in started:
-            raise LaunchFailed(
-                f"cannot start {self.name} on {self.conn.host.label()}: {started['error']}"
-            )
-        self.group, self._pid = started["group"], started["pid"]
-        wait_until_ready(self, self._not_ready, poll_s=0.05)  # a probe: a round trip, ms
-        return self
-
-    def _not_ready(self, what: str) -> str:
-        try:  # the log is on the host
-            self.conn.fetch_all(self.logs(), timeout=STOP_MARGIN_S)
-        except (subprocess.TimeoutExpired, HostbenchError, tarfile.TarError):
-            pass  # the stop that follows says what the host did not answer
-        return f"{self.name} on {self.conn.host.label()} {what}: {tail(self.log_path)}"
-
-    def exit_code(self) -> int | None:
-        if self._ended is None and self.group is not None:
-            self._status()
-        return None if self._ended is None else self._ended["code"]
-
-    def running(self) -> bool:
-        return self.group is not None and self.exit_code() is None
-
-    def wait(self, timeout: float) -> int:
-        return wait_for_exit(self.exit_code, timeout, self.argv, poll_s=0.2)
-
-    def stop(self):
-        """SIGTERM the group on the host, SIGKILL after the grace period, bring back the logs:
-        Connection.stop_all, one round trip and a deadline; held while its host's launches
-        stop together (StopTogether)."""
-        if self.conn.deferred is not None:
-            self.conn.deferred.append(self)
-        else:
-            self.conn.stop_all([self])
-
-    def _status(self) -> int | None:
-        ended = self.conn.helper("status", self.conn.folder_root, self.key)
-        if ended["code"] is not None:
-            self._ended = ended
-        return ended["code"]
-
-    def logs(self) -> dict[str, Path]:
-        """What it writes on the host (its output, and the files named in `fetch`), each with
-        where it is kept here."""
-        base = f"{self.conn.folder_root}/{self.key}"
-        logs = {f"{base}.out": self.log_path, **self.fetch}
-        if self.stderr_path:
-            logs[f"{base}.err"] = self.stderr_path
-        return logs
-
-    def __enter__(self) -> "RemoteProcess":
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
 
 
 class StopTogether(ExitStack):

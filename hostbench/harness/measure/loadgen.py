@@ -4,8 +4,8 @@ A run's `Load` (hostbench/load.py) says what to fire; each tool makes its comman
 line from it and reads its output against it. Each tool runs as a child in its own
 process group, bounded in time, with its raw output kept in `out_dir` (load.json,
 command.txt, stdout.txt, stderr.txt and the tool's own summary file). Parsing is a
-pure function per tool (`parse_k6`, ...), so the unit tests run it on recorded real
-outputs.
+pure function per tool (tool_output.py: `parse_k6`, ...), so the unit tests run it on
+recorded real outputs.
 
 Counting rules, the same for every tool:
 - requests: HTTP responses received (any status); transport failures are `errors`.
@@ -15,14 +15,12 @@ Counting rules, the same for every tool:
 """
 
 import json
-import math
 import os
-import re
 import resource
 import shlex
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ...errors import BadInput, HostbenchError
@@ -31,56 +29,16 @@ from ..environment import tool_version
 from ..launch.processes import ManagedProcess, tail
 from ..launch.tools import find_tool
 
+# What a tool's run returns and the rules of reading it, declared in tool_output.py; the
+# modules that parse their own runs (interleave.py, alternate.py) take them from here too.
+from .tool_output import LATENCIES as LATENCIES
+from .tool_output import LoadResult, parse_ab, parse_bombardier, parse_k6, parse_wrk
+from .tool_output import json_number as json_number
+from .tool_output import load_result as load_result
+
 # Seconds a tool may run past its duration before it is killed: k6 lets
 # iterations in flight finish (gracefulStop 30 s), ab waits up to 30 s per response.
 GRACE_S = 60.0
-
-NAN = math.nan
-
-
-@dataclass(frozen=True)
-class LoadResult:
-    tool: str
-    tool_version: str
-    requests: int
-    duration_s: float
-    rps: float
-    latency_mean_ms: float
-    latency_p50_ms: float
-    latency_p90_ms: float
-    latency_p99_ms: float
-    latency_max_ms: float
-    non_2xx: int
-    errors: int
-    bytes_read: int
-    # CPU seconds the tool used (its rusage once reaped: exact, however short the run).
-    cpu_s: float = math.nan
-
-
-LATENCIES = ("mean", "p50", "p90", "p99", "max")
-
-
-def load_result(
-    tool: str, tool_version: str, requests: int, duration_s: float, latency_ms: dict, **counts
-) -> LoadResult:
-    """The one LoadResult of every parser: rps from the tool's own duration, the latencies
-    in ms named as LATENCIES (one the tool did not give, or with no response at all, NaN),
-    and `counts` (non_2xx, errors, bytes_read)."""
-    latency_ms = latency_ms if requests > 0 else {}
-    return LoadResult(
-        tool=tool,
-        tool_version=tool_version,
-        requests=requests,
-        duration_s=duration_s,
-        rps=requests / duration_s if duration_s > 0 else 0.0,
-        **{f"latency_{k}_ms": latency_ms.get(k, NAN) for k in LATENCIES},
-        **counts,
-    )
-
-
-def json_number(value) -> float:
-    """A number from a tool's JSON; null (no data) becomes NaN."""
-    return NAN if value is None else float(value)
 
 
 class LoadGenerator:
@@ -273,35 +231,6 @@ def k6_script(url: str, vus: int, duration_s: float, summary: str = "summary.jso
     )
 
 
-def parse_k6(summary_json: str, tool_version: str = "") -> LoadResult:
-    """Parse the handleSummary() JSON of the script above."""
-    data = json.loads(summary_json)
-    metrics = data["metrics"]
-
-    def count(name: str) -> int:
-        # k6 leaves a counter out of the summary when it was never added to.
-        return int(metrics.get(name, {}).get("values", {}).get("count", 0))
-
-    errors = count("hostbench_errors")
-    sent = count("http_reqs")  # includes requests that got no response
-    duration_s = data["state"]["testRunDurationMs"] / 1000
-    requests = sent - errors
-    # Durations cover failed attempts too; with no response at all k6 reports
-    # zeros, which are no data (_result drops them).
-    trend = metrics["http_req_duration"]["values"]
-    names = ("avg", "p(50)", "p(90)", "p(99)", "max")
-    return load_result(
-        "k6",
-        tool_version,
-        requests,
-        duration_s,
-        {k: json_number(trend.get(name)) for k, name in zip(LATENCIES, names, strict=True)},
-        non_2xx=count("hostbench_non_2xx"),
-        errors=errors,
-        bytes_read=count("data_received"),
-    )
-
-
 class K6(LoadGenerator):
     name = "k6"
     copied = True
@@ -332,31 +261,6 @@ class K6(LoadGenerator):
 
 
 # ---------------------------------------------------------------- bombardier
-
-
-def parse_bombardier(stdout_json: str, tool_version: str = "") -> LoadResult:
-    """Parse `bombardier -o json -p r` output; its latencies are in microseconds."""
-    result = json.loads(stdout_json)["result"]
-    # A failed attempt is counted twice: in `errors` and, as status 0, in `others`.
-    errors = sum(int(e["count"]) for e in result.get("errors", []))
-    classes = ("req1xx", "req2xx", "req3xx", "req4xx", "req5xx", "others")
-    requests = sum(int(result[c]) for c in classes) - errors
-    duration_s = float(result["timeTakenSeconds"])
-    # Latencies cover failed attempts too; with no response at all, there is no data.
-    latency = result.get("latency", {})
-    pct = latency.get("percentiles", {})
-    latency_us = {"mean": latency.get("mean"), "max": latency.get("max")}
-    latency_us |= {f"p{q}": pct.get(str(q)) for q in (50, 90, 99)}
-    return load_result(
-        "bombardier",
-        tool_version,
-        requests,
-        duration_s,
-        {k: json_number(us) / 1000 for k, us in latency_us.items()},
-        non_2xx=requests - int(result["req2xx"]),
-        errors=errors,
-        bytes_read=int(result["bytesRead"]),
-    )
 
 
 class Bombardier(LoadGenerator):
@@ -462,26 +366,6 @@ end
 """
 
 
-def parse_wrk(summary_json: str, tool_version: str = "") -> LoadResult:
-    """Parse the JSON written by the done() of the script above (times in µs)."""
-    data = json.loads(summary_json)
-    requests = int(data["requests"])
-    duration_s = int(data["duration_us"]) / 1e6
-    e = data["errors"]
-    # With no responses wrk's histogram reports 0 everywhere: no data (_result drops it).
-    latency = data["latency_us"]
-    return load_result(
-        "wrk",
-        tool_version,
-        requests,
-        duration_s,
-        {k: json_number(latency.get(k)) / 1000 for k in LATENCIES},
-        non_2xx=int(e["status"]),
-        errors=int(e["connect"]) + int(e["read"]) + int(e["write"]) + int(e["timeout"]),
-        bytes_read=int(data["bytes"]),
-    )
-
-
 class Wrk(LoadGenerator):
     name = "wrk"
     outputs = ("summary.json",)
@@ -519,52 +403,6 @@ AB_MAX_RPS = 200_000
 def ab_request_limit(load: Load) -> int:
     """ab's -n for `load`: its request count, else the cap of a timed run."""
     return load.requests if load.requests is not None else int(load.duration_s) * AB_MAX_RPS
-
-
-def _ab_field(text: str, label: str, default: str | None = None) -> str:
-    match = re.search(rf"^{re.escape(label)}:\s+(\S+)", text, re.MULTILINE)
-    if match:
-        return match.group(1)
-    if default is None:
-        raise ValueError(f"no '{label}' line in ab output")
-    return default
-
-
-def parse_ab(stdout_text: str, percentiles_csv: str, tool_version: str = "") -> LoadResult:
-    """Parse ab's text report and its -e CSV (percentages served, in ms, 3 decimals)."""
-    requests = int(_ab_field(stdout_text, "Complete requests"))
-    duration_s = float(_ab_field(stdout_text, "Time taken for tests"))
-    # "Time per request: X [ms] (mean)" = concurrency * time / requests: the mean
-    # latency under load; the other "Time per request" line is 1/rps.
-    mean = re.search(r"^Time per request:\s+([\d.]+) \[ms\] \(mean\)$", stdout_text, re.MULTILINE)
-    # The breakdown is printed only when some request failed. Length failures are
-    # not errors (and -l turns them off: dynamic pages vary in length).
-    failed = re.search(
-        r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", stdout_text
-    )
-    connect, receive, _, exceptions = (int(g) for g in failed.groups()) if failed else (0,) * 4
-    # A receive error also counts as a complete request (ab's close_connection).
-    requests -= receive
-    errors = connect + receive + exceptions
-    served = {}
-    for line in percentiles_csv.splitlines()[1:]:
-        if line.strip():
-            pct, ms = line.split(",")
-            served[int(pct)] = float(ms)
-    latency_ms = {}
-    if requests > 0:  # ab prints no percentages without a response
-        latency_ms = {f"p{q}": served[q] for q in (50, 90, 99)} | {"max": served[100]}
-        latency_ms |= {"mean": float(mean.group(1))} if mean else {}
-    return load_result(
-        "ab",
-        tool_version,
-        requests,
-        duration_s,
-        latency_ms,
-        non_2xx=int(_ab_field(stdout_text, "Non-2xx responses", "0")),
-        errors=errors,
-        bytes_read=int(_ab_field(stdout_text, "Total transferred")),
-    )
 
 
 class Ab(LoadGenerator):
