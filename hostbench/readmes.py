@@ -331,7 +331,9 @@ def commands_section(root: Path) -> str:
     lines.append(f"{'make test':<{width}}  # {_minutes(test) + ': ' if test is not None else ''}"
                  "lint and the tests (the real app, nginx, caddy, the load tools)")  # fmt: skip
     last = test if test is not None else setup
-    on = (f" `make setup` and `make test`: on a fresh clone, {int(last['cores'])} cores, "
+    on = (f" `make setup` and `make test`: on a fresh clone on a machine that had the system "
+          f"packages and the NuGet and Go caches already (a first setup downloads them), "
+          f"{int(last['cores'])} cores, "
           f"{last['processor']}, {str(last['measured_at'])[:10]} (benchmarks/command_times.py)."
           if last is not None else "")  # fmt: skip
     note = (
