@@ -331,15 +331,10 @@ def commands_section(root: Path) -> str:
     lines.append(f"{'make test':<{width}}  # {_minutes(test) + ': ' if test is not None else ''}"
                  "lint and the tests (the real app, nginx, caddy, the load tools)")  # fmt: skip
     last = test if test is not None else setup
-    on = (f" `make setup` and `make test`: on a fresh clone on a machine that had the system "
-          f"packages and the NuGet and Go caches already (a first setup downloads them), "
-          f"{int(last['cores'])} cores, "
-          f"{last['processor']}, {str(last['measured_at'])[:10]} (benchmarks/command_times.py)."
-          if last is not None else "")  # fmt: skip
-    note = (
-        "Times on 2 cores: the profiles' by the committed runs (what `make reproduce` "
-        f"prints before it measures; `PLAN=1` prints it alone).{on}"
-    )
+    # The processor's model name alone here: its identity is in the file (COMMAND_TIMES).
+    on = (f" Setup and test: a fresh clone, caches warm, {last['measured_at'][:10]} "
+          f"([times]({COMMAND_TIMES}))." if last is not None else "")  # fmt: skip
+    note = f"Times on 2 cores, from the runs on record (`PLAN=1` prints a run's first).{on}"
     return "\n".join([COMMANDS_START, "```sh", *lines, "```", "", note, COMMANDS_END])
 
 

@@ -100,3 +100,17 @@ def test_each_committed_report_shows_every_testable_verdict_on_its_first_screen(
         testable = table[~table[claims.VERDICT].isin(verdict_card.UNJUDGED)]
         shown = pagecheck.first_screen_verdicts(run / "report.html")
         assert shown == list(testable[claims.VERDICT]), name
+
+
+def test_a_claim_none_of_whose_comparisons_ran_reads_so_in_a_few_words():
+    # A run older than a claim's comparisons (the trace-id claims before their sub-study): its
+    # card line says so in four words, the comparisons it lacks named in the table below.
+    run = RUNS / "community" / "linux-proxies-2021-intel-xeon-interleaved"
+    if not committed(RUNS, "community/linux-proxies-2021-intel-xeon-interleaved/results.csv"):
+        pytest.skip("the run is not committed")
+    table = claims.of_run("linux-proxies-2021", run)
+    not_run = table.attrs[claims.NOT_RUN]
+    assert not_run
+    card = verdict_card.rows(table).set_index(verdict_card.CLAIM)
+    assert all(card.loc[c, verdict_card.OURS] == verdict_card.NOT_RUN for c in not_run)
+    assert all(len(o) < 40 for o in card[verdict_card.OURS])

@@ -15,6 +15,7 @@ from . import claims, machines, verdict_picture, verdicts, wording
 
 # One colour per verdict, the verdict picture's, for the card's chips.
 VERDICT_COLOURS = verdict_picture.PALETTE
+NOT_RUN = "not measured in this run"  # a testable claim none of whose comparisons ran
 UNJUDGED = (verdicts.NOT_TESTABLE, verdicts.NOT_RERUN)  # left out of the card, counted below it
 CLAIM, OURS, ARTICLE, VERDICT, WHERE = "claim", "ours", "the article's", "verdict", "where it holds"
 
@@ -64,7 +65,9 @@ def _ours_and_article(evidence: claims.Evidence | None, ours_text: str) -> tuple
     """Our ratio(s) with the 95% interval, and the article's value or direction, as percents of
     the claim's comparator: "154% (147-161%)" and "170%"; several comparisons as the span of
     their ratios ("141-154%, 4 scenarios"). Without evidence (a study's own rows), our words."""
-    if evidence is None or not evidence.found:
+    if evidence is not None and not evidence.found:
+        return NOT_RUN, ""  # its comparisons are named in the claims table below
+    if evidence is None:
         return ours_text, ""
     found = evidence.found
     if len(found) == 1:
@@ -106,7 +109,7 @@ def to_html(card: pd.DataFrame) -> str:
     body = []
     for r in card.to_dict("records"):
         cells = [f'<td class="claim">{html.escape(r[CLAIM])}</td>',
-                 f'<td class="num">{html.escape(r[OURS])}</td>',
+                 f'<td class="ours">{html.escape(r[OURS])}</td>',
                  f'<td class="num">{html.escape(r[ARTICLE])}</td>',
                  f"<td>{chip(r[VERDICT])}</td>",
                  f'<td class="where">{html.escape(r[WHERE])}</td>']  # fmt: skip
