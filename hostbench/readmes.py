@@ -402,31 +402,34 @@ def readme_sections(root: Path) -> list[tuple[str, str, str, str]]:
         text = components.spread_block(spread, [str(d.relative_to(root)) for d in spread])
         blocks.append(("docs/method.md", f"{SPREAD_START}\n{text}\n{SPREAD_END}",
                        SPREAD_START, SPREAD_END))  # fmt: skip
-    rates = root / SEQUENTIAL_DATA
-    if (root / "docs/method.md").is_file() and (rates / error_rates.RATES_FILE).is_file():
-        runs = json.loads((rates / "seed.json").read_text())["runs"]
-        text = error_rates.method_block(rates, SEQUENTIAL_DATA, runs)
-        blocks.append(("docs/method.md", f"{RATES_START}\n\n{text}\n\n{RATES_END}",
-                       RATES_START, RATES_END))  # fmt: skip
-    if (root / "docs/method.md").is_file() and (rates / sequential.BOUNDARIES_FILE.name).is_file():
-        text = sequential.boundaries_block(rates, SEQUENTIAL_DATA)
-        blocks.append(("docs/method.md", f"{BOUNDARIES_START}\n\n{text}\n\n{BOUNDARIES_END}",
-                       BOUNDARIES_START, BOUNDARIES_END))  # fmt: skip
-    if (root / "docs/method.md").is_file() and (rates / departures.DEPARTURES_FILE).is_file():
-        seed = json.loads((rates / departures.SEED_FILE).read_text())
-        facts = json.loads((rates / departures.MEASURED_FILE).read_text())
-        text = departures.method_block(
-            rates, SEQUENTIAL_DATA, sequential.Plan(*seed["plan"]), facts
-        )
-        blocks.append(("docs/method.md", f"{DEPARTURES_START}\n\n{text}\n\n{DEPARTURES_END}",
-                       DEPARTURES_START, DEPARTURES_END))  # fmt: skip
-    found = root / COVERAGE_DATA
-    if (root / "docs/method.md").is_file() and (found / coverage.COVERAGE_FILE).is_file():
-        runs = json.loads((found / "seed.json").read_text())["runs"]
-        text = coverage.method_block(found, COVERAGE_DATA, runs)
-        blocks.append(("docs/method.md", f"{COVERAGE_START}\n\n{text}\n\n{COVERAGE_END}",
-                       COVERAGE_START, COVERAGE_END))  # fmt: skip
+    rates, found = root / SEQUENTIAL_DATA, root / COVERAGE_DATA
+    # docs/method.md's blocks generated from a simulation's committed data: (its file, the
+    # block's markers, how the block is written), each where its data is committed.
+    simulated = (
+        (rates / error_rates.RATES_FILE, RATES_START, RATES_END,
+         lambda: error_rates.method_block(rates, SEQUENTIAL_DATA, _runs_of(rates))),
+        (rates / sequential.BOUNDARIES_FILE.name, BOUNDARIES_START, BOUNDARIES_END,
+         lambda: sequential.boundaries_block(rates, SEQUENTIAL_DATA)),
+        (rates / departures.DEPARTURES_FILE, DEPARTURES_START, DEPARTURES_END,
+         lambda: _departures_block(rates)),
+        (found / coverage.COVERAGE_FILE, COVERAGE_START, COVERAGE_END,
+         lambda: coverage.method_block(found, COVERAGE_DATA, _runs_of(found))),
+    )  # fmt: skip
+    if (root / "docs/method.md").is_file():
+        blocks += [("docs/method.md", f"{start}\n\n{write()}\n\n{end}", start, end)
+                   for data, start, end, write in simulated if data.is_file()]  # fmt: skip
     return [*blocks, *own]
+
+
+def _runs_of(data: Path) -> int:
+    """How many simulated runs a benchmark's committed data rests on (its seed.json)."""
+    return json.loads((data / "seed.json").read_text())["runs"]
+
+
+def _departures_block(rates: Path) -> str:
+    seed = json.loads((rates / departures.SEED_FILE).read_text())
+    facts = json.loads((rates / departures.MEASURED_FILE).read_text())
+    return departures.method_block(rates, SEQUENTIAL_DATA, sequential.Plan(*seed["plan"]), facts)
 
 
 def replace_in(text: str, new_block: str, start: str, end: str) -> str:

@@ -51,8 +51,8 @@ def _where(seen: dict | None, judged_again: claims.Conditions | None) -> str:
 
 
 def unjudged_line(table: pd.DataFrame) -> str:
-    """ "3 more claims not testable here (HTTP.sys, IIS in-process: Windows only)": the claims
-    the card leaves out, counted by verdict."""
+    """ "3 more claims not testable here": the claims the card leaves out, counted by verdict
+    (the claims table below names each and why)."""
     parts = []
     for verdict in UNJUDGED:
         n = int((table[claims.VERDICT] == verdict).sum())
