@@ -82,6 +82,15 @@ def test_the_sweep_circles_each_modes_own_knee_and_names_it():
     assert f"{figures.mode_label('nginx')}, text: throughput stopped growing from 2 on" in caption
 
 
+def test_the_sweep_note_says_its_blocks_and_what_its_error_bars_are():
+    interval = "error bars: 95% interval of the mean"
+    assert figure_words.sweep_note(pd.Series([3, 3])) == f"3 blocks per level; {interval}"
+    assert figure_words.sweep_note(pd.Series([1, 4])) == (
+        f"1-4 blocks per level; {interval}; a level with one block has none"
+    )
+    assert figure_words.sweep_note(pd.Series([1, 1])).startswith("one block per level: no interval")
+
+
 def test_alt_text_is_the_figures_title_and_note():
     fig = figures.latency_chart(runs())
     alt = figure_words.alt_text(fig)
