@@ -53,10 +53,10 @@ from hostbench.harness.environment import cpu_model
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.checks import validate
 from hostbench.harness.measure.designs import window_for
-from hostbench.harness.measure.interleave import slice_schedule
 from hostbench.harness.measure.loadgen import generator_for
 from hostbench.harness.measure.quiet import measuring_alone, wait_until_quiet
 from hostbench.harness.measure.run import warm_up
+from hostbench.harness.measure.slices import slice_schedule
 from hostbench.load import TOOLS, Load, check_slice
 from hostbench.params import LaunchOptions
 from hostbench.params.keys import ENV_NAME

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hostbench.harness.launch.modes import launch  # noqa: E402
 from hostbench.harness.measure.alternate import alternating_window  # noqa: E402
-from hostbench.harness.measure.interleave import slice_schedule  # noqa: E402
+from hostbench.harness.measure.slices import slice_schedule  # noqa: E402
 from hostbench.load import Load, alternating_tools  # noqa: E402
 from hostbench.params import LaunchOptions  # noqa: E402
 from hostbench.paths import ROOT  # noqa: E402

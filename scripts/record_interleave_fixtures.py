@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hostbench.harness.launch import web  # noqa: E402
 from hostbench.harness.launch.processes import ManagedProcess  # noqa: E402
 from hostbench.harness.launch.tools import find_tool  # noqa: E402
-from hostbench.harness.measure.interleave import InterleavedK6, slice_schedule  # noqa: E402
+from hostbench.harness.measure.k6_interleaved import InterleavedK6  # noqa: E402
+from hostbench.harness.measure.slices import slice_schedule  # noqa: E402
 from hostbench.load import Load  # noqa: E402
 from hostbench.paths import ROOT  # noqa: E402
 

@@ -25,7 +25,8 @@ from hostbench.harness.measure.alternate import (
     alternating_window,
     run_folder,
 )
-from hostbench.harness.measure.interleave import SCHEDULE_FILE, SWITCHING, slice_schedule
+from hostbench.harness.measure.interleave import SCHEDULE_FILE, SWITCHING
+from hostbench.harness.measure.slices import slice_schedule
 from hostbench.harness.study import run_study
 from hostbench.load import Load, alternating_tools
 from hostbench.params import LaunchOptions, StudyParams
@@ -125,7 +126,7 @@ from pathlib import Path
 
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.alternate import alternating_window
-from hostbench.harness.measure.interleave import slice_schedule
+from hostbench.harness.measure.slices import slice_schedule
 from hostbench.load import Load
 from hostbench.params import LaunchOptions
 

@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from conftest import BASE_RPS, FACTORS, bars, overlapping, runs, texts  # noqa: E402
-from hostbench.analysis import figures  # noqa: E402
+from hostbench.analysis import figure_output, figure_words, figures  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
 
 
@@ -62,7 +62,7 @@ def test_cpu_chart_stacks_process_groups_per_mode():
 
 def test_save_figure_writes_png_and_svg(tmp_path):
     fig = figures.latency_chart(runs())
-    paths = figures.save_figure(fig, tmp_path / "figs", "fig5-kestrel")
+    paths = figure_output.save_figure(fig, tmp_path / "figs", "fig5-kestrel")
     assert [p.name for p in paths] == ["fig5-kestrel.png", "fig5-kestrel.svg"]
     png, svg = (p.read_bytes() for p in paths)
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
@@ -70,7 +70,7 @@ def test_save_figure_writes_png_and_svg(tmp_path):
     assert b"<dc:date>" not in svg
     assert b"HTML" in svg  # the axis labels are in it
     fig = figures.latency_chart(runs())  # drawn anew, as a re-render draws it
-    again = figures.save_figure(fig, tmp_path / "again", "fig5-kestrel")[1].read_bytes()
+    again = figure_output.save_figure(fig, tmp_path / "again", "fig5-kestrel")[1].read_bytes()
     assert again == svg  # no random ids: an unchanged figure is an unchanged file
 
 
@@ -130,11 +130,11 @@ def test_a_very_wide_interval_stops_at_the_axis_with_an_arrowhead_and_keeps_its_
 
 def test_the_latency_and_cpu_per_request_captions_open_with_what_the_data_show():
     summary = analysis.summarize(runs())
-    caption = figures.caption_text(figures.latency_chart(runs()))
+    caption = figure_words.caption_text(figures.latency_chart(runs()))
     low = summary["latency_p50_ms_mean"].min()
     assert caption.startswith(f"Median latency ranged from {low:,.2f} ms ("), caption
     per = analysis.cpu_per_request(runs())
     columns = ["server_us_per_request", "proxy_us_per_request", "loadgen_us_per_request"]
     cheapest = per[columns].fillna(0.0).sum(axis=1).min()
-    caption = figures.caption_text(figures.cpu_per_request_chart(runs()))
+    caption = figure_words.caption_text(figures.cpu_per_request_chart(runs()))
     assert caption.startswith(f"A request cost from {cheapest:,.0f} µs of CPU ("), caption

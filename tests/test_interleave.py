@@ -15,14 +15,9 @@ from pathlib import Path
 import pytest
 
 from hostbench.errors import BadInput
-from hostbench.harness.measure.interleave import (
-    COUNT_TOLERANCE_PCT,
-    SliceSchedule,
-    k6_interleaved_script,
-    parse_k6_targets,
-    slice_schedule,
-    target_reasons,
-)
+from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT, target_reasons
+from hostbench.harness.measure.k6_interleaved import k6_interleaved_script, parse_k6_targets
+from hostbench.harness.measure.slices import SliceSchedule, slice_schedule
 from hostbench.harness.measure.tool_output import parse_k6
 from hostbench.harness.measure.window import count_diff_pct
 from hostbench.params import StudyParams

@@ -15,7 +15,8 @@ import pytest
 from hostbench.analysis import components
 from hostbench.analysis.student_t import t_quantile
 from hostbench.catalog import scenario_label
-from hostbench.harness.measure.interleave import InterleavedWindow, SliceSchedule
+from hostbench.harness.measure.interleave import InterleavedWindow
+from hostbench.harness.measure.slices import SliceSchedule
 from hostbench.paths import ROOT
 
 _spec = importlib.util.spec_from_file_location(

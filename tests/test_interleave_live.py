@@ -27,11 +27,10 @@ from hostbench.harness.measure.interleave import (
     INTERLEAVED_FILE,
     SCHEDULE_FILE,
     WARMUP_FILE,
-    SliceSchedule,
     interleaved_window,
-    slice_schedule,
     warm_up_together,
 )
+from hostbench.harness.measure.slices import SliceSchedule, slice_schedule
 from hostbench.harness.study import run_study
 from hostbench.load import Load
 from hostbench.params import LaunchOptions, StudyParams

@@ -10,7 +10,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from hostbench.analysis import figures, prose
+from hostbench.analysis import figure_output, layout, prose
 from hostbench.pagecheck import check_report, page_defects
 from hostbench.reproduce import REPORT_TEMPLATE, export_html
 
@@ -121,8 +121,8 @@ def _notebook(tmp_path):
     fig = matplotlib.figure.Figure()
     fig.subplots().plot([1, 2], [3, 4])
     fig.suptitle("Throughput per mode")
-    figures.footnote(fig, "k6, concurrency 8, 3 blocks")
-    data, metadata = figures.FigureImage(fig)._repr_mimebundle_()
+    layout.footnote(fig, "k6, concurrency 8, 3 blocks")
+    data, metadata = figure_output.FigureImage(fig)._repr_mimebundle_()
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# A study's report\n\nSome prose."),

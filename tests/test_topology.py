@@ -8,7 +8,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.patches import FancyBboxPatch
 
-from hostbench.analysis.figures import caption_text
+from hostbench.analysis.figure_words import caption_text
 from hostbench.analysis.topology import draw_topology, topology_figure
 from hostbench.catalog import MODES as TOPOLOGIES
 from hostbench.catalog import mode_label

@@ -20,7 +20,7 @@ from matplotlib.ticker import FuncFormatter
 from ..catalog import mode_color, mode_label
 from ..errors import BadInput
 from .digits import write_csv
-from .figures import set_finding
+from .figure_words import set_finding
 from .layout import legend_below
 
 FILE = "progress.csv"  # harness/measure/progress.py FILE: one per run folder

@@ -4,9 +4,9 @@ helpers a study's own figures are built with, from results.csv rows.
 Each function takes the tidy results (one row per run) and returns a matplotlib Figure; the
 numbers drawn are the ones hostbench.analysis computes, so figures and tables agree.
 Figures are built without pyplot, so notebooks show each one once and nothing global changes.
+What a figure says in words (the finding its caption opens with, its notes, its caption and
+alt text) is figure_words.py's; its files and its image on the page, figure_output.py's.
 """
-
-from pathlib import Path
 
 import matplotlib as mpl
 import numpy as np
@@ -20,6 +20,16 @@ from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 from ..catalog import mode_color, mode_label, scenario_label
 from ..errors import BadInput
 from . import tables, wording
+from .figure_words import (
+    busy_finding,
+    calibration_finding,
+    cpu_per_request_finding,
+    latency_finding,
+    ratio_finding,
+    set_finding,
+    setup_note,
+    sweep_note,
+)
 from .layout import footnote, legend_below
 
 CPU_LABELS = {
@@ -60,35 +70,7 @@ def latency_chart(df: pd.DataFrame) -> Figure:
         fig.suptitle("Latency under the load (mean over blocks)")
         legend(ax, "hosting model")
         footnote(fig, setup_note(summary, "bars: p50, lines up to p99, each a mean over blocks"))
-    return set_finding(fig, _latency_finding(summary))
-
-
-def extremes(rows: pd.DataFrame, column: str) -> tuple[pd.Series, pd.Series]:
-    """The rows with the lowest and the highest `column` (missing values skipped)."""
-    ordered = rows.dropna(subset=[column]).sort_values(column)
-    return ordered.iloc[0], ordered.iloc[-1]
-
-
-def _where(row) -> str:
-    return f"{mode_label(str(row['mode']))}, {scenario_label(str(row['scenario']))}"
-
-
-def throughput_finding(summary: pd.DataFrame) -> str:
-    """What a chart of summarize() rows' requests/s shows: the range of the means (over
-    blocks; the whiskers are sds, not intervals, so a range and not a ranking)."""
-    low, high = extremes(summary, "rps_mean")
-    return (f"Mean throughput ranged from {low['rps_mean']:,.0f} requests/s ({_where(low)}) "
-            f"to {high['rps_mean']:,.0f} ({_where(high)})")  # fmt: skip
-
-
-def _latency_finding(summary: pd.DataFrame) -> str:
-    """What the latency chart shows, from its numbers: the range of medians and of p99s
-    (means over blocks, with no interval: a range, not a ranking)."""
-    low, high = extremes(summary, "latency_p50_ms_mean")
-    top = extremes(summary, "latency_p99_ms_mean")[1]
-    return (f"Median latency ranged from {low['latency_p50_ms_mean']:,.2f} ms ({_where(low)}) "
-            f"to {high['latency_p50_ms_mean']:,.2f} ms ({_where(high)}); the highest p99 was "
-            f"{top['latency_p99_ms_mean']:,.2f} ms ({_where(top)})")  # fmt: skip
+    return set_finding(fig, latency_finding(summary))
 
 
 def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None) -> Figure:
@@ -136,19 +118,7 @@ def cpu_per_request_chart(df: pd.DataFrame, app_work: pd.DataFrame | None = None
         unique = dict(zip(labels, handles, strict=True))
         legend_below(fig, unique.values(), unique.keys(), ncols=len(unique), frameon=False)
         fig.suptitle("Where a request's CPU goes: microseconds per request, by process")
-    return set_finding(fig, _cpu_per_request_finding(per, [c for c, _, _ in layers]))
-
-
-def _cpu_per_request_finding(per: pd.DataFrame, columns: list[str]) -> str:
-    """What the CPU-per-request chart shows: the cheapest and the dearest request in all
-    processes, and the server's share (means over blocks: a range, not a ranking)."""
-    total = per[columns].fillna(0.0).sum(axis=1)
-    rows = per.assign(_total=total)
-    low, high = extremes(rows, "_total")
-    share = 100 * per["server_us_per_request"].sum() / total.sum()
-    return (f"A request cost from {low['_total']:,.0f} µs of CPU ({_where(low)}) to "
-            f"{high['_total']:,.0f} µs ({_where(high)}) in all processes; the test app took "
-            f"{share:.0f}% of it")  # fmt: skip
+    return set_finding(fig, cpu_per_request_finding(per, [c for c, _, _ in layers]))
 
 
 def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
@@ -214,31 +184,8 @@ def cpu_chart(df: pd.DataFrame, threshold_pct: float = 90.0) -> Figure:
             f"red = below {threshold_pct:.0f}%, not saturated)",
             fontsize=13,
         )
-    finding = _busy_finding(means["cpu_total_pct"], threshold_pct)
-    if tables.shares_windows(df):
-        finding += (
-            ". Where modes shared an interleaved window, its busy % and the load "
-            "generator's and the rest's cores are the window's, the same for each; the "
-            "server's and proxy's are each mode's own, per second of its slices"
-        )
-    return set_finding(fig, finding)
-
-
-def _busy_finding(busy_pct: pd.Series, threshold_pct: float) -> str:
-    # Judged as printed (whole percents), as the labels are.
-    printed = busy_pct.dropna().round()
-    if printed.empty:
-        return "No run recorded how busy the machine was"
-    below = int((printed < threshold_pct).sum())
-    busy = f"The machine was {tables_span(printed)}% busy (mean over blocks per mode and scenario)"
-    if below == 0:
-        return f"{busy}: at or above {threshold_pct:.0f}% everywhere, the CPU was the limit"
-    return f"{busy}: below {threshold_pct:.0f}% in {below} of {len(printed)}, not saturated there"
-
-
-def tables_span(values: pd.Series) -> str:
-    low, high = f"{values.min():.0f}", f"{values.max():.0f}"
-    return low if low == high else f"{low}-{high}"
+    shared = tables.shares_windows(df)
+    return set_finding(fig, busy_finding(means["cpu_total_pct"], threshold_pct, shared))
 
 
 def bar_panels(
@@ -420,33 +367,6 @@ def _ratio_span(rows: pd.DataFrame) -> tuple[float, float]:
             min(max(ends.max(initial=high), high), high * INTERVAL_ROOM))  # fmt: skip
 
 
-def ratio_finding(rows: pd.DataFrame) -> str:
-    """How many of the rows' intervals lie above, below or across 100%, and how many of the
-    article's values our intervals hold (columns ratio_pct, ci_low_pct, ci_high_pct and
-    optionally article_pct, as ratio_chart takes them)."""
-    ours = rows.reindex(columns=["ratio_pct", "ci_low_pct", "ci_high_pct", "article_pct"])
-    with_ci = ours.dropna(subset=["ci_low_pct", "ci_high_pct"])
-    if with_ci.empty:
-        return "No row has an interval"
-    above = int((with_ci["ci_low_pct"] > 100).sum())
-    below = int((with_ci["ci_high_pct"] < 100).sum())
-    across = len(with_ci) - above - below
-    text = (
-        f"Of {len(with_ci)} intervals, {above} {'lies' if above == 1 else 'lie'} above 100%, "
-        f"{below} below, and {across} {'includes' if across == 1 else 'include'} it"
-    )
-    both = with_ci.dropna(subset=["article_pct"])
-    if len(both):
-        inside = int(
-            (
-                (both["ci_low_pct"] <= both["article_pct"])
-                & (both["article_pct"] <= both["ci_high_pct"])
-            ).sum()
-        )
-        text += f"; the article's value lies inside ours in {inside} of {len(both)}"
-    return text
-
-
 def log_ticks(low: float, high: float) -> list[float]:
     # Decades on a wide log axis, 1-2-5 steps or denser on a narrow one: at least 3 labels.
     for steps in ((1,), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)):
@@ -513,94 +433,8 @@ def calibration_chart(df: pd.DataFrame) -> Figure:
         cpu_ax.axhline(100, color="0.4", ls="--", lw=1)  # the paper's target
         rps_ax.legend(frameon=False, fontsize=9)
         fig.suptitle("Choosing the load: throughput and CPU against concurrency")
-        blocks = table["blocks"].astype(int)
-        footnote(
-            fig,
-            f"{tables_span(blocks)} blocks per level; error bars: 95% interval of the mean"
-            + ("; a level with one block has none" if blocks.min() == 1 else "")
-            if blocks.max() > 1
-            else "one block per level: no interval, no knee; dashed line: 100% busy",
-        )
-    return set_finding(fig, _calibration_finding(table))
-
-
-def _calibration_finding(table: pd.DataFrame) -> str:
-    """Per sweep: the level from which throughput stopped growing (the circled knee) and how
-    busy the machine was at most, as the two panels draw them."""
-    parts = []
-    for r in tables.calibration_findings(table).itertuples(index=False):
-        grew = (
-            f"throughput stopped growing from {r.knee:.0f} on"
-            if pd.notna(r.knee)
-            else f"no level from which throughput stopped growing, up to {r.highest}"
-        )
-        parts.append(f"{mode_label(str(r.mode))}, {scenario_label(str(r.scenario))}: {grew}, "
-                     f"the machine at most {r.cpu_busy_peak_pct:.0f}% busy")  # fmt: skip
-    return "; ".join(parts) if parts else "No sweep to show"
-
-
-def alt_text(fig: Figure) -> str:
-    """A figure in words for its image's alt text: its title (else its panels' titles) and
-    the note under it, as drawn."""
-    return ". ".join(part for part in _title_and_note(fig) if part) or "a figure"
-
-
-def _title_and_note(fig: Figure) -> tuple[str, str]:
-    title = fig.get_suptitle().strip()
-    if not title:
-        panels = [ax.get_title() or ax.get_title(loc="left") for ax in fig.axes]
-        title = "; ".join(" ".join(t.split()) for t in panels if t.strip())
-    return " ".join(title.split()), " ".join(fig.get_supxlabel().split())
-
-
-def set_finding(fig: Figure, sentence: str) -> Figure:
-    """Give a figure the sentence its caption opens with: what it shows, computed from the
-    data it draws (the figure functions here set one; a study's own figures may too)."""
-    fig._hostbench_finding = sentence  # read by caption_text
-    return fig
-
-
-def caption_text(fig: Figure) -> str:
-    """A caption: what the figure shows (set_finding), then what it draws: its title, and
-    its note after a colon."""
-    finding = " ".join(getattr(fig, "_hostbench_finding", "").split()).rstrip(".")
-    title, note = (part.rstrip(".") for part in _title_and_note(fig))
-    drawn = f"{title}: {note}" if title and note else title or note
-    return " ".join(f"{part}." for part in (finding, drawn) if part)
-
-
-class FigureImage:
-    """A figure as the page shows it: a PNG with its alt text and its caption (the output's
-    metadata, which the report template writes into the img tag and a <figcaption> under it);
-    plain text: the alt text. caption: what the figure shows, its first sentence computed from
-    the data by the study; by default the figure's title and note (caption_text)."""
-
-    def __init__(self, fig: Figure, alt: str | None = None, caption: str | None = None):
-        self.fig, self.alt = fig, alt or alt_text(fig)
-        self.caption = caption or caption_text(fig)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        import base64
-        import io
-
-        buffer = io.BytesIO()
-        # As the inline backend draws it: the figure's own dpi, cropped to what is drawn.
-        self.fig.savefig(buffer, format="png", bbox_inches="tight")
-        png = base64.b64encode(buffer.getvalue()).decode("ascii")
-        metadata = {"alt": self.alt, "caption": self.caption}
-        return {"image/png": png, "text/plain": self.alt}, {"image/png": metadata}
-
-
-def save_figure(fig: Figure, out_dir: str | Path, name: str) -> list[Path]:
-    """Write fig as out_dir/name.png (150 dpi) and .svg; return both paths."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{name}.png", out_dir / f"{name}.svg"]
-    fig.savefig(paths[0], dpi=150)
-    # No date and no random ids in the SVG: an unchanged figure is an unchanged file.
-    with mpl.rc_context({"svg.hashsalt": name}):
-        fig.savefig(paths[1], metadata={"Date": None})
-    return paths
+        footnote(fig, sweep_note(table["blocks"].astype(int)))
+    return set_finding(fig, calibration_finding(table))
 
 
 def style():
@@ -659,15 +493,3 @@ def bars(ax, df: pd.DataFrame, modes: list[str], rotation: int = 0) -> None:
 
 def legend(ax, title: str) -> None:
     ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-
-
-def setup_note(summary: pd.DataFrame, drawn: str | None = None) -> str:
-    """The note under a figure of summarize() rows: the load, the blocks, and what its marks
-    are: `drawn`, or by default the error bars of figures.bars (1 sd over blocks)."""
-    tool, concurrency = summary.iloc[0][["tool", "concurrency"]]
-    n = summary["n"]
-    reps = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
-    blocks = f"{reps} block{'' if reps == '1' else 's'}"
-    if drawn is None:
-        drawn = "error bars: 1 sd over blocks" if n.max() > 1 else "one run each, no error bars"
-    return f"{tool}, concurrency {concurrency}, {blocks}; {drawn}"

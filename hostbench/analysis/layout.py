@@ -1,7 +1,7 @@
 """Where a figure's words land: a legend below the figure in as many columns as fit its width,
 and which words a figure draws outside its canvas (the saved PNG cuts them off).
 
-A saved figure is its canvas (figures.save_figure writes it at its size): a legend of three
+A saved figure is its canvas (figure_output.save_figure writes it at its size): a legend of three
 long columns wider than the figure loses its first and last words at both sides, as
 jcsi2018's relative chart did. Every study's legend below a figure goes through legend_below;
 the tests check every figure's words with outside_canvas.

@@ -11,7 +11,7 @@ from matplotlib.patches import FancyBboxPatch
 
 from ..catalog import MODES, Mode, Node, mode_label
 from ..errors import BadInput
-from .figures import set_finding
+from .figure_words import set_finding
 
 FILL = {"client": "#eeeeee", "process": "#cfe2f3", "kernel": "#f9cb9c", "external": "#d9ead3"}
 FONT_PT = 10  # box titles; details and hop labels are one point smaller

@@ -116,9 +116,9 @@ class StudyRun:
     def show(self, fig, name: str, alt: str | None = None, caption: str | None = None):
         """Save a figure as figures/<name>.png and .svg in the run folder; return it as the
         page shows it, where it is made: an image whose alt text is `alt`, by default the
-        figure's own title and note (figures.alt_text), above its caption, `caption` (what
+        figure's own title and note (figure_words.alt_text), above its caption, `caption` (what
         the figure shows, computed from the data), by default that title and note."""
-        from ..analysis.figures import FigureImage, save_figure
+        from ..analysis.figure_output import FigureImage, save_figure
 
         save_figure(fig, self.out_dir / "figures", name)
         return FigureImage(fig, alt, caption)

@@ -11,7 +11,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import convergence, figures, layout
+from hostbench.analysis import convergence, figure_words, figures, layout
 from hostbench.catalog import mode_color, mode_label
 from hostbench.results import valid_rows
 
@@ -44,7 +44,7 @@ def throughput_figure(results: pd.DataFrame) -> Figure:
     axes[0].set_ylabel("requests/s")
     n = int(table["n"].max()) if len(table) else 0
     fig.suptitle(f"Throughput per server (bombardier; bars: mean of {n} block(s), dots: each run)")
-    return figures.set_finding(fig, "Mean requests/s, " + _ranges(table, "rps", "{:,.0f}"))
+    return figure_words.set_finding(fig, "Mean requests/s, " + _ranges(table, "rps", "{:,.0f}"))
 
 
 def _ranges(table: pd.DataFrame, column: str, spec: str, unit: str = "") -> str:
@@ -55,7 +55,7 @@ def _ranges(table: pd.DataFrame, column: str, spec: str, unit: str = "") -> str:
         rows = table[table["scenario"] == scenario].dropna(subset=[column])
         if rows.empty:
             continue
-        low, high = figures.extremes(rows, column)
+        low, high = figure_words.extremes(rows, column)
         parts.append(f"{scenario}: {spec.format(low[column])}{unit} ({low['server']}) to "
                      f"{spec.format(high[column])}{unit} ({high['server']})")  # fmt: skip
     return "; ".join(parts)
@@ -108,13 +108,13 @@ def ratio_figure(rps: pd.DataFrame, memory: pd.DataFrame) -> Figure:
     found = []
     for frame, what in ((rps, "Requests/s"), (memory, "memory")):
         if len(frame[frame["n"] > 0]):
-            text = figures.ratio_finding(_in_pct(frame))
+            text = figure_words.ratio_finding(_in_pct(frame))
             found.append(f"{what}: {text[0].lower()}{text[1:]}")
-    return figures.set_finding(fig, "; ".join(found))
+    return figure_words.set_finding(fig, "; ".join(found))
 
 
 def _in_pct(frame: pd.DataFrame) -> pd.DataFrame:
-    """ratios() rows as figures.ratio_finding reads them: its % columns, the article's too."""
+    """ratios() rows as figure_words.ratio_finding reads them: its % columns, the article's too."""
     return frame[frame["n"] > 0].rename(columns={"article_ratio_pct": "article_pct"})
 
 
@@ -181,7 +181,7 @@ def memory_figure(results: pd.DataFrame, pub: pd.DataFrame | None = None) -> Fig
     own = "rss_anon_mean_mb" if table["rss_anon_mean_mb"].notna().all() else "rss_mean_mb"
     what = "without mapped files" if own == "rss_anon_mean_mb" else "the whole RSS"
     finding = f"Mean memory ({what}), " + _ranges(table, own, "{:.0f}", " MB")
-    return figures.set_finding(fig, finding)
+    return figure_words.set_finding(fig, finding)
 
 
 def convergence_figure(curves: dict, tolerance_pct: float = convergence.TOLERANCE_PCT) -> Figure:

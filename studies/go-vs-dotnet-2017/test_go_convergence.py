@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from hostbench.analysis import convergence, tables
-from hostbench.analysis.figures import caption_text
+from hostbench.analysis.figure_words import caption_text
 from hostbench.catalog import mode_label
 from hostbench.errors import BadInput
 from hostbench.params import StudyParams, load_yaml

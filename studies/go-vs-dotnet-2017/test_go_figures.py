@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 
 from conftest import assert_whiskers_inside  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
-from hostbench.analysis.figures import caption_text  # noqa: E402
+from hostbench.analysis.figure_words import caption_text  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
 STUDY = study_of(__file__)

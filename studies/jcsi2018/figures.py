@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator, StrMethodFormatter
 
-from hostbench.analysis import figures, layout, prose, tables, wording
+from hostbench.analysis import figure_words, figures, layout, prose, tables, wording
 from hostbench.catalog import mode_label, scenario_label
 from hostbench.errors import BadInput
 
@@ -69,8 +69,8 @@ def paper_models_chart(df: pd.DataFrame, modes: list[str], baseline: str) -> Fig
             ax.set_ylabel("throughput [requests/s]")
             ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         fig.suptitle("The paper's Fig. 4-7: one panel per hosting model, ours in each")
-        figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
-    return figures.set_finding(fig, figures.throughput_finding(summary))
+        figures.footnote(fig, figure_words.setup_note(summary) + ".\n" + absolute_note() + ".")
+    return figure_words.set_finding(fig, figure_words.throughput_finding(summary))
 
 
 def _role(mode: str, baseline: str) -> str:
@@ -99,8 +99,8 @@ def all_models_chart(df: pd.DataFrame) -> Figure:
         fig.suptitle("All hosting models and scenarios (paper's Fig. 8)")
         ax.legend(title="hosting model", loc="upper center", bbox_to_anchor=(0.5, -0.12),
                   ncols=3, frameon=False)  # fmt: skip
-        figures.footnote(fig, figures.setup_note(summary) + ".\n" + absolute_note() + ".")
-    return figures.set_finding(fig, figures.throughput_finding(summary))
+        figures.footnote(fig, figure_words.setup_note(summary) + ".\n" + absolute_note() + ".")
+    return figure_words.set_finding(fig, figure_words.throughput_finding(summary))
 
 
 # How the paper states each of its values, drawn as what it is (paper.paper_ratios): a point
@@ -223,7 +223,7 @@ def relative_chart(
             else "one block: no interval"
         )
         figures.footnote(fig, ci)
-    return figures.set_finding(fig, _above_baseline(ratios, ours, scenarios, baseline))
+    return figure_words.set_finding(fig, _above_baseline(ratios, ours, scenarios, baseline))
 
 
 def _above_baseline(ratios: pd.DataFrame, modes: list[str], scenarios: list[str], baseline) -> str:
@@ -297,7 +297,7 @@ def designs_chart(compared: pd.DataFrame) -> Figure:
         ]
         layout.legend_below(fig, handles, ncols=2, frameon=False)
         fig.suptitle("The same ratio, the compared modes' windows laid out two ways")
-    return figures.set_finding(fig, designs_finding(compared))
+    return figure_words.set_finding(fig, designs_finding(compared))
 
 
 def designs_finding(compared: pd.DataFrame) -> str:

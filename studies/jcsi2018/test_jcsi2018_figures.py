@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from conftest import BASE_RPS, FACTORS, bar_containers, bars, overlapping, runs, texts  # noqa: E402
 from hostbench.analysis import intervals  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
-from hostbench.analysis.figures import caption_text  # noqa: E402
+from hostbench.analysis.figure_words import caption_text  # noqa: E402
 from hostbench.catalog import mode_color  # noqa: E402
 from hostbench.errors import BadInput  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402

@@ -10,7 +10,7 @@ from conftest import record_params
 from hostbench.analysis import claims, intervals, verdicts, wording
 from hostbench.analysis import prose as report
 from hostbench.analysis import tables as analysis
-from hostbench.analysis.figures import caption_text
+from hostbench.analysis.figure_words import caption_text
 from hostbench.analysis.reference import load_claims
 from hostbench.catalog import mode_label
 from hostbench.harness.measure.loadgen import k6_script

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import figures, layout, prose
+from hostbench.analysis import figure_words, figures, layout, prose
 from hostbench.analysis.claims import judge
 from hostbench.analysis.intervals import mean_interval, paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup
@@ -568,7 +568,7 @@ def sweep_figure(results: pd.DataFrame) -> Figure:
         f"Requests/s against IOQueueCount (wrk; mean of {n} block(s) with its 95% interval; "
         "dots: each run)"
     )
-    return figures.set_finding(fig, _sweep_finding(table))
+    return figure_words.set_finding(fig, _sweep_finding(table))
 
 
 def _sweep_finding(table: pd.DataFrame) -> str:
@@ -581,7 +581,7 @@ def _sweep_finding(table: pd.DataFrame) -> str:
         others = rows[rows["variant"] != DEFAULT]
         if others.empty:
             continue
-        low, high = figures.extremes(others, "rps")
+        low, high = figure_words.extremes(others, "rps")
         default = rows[rows["variant"] == DEFAULT]
         text = f"{scenario_label(scenario)}: " + (
             f"the defaults {default['rps'].iloc[0]:,.0f} requests/s, " if len(default) else ""
@@ -628,7 +628,7 @@ def gains_figure(g: pd.DataFrame) -> Figure:
         "IOQueueCount, the article's setting; orange (inline scheduling) and grey (wait for "
         "data): ours"
     )
-    return figures.set_finding(fig, figures.ratio_finding(g))
+    return figure_words.set_finding(fig, figure_words.ratio_finding(g))
 
 
 def _ratio_range(ratios: pd.Series) -> tuple[float, float]:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hostbench.analysis import figures, prose, tables, verdicts, window_design
+from hostbench.analysis import figure_words, figures, prose, tables, verdicts, window_design
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import paired_ratios, variant_ratios
 from hostbench.analysis.reference import load_reference, load_setup, stated_setting
@@ -464,7 +464,7 @@ def ranking_figure(results: pd.DataFrame) -> Figure:
         "compare the order and the ratios",
         sharex=False,
     )  # fmt: skip
-    return figures.set_finding(fig, _ranking_finding(ours))
+    return figure_words.set_finding(fig, _ranking_finding(ours))
 
 
 def _ranking_finding(ours: pd.DataFrame) -> str:
@@ -526,7 +526,7 @@ def connections_figure(results: pd.DataFrame) -> Figure:
         xlabel="throughput [requests/s], mean over blocks, error bars 1 sd",
         title=f"{low} vs {high} connections",
     )
-    return figures.set_finding(fig, _connections_finding(table, low, high))
+    return figure_words.set_finding(fig, _connections_finding(table, low, high))
 
 
 def _connections_finding(table: pd.DataFrame, low: int, high: int) -> str:

@@ -24,7 +24,7 @@ from hostbench.analysis import (
 )
 from hostbench.analysis.claims import AGAINST, CLAIM, OURS, SENSITIVITY, VERDICT, judge
 from hostbench.analysis.claims import of_run as claims_of_run
-from hostbench.analysis.figures import caption_text
+from hostbench.analysis.figure_words import caption_text
 from hostbench.analysis.reference import load_claims, load_reference, load_setup
 from hostbench.analysis.sequential import Plan
 from hostbench.catalog import mode_label

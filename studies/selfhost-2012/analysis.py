@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hostbench.analysis import figures, tables, window_design
+from hostbench.analysis import figure_words, figures, tables, window_design
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.reference import load_reference, stated_setting
@@ -382,7 +382,7 @@ def results_figure(results: pd.DataFrame, run_dir: str | Path | None = None) -> 
         sharex=False,
     )  # fmt: skip
     listed = ", ".join(f"{r['label']} {r['value']:,.0f}" for r in ours)
-    return figures.set_finding(
+    return figure_words.set_finding(
         fig, f"Best requests/s here, as the article's table orders them: {listed}"
     )
 

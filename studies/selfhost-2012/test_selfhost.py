@@ -16,7 +16,7 @@ from conftest import profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables, verdicts, wording
 from hostbench.analysis.claims import AGAINST, BOUNDED, CLAIM, SENSITIVITY, VERDICT, WORDS
 from hostbench.analysis.claims import of_run as claims_of_run
-from hostbench.analysis.figures import caption_text
+from hostbench.analysis.figure_words import caption_text
 from hostbench.analysis.reference import load_claims, load_reference
 from hostbench.catalog import mode_label
 from hostbench.harness.study import run_study

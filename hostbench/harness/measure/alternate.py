@@ -1,7 +1,7 @@
 """Interleaved windows for the tools that cannot switch target within a run: alternating runs.
 
 k6 sends each request of one run to the target whose slice it is (interleave.py); bombardier,
-wrk and ab fire at one URL per run. Their window has the same slices (`slice_schedule`: rounds
+wrk and ab fire at one URL per run. Their window has the same slices (slices.py: rounds
 of one slice per target, in a seeded random order recorded in interleave.json), each slice one
 short run of the tool (its own command line and parser, loadgen.py) against its slice's
 target, `slice_s` seconds at the cell's connections, the runs back to back.
@@ -37,12 +37,12 @@ from .interleave import (
     COUNT_TOLERANCE_PCT,
     SCHEDULE_FILE,
     InterleavedWindow,
-    SliceSchedule,
     answer_reasons,
     target_row,
     window_record,
 )
 from .loadgen import LoadResult, get_generator, load_result
+from .slices import SliceSchedule
 from .window import (
     LOOPBACK,
     TargetTrees,

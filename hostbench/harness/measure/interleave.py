@@ -5,13 +5,14 @@ two windows 15 s apart see different machines. Here two or more warm targets sha
 window instead: one k6 process with the study's virtual users sends each request to the
 target whose turn it is, by wall-clock slice of `slice_s` seconds from the window's start.
 The slices come in rounds, one slice per target in a random order per round (seeded and
-recorded), so every target gets the same total time and no target is always first.
+recorded; slices.py), so every target gets the same total time and no target is always first.
 
 Each target's rate is its requests over its own slices' time, counted twice: by k6 (a
 request tagged with its target; a threshold on the tag makes k6 summarise each target
-apart) and by the app's own /__stats counter, read before and after. The two must agree
-within COUNT_TOLERANCE_PCT, else the target's count is not trusted (invalid, as a
-window's is today). CPU per request comes from each target's own process trees.
+apart; the script and its reading are k6_interleaved.py's) and by the app's own /__stats
+counter, read before and after. The two must agree within COUNT_TOLERANCE_PCT, else the
+target's count is not trusted (invalid, as a window's is today). CPU per request comes from
+each target's own process trees.
 
 A study opts in with `interleave_slice_s` (measure_interleaved: one row per mode of the
 window, with the columns of any window); benchmarks/interleave_components.py measures what
@@ -21,7 +22,6 @@ the slice length does to the ratio and where the design's variance lives.
 import csv
 import json
 import math
-import random
 import shutil
 import subprocess
 import time
@@ -35,8 +35,9 @@ from ...load import TOOLS, Load
 from ...params import StudyParams, fingerprint
 from ...warmup import STEADY_WINDOWS, WINDOW_S
 from ..launch.modes import Target
-from .loadgen import K6, LATENCIES, as_ms, json_number, load_result, parse_k6
+from .k6_interleaved import InterleavedK6
 from .run import jit_settled, steady
+from .slices import SliceSchedule, slice_schedule
 from .window import (
     LOAD_RESULT_FIELDS,
     LOOPBACK,
@@ -59,215 +60,9 @@ from .window import (
     window_row,
 )
 
-MIN_SLICE_S = 0.05  # k6 reads the wall clock in ms; a slice is many requests long
 COUNT_TOLERANCE_PCT = 1.0  # k6's and the app's count of one target must agree this well
 SCHEDULE_FILE = "interleave.json"  # beside load.json: the targets and the slices' order
 SWITCHING = "one run switching target"  # its design (alternate.py's: alternating runs)
-
-
-@dataclass(frozen=True)
-class SliceSchedule:
-    """Which target each slice of a window goes to: `order[i]` is the target (an index into
-    the window's targets) of seconds [i * slice_s, (i + 1) * slice_s) from the start."""
-
-    targets: int
-    slice_s: float
-    seed: int
-    order: tuple[int, ...]
-
-    @property
-    def duration_s(self) -> float:
-        return len(self.order) * self.slice_s
-
-    @property
-    def rounds(self) -> int:
-        return len(self.order) // self.targets
-
-    def seconds(self, target: int) -> float:
-        """The time target `target` had: the sum of its slices."""
-        return self.order.count(target) * self.slice_s
-
-    def seconds_between(self, target: int, a: float, b: float) -> float:
-        """The time target `target` had between `a` and `b` seconds from the start. The
-        script sends a request before the first slice to the first slice's target and one
-        after the last to the last's, so those stretches count for them."""
-        s, order, end = self.slice_s, self.order, self.duration_s
-        total = 0.0
-        if a < 0 and order[0] == target:
-            total += min(b, 0.0) - a
-        if b > end and order[-1] == target:
-            total += b - max(a, end)
-        lo, hi = max(a, 0.0), min(b, end)
-        for j in range(max(0, math.floor(lo / s)), min(len(order), math.ceil(hi / s))):
-            if order[j] == target:
-                total += max(0.0, min(hi, (j + 1) * s) - max(lo, j * s))
-        return total
-
-
-def slice_schedule(targets: int, slice_s: float, window_s: float, seed: int) -> SliceSchedule:
-    """The slices of a window of about `window_s` seconds over `targets` targets: whole
-    rounds (the nearest number to window_s, at least one), each round one slice per target
-    in an order drawn from `seed`, so each target gets the same total time."""
-    if not isinstance(targets, int) or targets < 2:
-        raise BadInput(f"an interleaved window needs 2 or more targets, got {targets!r}")
-    if not isinstance(slice_s, int | float) or not math.isfinite(slice_s) or slice_s < MIN_SLICE_S:
-        raise BadInput(f"slice_s must be a number >= {MIN_SLICE_S:g} s, got {slice_s!r}")
-    if not isinstance(window_s, int | float) or not window_s >= targets * slice_s:
-        raise BadInput(
-            f"window_s {window_s!r} is shorter than one slice per target "
-            f"({targets} x {slice_s:g} s); use window_s >= {targets * slice_s:g}"
-        )
-    if round(slice_s * 1000) != slice_s * 1000:
-        raise BadInput(f"slice_s {slice_s:g}: k6's clock counts whole milliseconds")
-    rng = random.Random(seed)
-    rounds = max(1, round(window_s / (targets * slice_s)))
-    order = []
-    for _ in range(rounds):
-        order += rng.sample(range(targets), targets)
-    return SliceSchedule(targets, float(slice_s), seed, tuple(order))
-
-
-# The paper's Listing 1 (the run's k6 script, loadgen.K6_SCRIPT) with the target chosen per
-# request by the slice it starts in. Tags are k6's way to count per target: a threshold on a
-# tagged metric that always passes makes the summary carry that target's sub-metric.
-# Counters are added to only on a failure, so the per-request work stays as in K6_SCRIPT.
-K6_INTERLEAVED_SCRIPT = """\
-import {{ check }} from "k6";
-import exec from "k6/execution";
-import http from "k6/http";
-import {{ Counter }} from "k6/metrics";
-
-const URLS = {urls};
-const START_MS = {start_ms}; // when the first slice starts (epoch ms); 0: the load's own start
-const SLICE_MS = {slice_ms};
-const ORDER = {order};
-const PARAMS = URLS.map((_, i) => ({{ tags: {{ target: "t" + i }} }}));
-const non2xx = new Counter("hostbench_non_2xx");
-const transportErrors = new Counter("hostbench_errors");
-
-const thresholds = {{}};
-const RULES = {{
-  http_reqs: "count>=0",
-  http_req_duration: "max>=0",
-  hostbench_non_2xx: "count>=0",
-  hostbench_errors: "count>=0",
-}};
-URLS.forEach((_, i) => {{
-  for (const [metric, rule] of Object.entries(RULES)) {{
-    thresholds[metric + "{{target:t" + i + "}}"] = [rule];
-  }}
-}});
-
-export const options = {{
-  vus: {vus},
-  duration: "{duration}",
-  summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
-  thresholds: thresholds,
-}};
-
-export default function () {{
-  const slice = Math.floor((Date.now() - (START_MS || exec.scenario.startTime)) / SLICE_MS);
-  const i = ORDER[Math.min(Math.max(slice, 0), ORDER.length - 1)];
-  const response = http.get(URLS[i], PARAMS[i]);
-  check(response, {{
-    "is status 200": (r) => r.status === 200,
-  }});
-  if (response.status === 0) {{
-    transportErrors.add(1, PARAMS[i].tags);
-  }} else if (response.status < 200 || response.status > 299) {{
-    non2xx.add(1, PARAMS[i].tags);
-  }}
-}}
-
-export function handleSummary(data) {{
-  return {{ {summary}: JSON.stringify(data, null, 1) }};
-}}
-"""
-
-
-def k6_interleaved_script(
-    urls: Sequence[str],
-    vus: int,
-    schedule: SliceSchedule,
-    summary: str = "summary.json",
-    start_ms: int = 0,
-    duration_s: float | None = None,
-) -> str:
-    """The k6 script of an interleaved window: `urls[i]` is target i's full URL. The slices
-    count from the load's own start, or from `start_ms` (epoch ms, this machine's clock)
-    when a reader of the apps' counters must know when each slice is (warm_up_together);
-    k6 then runs `duration_s`."""
-    if len(urls) != schedule.targets:
-        raise HostbenchError(f"{len(urls)} URLs for a schedule of {schedule.targets} targets")
-    return K6_INTERLEAVED_SCRIPT.format(
-        urls=json.dumps(list(urls)),
-        start_ms=int(start_ms),
-        slice_ms=round(schedule.slice_s * 1000),
-        order=json.dumps(list(schedule.order)),
-        vus=vus,
-        duration=as_ms(schedule.duration_s if duration_s is None else duration_s),
-        summary=json.dumps(summary),
-    )
-
-
-def parse_k6_targets(summary_json: str, schedule: SliceSchedule, tool_version: str = ""):
-    """Each target's LoadResult from the interleaved script's summary: its requests over
-    its own slices' time. k6 does not tag the bytes it reads by request, so a target's
-    bytes_read is the window's in proportion to its responses (an estimate: a proxy's
-    headers make its responses a little longer)."""
-    metrics = json.loads(summary_json)["metrics"]
-
-    def values(name: str) -> dict:
-        return metrics.get(name, {}).get("values", {})
-
-    def count(name: str) -> int:
-        # A sub-metric with no sample at all may be left out of the summary.
-        return int(values(name).get("count", 0))
-
-    answered_all = count("http_reqs") - count("hostbench_errors")
-    out = []
-    for i in range(schedule.targets):
-        tag = f"{{target:t{i}}}"
-        errors = count("hostbench_errors" + tag)
-        sent = count("http_reqs" + tag)
-        trend = values("http_req_duration" + tag)
-        names = ("avg", "p(50)", "p(90)", "p(99)", "max")
-        share = (sent - errors) / answered_all if answered_all else 0.0
-        out.append(
-            load_result(
-                "k6",
-                tool_version,
-                sent - errors,
-                schedule.seconds(i),
-                {k: json_number(trend.get(n)) for k, n in zip(LATENCIES, names, strict=True)},
-                non_2xx=count("hostbench_non_2xx" + tag),
-                errors=errors,
-                bytes_read=round(count("data_received") * share),
-            )
-        )
-    return out
-
-
-class InterleavedK6(K6):
-    """k6 firing one window over several targets, in slices (the K6 generator's command
-    line, environment and process handling; its own script)."""
-
-    def __init__(self, urls: Sequence[str], schedule: SliceSchedule, start_ms: int = 0):
-        super().__init__()
-        self.urls = list(urls)
-        self.schedule = schedule
-        self.start_ms = start_ms
-
-    def script(self, load, summary):
-        return k6_interleaved_script(self.urls, load.concurrency, self.schedule, summary,
-                                     self.start_ms, load.duration_s)  # fmt: skip
-
-    def parse(self, load, out_dir):
-        return parse_k6((out_dir / "summary.json").read_text())  # the window's total
-
-    def parse_targets(self, out_dir: Path):
-        return parse_k6_targets((Path(out_dir) / "summary.json").read_text(), self.schedule,
-                                self.version())  # fmt: skip
 
 
 @dataclass
