@@ -11,7 +11,6 @@ MAX_LINES = 600
 OVER_FOR_NOW = {
     "hostbench/harness/measure/interleave.py": "the interleaved design beside k6's script",
     "hostbench/analysis/figures.py": "prose generators beside the chart builders",
-    "tests/test_ssh.py": "the hosts' fixtures beside the tests over them",
 }
 
 
