@@ -128,7 +128,8 @@ test: setup lint
 check test: export PYTHONDONTWRITEBYTECODE =
 CHECK_FIRST := tests/test_compare.py tests/test_docs.py tests/test_findings.py \
 	tests/test_results_schema.py tests/test_gallery.py tests/test_studies.py \
-	tests/test_differences.py tests/test_render_only.py studies/jcsi2018/test_jcsi2018_report.py \
+	tests/test_differences.py tests/test_render_only.py studies/jcsi2018/test_jcsi2018_tables.py \
+	studies/jcsi2018/test_jcsi2018_prose.py \
 	tests/test_claims.py tests/test_machines.py
 check: $(VENV)/.installed lint
 	@first=$$(mktemp); trap '[ -z "$$pid" ] || kill $$pid; rm -f $$first' EXIT; \

@@ -191,7 +191,7 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from .analysis import claims, compare, verdicts
+    from .analysis import claims_across_runs, compare, verdicts
 
     runs_dir = Path(args.runs_dir)
     runs = [compare.identify(compare.find_run(r, runs_dir)) for r in args.runs]
@@ -203,7 +203,7 @@ def _cmd_compare(args) -> int:
     print(compare.text_table(table))
     judged = compare.claim_verdicts(runs)
     if judged is not None:
-        print(claims.text(judged))
+        print(claims_across_runs.text(judged))
     differences = compare.differences(runs)
     if not differences.empty:
         print("what differed:")

@@ -12,7 +12,16 @@ import json
 from pathlib import Path
 
 from . import gallery, plan
-from .analysis import claims, compare, findings, machines, verdicts, window_design, wording
+from .analysis import (
+    claims,
+    claims_across_runs,
+    compare,
+    findings,
+    machines,
+    verdicts,
+    window_design,
+    wording,
+)
 from .analysis.tables import load_environment, load_params, processor
 from .paths import RUNS
 from .readmes import wall_time
@@ -67,7 +76,7 @@ def _claims_lines(study_id: str, main: compare.Run, runs_dir: Path) -> list[str]
         "verdict on every machine on record (its examples and re-runs, by processor). "
         + wording.tolerance_text(),
         "",
-        claims.markdown(shown.rename(columns={claims.CLAIM: "claim"})),
+        claims_across_runs.markdown(shown.rename(columns={claims.CLAIM: "claim"})),
         "",
     ]
 

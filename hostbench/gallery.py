@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .analysis import claims, compare, verdict_picture, verdicts, window_design
+from .analysis import claims_across_runs, compare, verdict_picture, verdicts, window_design
 from .analysis.machines import COMMUNITY  # the folder under the runs dir for other machines' runs
 from .analysis.reference import load_reference
 from .analysis.tables import is_smoke, load_environment, load_params, processor
@@ -216,9 +216,11 @@ def page(study_id: str, runs_dir: Path = RUNS) -> str:
             "## The article's claims, run by run",
             "",
             f"Each run's verdict on each of the article's claims, as its report's claims section "
-            f"gives it: {claims.agreement(judged)}.",
+            f"gives it: {claims_across_runs.agreement(judged)}.",
             "",
-            claims.markdown(judged.rename(columns={r.name: _shown(r, runs_dir) for r in runs})),
+            claims_across_runs.markdown(
+                judged.rename(columns={r.name: _shown(r, runs_dir) for r in runs})
+            ),
             "",
         ]
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from hostbench.analysis import claims, verdicts, wording
+from hostbench.analysis import claim_words, claims, claims_across_runs, verdicts, wording
 from hostbench.paths import RUNS
 from hostbench.studies import STUDIES
 
@@ -44,7 +44,7 @@ def test_the_gap_a_claim_over_several_comparisons_states_holds_for_each_of_them(
     # one at 0.44-0.46.
     found = [_comparison("json", 1.32, 1.29, 1.35, 3.0), _comparison("xml", 1.35, 1.32, 1.38, 3.0),
              _comparison("text", 1.31, 1.2822, 1.3464, 3.0)]  # fmt: skip
-    text = claims.against_text("size", found)
+    text = claim_words.against_text("size", found)
     assert text == (
         "0.44x to 0.45x (0.42-0.46x): agrees to within 58% below, differs by at least 54%"
     )
@@ -54,25 +54,25 @@ def test_the_gap_a_claim_over_several_comparisons_states_holds_for_each_of_them(
 def test_a_range_of_one_value_prints_as_one_value():
     found = [_comparison("json", 1.3221, 1.29, 1.35, 3.0),
              _comparison("xml", 1.3179, 1.28, 1.36, 3.0)]  # fmt: skip
-    assert claims.against_text("size", found).startswith("0.44x (0.42-0.46x)")
+    assert claim_words.against_text("size", found).startswith("0.44x (0.42-0.46x)")
 
 
 def test_a_low_end_under_one_hundredth_prints_its_first_digit_not_0():
-    text = claims.against_text("size", [_comparison("text", 0.012, 0.0084, 0.016, 2.0)])
+    text = claim_words.against_text("size", [_comparison("text", 0.012, 0.0084, 0.016, 2.0)])
     assert text == "0.01x (0.004-0.01x): agrees to within 99.6% below, differs by at least 99%"
 
 
 def test_a_gap_under_one_percent_is_not_stated():
     # Printed ends 1.007-1.05x: "differs by at least 0%" would tell a reader nothing.
     found = [_comparison("text", 1.03, 1.007, 1.05, 1.0), _comparison("html", 1.0, 0.9, 1.1, 1.0)]
-    assert "differs" not in claims.against_text("equivalence", found)
+    assert "differs" not in claim_words.against_text("equivalence", found)
 
 
 def test_a_gap_on_some_comparisons_names_them_and_their_printed_ends():
     # text differs (0.77-0.90 of 1.70: at least 1 - 0.90 = 10%), JSON does not.
     found = [_comparison("text", 1.40, 1.31, 1.52, 1.70),
              _comparison("json", 1.60, 1.45, 1.80, 1.70)]  # fmt: skip
-    text = claims.against_text("size", found)
+    text = claim_words.against_text("size", found)
     assert text.endswith(
         "agrees to within 23% below and 6% above, differs by at least 10% on text (0.77-0.90x)"
     )
@@ -117,12 +117,12 @@ def test_a_claim_resting_on_anothers_comparisons_says_so_and_is_not_counted_agai
         words = table.set_index(claims.CLAIM).loc[claim, claims.WORDS]
         assert words.endswith(f'{claims.RESTATES} "{earlier}", not more evidence')
         assert f"{claim}: {table.set_index(claims.CLAIM).loc[claim, claims.VERDICT]} (the " in (
-            claims.in_words(table)
+            claim_words.in_words(table)
         )
         # Counted once where runs' verdicts are set side by side.
-        wide = claims.side_by_side(study, {"a": run, "b": run})
+        wide = claims_across_runs.side_by_side(study, {"a": run, "b": run})
         independent = table[claims.VERDICT].size - 1
-        assert claims.agreement(wide) == (
+        assert claims_across_runs.agreement(wide) == (
             f"the same verdict on {independent} of {independent} claims (1 more rests on "
             "another's comparisons, not counted again)"
         )
@@ -138,12 +138,12 @@ def test_a_claim_about_what_dotnet_removed_is_not_re_run_here_not_untestable():
     libuv = table[table[claims.CLAIM].str.contains("libuv|Linux transport|Linux-specific")]
     assert len(libuv) == 6 and set(libuv[claims.VERDICT]) == {verdicts.NOT_RERUN}
     assert verdicts.NOT_RERUN in verdicts.VERDICTS
-    assert claims.in_words(table).endswith("; 6 more not re-run here")
+    assert claim_words.in_words(table).endswith("; 6 more not re-run here")
     # What needs Windows stays not testable here.
     jcsi = claims.of_run("jcsi2018", RUNS / STUDIES["jcsi2018"].paper_run)
     untestable = int((jcsi[claims.VERDICT] == verdicts.NOT_TESTABLE).sum())
     assert untestable == 4  # HTTP.sys twice, IIS in-process twice
-    assert claims.in_words(jcsi).endswith(f"; {untestable} more not testable here")
+    assert claim_words.in_words(jcsi).endswith(f"; {untestable} more not testable here")
 
 
 def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
@@ -151,7 +151,7 @@ def test_a_printed_end_keeps_the_side_of_the_tolerance_edge_the_verdict_read():
     # to two decimals the low end would read 0.86, outside the tolerance ("within ±17%").
     c = _comparison("html", 1.547, 1.70 * 0.8699, 1.70 * 0.95, 1.70)
     assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
-    text = claims.against_text("size", [c])
+    text = claim_words.against_text("size", [c])
     assert "(0.8699-0.95x)" in text
     assert _from_printed_ends(text)[0] == (13.01, None) and "within 13.01% below" in text
 
@@ -162,15 +162,15 @@ def test_a_claim_some_run_measured_none_of_is_no_disagreement():
     study = "linux-proxies-2021"
     runs = {"ours": RUNS / STUDIES[study].paper_run,
             "older": RUNS / "community" / "linux-proxies-2021-intel-xeon"}  # fmt: skip
-    wide = claims.side_by_side(study, runs)
+    wide = claims_across_runs.side_by_side(study, runs)
     trace = [c for c in wide[claims.CLAIM] if c.startswith(("Returning the request's trace id",
                                                             "The trace id gives"))]  # fmt: skip
     assert len(trace) == 2 and wide.attrs[claims.NOT_RUN] == sorted(trace)
     older = claims.of_run(study, runs["older"]).set_index(claims.CLAIM)
     assert set(older.loc[trace, claims.VERDICT]) == {verdicts.NOT_ENOUGH}
     counted = len(wide) - len(trace)
-    assert claims.agreement(wide).startswith("the same verdict on ")
-    assert claims.agreement(wide).endswith(
+    assert claims_across_runs.agreement(wide).startswith("the same verdict on ")
+    assert claims_across_runs.agreement(wide).endswith(
         f" of {counted} claims (2 more not measured by every run, not counted)"
     )
 
@@ -189,7 +189,7 @@ def test_a_low_end_just_inside_the_edge_prints_visibly_inside_the_rules_printed_
     # rule that printed 0.870).
     c = _comparison("html", 1.547, 1.70 * low, 1.70 * 0.95, 1.70)
     assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
-    match = AGAINST.match(claims.against_text("size", [c]))
+    match = AGAINST.match(claim_words.against_text("size", [c]))
     edge_low, edge_high = _rule_edges()
     assert edge_low <= float(match["low"]) <= float(match["high"]) <= edge_high, match[0]
 
@@ -198,7 +198,7 @@ def test_a_low_end_just_inside_the_edge_prints_visibly_inside_the_rules_printed_
 def test_a_high_end_just_inside_the_edge_prints_visibly_inside_it(high):
     c = _comparison("html", 1.70, 1.70 * 0.95, 1.70 * high, 1.70)
     assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.REPRODUCED
-    match = AGAINST.match(claims.against_text("size", [c]))
+    match = AGAINST.match(claim_words.against_text("size", [c]))
     assert float(match["high"]) <= _rule_edges()[1], match[0]
 
 
@@ -206,7 +206,7 @@ def test_a_high_end_just_inside_the_edge_prints_visibly_inside_it(high):
 def test_a_high_end_just_outside_the_low_edge_prints_visibly_outside_it(high):
     c = _comparison("html", 1.20, 1.70 * 0.70, 1.70 * high, 1.70)
     assert verdicts.size_verdict(c["ci_low"], c["ci_high"], c["value"], n=7) == verdicts.SMALLER
-    match = AGAINST.match(claims.against_text("size", [c]))
+    match = AGAINST.match(claim_words.against_text("size", [c]))
     assert float(match["high"]) < _rule_edges()[0], match[0]
 
 
@@ -227,7 +227,7 @@ def test_the_rules_edges_say_the_percentages_its_printed_edges_give():
 )
 def test_every_percentage_beside_a_printed_ratio_is_in_its_direction(ratio, low, high, words):
     c = _comparison("html", 1.70 * ratio, 1.70 * low, 1.70 * high, 1.70)
-    text = claims.against_text("size", [c])
+    text = claim_words.against_text("size", [c])
     assert text == f"{ratio:.2f}x ({low:.2f}-{high:.2f}x): {words}"
     assert wording.agreement_text(c["ci_low"], c["ci_high"], c["value"]) == words
 

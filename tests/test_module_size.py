@@ -1,19 +1,11 @@
 """No module over MAX_LINES: a module holds one purpose, and a longer one holds several (the
-package's, the studies', the tests', the scripts'). The modules over it now are named below,
-each with the room it still has to give up; the list only shrinks."""
+package's, the studies', the tests', the scripts')."""
 
 from pathlib import Path
 
 from hostbench.paths import ROOT
 
 MAX_LINES = 600
-# Over MAX_LINES today, each being split (issue 68): what it still holds too much of.
-OVER_FOR_NOW = {
-    "hostbench/analysis/claims.py": "a claim's words beside its judging",
-    "studies/kestrel-transports-2018/analysis.py": "its figures beside its tables and words",
-    "studies/jcsi2018/test_jcsi2018_report.py": "tests of the tables and of the prose",
-    "tests/test_ssh.py": "the hosts' fixtures beside the tests over them",
-}
 
 
 def modules(root: Path) -> list[Path]:
@@ -31,10 +23,8 @@ def over(root: Path, limit: int = MAX_LINES) -> dict[str, int]:
     return {path: n for path, n in lines.items() if n > limit}
 
 
-def test_no_module_is_over_the_limit_but_those_being_split():
-    # A module split below the limit may leave the list (an entry left behind hides nothing
-    # new: any other module over the limit fails here).
-    assert sorted(set(over(ROOT)) - set(OVER_FOR_NOW)) == []
+def test_no_module_is_over_the_limit():
+    assert over(ROOT) == {}
 
 
 def test_a_module_over_the_limit_is_found(tmp_path):

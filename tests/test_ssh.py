@@ -10,20 +10,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import SHORT_RUNS, interruptible
+from conftest import SHORT_RUNS
 from hostbench.catalog import get_mode
 from hostbench.errors import BadInput
 from hostbench.harness.launch import netns, remote
-from hostbench.harness.launch.processes import ManagedProcess
 from hostbench.harness.measure import quiet
 from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT, SCHEDULE_FILE
 from hostbench.harness.study import run_study
@@ -31,17 +27,9 @@ from hostbench.load import TOOLS
 from hostbench.params import PARAMS_FILE, SKIPPED_SUB_STUDIES, SSH_MODES, StudyParams, load_yaml
 from hostbench.reproduce import DONE_FILE
 from hostbench.studies import STUDIES
+from tests.ssh_hosts import LOAD, NEEDED, left, study_under_load, two_ssh_hosts, write_inventory
 
-SSHD = Path("/usr/sbin/sshd")
-_missing = [t for t in ("ssh-keygen", "ansible-inventory") if not shutil.which(t)]
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed"),
-    pytest.mark.skipif(
-        not SSHD.exists() or bool(_missing),
-        reason="needs openssh-server and ansible-core (apt-get install)",
-    ),
-]
+pytestmark = [pytest.mark.live, *NEEDED]
 BASE = {
     "modes": ["kestrel"],
     "scenarios": ["text"],
@@ -53,86 +41,6 @@ BASE = {
     **SHORT_RUNS,
     "topology": "ssh",
 }
-
-
-def _keygen(path: Path) -> str:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
-    return path.with_suffix(".pub").read_text().strip()
-
-
-def _sshd(folder: Path, namespace: str, address: str, client_key: str):
-    """sshd as root in `namespace` on `address`:22, its config, key and pid file in `folder`."""
-    folder.mkdir()
-    host_key = _keygen(folder / "host_key")
-    (folder / "authorized_keys").write_text(client_key + "\n")
-    (folder / "sshd_config").write_text(
-        textwrap.dedent(f"""\
-        ListenAddress {address}
-        Port 22
-        HostKey {folder / "host_key"}
-        PidFile {folder / "sshd.pid"}
-        AuthorizedKeysFile {folder / "authorized_keys"}
-        UsePAM no
-        PermitRootLogin prohibit-password
-        StrictModes no
-        Subsystem sftp internal-sftp
-        """)
-    )
-    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation folder
-    proc = ManagedProcess(
-        "sshd",
-        [SSHD, "-D", "-e", "-f", folder / "sshd_config"],
-        folder / "sshd.log",
-        netns=namespace,
-        ready=lambda: (folder / "sshd.pid").exists(),
-    )
-    return proc, host_key
-
-
-def _inventory(
-    path: Path,
-    key: Path,
-    known: Path,
-    server=netns.SERVER_ADDRESS,
-    port=22,
-    groups=("server", "loadgen"),
-) -> Path:
-    hosts = {"server": ("server-host", server), "loadgen": ("loadgen-host", netns.CLIENT_ADDRESS)}
-    lines = []
-    for group in groups:
-        name, address = hosts[group]
-        lines += [
-            f"[{group}]",
-            f"{name} ansible_host={address} ansible_user=root "
-            f"ansible_port={port if group == 'server' else 22} "
-            f"ansible_ssh_private_key_file={key} "
-            f"ansible_ssh_common_args='-o UserKnownHostsFile={known}'",
-        ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-@contextmanager
-def _two_ssh_hosts(tmp: Path):
-    """Two namespaces, each with sshd; yields (hosts, inventory, known_hosts, client key)."""
-    client_key = tmp / "client_key"
-    public = _keygen(client_key)
-    with netns.two_hosts() as hosts:
-        server, server_key = _sshd(tmp / "server", hosts.server, hosts.server_address, public)
-        loadgen, loadgen_key = _sshd(tmp / "loadgen", hosts.client, hosts.client_address, public)
-        with server, loadgen:
-            known = tmp / "known_hosts"
-            known.write_text(
-                f"{hosts.server_address} {server_key}\n{hosts.client_address} {loadgen_key}\n"
-            )
-            inventory = _inventory(tmp / "inventory.ini", client_key, known)
-            yield hosts, inventory, known, client_key
-
-
-def _left(pattern: str) -> list[str]:
-    """Processes whose command line holds `pattern`."""
-    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-    return found.stdout.split()
 
 
 def _ssh_study(tmp_path, hosts, inventory, **settings) -> list[dict]:
@@ -156,7 +64,7 @@ def _ssh_study(tmp_path, hosts, inventory, **settings) -> list[dict]:
         aimed = [load / "command.txt", *load.glob("script.js")]
         assert f"http://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
         assert (load / "stdout.txt").exists()  # fetched from the loadgen host
-    assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+    assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     return rows
 
 
@@ -174,7 +82,7 @@ def test_every_program_and_hop_runs_on_the_server_host(tmp_path):
     # The Go servers, YARP and nginx over a Unix socket are copied or found there as the test
     # app, nginx and caddy are. "values" is what all serve.
     modes = _one_mode_per_way_of_launching()
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         rows = _ssh_study(tmp_path, hosts, inventory, modes=modes, scenarios=["values"],
                           duration_s=2)  # fmt: skip
         assert sorted(r["mode"] for r in rows) == sorted(modes)
@@ -188,14 +96,14 @@ def test_every_program_and_hop_runs_on_the_server_host(tmp_path):
                 assert netns.SERVER_ADDRESS in config.read_text()
                 assert ("/tmp/hostbench." in config.read_text()) == (config.name != "yarp.json")
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
-    assert not _left(str(tmp_path / "server" / "sshd_config"))
+    assert not left(str(tmp_path / "server" / "sshd_config"))
 
 
 CONFIGS = ("nginx.conf", "Caddyfile", "yarp.json")
 
 
 def test_every_load_tool_fires_from_the_load_host(tmp_path):
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         rows = _ssh_study(tmp_path, hosts, inventory, tools=sorted(TOOLS), duration_s=2)
         assert sorted(r["tool"] for r in rows) == sorted(TOOLS)
         for r in rows:
@@ -211,68 +119,25 @@ def test_every_load_tool_fires_from_the_load_host(tmp_path):
 
 
 def test_an_error_in_a_run_stops_everything_on_the_hosts(tmp_path):
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         # The app refuses an unknown option: the run fails after both hosts were connected.
         params = StudyParams.from_dict(
             {**BASE, "inventory": str(inventory), "app_args": ["--no-such-option"]}
         )
         with pytest.raises(Exception, match="TestApp"):
             netns.call_in(hosts.client, run_study, params, "ssh", tmp_path, progress=False)
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
-    assert not _left(str(tmp_path / "server" / "sshd_config"))
-
-
-# The load on the loadgen host, not the tool's version check.
-LOAD = {"bombardier": "/tmp/hostbench\\..*/bombardier .*http://",
-        "k6": "/tmp/hostbench\\..*/k6 run .*script.js"}  # fmt: skip
-
-
-@contextmanager
-def _study_under_load(hosts, inventory, tmp_path, tool="bombardier") -> Iterator[subprocess.Popen]:
-    """A 30 s ssh study of `tool` in its own harness process, yielded once its load runs;
-    stopped (and killed if need be) when the block ends, so a failing test leaves nothing to
-    the next. Its SIGINT is at its default, whatever the shell running the tests left it."""
-    settings = dict(BASE, duration_s=30, inventory=str(inventory), tools=[tool])
-    script = textwrap.dedent(f"""
-        from hostbench.params import StudyParams
-        from hostbench.harness.study import run_study
-        params = StudyParams.from_dict({settings!r})
-        run_study(params, "ssh", {str(tmp_path)!r}, progress=True)
-    """)
-    log = tmp_path / "harness.log"
-    with log.open("w") as out:
-        child = interruptible(
-            [*netns.exec_prefix(hosts.client), sys.executable, "-c", script],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        # A wait, not a timing check: a cold or busy machine takes longer to reach the load.
-        deadline = time.monotonic() + 300
-        while not _left(LOAD[tool]):
-            said = log.read_text()[-2000:]
-            assert child.poll() is None, f"the study ended before its load started:\n{said}"
-            assert time.monotonic() < deadline, f"no load after 300 s; the harness said:\n{said}"
-            time.sleep(0.2)
-        yield child
-    finally:
-        if child.poll() is None:
-            child.send_signal(signal.SIGINT)
-            try:
-                child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
+    assert not left(str(tmp_path / "server" / "sshd_config"))
 
 
 def test_sigint_during_a_k6_load_stops_everything_on_the_hosts(tmp_path):
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        with _study_under_load(hosts, inventory, tmp_path, "k6") as child:
-            assert _left(LOAD["k6"])  # the load runs on the loadgen host
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        with study_under_load(BASE, hosts, inventory, tmp_path, "k6") as child:
+            assert left(LOAD["k6"])  # the load runs on the loadgen host
             child.send_signal(signal.SIGINT)
             assert child.wait(timeout=60) != 0
         assert "KeyboardInterrupt" in (tmp_path / "harness.log").read_text()  # not a kill
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     assert not [n for n in netns.existing() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
 
 
@@ -286,34 +151,34 @@ def _refusal(tmp_path, inventory, server_tools=()) -> str:
 
 
 def test_an_inventory_without_a_server_group_is_one_line(tmp_path):
-    inventory = _inventory(
+    inventory = write_inventory(
         tmp_path / "inv.ini", tmp_path / "k", tmp_path / "kh", groups=("loadgen",)
     )
     assert "group 'server' needs exactly one host" in _refusal(tmp_path, inventory)
 
 
 def test_an_unreachable_host_and_an_unknown_host_key_are_one_line_each(tmp_path):
-    with _two_ssh_hosts(tmp_path) as (hosts, _, known, key):
+    with two_ssh_hosts(tmp_path) as (hosts, _, known, key):
 
         def refusal(inventory):
             return netns.call_in(hosts.client, _refusal, tmp_path, inventory)
 
-        closed = _inventory(tmp_path / "closed.ini", key, known, port=2)  # nothing listens
+        closed = write_inventory(tmp_path / "closed.ini", key, known, port=2)  # nothing listens
         assert "server host server-host (198.18.0.1:2) unreachable" in refusal(closed)
         (tmp_path / "other_known_hosts").write_text(known.read_text().splitlines()[1] + "\n")
-        unknown = _inventory(tmp_path / "unknown.ini", key, tmp_path / "other_known_hosts")
+        unknown = write_inventory(tmp_path / "unknown.ini", key, tmp_path / "other_known_hosts")
         message = refusal(unknown)
         assert "server host server-host" in message and "host key is not in" in message
         missing = netns.call_in(
             hosts.client, _refusal, tmp_path, closed.with_name("inventory.ini"), ("no-such-tool",)
         )
         assert missing.startswith("server host server-host (198.18.0.1:22) has no no-such-tool")
-        assert not _left("hb-ssh")
+        assert not left("hb-ssh")
 
 
 @pytest.mark.skipif(not shutil.which("ansible-playbook"), reason="needs ansible-core")
 def test_the_provisioning_playbook_parses(tmp_path):
-    inventory = _inventory(tmp_path / "inv.ini", tmp_path / "k", tmp_path / "kh")
+    inventory = write_inventory(tmp_path / "inv.ini", tmp_path / "k", tmp_path / "kh")
     playbook = Path(__file__).parent.parent / "deploy" / "provision.yml"
     checked = subprocess.run(
         ["ansible-playbook", "-i", str(inventory), "--syntax-check", str(playbook)],
@@ -324,14 +189,14 @@ def test_the_provisioning_playbook_parses(tmp_path):
 
 
 def test_a_killed_harness_leaves_nothing_on_the_hosts(tmp_path):
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
-        with _study_under_load(hosts, inventory, tmp_path) as child:
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        with study_under_load(BASE, hosts, inventory, tmp_path) as child:
             child.kill()  # no finally runs: the hosts' keepers see their input end
             child.wait()
         deadline = time.monotonic() + 30
-        while _left("/tmp/hostbench\\.") and time.monotonic() < deadline:
+        while left("/tmp/hostbench\\.") and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
 
 
 # ------------------------------------------------------------------ each study over ssh
@@ -438,7 +303,7 @@ def _check_quick_over_ssh(params: StudyParams, main: Path, done: dict) -> None:
 def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp_path):
     from hostbench.harness.notebook import StudyRun
 
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         params = _quick_over_ssh(study, tmp_path / "params", inventory)
         run = StudyRun(study, "ssh", "q", tmp_path / "runs", params)
 
@@ -453,7 +318,7 @@ def test_each_studys_quick_profile_runs_over_ssh_with_its_sub_studies(study, tmp
             return done
 
         done = netns.call_in(hosts.client, measure)
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")  # nothing on the hosts
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")  # nothing on the hosts
     _check_quick_over_ssh(params, run.out_dir, done)
 
 
@@ -462,13 +327,13 @@ def test_an_interleaved_window_runs_on_the_load_host_and_reads_each_target_there
     tool, slice_s, tmp_path
 ):
     # k6: one run switching target; bombardier: one run per slice, each an ssh command there.
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         params = StudyParams.from_dict({
             **BASE, "inventory": str(inventory), "modes": ["kestrel", "nginx-keepalive"],
             "tools": [tool], "duration_s": 2, "interleave_slice_s": slice_s, "seed": 3,
         })  # fmt: skip
         results = netns.call_in(hosts.client, run_study, params, "il", tmp_path, progress=False)
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     rows = _rows(results)
     assert sorted(r["mode"] for r in rows) == ["kestrel", "nginx-keepalive"]
     assert len({r["started_at"] for r in rows}) == 1  # one window, both modes in it
@@ -520,24 +385,24 @@ def test_a_blocks_processes_on_a_host_stop_in_one_round_trip_within_the_deadline
         return helper(conn, *args, **kwargs)
 
     monkeypatch.setattr(remote.Connection, "helper", noted)
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
 
         def stop_a_block():
             with remote.ssh_hosts(inventory) as ssh:
                 procs = [ssh.server.process(name, ["sh", "-c", script], tmp_path / f"{name}.log",
                                             grace_s=1.0).start()
                          for name, script in STOPPED_HOW.items()]  # fmt: skip
-                assert _left("sleep 60[123]")
+                assert left("sleep 60[123]")
                 said, before = [], len(calls.read_text().splitlines())
                 asked.clear()
                 with remote.StopTogether(ssh, said.append) as block:
                     for proc in procs:
                         block.callback(proc.stop)
                 sessions = len(calls.read_text().splitlines()) - before
-                return said, list(asked), sessions, _left("sleep 60[123]")
+                return said, list(asked), sessions, left("sleep 60[123]")
 
         said, round_trips, sessions, left = netns.call_in(hosts.client, stop_a_block)
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     assert said == [] and left == []  # each confirmed gone, by the stop itself
     # Two round trips to the server host, the stop then the logs, over its open session.
     assert round_trips == [("server", "stop"), ("server", "pack")] and sessions == 0
@@ -550,7 +415,7 @@ def test_the_quiet_gate_reads_both_hosts_there(tmp_path):
     # its own. (Both hosts are this machine here: the burner shows on each.)
     burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
 
             def read():
                 with remote.ssh_hosts(inventory) as ssh:
@@ -562,7 +427,7 @@ def test_the_quiet_gate_reads_both_hosts_there(tmp_path):
                     return reading, ours.pid, gate, said
 
             reading, ours, gate, said = netns.call_in(hosts.client, read)
-            assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+            assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     finally:
         burner.kill()
         burner.wait()
@@ -583,12 +448,12 @@ def test_make_reproduce_runs_the_main_studys_notebook_over_ssh_to_its_report(tmp
     from hostbench.pagecheck import check_report
     from hostbench.reproduce import reproduce
 
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         params = _quick_over_ssh("jcsi2018", tmp_path / "params", inventory)
         profile = str(tmp_path / "params" / "ssh.yaml")
         out = netns.call_in(hosts.client, reproduce, "jcsi2018", profile, run_id="ssh",
                             runs_dir=tmp_path / "runs")  # fmt: skip
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     assert out == tmp_path / "runs" / "ssh"
     done = {
         "": out / "results.csv",
@@ -607,9 +472,9 @@ def test_make_reproduce_runs_the_main_studys_notebook_over_ssh_to_its_report(tmp
 def test_doctor_reads_each_host_of_an_inventory_there(tmp_path):
     from hostbench.harness.measure.quiet import doctor_hosts
 
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         rows, quiet = netns.call_in(hosts.client, doctor_hosts, inventory, 100.0, 100.0, 1)
-        assert not _left("/tmp/hostbench\\.") and not _left("hb-ssh")
+        assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     said = dict(rows)
     assert quiet and said["verdict"].startswith("quiet")  # limits no machine exceeds
     for role, name in (("server", "server-host"), ("loadgen", "loadgen-host")):

@@ -1,12 +1,21 @@
 """The verdict card (hostbench.analysis.verdict_card): a report's first screen, one short line
 per testable claim with its verdict as a coloured chip and where it holds in a few words; the
-words from machines.in_short and claims.conditions_in_short, on constructed counts, and the
+words from machines.in_short and claim_words.conditions_in_short, on constructed counts, and the
 card of every committed claims run."""
 
 import pytest
 
 from hostbench import pagecheck
-from hostbench.analysis import claims, findings, machines, tables, verdict_card, verdicts
+from hostbench.analysis import (
+    claim_words,
+    claims,
+    findings,
+    machines,
+    tables,
+    verdict_card,
+    verdicts,
+    wording,
+)
 from hostbench.paths import RUNS, committed
 from hostbench.studies import STUDIES
 
@@ -49,20 +58,23 @@ def test_where_a_verdict_holds_is_said_in_a_few_words():
 
 
 def test_where_a_claim_was_judged_again_is_said_in_a_few_words():
-    runtimes = claims.Conditions(
-        held=tuple((claims.SUB_STUDY, f".NET {v}") for v in (8, 9, 10)), changed=()
+    runtimes = claim_words.Conditions(
+        held=tuple((claim_words.SUB_STUDY, f".NET {v}") for v in (8, 9, 10)), changed=()
     )
-    assert claims.conditions_in_short(runtimes) == "holds on .NET 8, 9 and 10"
-    mixed = claims.Conditions(
-        held=((claims.ANALOG, ""), (claims.SUB_STUDY, "")),
-        changed=((claims.ANALOG, "", verdicts.LARGER), (claims.SUB_STUDY, "", verdicts.UNDECIDED)),
+    assert claim_words.conditions_in_short(runtimes) == "holds on .NET 8, 9 and 10"
+    mixed = claim_words.Conditions(
+        held=((claim_words.ANALOG, ""), (claim_words.SUB_STUDY, "")),
+        changed=(
+            (claim_words.ANALOG, "", verdicts.LARGER),
+            (claim_words.SUB_STUDY, "", verdicts.UNDECIDED),
+        ),
     )
     # An undecided condition is no change of verdict: counted apart.
-    assert claims.conditions_in_short(mixed) == (
+    assert claim_words.conditions_in_short(mixed) == (
         "changes with the analog; holds under 2 other conditions; still open under 1"
     )
-    assert claims.conditions_in_short(mixed, brief=True) == "changes with the analog"
-    assert claims.conditions_in_short(None) == ""
+    assert claim_words.conditions_in_short(mixed, brief=True) == "changes with the analog"
+    assert claim_words.conditions_in_short(None) == ""
 
 
 def _claims_runs():
@@ -114,3 +126,26 @@ def test_a_claim_none_of_whose_comparisons_ran_reads_so_in_a_few_words():
     card = verdict_card.rows(table).set_index(verdict_card.CLAIM)
     assert all(card.loc[c, verdict_card.OURS] == verdict_card.NOT_RUN for c in not_run)
     assert all(len(o) < 40 for o in card[verdict_card.OURS])
+
+
+@pytest.mark.parametrize("study", _claims_runs(), ids=lambda s: s.id)
+def test_the_cards_ours_and_the_articles_are_the_claims_tables(study):
+    # The card reads the comparisons the verdict rests on (claims.POINTS, as measured): a claim
+    # of one comparison shows the ratio and interval its claims table's OURS gives, one of more
+    # the span of their ratios and their count; beside it the article's value.
+    table = claims.of_run(study.id, RUNS / study.claims_run)
+    card = verdict_card.rows(table).set_index(verdict_card.CLAIM)
+    measured = [p for p in table.attrs[claims.POINTS] if p["condition"] == claims.AS_RUN]
+    for claim, ours in table.set_index(claims.CLAIM)[claims.OURS].items():
+        points = [p for p in measured if p[claims.CLAIM] == claim]
+        if claim not in card.index or not points:
+            continue
+        shown = card.loc[claim, verdict_card.OURS]
+        if len(points) == 1:
+            ratio, interval = shown.removesuffix(")").split(" (")  # "154% (147-161%)"
+            assert f"{ratio} ({interval}, " in ours, (claim, shown, ours)
+        else:
+            assert shown.endswith(f", {len(points)} comparisons"), (claim, shown)
+            highest = shown.split(", ")[0].split("-")[-1]
+            assert f" {highest} (" in ours, (claim, shown, ours)
+        assert wording.pct_text(points[0]["value"]) in card.loc[claim, verdict_card.ARTICLE]

@@ -1,7 +1,7 @@
-"""The articles' claims and their verdicts: each claim read once as a ratio
-(reference/claims.csv, reference.load_claims), judged by the one rule of
-verdicts (size_verdict, direction_verdict, combined_verdict), one row per claim; and the
-table that sets runs side by side by it.
+"""The articles' claims judged: each claim read once as a ratio (reference/claims.csv,
+reference.load_claims), judged by the one rule of verdicts (size_verdict, direction_verdict,
+combined_verdict), one row per claim, worded by claim_words.py (its columns, BOX_COLUMNS, are
+named there); a table that sets runs side by side by them is claims_across_runs.py's.
 
 A study with claims keeps them in its reference/claims.csv; its analysis.py may define the
 hook `claims(results, params, variants=None) -> pd.DataFrame` to pass what only it knows
@@ -20,47 +20,51 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..catalog import mode_label, scenario_label
+from ..catalog import mode_label
 from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
 from . import intervals, runtimes, tables, verdicts, wording
+from .claim_words import (
+    AGAINST,
+    ANALOG,
+    BOUNDED,
+    BOX_COLUMNS,
+    CLAIM,
+    OURS,
+    RESTATES,
+    SENSITIVITY,
+    SUB_STUDY,
+    UNJUDGED,
+    VERDICT,
+    WORDS,
+    Conditions,
+    against_text,
+    by_scenario_alone,
+    comparison_label,
+    comparison_name,
+    interval_text,
+    ours_text,
+)
 from .kept import content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
 from .restatements import as_rested_on, named_as_claimed, restated
 from .sequential import Plan
 
-CLAIM = "the article's claim"
-VERDICT = "verdict"
-WORDS = "its words, read as"
-OURS = "ours (95% CI)"
-AGAINST = "ours / the article's"
-SENSITIVITY = "under the other analogs and sub-studies"
-BOX_COLUMNS = [CLAIM, WORDS, OURS, AGAINST, VERDICT, SENSITIVITY]
-# How the box words a claim that rests on an earlier claim's comparisons (restated).
-RESTATES = "it rests on the comparisons of"
-# How the box words a claim judged one-sided, its baseline slower than the article's (judge).
-BOUNDED = (
-    "ours an upper bound of the article's ratio, its comparator's stand-ins each slower "
-    "than it: judged one-sided, ours can show the article's too large, never its holding"
-)
 NOT_RUN = "not_run"  # attrs: the testable claims none of whose comparisons the run measured
 JUDGED_ON = "judged_on"  # attrs: {claim: the sub-study it was judged on} (a claim between variants)
 # attrs: {claim: Conditions}, what SENSITIVITY words, for a first screen (conditions_in_short)
 CONDITIONS = "conditions"
-# attrs: {claim: Evidence}, the comparisons OURS words, for a first screen (verdict_card.py)
-EVIDENCE = "evidence"
 # attrs: each comparison a verdict rests on, under the run as measured (condition AS_RUN) and
 # under each other condition, as dicts (POINT_KEYS) with the verdict its claim got there: what
-# the verdict picture (verdict_picture.py) draws, so it draws these verdicts, never its own.
+# the verdict picture (verdict_picture.py) draws, so it draws these verdicts, never its own, and
+# the verdict card's ours and the article's (verdict_card.py: the AS_RUN ones).
 POINTS = "points"
 AS_RUN = "as measured"
 POINT_KEYS = (CLAIM, "condition", "kind", "side", "comparison", "value", "ratio", "ci_low",
               "ci_high", "n", VERDICT)  # fmt: skip
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
-# The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
-_UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
 
 
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str,
@@ -83,7 +87,9 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
         pair = (row.variant, row.relative_variant)  # ("", ""): the run's one launch of each mode
         ratios = _paired(results, row, relative, plan, confidence)
         if ratios is None or ratios.empty:
-            missing.append(_name(row.mode, relative, row.scenario or "every scenario", pair))
+            missing.append(
+                comparison_name(row.mode, relative, row.scenario or "every scenario", pair)
+            )
             continue
         for r in ratios.itertuples(index=False):
             found.append(dict(mode=row.mode, relative_to=relative, scenario=r.scenario,
@@ -125,18 +131,6 @@ def _paired(results: pd.DataFrame, row, relative: str, plan, confidence: float):
     return ratios[ratios["n"] > 0]
 
 
-def _name(mode: str, relative: str, scenario: str, variants=("", "")) -> str:
-    if any(variants):  # launches of the test app with two variants: "trace-id / date on Kestrel"
-        subject, comparator = variants
-        pair = (
-            f"{subject} / {comparator} on {mode_label(mode)}"
-            if mode == relative
-            else f"{subject} on {mode_label(mode)} / {comparator} on {mode_label(relative)}"
-        )
-        return f"{pair}, {scenario_label(scenario)}"
-    return f"{mode_label(mode)} / {mode_label(relative)}, {scenario_label(scenario)}"
-
-
 def _verdict(kind: str, c: dict, side: str, bounded: bool = False) -> str:
     if bounded:  # ours an upper bound of the article's ratio (judge_table's bounded_above)
         return verdicts.bounded_verdict(kind, c["ci_low"], c["ci_high"], c["value"], side,
@@ -160,86 +154,6 @@ def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str], 
     return verdicts.claim_verdict(judged_at)
 
 
-def _scenario_only(found: list[dict]) -> bool:
-    # Name a comparison by its scenario alone where every one compares the same two modes.
-    return len({(c["mode"], c["relative_to"]) for c in found}) == 1
-
-
-def _label(c: dict, short: bool) -> str:
-    scenario = scenario_label(c["scenario"])
-    conc = "" if pd.isna(c["concurrency"]) else f" at {int(c['concurrency'])}"
-    if short:
-        return scenario
-    return f"{_name(c['mode'], c['relative_to'], c['scenario'], c['variants'])}{conc}"
-
-
-def _ours(found: list[dict], missing: list[str]) -> str:
-    short = _scenario_only(found)
-    # A comparison named in full takes a colon before its ratio: "X / Y, text at 8: 95% (...)".
-    parts = [f"{_label(c, short)}{'' if short else ':'} {wording.pct_text(c['ratio'])} "
-             f"({_bounds(c)}, {_blocks(c['n'])})" for c in found]  # fmt: skip
-    parts += [f"{m}: not run" for m in missing]
-    return "; ".join(parts)
-
-
-def _blocks(n: int) -> str:
-    return f"{n} block" if n == 1 else f"{n} blocks"
-
-
-def _bounds(c: dict) -> str:
-    bounds = wording.ci_bounds(c["ci_low"], c["ci_high"])
-    return "no interval" if bounds is None else f"{bounds[0]}-{bounds[1]}%"
-
-
-def against_text(kind: str, found: list[dict]) -> str:
-    """For a size, the ratio of ratios, ours / the article's: its centre (one value where every
-    comparison's prints alike), the interval that holds every comparison's, its ends rounded
-    outwards, and how far that agrees and differs, each computed from the printed ends in the
-    direction of the printed ratio (0.81-0.85x: within 19% below, at least 15%), so a reader
-    gets the same numbers from them. "Differs by at least" holds for every comparison it is
-    about: all of them where all differ on one side, else those it names. "" for a direction."""
-    if not found or kind not in ("size", "equivalence"):
-        return ""
-    centre = _centre([c["ratio"] / c["value"] for c in found])
-    if any(pd.isna(c["ci_low"]) or pd.isna(c["ci_high"]) for c in found):
-        return f"{centre}, no interval"
-    low, high = _printed_ends(found)
-    text = f"{centre} ({low}-{high}x): {wording.agreement_words(low, high)}"
-    short = _scenario_only(found)
-    for side in ("below", "above"):
-        # The comparisons whose interval excludes the article's value on this side.
-        apart = [c for c in found if (c["ci_high"] < c["value"] if side == "below"
-                                      else c["ci_low"] > c["value"])]  # fmt: skip
-        if not apart:
-            continue
-        side_low, side_high = _printed_ends(apart)
-        gap = wording.gap_pct(side_low, side_high)
-        if gap is None or gap < 1:  # "at least 0%" would tell a reader nothing
-            continue
-        text += f", differs by at least {wording.decimal_text(gap)}%"
-        if len(apart) < len(found):
-            names = ", ".join(_label(c, short) for c in apart)
-            text += f" on {names} ({side_low}-{side_high}x)"
-    return text
-
-
-def _centre(values: list[float]) -> str:
-    """ "0.44x", or "0.41x to 0.47x" over comparisons that print differently."""
-    low, high = (wording.times_text(v) for v in (min(values), max(values)))
-    return low if low == high else f"{low} to {high}"
-
-
-def _printed_ends(found: list[dict]) -> tuple[str, str]:
-    """The ends of the interval that holds each comparison's ours / the article's, as printed:
-    two decimals, rounded outwards (wording.times_bound), more where rounding would carry an
-    end across an edge of the tolerance, so the printed ends say what the verdict read."""
-    low = min(c["ci_low"] / c["value"] for c in found)
-    high = max(c["ci_high"] / c["value"] for c in found)
-    edges = wording.verdict_edges()
-    return (wording.times_bound(low, up=False, edges=edges),
-            wording.times_bound(high, up=True, edges=edges))  # fmt: skip
-
-
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None,
           stand_ins=None, bounded_above: bool = False):  # fmt: skip
     """The article's claims (reference/claims.csv) judged on one run: one row per claim
@@ -259,10 +173,6 @@ def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=Non
                        stand_ins=stand_ins, bounded_above=bounded_above)  # fmt: skip
 
 
-# What a verdict depends on where a condition changes it (the SENSITIVITY column's first words).
-ANALOG, SUB_STUDY = "the analog", "the sub-study"
-
-
 class _Condition(NamedTuple):
     """One way to judge a claim again: other results (a sub-study's), another mode as the
     run's baseline, or another mode in the place of one the claims name (`swap`)."""
@@ -274,24 +184,6 @@ class _Condition(NamedTuple):
     on_baseline: bool = False  # it changes only a claim against the run's baseline
     swap: tuple[str, str] | None = None  # (the mode a claim names, the mode in its place)
     runtime: str = ""  # the runtime of a sub-study's part that ran on one (".NET 8")
-
-
-class Evidence(NamedTuple):
-    """A judged claim's comparisons as comparison_ratios found them, with how the claim reads:
-    its kind (size, equivalence, order, ...), its side and the article's value(s)."""
-
-    kind: str
-    side: str
-    found: tuple  # comparison_ratios' dicts
-
-
-class Conditions(NamedTuple):
-    """Where a claim was judged again (_sensitivity): the conditions its verdict held under,
-    each (kind, runtime or "") as _Condition has them, and those it changed under, each (kind,
-    runtime or "", the verdict there)."""
-
-    held: tuple = ()
-    changed: tuple = ()
 
 
 def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(),
@@ -320,14 +212,14 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         there = _analogs(v, baseline, None, analogs, stand_ins)
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
-    rows, not_run, judged_on, judged_again, evidence, points = [], [], {}, {}, {}, []
+    rows, not_run, judged_on, judged_again, points = [], [], {}, {}, []
     again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
         words = f'"{first.quote}": {first.reading}'
         if first.kind in UNJUDGED_KINDS:
             rows.append({CLAIM: claim, WORDS: words, OURS: first.note, AGAINST: "",
-                         VERDICT: _UNJUDGED[first.kind], SENSITIVITY: ""})  # fmt: skip
+                         VERDICT: UNJUDGED[first.kind], SENSITIVITY: ""})  # fmt: skip
             continue
         if first.note:
             words += f" ({first.note})"
@@ -350,12 +242,11 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             not_run.append(claim)
         at_level = partial(_at_level, where, read, baseline, its_plan)
         verdict = _claim_verdict(first.kind, first.side, found, missing, at_level, bounded)
-        evidence[claim] = Evidence(first.kind, first.side, tuple(found))
         points += _points(first, AS_RUN, found, verdict)
         compared = len(found) + len(missing)
         changes, judged_again[claim] = _sensitivity(first, read, verdict, its_conditions,
                                                     compared, points, bounded)  # fmt: skip
-        rows.append({CLAIM: claim, WORDS: words, OURS: on + _ours(found, missing),
+        rows.append({CLAIM: claim, WORDS: words, OURS: on + ours_text(found, missing),
                      AGAINST: against_text(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
     out = pd.DataFrame(rows, columns=BOX_COLUMNS)
@@ -363,7 +254,6 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
     out.attrs[NOT_RUN] = not_run
     out.attrs[JUDGED_ON] = judged_on
     out.attrs[CONDITIONS] = judged_again
-    out.attrs[EVIDENCE] = evidence
     out.attrs[POINTS] = points
     return out
 
@@ -371,9 +261,9 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
 def _points(first, condition: str, found: list[dict], verdict: str) -> list[dict]:
     """The claim's comparisons under one condition, each with the verdict the claim got there
     (POINTS)."""
-    short = _scenario_only(found)
+    short = by_scenario_alone(found)
     return [dict(zip(POINT_KEYS, (first.claim, condition, first.kind, first.side,
-                                  _label(c, short), c["value"], c["ratio"], c["ci_low"],
+                                  comparison_label(c, short), c["value"], c["ratio"], c["ci_low"],
                                   c["ci_high"], c["n"], verdict), strict=True))
             for c in found]  # fmt: skip
 
@@ -442,13 +332,13 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
                                bounded)  # fmt: skip
         points += _points(first, name, found, again)
         if len(found) < compared:
-            name += f" (on {', '.join(_label(c, short) for c in found)} only)"
+            name += f" (on {', '.join(comparison_label(c, short) for c in found)} only)"
         if again == verdict:
             held.append(name)
             held_kinds.append((cond.kind, cond.runtime))
             continue
         # One comparison: its ratio beside the verdict it gets, as OURS gives ours.
-        alone = (f" ({wording.pct_text(found[0]['ratio'])}, {_bounds(found[0])})"
+        alone = (f" ({wording.pct_text(found[0]['ratio'])}, {interval_text(found[0])})"
                  if len(found) == 1 else "")  # fmt: skip
         changed.append((cond.kind, f"{name}: {again}{alone}"))
         changed_kinds.append((cond.kind, cond.runtime, again))
@@ -463,22 +353,6 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
     if held:
         return f"holds under all {len(held)}: " + ", ".join(held), judged_again
     return "no other analog or sub-study ran it", judged_again
-
-
-def in_words(table: pd.DataFrame) -> str:
-    """The claims table in one sentence, one verdict per claim (how far a size agrees beside
-    it), the claims not testable or not re-run here counted: for a README line or a batch
-    index."""
-    testable = table[~table[VERDICT].isin(_UNJUDGED.values())]
-    again = table.attrs.get("restated", {})
-    parts = [f"{r[CLAIM]}: {r[VERDICT]}" + (f" ({r[AGAINST].split(': ', 1)[-1]})"
-             if r[AGAINST] and ": " in r[AGAINST] else "")
-             + (f' (the same comparisons as "{again[r[CLAIM]]}")' if r[CLAIM] in again else "")
-             for _, r in testable.iterrows()]  # fmt: skip
-    for verdict in _UNJUDGED.values():
-        if n := int((table[VERDICT] == verdict).sum()):
-            parts.append(f"{n} more {verdict}")
-    return "; ".join(parts)
 
 
 def for_results(study: str, results: pd.DataFrame, params, variants=None):
@@ -523,126 +397,3 @@ def of_run(study: str, run_dir: str | Path) -> pd.DataFrame | None:
 def _judged(study: str, run_dir: Path, params) -> pd.DataFrame:
     results = tables.load_results(run_dir, valid_only=False)
     return for_results(study, results, params, sub_study_results(run_dir, params))
-
-
-def side_by_side(study: str, runs: dict[str, Path]) -> pd.DataFrame | None:
-    """One row per claim, one verdict column per run ({name: folder}, in order); a run
-    without a row for a claim gets an empty cell. attrs["against"]: {run: each claim's ours /
-    the article's} (the box's AGAINST column). None for a study without claims."""
-    verdicts, against, again, unmeasured = {}, {}, {}, set()
-    for name, folder in runs.items():
-        table = of_run(study, folder)
-        if table is None:
-            return None
-        verdicts[name] = table.set_index(CLAIM)[VERDICT]
-        against[name] = table.set_index(CLAIM)[AGAINST]
-        again |= table.attrs.get("restated", {})
-        unmeasured |= set(table.attrs.get(NOT_RUN, ()))
-    # The rows in the order the runs' tables first list them (the study's order).
-    order = list(dict.fromkeys(i for c in verdicts.values() for i in c.index))
-    wide = pd.DataFrame({name: c.reindex(order) for name, c in verdicts.items()})
-    wide.index = pd.Index(order, name=CLAIM)
-    wide = wide.fillna("").reset_index()
-    wide.attrs["against"] = {name: a.reindex(order).fillna("").tolist()
-                             for name, a in against.items()}  # fmt: skip
-    wide.attrs["restated"] = again
-    wide.attrs[NOT_RUN] = sorted(unmeasured)  # a claim some run measured none of
-    return wide
-
-
-def with_against(table: pd.DataFrame) -> pd.DataFrame:
-    """The side-by-side table with each run's ours / the article's beside its verdict (for
-    compare's claims.csv)."""
-    out = table.copy()
-    for name, values in table.attrs.get("against", {}).items():
-        out.insert(out.columns.get_loc(name) + 1, f"{name}: {AGAINST}", values)
-    return out
-
-
-def agreement(table: pd.DataFrame) -> str:
-    """ "the same verdict on 6 of 8 claims": how far the runs' verdicts agree, a claim that
-    rests on another's comparisons (restated) not counted again, nor one that some run
-    measured none of (a run older than its comparisons: not a disagreement)."""
-    again = table.attrs.get("restated", {})
-    unmeasured = set(table.attrs.get(NOT_RUN, ())) - set(again)
-    counted = table[~table[CLAIM].isin(again) & ~table[CLAIM].isin(unmeasured)]
-    same = int((counted.drop(columns=[CLAIM]).nunique(axis=1) == 1).sum())
-    text = f"the same verdict on {same} of {len(counted)} claims"
-    left = []
-    if shown := len(table[table[CLAIM].isin(again)]):
-        left.append(f"{shown} more rest{'s' * (shown == 1)} on another's comparisons, not "
-                    "counted again")  # fmt: skip
-    if unmeasured:
-        n = len(unmeasured)
-        left.append(f"{n} more not measured by every run, not counted")
-    return text + (f" ({'; '.join(left)})" if left else "")
-
-
-def text(table: pd.DataFrame) -> str:
-    """The side-by-side table for a terminal: a line per claim, the verdicts in run order,
-    each with how far it agrees with the article's value where it is a size."""
-    runs = [c for c in table.columns if c != CLAIM]
-    against = table.attrs.get("against", {})
-    lines = [f"the article's claims, verdict in {' -> '.join(runs)}:"]
-    for i, row in table.iterrows():
-        cells = []
-        for r in runs:
-            extra = against.get(r, [""] * len(table))[i]
-            cells.append((row[r] or "-") + (f" [{extra}]" if extra else ""))
-        lines.append(f"  {row[CLAIM]}: {' -> '.join(cells)}")
-    lines.append(f"  {agreement(table)}")
-    return "\n".join(lines)
-
-
-def markdown(table: pd.DataFrame) -> str:
-    """The side-by-side table as Markdown: a column per key column and per run."""
-
-    def cell(value) -> str:
-        return str(value).replace("|", "\\|")
-
-    rows = ["| " + " | ".join(cell(c) for c in table.columns) + " |",
-            "|" + "---|" * len(table.columns)]  # fmt: skip
-    rows += ["| " + " | ".join(cell(v) for v in r) + " |" for r in table.itertuples(index=False)]
-    return "\n".join(rows)
-
-
-def conditions_in_short(judged_again: Conditions | None, brief: bool = False) -> str:
-    """Where a claim was judged again (Conditions), in a few words for a first screen: "holds
-    on .NET 8, 9 and 10", "changes with the analog; holds under 2 other conditions; still
-    open under 1", "" where nothing judged it again. brief: where it changes alone, else where it
-    holds, for a line with more to say."""
-    if not judged_again:
-        return ""
-    parts = []
-    # Undecided under a condition is no other verdict: counted apart, as machines.in_short does.
-    changed = [c for c in judged_again.changed if c[2] != verdicts.UNDECIDED]
-    undecided = len(judged_again.changed) - len(changed)
-    changed_runtimes = [rt for _, rt, _ in changed if rt]
-    if changed_runtimes:
-        parts.append(f"changes on {_runtimes_joined(changed_runtimes)}")
-    kinds = [k for k in (ANALOG, SUB_STUDY)
-             if any(k in kind for kind, rt, _ in changed if not rt)]  # fmt: skip
-    if kinds:
-        parts.append(f"changes with {' and '.join(kinds)}")
-    if brief and parts:
-        return "; ".join(parts)
-    held_runtimes = [rt for _, rt in judged_again.held if rt]
-    others = len(judged_again.held) - len(held_runtimes)
-    if held_runtimes:
-        parts.append(f"holds on {_runtimes_joined(held_runtimes)}")
-    if others:
-        parts.append(f"holds under {others} other condition{'s' * (others != 1)}")
-    if undecided and not brief:
-        parts.append(f"still open under {undecided}")
-    return "; ".join(parts)
-
-
-def _runtimes_joined(labels: list[str]) -> str:
-    """ ".NET 8, 9 and 10" for [".NET 8", ".NET 9", ".NET 10"]."""
-    head = ".NET "
-    if all(label.startswith(head) for label in labels):
-        versions = [label[len(head) :] for label in labels]
-        if len(versions) == 1:
-            return labels[0]
-        return f"{head}{', '.join(versions[:-1])} and {versions[-1]}"
-    return ", ".join(labels)

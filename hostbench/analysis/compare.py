@@ -32,7 +32,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..paths import RUNS
 from ..studies import get_study
-from . import claims, runtimes, tables, verdicts
+from . import claims_across_runs, runtimes, tables, verdicts
 from .digits import write_csv
 from .intervals import paired_ratios, variant_ratios
 from .kept import content_key, keep
@@ -424,12 +424,12 @@ def figure(table: pd.DataFrame, tolerance_pct: float = verdicts.TOLERANCE_PCT):
 
 
 def claim_verdicts(runs: list[Run]) -> pd.DataFrame | None:
-    """The article's claims with a verdict column per run (claims.side_by_side): did each run
-    reach the same verdicts? None for a sub-study's runs (the claims are the main study's) or
-    a study without a claims hook."""
+    """The article's claims with a verdict column per run (claims_across_runs.side_by_side):
+    did each run reach the same verdicts? None for a sub-study's runs (the claims are the main
+    study's) or a study without a claims hook."""
     if not runs or any(r.sub_study for r in runs):
         return None
-    return claims.side_by_side(runs[0].study, {r.name: r.path for r in runs})
+    return claims_across_runs.side_by_side(runs[0].study, {r.name: r.path for r in runs})
 
 
 def write(
@@ -442,7 +442,7 @@ def write(
     write_csv(table, out / "compare.csv")  # each at the declared precision (digits.py)
     verdicts = claim_verdicts(runs)
     if verdicts is not None:
-        write_csv(claims.with_against(verdicts), out / "claims.csv")
+        write_csv(claims_across_runs.with_against(verdicts), out / "claims.csv")
     write_csv(differences(runs), out / "differences.csv")
     (out / "figures").mkdir(exist_ok=True)
     fig = figure(table, tolerance_pct)

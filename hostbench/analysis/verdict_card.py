@@ -3,7 +3,7 @@
 Each line: the claim in the article's few words, ours beside the article's, the verdict as a
 coloured chip (the colours of the verdict picture, VERDICT_COLOURS) and where it holds in a few
 words (the machines on record, machines.in_short; the runtimes, analogs and sub-studies it was
-judged again under, claims.conditions_in_short). The claims table it is built from, with every
+judged again under, claim_words.conditions_in_short). The claims table it is built from, with every
 word of the reading and every machine, stays one click away (the findings box's <details>).
 """
 
@@ -11,7 +11,7 @@ import html
 
 import pandas as pd
 
-from . import claims, machines, verdict_picture, verdicts, wording
+from . import claim_words, claims, machines, verdict_picture, verdicts, wording
 
 # One colour per verdict, the verdict picture's, for the card's chips.
 VERDICT_COLOURS = verdict_picture.PALETTE
@@ -24,7 +24,8 @@ def rows(table: pd.DataFrame, seen: dict | None = None) -> pd.DataFrame:
     """The card's lines from a claims table (claims.judge_table, its attrs kept): one per
     testable claim. seen: machines.seen_by_claim's counts, for the machines' words; None where
     the page names no machines."""
-    evidence = table.attrs.get(claims.EVIDENCE, {})
+    measured = _as_measured(table)
+    not_run = set(table.attrs.get(claims.NOT_RUN, ()))
     again = table.attrs.get(claims.CONDITIONS, {})
     out = []
     for r in table.to_dict("records"):
@@ -32,18 +33,21 @@ def rows(table: pd.DataFrame, seen: dict | None = None) -> pd.DataFrame:
             continue
         claim = r[claims.CLAIM]
         where = _where(seen[claim][0] if seen and claim in seen else None, again.get(claim))
-        ours, article = _ours_and_article(evidence.get(claim), r.get(claims.OURS, ""))
+        if claim in not_run:  # its comparisons are named in the claims table below
+            ours, article = NOT_RUN, ""
+        else:
+            ours, article = _ours_and_article(measured.get(claim), r.get(claims.OURS, ""))
         out.append({CLAIM: claim, OURS: ours, ARTICLE: article, VERDICT: r[claims.VERDICT],
                     WHERE: where})  # fmt: skip
     return pd.DataFrame(out, columns=[CLAIM, OURS, ARTICLE, VERDICT, WHERE])
 
 
-def _where(seen: dict | None, judged_again: claims.Conditions | None) -> str:
+def _where(seen: dict | None, judged_again: claim_words.Conditions | None) -> str:
     """The machines' words and the conditions', within machines.SHORT_WORDS: the conditions
     briefer, then the machines counted rather than named, where more would run over."""
     for counted, brief in ((False, False), (False, True), (True, False), (True, True)):
         machines_ = machines.in_short(seen, counted) if seen else ""
-        conditions = claims.conditions_in_short(judged_again, brief)
+        conditions = claim_words.conditions_in_short(judged_again, brief)
         words = "; ".join(w for w in (machines_, conditions) if w)
         if len(words.split()) <= machines.SHORT_WORDS:
             break
@@ -61,28 +65,36 @@ def unjudged_line(table: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
-def _ours_and_article(evidence: claims.Evidence | None, ours_text: str) -> tuple[str, str]:
+def _as_measured(table: pd.DataFrame) -> dict[str, list[dict]]:
+    """{claim: its comparisons under the run as measured}: the verdict picture's points
+    (claims.POINTS) of condition claims.AS_RUN, which the claim's verdict rests on."""
+    measured = {}
+    for p in table.attrs.get(claims.POINTS, []):
+        if p["condition"] == claims.AS_RUN:
+            measured.setdefault(p[claims.CLAIM], []).append(p)
+    return measured
+
+
+def _ours_and_article(points: list[dict] | None, ours_text: str) -> tuple[str, str]:
     """Our ratio(s) with the 95% interval, and the article's value or direction, as percents of
     the claim's comparator: "154% (147-161%)" and "170%"; several comparisons as the span of
-    their ratios ("141-154%, 4 scenarios"). Without evidence (a study's own rows), our words."""
-    if evidence is not None and not evidence.found:
-        return NOT_RUN, ""  # its comparisons are named in the claims table below
-    if evidence is None:
+    their ratios ("141-154%, 4 scenarios"). Without points (a study's own rows), our words."""
+    if not points:
         return ours_text, ""
-    found = evidence.found
-    if len(found) == 1:
-        c = found[0]
+    if len(points) == 1:
+        c = points[0]
         bounds = wording.ci_bounds(c["ci_low"], c["ci_high"])
         ours = wording.pct_text(c["ratio"]) + (f" ({bounds[0]}-{bounds[1]}%)" if bounds else "")
     else:
-        low, high = (wording.pct_text(f(c["ratio"] for c in found)) for f in (min, max))
+        low, high = (wording.pct_text(f(c["ratio"] for c in points)) for f in (min, max))
         span = low if low == high else f"{low[:-1]}-{high}"
-        ours = f"{span}, {len(found)} comparisons"
-    values = sorted({c["value"] for c in found})
-    if evidence.kind in ("size", "equivalence"):
+        ours = f"{span}, {len(points)} comparisons"
+    values = sorted({c["value"] for c in points})
+    kind, side = points[0]["kind"], points[0]["side"]  # the claim's, on each of its points
+    if kind in ("size", "equivalence"):
         article = " to ".join(wording.pct_text(v) for v in values)
     else:
-        article = f"{evidence.side} {' to '.join(wording.pct_text(v) for v in values)}"
+        article = f"{side} {' to '.join(wording.pct_text(v) for v in values)}"
     return ours, article
 
 

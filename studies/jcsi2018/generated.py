@@ -16,6 +16,7 @@ import pandas as pd
 from hostbench.analysis import (
     aa,
     aa_resampled,
+    claim_words,
     claims,
     findings,
     intervals,
@@ -84,7 +85,7 @@ def line(run_dir: Path, page: str = PAGE) -> str:
         f"Measured here ({profile}{env['cpu_cores_logical']}-core {tables.processor(env)}): "
         f"{mode_label('kestrel')} served {', '.join(cells)} of {mode_label(baseline)}'s "
         f"requests/s (95% CI){took}. The paper's claims, one verdict each: "
-        f"{claims.in_words(claims.of_run(PAPER_STUDY, run_dir))}.{moved} "
+        f"{claim_words.in_words(claims.of_run(PAPER_STUDY, run_dir))}.{moved} "
         f"Details: [{page}]({page})."
     )
     return "\n".join([LINE_START, text, LINE_END])

@@ -8,100 +8,48 @@ transport CPU-constrained, and the app CPU-constrained). Only the Sockets transp
 setting, and two of ours the article never varied, inline scheduling
 (UnsafePreferInlineScheduling with inline socket completions) and
 WaitForDataBeforeAllocatingBuffer (`origin` says which is which). Each row of results.csv
-carries the settings the app reported it runs with (transport_* columns); this module reads
+carries the settings the app reported it runs with (transport_* columns); variants.py reads
 them from there.
+
+This module holds the study's load, its claims hook and its words (the gains' and the limits'
+sentences, the headline, the first screen); the article's own numbers are paper.py's, the
+settings' tables variants.py's, the figures figures.py's, each read here by the notebook and
+the tests.
 """
 
 import math
 
-import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, StrMethodFormatter
 
-from hostbench.analysis import figure_words, figures, layout, prose
+from hostbench.analysis import prose
 from hostbench.analysis.claims import judge
-from hostbench.analysis.intervals import mean_interval, paired_ratios
-from hostbench.analysis.reference import load_reference, load_setup
-from hostbench.analysis.wording import describe, ratio_text, with_ratio_text
+from hostbench.analysis.wording import ratio_text, with_ratio_text
 from hostbench.catalog import scenario_label
-from hostbench.errors import BadInput
 from hostbench.params import expand_sweep
-from hostbench.results import typed, valid_rows
-from hostbench.studies import study_of
 
-ARTICLE = study_of(__file__).id  # this folder's study: its reference rows
-DEFAULT = "default"  # the variant without options: the runtime's defaults, the baseline of gains
-# Whose setting a variant varies: the article swept only ThreadCount / IOQueueCount; inline
-# scheduling and wait-for-data are ours (origin()).
-ARTICLES = "the article's setting (IOQueueCount)"
-OURS = "ours: not varied in the article"
-SCENARIOS = ("plaintext", "hello-json")
-SETTINGS = {
-    "transport_io_queue_count": "IOQueueCount",
-    "transport_inline_scheduling": "inline scheduling",
-    "transport_wait_for_data": "wait for data",
-    "transport_inline_completions": "inline completions",
-}
-
-# What became of the article's three transports (facts with their dates, not measurements).
-TRANSPORTS = pd.DataFrame(
-    [
-        (
-            "libuv",
-            "Kestrel's first transport (ASP.NET Core 1.x default; libuv is Node.js's I/O library)",
-            "obsolete in .NET 5, shipped last with .NET 6 (Transport.Libuv 6.0), removed in .NET 7",
-            "no: no build of the libuv transport exists for .NET 7 or later, so none for .NET 10",
-        ),
-        (
-            "Linux transport",
-            "Red Hat's RedHat.AspNetCore.Server.Kestrel.Transport.Linux (epoll, SO_REUSEPORT, "
-            "Linux AIO), an experimental package",
-            "repository archived in 2021; last built for .NET Core 3.1",
-            "no: built against Kestrel's transport abstractions of 3.1, which changed after it "
-            "(as the article warned); no build for .NET 5 or later",
-        ),
-        (
-            "Sockets",
-            "System.Net.Sockets on the thread pool; Kestrel's default since ASP.NET Core 2.1",
-            "the only transport Kestrel ships in .NET 10",
-            "yes: swept here (IOQueueCount, inline scheduling, wait for data)",
-        ),
-    ],
-    columns=["transport", "what it is", "since the article", "runs here?"],
+from .figures import (  # noqa: F401 (the notebook and the tests read them here)
+    gains_figure,
+    sweep_figure,
 )
-
-
-def _short(setup: str) -> str:
-    for key, name in (("Linux transport", "Linux"), ("libuv", "libuv"), ("Sockets", "Sockets")):
-        if key in setup:
-            return name
-    return setup
-
-
-def published_gains(ref: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The article's gains as published: comparison, scenario, what limited it, gain in %."""
-    ref = load_reference(ARTICLE) if ref is None else ref
-    gains = ref[ref["metric"] == "rps_gain_pct"]
-    rows = []
-    for r in gains.itertuples(index=False):
-        constraint = "transport" if "Transport is CPU-constrained" in r.where else "app"
-        rows.append(
-            {
-                "comparison": f"{_short(r.setup)} vs {_short(r.relative_to)}",
-                "scenario": scenario_label(r.scenario),
-                "CPU-constrained": constraint,
-                "gain [%]": r.value,
-                "quote": r.quote,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def article_setup() -> pd.DataFrame:
-    """The article's stated settings (benchmarks, pipelining, packages)."""
-    return load_setup(ARTICLE)[["item", "value", "quote"]]
+from .paper import (  # noqa: F401 (the notebook and the tests read them here)
+    ARTICLE,
+    TRANSPORTS,
+    article_setup,
+    published_gains,
+)
+from .variants import (  # noqa: F401 (the notebook and the tests read them here)
+    ARTICLES,
+    DEFAULT,
+    OURS,
+    SAME_AS_DEFAULTS,
+    SCENARIOS,
+    SETTINGS,
+    gains,
+    origin,
+    prepared,
+    settings,
+    sweep,
+)
 
 
 def load_table(params: dict) -> pd.DataFrame:
@@ -148,175 +96,6 @@ def _words(n) -> str:
     return ", ".join(map(str, n)) if isinstance(n, list) else str(n)
 
 
-# --- ours ----------------------------------------------------------------------------------
-
-
-def _prepared(results: pd.DataFrame) -> pd.DataFrame:
-    df = typed(results)  # the transport_* flags as bool, an empty variant as ""
-    if "variant" not in df.columns or (df["variant"] == "").all():
-        raise BadInput("results have no variants: this analysis needs the transport sweep's runs")
-    df["scenario"] = df["scenario"].astype(str)
-    return df
-
-
-def _flag(value) -> bool | None:
-    return None if pd.isna(value) else bool(value)
-
-
-def origin(inline_scheduling, wait_for_data) -> str:
-    """Whose setting a variant varies, from what Kestrel reported it ran with: the article's
-    IOQueueCount sweep (inline scheduling off and wait-for-data on, the runtime's defaults),
-    or ours (either changed: settings the article never varied)."""
-    if _flag(inline_scheduling) is True or _flag(wait_for_data) is False:
-        return OURS
-    return ARTICLES
-
-
-def setting_name(variant: str, io_queues: int, inline: bool | None, wait: bool | None) -> str:
-    """A variant as a reader names it, from what Kestrel reported it ran with (the params'
-    variant ids, such as ioq2-inline-nowait, stay in params and results.csv)."""
-    if variant == DEFAULT:
-        return f"the runtime's defaults (IOQueueCount {io_queues})"
-    words = [f"IOQueueCount {io_queues}"]
-    if inline:
-        words.append("inline scheduling")
-    if wait is False:
-        words.append("no wait for data")
-    return ", ".join(words)
-
-
-def settings(results: pd.DataFrame) -> pd.DataFrame:
-    """Each variant's settings as Kestrel reported them (GET /__transport, in every row).
-
-    `runs` counts the variant's runs, `consistent` whether all of them reported the same.
-    """
-    df = _prepared(results)
-    rows = []
-    for variant, runs in df.groupby("variant", sort=False):
-        seen = runs[list(SETTINGS)].drop_duplicates()
-        first = seen.iloc[0]
-        rows.append(
-            {
-                "variant": variant,
-                "setting": setting_name(
-                    variant,
-                    int(first["transport_io_queue_count"]),
-                    _flag(first["transport_inline_scheduling"]),
-                    _flag(first["transport_wait_for_data"]),
-                ),  # fmt: skip
-                "IOQueueCount": int(first["transport_io_queue_count"]),
-                "inline scheduling": _flag(first["transport_inline_scheduling"]),
-                "inline completions": _flag(first["transport_inline_completions"]),
-                "wait for data": _flag(first["transport_wait_for_data"]),
-                "origin": "the runtime's defaults"
-                if variant == DEFAULT
-                else origin(first["transport_inline_scheduling"], first["transport_wait_for_data"]),
-                "runs": len(runs),
-                "consistent": len(seen) == 1,
-            }
-        )
-    out = pd.DataFrame(rows)
-    out["_default"] = out["variant"] != DEFAULT
-    out = out.sort_values(["_default", "IOQueueCount", "inline scheduling", "wait for data"],
-                          ascending=[True, True, True, False])  # fmt: skip
-    return out.drop(columns="_default").reset_index(drop=True)
-
-
-def sweep(results: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario and variant: mean requests/s with its 95% interval over blocks, the
-    machine's busy %, and the cores the app and wrk used."""
-    df = valid_rows(_prepared(results))
-    known = settings(results).set_index("variant")
-    rows = []
-    for (scenario, variant), runs in df.groupby(["scenario", "variant"], sort=False):
-        n, rps, low, high = mean_interval(runs["rps"])
-        low = max(low, 0.0) if not math.isnan(low) else low  # requests/s are never negative
-        s = known.loc[variant]
-        rows.append(
-            {
-                "scenario": scenario,
-                "variant": variant,
-                "setting": s["setting"],
-                "IOQueueCount": s["IOQueueCount"],
-                "inline": s["inline scheduling"],
-                "wait for data": s["wait for data"],
-                "n": n,
-                "rps": rps,
-                "rps_ci_low": low,
-                "rps_ci_high": high,
-                "pipeline": int(runs["pipeline"].iloc[0]),
-                "cpu_total_pct": runs["cpu_total_pct"].mean(),
-                "app_cores": runs["cpu_server_cores"].mean(),
-                "wrk_cores": runs["cpu_loadgen_cores"].mean(),
-                "other_cores": max(
-                    0.0,
-                    (
-                        runs["cpu_total_pct"] / 100 * runs["machine_cores"]
-                        - runs["cpu_server_cores"]
-                        - runs["cpu_loadgen_cores"]
-                    ).mean(),
-                ),  # fmt: skip
-                "latency_p99_ms": runs["latency_p99_ms"].mean(),
-            }
-        )
-    out = pd.DataFrame(rows)
-    out["_s"] = out["scenario"].map({s: i for i, s in enumerate(SCENARIOS)})
-    out["_d"] = out["variant"] != DEFAULT
-    out = out.sort_values(["_s", "_d", "IOQueueCount", "inline", "wait for data"],
-                          ascending=[True, True, True, True, False])  # fmt: skip
-    return out.drop(columns=["_s", "_d"]).reset_index(drop=True)
-
-
-# A variant that reported every setting as the defaults did (IOQueueCount = the cores, as
-# the sweep's ioq<cores> is): its ratio is the design's A/A check, not a finding.
-SAME_AS_DEFAULTS = "the defaults, set explicitly"
-
-
-def _changes(variant: pd.Series, default: pd.Series) -> str:
-    """What a variant sets differently from the runtime's defaults, in words."""
-    parts = []
-    if variant["IOQueueCount"] != default["IOQueueCount"]:
-        parts.append(f"IOQueueCount {variant['IOQueueCount']} (default {default['IOQueueCount']})")
-    if variant["inline scheduling"] != default["inline scheduling"]:
-        parts.append("inline scheduling " + ("on" if variant["inline scheduling"] else "off"))
-    if variant["wait for data"] != default["wait for data"]:
-        parts.append("wait for data " + ("on" if variant["wait for data"] else "off"))
-    return ", ".join(parts) or SAME_AS_DEFAULTS
-
-
-def gains(results: pd.DataFrame, baseline: str = DEFAULT) -> pd.DataFrame:
-    """Every variant's requests/s as a ratio to `baseline` (the runtime's defaults), paired
-    within blocks, with a 95% CI, what the variant changes, and the ratio in words."""
-    df = _prepared(results)
-    if baseline not in set(df["variant"]):
-        raise BadInput(f"variant {baseline!r} is not in the results: gains need it as baseline")
-    # The variant is what is compared: it takes the mode's place in the pairing.
-    pairs = df.assign(mode=df["variant"])
-    out = paired_ratios(pairs, baseline)
-    known = settings(results).set_index("variant")
-    out["variant"] = out["mode"]
-    out["setting"] = [known.loc[v, "setting"] for v in out["variant"]]
-    out["changes"] = [_changes(known.loc[v], known.loc[baseline]) for v in out["variant"]]
-    out["origin"] = [known.loc[v, "origin"] for v in out["variant"]]
-    out["gain_pct"] = 100 * (out["ratio"] - 1)
-    for column in ("ratio", "ci_low", "ci_high"):
-        out[f"{column}_pct"] = 100 * out[column]
-    out["in words"] = [
-        describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence).replace(
-            "the baseline", "the defaults"
-        )
-        for r in out.itertuples(index=False)
-    ]
-    order = {v: i for i, v in enumerate(settings(results)["variant"])}
-    out["_s"] = out["scenario"].map({s: i for i, s in enumerate(SCENARIOS)})
-    out["_v"] = out["variant"].map(order)
-    out = out.sort_values(["_s", "_v"]).drop(columns=["_s", "_v"])
-    columns = ["scenario", "variant", "setting", "changes", "origin", "n", "ratio", "ci_low",
-               "ci_high", "ratio_pct", "ci_low_pct", "ci_high_pct", "gain_pct", "in words",
-               "confidence", "method", "left_out_invalid"]  # fmt: skip
-    return out[columns].reset_index(drop=True)
-
-
 # The article's claims (reference/claims.csv) that can be judged here compare settings of the
 # one transport left: a claim's `mode` names a variant. The top of the IOQueueCount sweep,
 # twice the cores, takes one name whatever the machine's cores, so that claim reads the same
@@ -328,7 +107,7 @@ SWEEP_TOP = "ioq-twice-cores"
 def by_variant(results: pd.DataFrame) -> pd.DataFrame:
     """The results with each variant in the mode's place, as the claims compare them, the
     sweep's top named SWEEP_TOP."""
-    df = _prepared(results)
+    df = prepared(results)
     queues = pd.to_numeric(df["transport_io_queue_count"], errors="coerce")
     cores = pd.to_numeric(df["machine_cores"], errors="coerce")
     flags = zip(df["transport_inline_scheduling"], df["transport_wait_for_data"], strict=True)
@@ -504,137 +283,3 @@ def first_screen(g: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     )
     table = with_ratio_text(found)[["scenario", "setting", "n", "ours (95% CI)", "in words"]]
     return sentence, table
-
-
-# --- figures -------------------------------------------------------------------------------
-
-_LINES = {  # (inline scheduling, wait for data) -> colour, style, label
-    (False, True): ("#0173b2", "-", "IOQueueCount alone (the article's sweep)"),
-    (False, False): ("#56b4e9", "--", "no wait for data (ours)"),
-    (True, True): ("#d55e00", "-", "inline scheduling (ours)"),
-    (True, False): ("#e69f00", "--", "inline, no wait (ours)"),
-}
-
-
-def sweep_figure(results: pd.DataFrame) -> Figure:
-    """Requests/s against IOQueueCount, as the article's graphs plot it against ThreadCount /
-    IOQueueCount: one panel per scenario; the IOQueueCount line is the article's sweep, the
-    inline-scheduling and wait-for-data lines are ours; error bars: 95% interval over blocks;
-    the star: the runtime's defaults."""
-    table = sweep(results)
-    runs = valid_rows(_prepared(results))
-    cores = int(pd.to_numeric(results["machine_cores"]).max())
-    fig = Figure(figsize=(11, 4.6), layout="constrained")
-    axes = fig.subplots(1, len(SCENARIOS), squeeze=False)[0]
-    for ax, scenario in zip(axes, SCENARIOS, strict=True):
-        rows = table[table["scenario"] == scenario]
-        for (inline, wait), (color, style, _) in _LINES.items():
-            line = rows[(rows["variant"] != DEFAULT) & (rows["inline"] == inline)
-                        & (rows["wait for data"] == wait)].sort_values("IOQueueCount")  # fmt: skip
-            if line.empty:
-                continue
-            low = (line["rps"] - line["rps_ci_low"]).fillna(0).clip(lower=0)
-            high = (line["rps_ci_high"] - line["rps"]).fillna(0).clip(lower=0)
-            ax.errorbar(line["IOQueueCount"], line["rps"], yerr=[low, high], color=color,
-                        linestyle=style, marker="o", capsize=3)  # fmt: skip
-            mine = runs[(runs["scenario"] == scenario) & runs["variant"].isin(line["variant"])]
-            x = mine["variant"].map(line.set_index("variant")["IOQueueCount"])
-            ax.scatter(x, mine["rps"], s=10, color=color, alpha=0.6, zorder=3)
-        default = rows[rows["variant"] == DEFAULT]
-        if not default.empty:
-            ax.scatter(default["IOQueueCount"], default["rps"], marker="*", s=220,
-                       color="black", zorder=4)  # fmt: skip
-        ax.axvline(2 * cores, color="0.6", linestyle=":", linewidth=1)
-        ax.set_xticks(sorted(set(rows["IOQueueCount"]) | {2 * cores}))
-        ax.set_xlabel("IOQueueCount")
-        pipeline = int(rows["pipeline"].max()) if len(rows) else 1
-        ax.set_title(
-            scenario_label(scenario) + (f" (pipelined {pipeline})" if pipeline > 1 else "")
-        )
-        # The runs and the intervals' tops set the scale: every whisker ends inside the axes.
-        tops = pd.concat([runs.loc[runs["scenario"] == scenario, "rps"], rows["rps_ci_high"]])
-        top = tops.max()
-        ax.set_ylim(0, 1.1 * top if top == top else 1.0)
-        ax.grid(alpha=0.4)
-    axes[0].set_ylabel("requests/s")
-    handles = [Line2D([], [], color=c, linestyle=s, marker="o", label=lab)
-               for c, s, lab in _LINES.values()]  # fmt: skip
-    handles.append(Line2D([], [], color="black", marker="*", linestyle="", markersize=12,
-                          label="runtime defaults"))  # fmt: skip
-    handles.append(Line2D([], [], color="0.6", linestyle=":", label=f"twice the {cores} cores"))
-    layout.legend_below(fig, handles, ncols=3, frameon=False)
-    n = int(table["n"].max()) if len(table) else 0
-    fig.suptitle(
-        f"Requests/s against IOQueueCount (wrk; mean of {n} block(s) with its 95% interval; "
-        "dots: each run)"
-    )
-    return figure_words.set_finding(fig, _sweep_finding(table))
-
-
-def _sweep_finding(table: pd.DataFrame) -> str:
-    """Per scenario of a sweep() table: the runtime defaults' mean and the highest and lowest
-    means among the settings (means with their own intervals: a range; the gains figure
-    pairs each setting with the defaults)."""
-    parts = []
-    for scenario in SCENARIOS:
-        rows = table[table["scenario"] == scenario]
-        others = rows[rows["variant"] != DEFAULT]
-        if others.empty:
-            continue
-        low, high = figure_words.extremes(others, "rps")
-        default = rows[rows["variant"] == DEFAULT]
-        text = f"{scenario_label(scenario)}: " + (
-            f"the defaults {default['rps'].iloc[0]:,.0f} requests/s, " if len(default) else ""
-        )
-        parts.append(text + f"the settings from {low['rps']:,.0f} ({low['setting']}) to "
-                     f"{high['rps']:,.0f} ({high['setting']})")  # fmt: skip
-    return "Mean requests/s, " + "; ".join(parts)
-
-
-def gains_figure(g: pd.DataFrame) -> Figure:
-    """Each variant as % of the runtime defaults, paired within blocks, with its 95% CI."""
-    fig = Figure(figsize=(11, 0.9 + 0.32 * max(len(g) // 2, 4)), layout="constrained")
-    axes = fig.subplots(1, len(SCENARIOS), squeeze=False, sharex=True)[0]
-    # The settings named once, at the left, where every panel lists the same in the same
-    # order: repeated, their long names squeezed the right panel until its axis label ran
-    # off the canvas.
-    settings = [list(g.loc[g["scenario"] == s, "setting"]) for s in SCENARIOS]
-    named_once = all(s == settings[0] for s in settings)
-    for i, (ax, scenario) in enumerate(zip(axes, SCENARIOS, strict=True)):
-        rows = g[g["scenario"] == scenario]
-        y = np.arange(len(rows))[::-1]
-        pct = 100 * rows["ratio"]
-        low = (pct - 100 * rows["ci_low"]).fillna(0).clip(lower=0)
-        high = (100 * rows["ci_high"] - pct).fillna(0).clip(lower=0)
-        colors = ["#0173b2" if o == ARTICLES else "#d55e00" if "inline" in c else "#949494"
-                  for o, c in zip(rows["origin"], rows["changes"], strict=True)]  # fmt: skip
-        ax.barh(y, pct, 0.6, color=colors, xerr=[low, high], capsize=3)
-        ax.axvline(100, color="0.2", linestyle="--", linewidth=1)
-        ax.set_yticks(y, rows["setting"], fontsize=9)
-        if named_once and i > 0:
-            ax.tick_params(axis="y", labelleft=False)
-        ax.set_xscale("log")
-        low, high = _ratio_range(pd.concat([g["ratio"], g["ci_low"], g["ci_high"]]))
-        ax.set_xlim(low, high)
-        ax.set_xticks(figures.log_ticks(low, high))  # decades when the intervals are wide
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,g}%"))
-        ax.tick_params(axis="x", labelsize=8)
-        ax.xaxis.set_minor_formatter(StrMethodFormatter(""))
-        ax.set_xlabel("requests/s [% of the runtime defaults]")
-        ax.set_title(scenario_label(scenario))
-        ax.grid(axis="x", alpha=0.4)
-    fig.suptitle(
-        "Each setting against the runtime defaults, paired within blocks (95% CI)\nblue: "
-        "IOQueueCount, the article's setting; orange (inline scheduling) and grey (wait for "
-        "data): ours"
-    )
-    return figure_words.set_finding(fig, figure_words.ratio_finding(g))
-
-
-def _ratio_range(ratios: pd.Series) -> tuple[float, float]:
-    """An x range in % that holds the ratios, their intervals' ends and 100%, with a margin:
-    every whisker ends inside the axes, however wide (two blocks can span decades)."""
-    pct = 100 * pd.to_numeric(ratios, errors="coerce").dropna()
-    pct = pct[pct > 0]
-    low, high = min(pct.min(), 100) if len(pct) else 100, max(pct.max(), 100) if len(pct) else 100
-    return low / 1.5, high * 1.5
