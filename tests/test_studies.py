@@ -42,11 +42,19 @@ def test_the_folder_has_everything_a_study_needs(study):
         assert (study.folder / name).is_file(), name
     readme = (study.folder / "README.md").read_text()
     assert readmes.PAPER_START in readme and readmes.PAPER_END in readme  # its paper-run line
-    # Its notebook's number is its own: no other study's, not the C# tour's 00.
+    # Its notebook is numbered, not with the C# tour's 00. The number orders the studies; a
+    # copied folder keeps its template's until renamed, and sorts beside it (by id).
     number = study.notebook.split("-")[0]
     assert number.isdigit() and number != "00", study.notebook
-    others = [s.notebook.split("-")[0] for s in STUDIES.values() if s.id != study.id]
-    assert number not in others, f"{study.notebook}: another study has number {number}"
+
+
+def test_the_studies_are_in_notebook_order_with_a_shared_number_ordered_by_id(tmp_path):
+    for sid, notebook in (("b-2026", "02-b.ipynb"), ("a-2026", "02-b.ipynb"), ("c-2026", "01-c")):
+        (tmp_path / sid).mkdir()
+        (tmp_path / sid / "study.yaml").write_text(
+            f"title: T\narticle: a.txt\ncitation: C\nnotebook: {notebook}\n"
+        )
+    assert list(discover(tmp_path)) == ["c-2026", "a-2026", "b-2026"]
 
 
 def test_one_study_is_the_default_and_comes_first():
@@ -94,12 +102,23 @@ def test_a_studys_tighter_half_width_goals_are_read_from_its_study_yaml(tmp_path
 
 
 @every_study
-def test_the_notebook_is_committed_clean_with_one_parameters_cell_naming_its_study(study):
+def test_the_notebook_is_committed_clean_with_one_parameters_cell_leaving_its_study_to_its_folder(
+    study, monkeypatch, tmp_path
+):
     code = _code_cells(study)
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
     tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1
-    assert re.search(rf'^study = "{re.escape(study.id)}"', "".join(tagged[0]["source"]), re.M)
+    # No study id typed in it (a copy under a new id would name its template): the folder
+    # names the study, where a reader's Jupyter and papermill run it.
+    cell = "".join(tagged[0]["source"])
+    assert re.search(r'^study = ""', cell, re.M) and re.search(r'^run_id = ""', cell, re.M)
+    assert study.id not in cell
+    from hostbench.harness.notebook import StudyRun
+
+    monkeypatch.chdir(study.folder)
+    run = StudyRun.from_parameters("", "quick", None, "", str(tmp_path))
+    assert (run.study, run.run_id, run.profile) == (study.id, f"{study.id}-notebook", "quick")
 
 
 @every_study
