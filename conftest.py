@@ -179,6 +179,17 @@ def committed_run(study, name: str = "") -> Path:
     return run
 
 
+def measured_studies() -> list:
+    """The studies whose paper run is committed (its results.csv), as the README's list of runs
+    reads them: a study folder not measured yet (one just copied under a new id) is listed
+    there as "not measured yet", and the tests of every committed run leave it out."""
+    return [
+        s
+        for s in STUDIES.values()
+        if (ROOT / "data" / "runs" / s.paper_run / "results.csv").is_file()
+    ]
+
+
 def stated(study: str, item: str) -> str:
     """What an article's setup.csv states for `item`, as written there."""
     from hostbench.analysis.reference import load_setup
