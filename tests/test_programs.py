@@ -48,19 +48,18 @@ def checkout_with(tree: Path, listed: str) -> Path:
 
 
 def listed_by(tree: Path, *groups: str) -> set[str]:
-    """What scripts/packages.sh in `tree` prints for `groups`."""
-    script = tree / "scripts" / "packages.sh"
-    out = subprocess.run(["bash", str(script), *groups], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return set(out.stdout.split())
+    """The packages of `groups` in `tree`'s deploy/packages.yml, read as YAML (what
+    scripts/packages.sh prints for them: test_the_shell_reads_the_list_as_yaml_does)."""
+    listed = yaml.safe_load((tree / packages.FILE).read_text())
+    return {name for group in groups for name in listed[f"{group}_packages"]}
 
 
 def script_packages(tree: Path) -> set[str]:
-    """What scripts/install-system-packages.sh installs, as it says (--list)."""
-    script = tree / "scripts" / "install-system-packages.sh"
-    out = subprocess.run(["bash", str(script), "--list"], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return set(out.stdout.split())
+    """What scripts/install-system-packages.sh installs: the groups it has scripts/packages.sh
+    print (what its --list prints: test_the_shell_reads_the_list_as_yaml_does)."""
+    text = (tree / "scripts" / "install-system-packages.sh").read_text()
+    asked = re.search(r'^listed=\$\("\$here/packages\.sh" ([a-z ]+)\)$', text, re.M)
+    return listed_by(tree, *asked[1].split())
 
 
 def playbook_packages(tree: Path) -> set[str]:
@@ -124,13 +123,32 @@ def test_the_install_script_the_playbook_and_the_dockerfile_install_every_progra
     assert not set(packages.HARNESS) & dockerfile_packages(ROOT)
 
 
-def test_the_list_reader_names_the_groups_when_asked_for_another(tmp_path):
-    script = ROOT / "scripts" / "packages.sh"
-    out = subprocess.run(["bash", str(script), "servers"], capture_output=True, text=True)
-    assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.count("\n") == 1
+@pytest.mark.live
+def test_the_shell_reads_the_list_as_yaml_does(tmp_path, monkeypatch):
+    """scripts/packages.sh and the install script's --list print what the list says, read as
+    YAML: on the committed list, and on one a new program's package is added to."""
+    monkeypatch.setitem(PROGRAMS, StandInProxy.name, StandInProxy())
+    for tree in (ROOT, checkout_with(tmp_path, GENERATED[packages.FILE]())):
+        for group in packages.groups():
+            out = _bash(tree / "scripts" / "packages.sh", group)
+            assert out.returncode == 0 and out.stdout.split() == packages_of(tree, group), group
+        out = _bash(tree / "scripts" / "install-system-packages.sh", "--list")
+        assert out.returncode == 0 and set(out.stdout.split()) == script_packages(tree)
+    assert StandInProxy.name in script_packages(tmp_path)
+    # Asked for a group it has not: one line, naming the groups.
+    out = _bash(ROOT / "scripts" / "packages.sh", "servers")
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1
     assert out.stderr.endswith(f"no group 'servers' in {ROOT / packages.FILE}; the groups: "
                                f"{' '.join(packages.groups())}\n")  # fmt: skip
+
+
+def _bash(script: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True)
+
+
+def packages_of(tree: Path, group: str) -> list[str]:
+    """One group's packages in `tree`'s list, in its order."""
+    return yaml.safe_load((tree / packages.FILE).read_text())[f"{group}_packages"]
 
 
 def test_the_reports_proxies_and_the_params_keys_are_the_declared_ones():
