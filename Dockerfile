@@ -1,5 +1,7 @@
-# A complete image for the reproduction: .NET 10 SDK + Python 3.11 + nginx + caddy
-# + wrk + ab + Go (to build bombardier and the Go peer servers).
+# A complete image for the reproduction: .NET 10 SDK + Python 3.11 + Go (to build bombardier
+# and the Go peer servers) + the programs' and load tools' Debian packages (nginx, caddy, wrk,
+# ab...), as deploy/packages.yml lists them (generated from their declarations:
+# hostbench/packages.py; scripts/packages.sh reads it).
 #
 #   docker build -t hostbench .
 #   docker run --rm -v "$PWD/data/runs:/hostbench/data/runs" hostbench            # make reproduce
@@ -12,7 +14,8 @@
 # Ubuntu 24.04 "noble" (the default for the `10.0` tag), Alpine and Azure Linux,
 # and no Debian (bookworm/trixie) ones, so the apt lines below are for noble:
 #  - golang-go is Go 1.22, enough for testapp/go/go.mod (go 1.22);
-#  - nginx, caddy (2.6), wrk and apache2-utils (ab) are in noble's main/universe;
+#  - nginx, caddy (2.6), wrk and apache2-utils (ab), the groups `server`, `loadgen` and
+#    `host` of deploy/packages.yml, are in noble's main/universe;
 #  - noble's python3 is 3.12, but requirements.txt pins the closure for CPython
 #    3.11, so Python 3.11 comes from the deadsnakes PPA (the usual source of
 #    other Python versions on Ubuntu) and the Makefile is pointed at it (PYTHON).
@@ -25,29 +28,30 @@ ENV DEBIAN_FRONTEND=noninteractive \
     DOTNET_NOLOGO=1 \
     PYTHON=python3.11
 
+WORKDIR /hostbench
+
+# The package list and its reader first, so that code changes don't reinstall the packages.
+COPY scripts/packages.sh scripts/
+COPY deploy/packages.yml deploy/
+
 # Versions are not pinned (DL3008): the Ubuntu archive keeps only the current
 # version of each package, so exact pins break the build at the next security
 # update; what was installed is recorded per run by hostbench (tool versions).
-# hadolint ignore=DL3008
+# The list's words are split into packages on purpose (SC2046).
+# hadolint ignore=DL3008,SC2046
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         ca-certificates gpg-agent software-properties-common \
     && add-apt-repository -y ppa:deadsnakes/ppa \
     && apt-get update \
     && apt-get install -y --no-install-recommends \
-        apache2-utils \
-        caddy \
         git \
         golang-go \
         make \
-        nginx \
-        procps \
         python3.11 \
         python3.11-venv \
-        wrk \
+        $(scripts/packages.sh server loadgen host) \
     && rm -rf /var/lib/apt/lists/*
-
-WORKDIR /hostbench
 
 # Python environment first, so that code changes don't reinstall the wheels.
 COPY Makefile requirements.txt ./

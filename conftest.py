@@ -166,6 +166,30 @@ def record_params(folder: Path, **changes) -> StudyParams:
 # ------------------------------------------------------------- a study's tests
 
 
+def committed_run(study, name: str = "") -> Path:
+    """data/runs/<name> (default: the study's paper run), for a study's tests of its committed
+    runs; the test skips where that folder is not there: a study folder copied under a new id
+    has no run until it is measured, and `make check` passes it all the same. A committed run
+    that goes missing is still caught: the study's README says which run it states, and the
+    docs freshness test finds the README stale (tests/test_docs.py)."""
+    name = name or study.paper_run
+    run = ROOT / "data" / "runs" / name
+    if not run.is_dir():
+        pytest.skip(f"{study.id} has no committed run data/runs/{name}/ yet (not measured)")
+    return run
+
+
+def measured_studies() -> list:
+    """The studies whose paper run is committed (its results.csv), as the README's list of runs
+    reads them: a study folder not measured yet (one just copied under a new id) is listed
+    there as "not measured yet", and the tests of every committed run leave it out."""
+    return [
+        s
+        for s in STUDIES.values()
+        if (ROOT / "data" / "runs" / s.paper_run / "results.csv").is_file()
+    ]
+
+
 def stated(study: str, item: str) -> str:
     """What an article's setup.csv states for `item`, as written there."""
     from hostbench.analysis.reference import load_setup

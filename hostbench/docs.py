@@ -2,8 +2,9 @@
 hostbench.params) so the reference never drifts from the code, and each study README's line
 about its committed paper run, the README's list of them and the blocks a study writes from
 its own runs (hostbench.readmes), the gallery of re-runs (docs/gallery/, hostbench.gallery)
-with each study's verdict picture (hostbench.analysis.verdict_picture) and the artifact
-appendix (docs/artifact.md, hostbench.artifact): `python -m hostbench docs`.
+with each study's verdict picture (hostbench.analysis.verdict_picture), the artifact
+appendix (docs/artifact.md, hostbench.artifact) and the Debian packages every installer reads
+(deploy/packages.yml, hostbench.packages): `python -m hostbench docs`.
 
 A picture is no text to compare: its rows are (a sidecar CSV beside it, in GENERATED), and
 the PNG is fresh when it was drawn from them (the key it carries, verdict_picture.png_key),
@@ -12,7 +13,7 @@ whatever bytes another processor's matplotlib would write for it."""
 from functools import partial
 from pathlib import Path
 
-from . import artifact, gallery, params, readmes, results
+from . import artifact, gallery, packages, params, readmes, results
 from .analysis import verdict_picture
 from .paths import ROOT
 from .studies import STUDIES
@@ -25,6 +26,7 @@ GENERATED = {
     **{gallery.page_path(sid): partial(gallery.page, sid) for sid in STUDIES},
     **{gallery.picture_path(sid, "csv"): partial(gallery.picture_csv, sid) for sid in STUDIES},
     "docs/artifact.md": artifact.markdown,
+    packages.FILE: packages.yaml_text,  # what every installer reads (not a doc, kept as one)
 }
 # Each picture, by the sidecar in GENERATED whose rows it draws.
 PICTURES = {gallery.picture_path(sid): gallery.picture_path(sid, "csv") for sid in STUDIES}

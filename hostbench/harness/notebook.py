@@ -18,7 +18,7 @@ from ..params import StudyParams, check_run_id
 from ..paths import ROOT, RUNS
 from ..runtime_variants import get_variant, publish_argv
 from ..runtimes import build_of, publish_args
-from ..studies import get_study
+from ..studies import DEFINITION, get_study, study_of
 from .launch import netns
 from .launch.modes import LaunchOptions, launch
 from .measure.checks import validate
@@ -97,7 +97,13 @@ class StudyRun:
         cls, study: str, profile: str, params: dict | None, run_id: str, runs_dir: str = ""
     ) -> "StudyRun":
         """params: the params `reproduce` validated and checked runnable (to_dict's), taken as
-        they are; or None to read, validate and check the profile's file here."""
+        they are; or None to read, validate and check the profile's file here. study "": the
+        study whose folder the notebook runs in (a reader's Jupyter, papermill: its own
+        folder), so a study's notebook, copied with its folder under a new id, names the new
+        study with no edit; run_id "": `<study>-notebook`."""
+        # The notebook names no study of its own: the folder is the study (studies.study_of).
+        study = study or study_of(Path.cwd() / DEFINITION).id
+        run_id = run_id or f"{study}-notebook"
         if params:
             parsed = StudyParams.from_validated(params)
         else:

@@ -8,10 +8,10 @@ what provides it (its Debian package, or `make setup`'s build, and how an ssh ho
 its configs, command line, readiness and version probes, the params keys it owns and, a
 proxy, what it can front. Every list of programs derives from PROGRAMS, as every list of load
 tools from load.TOOLS: the params' keys (params/keys.py declared), the harness's launch, tool
-lookup and environment record, the reports' proxy versions, and the test that the install
-script, the Ansible playbook and the Dockerfile install each program's package
-(tests/test_programs.py). Adding a program is its class, in a module here, and an instance of
-it in PROGRAMS.
+lookup and environment record, the reports' proxy versions, and the Debian packages the
+install script, the Ansible playbook and the Dockerfile install (deploy/packages.yml, written
+by hostbench/packages.py; tests/test_programs.py). Adding a program is its class, in a module
+here, and an instance of it in PROGRAMS.
 
 Nothing here imports the harness (the params and the analysis read these declarations); the
 harness launches a program through a place it hands in, on this machine, in a namespace or

@@ -66,8 +66,9 @@ class Program:
 
     name = ""  # the name a Mode gives (Mode.server, Mode.proxy)
     tool = ""  # its executable, as tools.find_tool looks for it
-    # The Debian package it comes from ("": not one); scripts/install-system-packages.sh,
-    # deploy/provision.yml (the server host) and the Dockerfile install it, as a test checks.
+    # The Debian package it comes from ("": not one); deploy/packages.yml lists it
+    # (hostbench/packages.py), which scripts/install-system-packages.sh, deploy/provision.yml
+    # (the server host) and the Dockerfile install, as a test checks.
     debian_package = ""
     built_by = ""  # what provides it when it is no Debian package
     # What an ssh host is given: this machine's build (a file, or a published folder whose

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import committed_run
 from hostbench.analysis import claims, findings, tables, verdicts, wording
 from hostbench.analysis.reference import load_claims
 from hostbench.params import StudyParams
@@ -110,7 +111,7 @@ def test_the_box_has_one_row_per_claim(where):
     judged = (
         claims.of_run(STUDY, folder)
         if folder
-        else claims.judge(STUDY, results, tables.load_params(RUNS / f"example-{STUDY}-paper"))
+        else claims.judge(STUDY, results, tables.load_params(committed_run(GO_STUDY)))
     )
     box = findings.findings_box(judged, results)
     assert list(box.claims[claims.CLAIM]) == list(load_claims(STUDY)["claim"].unique())
@@ -125,7 +126,7 @@ def test_the_committed_paper_runs_verdicts():
     """The verdicts the paper run's report will show: Iris ahead on requests/s and latency is
     not supported (templates reverses it: .NET faster than Iris MVC), both sizes larger than
     the article's; .NET uses more memory, by less than the article's multiples."""
-    table = claims.of_run(STUDY, COMMITTED[0])
+    table = claims.of_run(STUDY, committed_run(GO_STUDY))
     want = {
         RPS: verdicts.NOT_SUPPORTED,
         RPS_VALUES: verdicts.LARGER,
@@ -139,7 +140,7 @@ def test_the_committed_paper_runs_verdicts():
         row = _claim(table, start)
         assert row[claims.VERDICT] == verdict, (start, row[claims.OURS])
     # The row prints the run's own ratio, as ratios.csv has it.
-    ratios = pd.read_csv(COMMITTED[0] / "ratios.csv").set_index(["mode", "scenario"])
+    ratios = pd.read_csv(committed_run(GO_STUDY) / "ratios.csv").set_index(["mode", "scenario"])
     r = ratios.loc[("kestrel", "templates")]
     low, high = wording.ci_bounds(r["ci_low"], r["ci_high"])
     ours = f"templates {wording.pct_text(r['ratio'])} ({low}-{high}%, {r['n']} blocks)"
@@ -167,7 +168,7 @@ def _runs(dotnet: float, memory: float, spread: float = 0.01, blocks: int = 4) -
 
 
 def _judged(results: pd.DataFrame) -> pd.DataFrame:
-    return claims.judge(STUDY, results, tables.load_params(COMMITTED[0]))
+    return claims.judge(STUDY, results, tables.load_params(committed_run(GO_STUDY)))
 
 
 def test_a_size_is_reproduced_inside_the_tolerance_and_larger_beyond_it():
@@ -210,7 +211,7 @@ def test_a_claim_over_both_tests_rests_on_each():
 
 
 def test_our_maximum_latency_is_each_runs_maximum_averaged_over_blocks_as_the_text_says():
-    results = tables.load_results(COMMITTED[0])
+    results = tables.load_results(committed_run(GO_STUDY))
     table = go_vs_dotnet.article_table(results, "values").set_index("server (ours)")
     runs = results[(results["mode"] == "iris-mvc") & (results["scenario"] == "values")]
     ours = table.loc["Iris (MVC controllers)", "latency max [ms], ours"]
@@ -221,10 +222,10 @@ def test_our_maximum_latency_is_each_runs_maximum_averaged_over_blocks_as_the_te
 
 
 def test_the_memory_measure_is_called_our_reading_never_the_articles():
-    results = tables.load_results(COMMITTED[0])
+    results = tables.load_results(committed_run(GO_STUDY))
     rps = go_vs_dotnet.ratios(results, "rps")
     memory = go_vs_dotnet.ratios(results, go_vs_dotnet.MEMORY)
-    env = tables.load_environment(COMMITTED[0])
+    env = tables.load_environment(committed_run(GO_STUDY))
     shares = go_vs_dotnet.dotnet_shares(results)
     texts = [
         go_vs_dotnet.headline(rps, memory, results),
@@ -243,8 +244,8 @@ def test_the_memory_measure_is_called_our_reading_never_the_articles():
 
 
 def test_the_gap_in_requests_is_set_beside_the_share_of_the_cpu_each_server_had():
-    results = tables.load_results(COMMITTED[0])
-    env = tables.load_environment(COMMITTED[0])
+    results = tables.load_results(committed_run(GO_STUDY))
+    env = tables.load_environment(committed_run(GO_STUDY))
     rps = go_vs_dotnet.ratios(results, "rps")
     memory = go_vs_dotnet.ratios(results, go_vs_dotnet.MEMORY)
     table = go_vs_dotnet.summary(results)
@@ -305,7 +306,7 @@ def test_addmvccore_against_addmvc_is_read_as_the_same_as_its_update_says():
     apart.loc[apart["mode"] == "kestrel-mvccore", "rps"] *= 1.3
     assert _claim(_judged(apart), MVCCORE)[claims.VERDICT] == verdicts.LARGER
     # The paper run: 102% (92-114%), within the tolerance.
-    paper = claims.of_run(STUDY, COMMITTED[0])
+    paper = claims.of_run(STUDY, committed_run(GO_STUDY))
     assert _claim(paper, MVCCORE)[claims.VERDICT] == verdicts.REPRODUCED
 
 
@@ -314,7 +315,7 @@ def test_the_latency_claim_is_computed_as_the_requests_claim_it_rests_on():
     requests/s over Iris MVC's: the latency claim rests on the requests/s claim's comparisons
     and prints their numbers, never a second measure of them (the claims run's block 1 has two
     Iris MVC runs, which the latency column averaged into 93%, 67-129%)."""
-    run = RUNS / f"example-{STUDY}-claims"
+    run = committed_run(GO_STUDY, f"example-{STUDY}-claims")
     table = claims.of_run(STUDY, run)
     latency, rps = _claim(table, LATENCY), _claim(table, RPS)
     assert claims.RESTATES in latency[claims.WORDS]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import committed_run
 from hostbench.analysis import convergence, tables
 from hostbench.analysis.figure_words import caption_text
 from hostbench.catalog import mode_label
@@ -152,18 +153,19 @@ def test_the_convergence_profile_runs_each_cell_once_at_the_articles_counts_with
     assert conv.interleave_slice_s is None  # each run alone, bounded by its count
     assert not load_yaml(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE)).get("smoke")
     # Every cell reached the article's count before duration_s in the committed run.
-    rates = tables.load_results(go_vs_dotnet.EVIDENCE, valid_only=False)
+    rates = tables.load_results(committed_run(STUDY, go_vs_dotnet.EVIDENCE.name), valid_only=False)
     assert (rates["requests"] == [conv.requests_for(s) for s in rates["scenario"]]).all()
     assert rates["duration_s"].max() < conv.duration_s
 
 
 @pytest.fixture(scope="module")
 def evidence():
+    committed_run(STUDY, go_vs_dotnet.EVIDENCE.name)  # none committed yet (a copied study): skip
     return go_vs_dotnet.evidence_curves()
 
 
 def test_the_committed_convergence_run_is_the_profile_measured_alone(evidence):
-    run = go_vs_dotnet.EVIDENCE
+    run = committed_run(STUDY, go_vs_dotnet.EVIDENCE.name)
     recorded = StudyParams.from_run(run)
     conv = StudyParams.from_file(STUDY.params_path(go_vs_dotnet.CONVERGENCE_PROFILE))
     assert (recorded.cells(), recorded.requests) == (conv.cells(), conv.requests)
@@ -205,7 +207,7 @@ def test_the_page_says_where_a_runs_counts_stand_against_the_evidence(evidence):
 
 def test_the_readme_states_the_convergence_runs_measured_wall_time():
     readme = (STUDY.folder / "README.md").read_text()
-    run = go_vs_dotnet.EVIDENCE
+    run = committed_run(STUDY, go_vs_dotnet.EVIDENCE.name)
     wall = json.loads((run / "reproduce.json").read_text())["wall_s"]
     assert f"- `convergence`: the committed run took {wall / 60:.0f} min" in readme
     assert f"within {convergence.TOLERANCE_PCT:g}%" in readme  # the tolerance the code uses

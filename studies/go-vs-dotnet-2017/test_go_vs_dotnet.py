@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from conftest import get_ok, published, start_server
+from conftest import committed_run, get_ok, published, start_server
 from hostbench.analysis import tables
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.reference import load_reference, load_setup
@@ -259,7 +259,7 @@ def test_a_run_from_before_the_split_says_so_instead_of_comparing_the_whole_rss(
 
 def test_the_headline_says_the_same_bytes_only_where_both_servers_sent_them():
     # The committed run: Kestrel sent 7,618 bytes per response, Iris MVC 7,615.
-    results = tables.load_results(ROOT / "data" / "runs" / GO_STUDY.paper_run, valid_only=False)
+    results = tables.load_results(committed_run(GO_STUDY), valid_only=False)
     text = go_vs_dotnet.workload_differences(results)
     assert "the same bytes" not in text and "from both servers" not in text
     assert "7,618 bytes per response with headers from Kestrel and 7,615 from Iris" in text

@@ -11,12 +11,11 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from conftest import runs  # noqa: E402
+from conftest import committed_run, runs  # noqa: E402
 from hostbench.analysis import claims, intervals, verdicts, wording  # noqa: E402
 from hostbench.analysis import tables as analysis  # noqa: E402
 from hostbench.analysis.reference import load_claims  # noqa: E402
 from hostbench.catalog import mode_label  # noqa: E402
-from hostbench.paths import RUNS  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
 
 STUDY = study_of(__file__)
@@ -148,6 +147,6 @@ def test_the_in_process_gain_over_the_standard_model_has_its_row_and_says_why_no
     for reason in ("inside IIS's worker process", "no hop between processes",
                    "nginx over a Unix socket keeps both processes"):  # fmt: skip
         assert reason in row["note"]
-    box = claims.of_run(STUDY.id, RUNS / STUDY.paper_run).set_index(claims.CLAIM)
+    box = claims.of_run(STUDY.id, committed_run(STUDY)).set_index(claims.CLAIM)
     assert box.loc[row["claim"], claims.VERDICT] == verdicts.NOT_TESTABLE
     assert box.loc[row["claim"], claims.OURS] == row["note"]

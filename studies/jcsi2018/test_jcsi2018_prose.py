@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import record_params
+from conftest import committed_run, record_params
 from hostbench.analysis import intervals, wording
 from hostbench.analysis import prose as report
 from hostbench.analysis import tables as analysis
@@ -64,7 +64,7 @@ def test_study_run_from_notebook_parameters_reads_the_profile_or_takes_params(tm
 
 def test_the_example_numbers_in_the_readme_and_docs_are_the_example_runs():
     generated = STUDY.module("generated")
-    run_dir = ROOT / "data" / "runs" / STUDY.paper_run
+    run_dir = committed_run(STUDY)
     fresh = generated.sections(ROOT)
     names = [name for name, *_ in fresh]
     assert names == [generated.METHOD, generated.STUDY_README, RUNS_PAGE, generated.PAGE], (
@@ -86,7 +86,7 @@ def test_the_example_blocks_replace_only_what_is_between_their_markers(tmp_path)
     (tmp_path / "docs").mkdir()
     runs = tmp_path / "data" / "runs"
     runs.mkdir(parents=True)
-    (runs / STUDY.paper_run).symlink_to(ROOT / "data" / "runs" / STUDY.paper_run)
+    (runs / STUDY.paper_run).symlink_to(committed_run(STUDY))
     readme = f"# x\n\n{generated.LINE_START}\nSTALE\n{generated.LINE_END}\n\nrest\n"
     page = f"# y\n{generated.START}\nSTALE\n{generated.END}\ntail\n"
     (tmp_path / RUNS_PAGE).write_text(readme)
@@ -270,7 +270,7 @@ def test_the_readmes_paper_profile_line_is_written_from_the_profile():
 
 def test_the_example_block_prints_a_small_steal_time_as_it_is_not_as_0():
     generated = STUDY.module("generated")
-    run_dir = ROOT / "data" / "runs" / STUDY.paper_run
+    run_dir = committed_run(STUDY)
     steal = analysis.load_results(run_dir, valid_only=False)["cpu_steal_pct"].max()
     assert 0 < steal < 0.5, "the example run's steal time rounds to 0 in whole percents"
     assert f"stole up to {steal:.1f}% of the CPU time" in generated.block(run_dir)

@@ -6,24 +6,30 @@ end in tests/test_studies.py."""
 import json
 import os
 from contextlib import ExitStack
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import SHORT_RUNS
+from conftest import SHORT_RUNS, committed_run
 from hostbench.analysis import tables
 from hostbench.analysis.reference import load_reference, load_setup
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure.run import RunSpec, execute
 from hostbench.params import StudyParams, machine_cores
-from hostbench.paths import RUNS
 from hostbench.studies import study_of
 
 TRANSPORT_STUDY = study_of(__file__)
 transports = TRANSPORT_STUDY.analysis
 TRANSPORT_RESULTS = TRANSPORT_STUDY.fixtures_dir / "quick-results.csv"
-COMMITTED = RUNS / TRANSPORT_STUDY.paper_run  # its committed paper run
+
 INLINE_ENV = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS"
+
+
+@pytest.fixture
+def paper_run() -> Path:
+    """The committed run the tests read; they skip where it is not (a copied study)."""
+    return committed_run(TRANSPORT_STUDY)
 
 
 def declared(options) -> dict:
@@ -146,7 +152,7 @@ def test_the_transport_study_runs_the_articles_loads():
 # --- the notebooks' tables on a recorded real run --------------------------------------------
 
 
-def test_the_transport_tables_show_the_published_gains_and_our_settings():
+def test_the_transport_tables_show_the_published_gains_and_our_settings(paper_run):
     gains = transports.published_gains()
     ref = load_reference("kestrel-transports-2018")
     assert sorted(gains["gain [%]"]) == sorted(ref.loc[ref["metric"] == "rps_gain_pct", "value"])
@@ -196,7 +202,7 @@ def test_the_transport_tables_show_the_published_gains_and_our_settings():
         assert f"the other {len(gains_here) - len(clear)} are not" in sentence
     else:
         assert sentence.endswith("none is distinguishable from the defaults.")
-    everything = transports.gains(tables.load_results(COMMITTED, valid_only=False))
+    everything = transports.gains(tables.load_results(paper_run, valid_only=False))
     committed = everything[everything["changes"] != transports.SAME_AS_DEFAULTS]
     found = committed[(committed["ci_low"] > 1) | (committed["ci_high"] < 1)]
     sentence, table = transports.first_screen(everything)
@@ -224,9 +230,9 @@ def test_the_report_states_the_swept_values_and_the_cores(monkeypatch):
     assert set(table["variants"]) == {1 + 4 * 8}
 
 
-def test_a_variant_that_runs_the_defaults_is_the_designs_aa_check_not_a_finding():
+def test_a_variant_that_runs_the_defaults_is_the_designs_aa_check_not_a_finding(paper_run):
     transports = TRANSPORT_STUDY.analysis
-    results = tables.load_results(COMMITTED, valid_only=False)
+    results = tables.load_results(paper_run, valid_only=False)
     # ioq2 on the committed run's 2 cores reported exactly the defaults' transport_* settings.
     flags = list(transports.SETTINGS)
     reported = results.groupby("variant")[flags].agg(lambda v: tuple(sorted(set(v))))

@@ -8,6 +8,7 @@ import re
 import pandas as pd
 import pytest
 
+from conftest import committed_run
 from hostbench.analysis import claims, findings, tables, verdicts
 from hostbench.analysis.reference import load_claims
 from hostbench.params import StudyParams
@@ -19,7 +20,7 @@ transports = TRANSPORT_STUDY.analysis
 STUDY = TRANSPORT_STUDY.id
 FIXTURE = TRANSPORT_STUDY.fixtures_dir / "quick-results.csv"
 SEEDS = ROOT.parent / "shared" / "seeds"
-COMMITTED = [RUNS / f"example-{STUDY}-paper", RUNS / "community" / f"{STUDY}-amd-epyc-rerun"]
+COMMITTED = [RUNS / TRANSPORT_STUDY.paper_run, RUNS / "community" / f"{STUDY}-amd-epyc-rerun"]
 LIMITED, NO_LONGER = "Each transport is at first limited", "With enough threads"
 PAPER = StudyParams.from_file(TRANSPORT_STUDY.params_path("paper"))
 
@@ -86,10 +87,11 @@ def test_the_committed_runs_verdicts():
     over both tests, in every committed run. Twice the cores against the defaults: within
     ±15% of 1.00x on both tests in the paper run (interleaved windows); the back-to-back
     community re-run's intervals are too wide to tell."""
-    for run in COMMITTED:
+    committed = [committed_run(TRANSPORT_STUDY, str(run.relative_to(RUNS))) for run in COMMITTED]
+    for run in committed:
         table = claims.of_run(STUDY, run)
         assert _claim(table, LIMITED)[claims.VERDICT] == verdicts.UNDECIDED, run
-    paper, community = (claims.of_run(STUDY, run) for run in COMMITTED)
+    paper, community = (claims.of_run(STUDY, run) for run in committed)
     assert _claim(paper, NO_LONGER)[claims.VERDICT] == verdicts.REPRODUCED
     assert _claim(community, NO_LONGER)[claims.VERDICT] == verdicts.UNDECIDED
     assert _claim(paper, LIMITED)[claims.OURS] == (

