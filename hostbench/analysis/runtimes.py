@@ -31,7 +31,7 @@ def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFra
     for one that compared runtimes (its params' runtime_variants), one per runtime, keyed
     "<name> on <runtime>", so no ratio mixes runtimes; each part's attrs[CONDITION] names it
     for a reader: "the runtimes sub-study on .NET 8 (8.0.31)"."""
-    if not params.runtime_variants:
+    if not params.runtime_comparison:
         return {name: results}
     found = {}
     for v, part in parts(results).items():  # each part a new frame, its attrs its own

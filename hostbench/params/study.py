@@ -379,7 +379,7 @@ class StudyParams:
         return made[cell]
 
     @property
-    def runtime_variants(self) -> dict[str, str]:
+    def runtime_comparison(self) -> dict[str, str]:
         """{variant: runtime} when the params compare runtimes (several), else empty."""
         if len(self.runtimes) < 2:
             return {}
@@ -395,22 +395,22 @@ class StudyParams:
     def variants_of(self, mode: str) -> list[str]:
         """The variants `mode` runs in: its runtimes when the params compare them (a mode that
         does not launch the test app: none), else the params' variants; [""]: none."""
-        if self.runtime_variants:
-            return list(self.runtime_variants) if takes_runtime(mode) else [""]
+        if self.runtime_comparison:
+            return list(self.runtime_comparison) if takes_runtime(mode) else [""]
         return list(self.variants) or [""]
 
     def variant_settings(self, variant: str) -> dict:
         """What a variant sets, as a run's settings record it."""
-        if variant in self.runtime_variants:
-            return {"runtime": self.runtime_variants[variant]}
+        if variant in self.runtime_comparison:
+            return {"runtime": self.runtime_comparison[variant]}
         return self.variants[variant]
 
     def options_for(self, variant: str) -> LaunchOptions:
         """The launch options of a variant's runs: the study's, then the variant's added."""
         if not variant:
             return self.options
-        if variant in self.runtime_variants:
-            return replace(self.options, runtime=self.runtime_variants[variant])
+        if variant in self.runtime_comparison:
+            return replace(self.options, runtime=self.runtime_comparison[variant])
         v = self.variants[variant]
         return replace(
             self.options,
