@@ -11,12 +11,13 @@ import pytest
 
 from hostbench import docs, results
 from hostbench.analysis import intervals, tables
+from hostbench.column_types import BOOL, CPUS, FLOAT, INT, STR, CpuList
 from hostbench.errors import BadInput
 from hostbench.params import LaunchOptions, StudyParams, declared
 from hostbench.params.keys import program_keys
 from hostbench.params.study import NOT_KEYS
 from hostbench.paths import ROOT, RUNS, committed
-from hostbench.results import BOOL, COLUMNS, CPUS, FLOAT, INT, STR, CpuList
+from hostbench.results import COLUMNS
 
 EXAMPLES = committed(RUNS, "example-*")
 # One value per type, chosen to be awkward in a CSV cell.
