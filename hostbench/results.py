@@ -27,9 +27,27 @@ from .column_types import BOOL, CPUS, FLOAT, INT, STR, Column
 from .errors import BadInput
 
 RESULTS_FILE = "results.csv"
-
-
 _c = Column  # the declarations below, one per line where they fit
+
+# What a launch ran and what it cost before any load (hostbench/runtime_variants.py): how the
+# test app was compiled and its GC as it reported them, its startup and its memory at rest
+# (harness/measure/run.py's prepare reads them into each launch's `ready`; window_row copies
+# them into every row of the launch); under load, its memory is rss_server_*'s.
+RUNTIME_VARIANT_COLUMNS: tuple[Column, ...] = (
+    _c("build", STR, "",
+       "How the test app was compiled, as it reported it (GET /__transport): jit, or aot (Native "
+       "AOT); empty: a server that does not report it (Go, external)."),
+    _c("gc", STR, "",
+       "The garbage collector the test app ran with, as it reported it: workstation, server, or "
+       "datas (server GC adapting its heaps to the load); empty: not reported."),
+    _c("startup_ms", FLOAT, "ms",
+       "From the server's start to its first 200 to GET /health (the launch's readiness probe, "
+       "polled every 5 ms); NaN: a server the harness did not start.", ".1f"),
+    _c("rss_server_rest_mb", FLOAT, "MiB",
+       "The server's resident memory at rest: once it answered its readiness probe, before "
+       "any other request of its launch (the warm-up's included); NaN: not read (a server the "
+       "harness did not start).", ".1f"),
+)  # fmt: skip
 
 
 # In the order of results.csv.
@@ -138,6 +156,7 @@ COLUMNS: tuple[Column, ...] = (
        "8.0.31; params key runtimes); empty: a server that does not report it (Go, external) "
        "or a run recorded before the column existed (environment.json's dotnet.runtimes lists "
        "the installed ones)."),
+    *RUNTIME_VARIANT_COLUMNS,
     _c("cpu_samples", INT, "samples", "CPU monitor samples taken during the measured load.", "d"),
     _c("cpu_sampler_cores", FLOAT, "cores", "CPU the harness's own monitor used.", ".3f"),
     _c("machine_cores", INT, "cores", "Logical CPUs of the machine.", "d"),
@@ -167,24 +186,14 @@ RECORD_ONLY = ("settings",)
 # Names older results used, and the column each became.
 RENAMED = {"repetition": "block"}
 # Columns added after runs were recorded, and what a run recorded before each one had.
-ADDED = {"warmup_together": False, "runtime_version": ""}
-
-# What a runtime variant's launch ran (hostbench/runtime_variants.py), declared ahead of the
-# rows: harness/measure/run.py's prepare reads them into each launch's `ready` (RAN_COLUMNS,
-# startup_ms), and they join COLUMNS, with ADDED_RUNTIME_VARIANT for the runs recorded before,
-# once harness/measure/window.py's window_row copies them from `ready` into the row.
-RUNTIME_VARIANT_COLUMNS: tuple[Column, ...] = (
-    _c("build", STR, "",
-       "How the test app was compiled, as it reported it (GET /__transport): jit, or aot (Native "
-       "AOT); empty: a server that does not report it (Go, external)."),
-    _c("gc", STR, "",
-       "The garbage collector the test app ran with, as it reported it: workstation, server, or "
-       "datas (server GC adapting its heaps to the load); empty: not reported."),
-    _c("startup_ms", FLOAT, "ms",
-       "From the server's start to its first 200 to GET /health (the launch's readiness probe, "
-       "polled every 5 ms); NaN: a server the harness did not start.", ".1f"),
-)  # fmt: skip
-ADDED_RUNTIME_VARIANT = {"build": "", "gc": "", "startup_ms": float("nan")}
+ADDED = {
+    "warmup_together": False,
+    "runtime_version": "",
+    "build": "",
+    "gc": "",
+    "startup_ms": float("nan"),
+    "rss_server_rest_mb": float("nan"),
+}
 
 
 def upgraded(row: dict) -> dict:
