@@ -47,6 +47,8 @@ def _compared(params: StudyParams) -> tuple[str, str]:
         return "variants", "variant"
     if len(params.modes) == 1 and params.runtime_comparison:
         return "runtimes", "runtime"
+    if len(params.modes) == 1 and params.runtime_variants:
+        return "runtime variants", "runtime variant"
     return "modes", "mode"
 
 
