@@ -25,7 +25,7 @@ import math
 
 import pandas as pd
 
-from hostbench.analysis import prose, window_design
+from hostbench.analysis import prose, runtimes, window_design
 from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.intervals import paired_ratios
@@ -247,6 +247,44 @@ def ratios(results: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
     ]
     out["metric"] = metric
     return ordered(out)
+
+
+# The aot-gc sub-study's table: what each server ran and cost before any load, its memory under
+# load (MEMORY, our reading of the article's, and the peak RSS) and its ratios to Iris MVC.
+AOT_GC_COLUMNS = {"build": "build", "gc": "GC", "startup_ms": "startup [ms]",
+                  "rss_server_rest_mb": "RSS at rest [MB]",
+                  MEMORY: "memory without mapped files [MB]",
+                  "rss_server_peak_mb": "RSS peak [MB]"}  # fmt: skip
+
+
+def aot_gc_table(results: pd.DataFrame, params) -> pd.DataFrame:
+    """The aot-gc sub-study's servers, Iris MVC then each runtime variant of Kestrel in the
+    params' order (params.app_comparison): the build and GC each reported, means over its
+    launches of AOT_GC_COLUMNS, and its requests/s and memory (MEMORY) as ratios to the same
+    Iris MVC windows, paired within blocks, in the words their intervals allow."""
+    order = list(params.app_comparison)
+    ratios = {metric: runtimes.ratios(results, BASELINE, metric, order).set_index(runtimes.RUNTIME)
+              for metric in ("rps", MEMORY)}  # fmt: skip
+    valid = valid_rows(results)
+    rows = []
+    for variant in ["", *order]:
+        own = valid[valid["variant"].astype(str) == variant]
+        if own.empty:
+            continue
+        row = {"server": params.app_comparison.get(variant) or mode_label(own["mode"].iloc[0])}
+        for column, shown in AOT_GC_COLUMNS.items():
+            if column in ("build", "gc"):
+                row[shown] = str(own[column].iloc[0]) if column in own else ""
+            else:
+                row[shown] = own[column].astype(float).mean() if column in own else math.nan
+        for metric, words in (("rps", "req/s / Iris MVC"), (MEMORY, "memory / Iris MVC")):
+            r = ratios[metric].loc[[variant]].iloc[0] if variant in ratios[metric].index else None
+            row[words] = "" if r is None else (
+                memory_words(r) if metric == MEMORY
+                else describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence).replace(
+                    "the baseline", mode_label(BASELINE)))  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def dotnet_shares(results: pd.DataFrame) -> pd.DataFrame:

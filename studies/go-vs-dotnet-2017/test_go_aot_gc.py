@@ -48,7 +48,8 @@ def _rows(blocks: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
         iris = {**row, "mode": "iris-mvc", "variant": "", "rps": 10_000.0,
                 "latency_mean_ms": 2.0, go_vs_dotnet.MEMORY: 12.0}  # fmt: skip
         main.append(iris)
-        sub.append({**iris, "runtime_version": ""})
+        sub.append({**iris, "runtime_version": "", "build": "", "gc": "", "startup_ms": 9.0,
+                    "rss_server_rest_mb": 8.0, "rss_server_peak_mb": 20.0})  # fmt: skip
         for mode in ("kestrel-mvccore", "kestrel"):
             main.append(
                 {
@@ -64,7 +65,9 @@ def _rows(blocks: int = 4) -> tuple[pd.DataFrame, pd.DataFrame]:
             memory = 126 if v.startswith("jit") else 18
             sub.append({**row, "mode": "kestrel", "variant": v, "rps": 3_808 * wobble,
                         "latency_mean_ms": 2 / 0.3808, go_vs_dotnet.MEMORY: memory * wobble,
-                        "runtime_version": "10.0.12"})  # fmt: skip
+                        "runtime_version": "10.0.12", "build": v.split("-")[0],
+                        "gc": get_variant(v).gc.reported, "startup_ms": 40.0,
+                        "rss_server_rest_mb": 30.0, "rss_server_peak_mb": 200.0})  # fmt: skip
     return pd.DataFrame(main), pd.DataFrame(sub)
 
 
@@ -90,3 +93,19 @@ def test_each_claim_is_judged_again_on_each_variant():
     for v in VARIANTS:
         where = f"{in_place}, in the aot-gc sub-study on {get_variant(v).label}"
         assert where in rps[claims.SENSITIVITY]
+
+
+def test_the_sub_studys_table_says_what_each_server_ran_and_cost():
+    params = StudyParams.from_file(GO_STUDY.params_path("paper")).sub_study("aot-gc")
+    table = go_vs_dotnet.aot_gc_table(_rows()[1], params)
+    assert list(table["server"]) == [mode_label("iris-mvc"),
+                                     *[get_variant(v).label for v in VARIANTS]]  # fmt: skip
+    by_server = table.set_index("server")
+    aot = by_server.loc[get_variant("aot-datas").label]
+    assert (aot["build"], aot["GC"], aot["startup [ms]"]) == ("aot", "datas", 40.0)
+    assert aot["RSS at rest [MB]"] == 30.0 and aot["RSS peak [MB]"] == 200.0
+    assert aot["memory / Iris MVC"].startswith("more memory: 1.5")  # 18 MB to Iris MVC's 12
+    assert by_server.loc[get_variant("jit-datas").label, "memory / Iris MVC"].startswith(
+        "more memory: 10.")  # fmt: skip
+    assert aot["req/s / Iris MVC"].startswith("slower: 38%")
+    assert by_server.iloc[0]["req/s / Iris MVC"] == ""  # Iris MVC itself: no ratio
