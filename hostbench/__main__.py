@@ -21,7 +21,7 @@ def _cmd_studies(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .harness.notebook import ensure_testapp
+    from .harness.notebook import ensure_builds
     from .harness.preflight import check_runnable
     from .harness.study import run_study
     from .params import check_run_id, params_with_settings
@@ -38,8 +38,7 @@ def _cmd_run(args) -> int:
     elif study is not None:
         study = get_study(study).id
     params = check_runnable(params_with_settings(path, args.set, overrides))
-    for runtime in params.runtime_builds:  # each runtime's build, published when missing
-        ensure_testapp(runtime)
+    ensure_builds(params)  # each runtime's and runtime variant's build, published when missing
     results = run_study(
         params,
         args.run_id,

@@ -17,179 +17,37 @@ Which rows count is `is_valid`, the one validity filter.
 
 import csv
 import difflib
-import math
-import numbers
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .column_types import BOOL, CPUS, FLOAT, INT, STR, Column
 from .errors import BadInput
 
 RESULTS_FILE = "results.csv"
-
-
-@dataclass(frozen=True)
-class CpuList:
-    """The CPU ids a process could run on; ids None: every CPU ("all" in results.csv)."""
-
-    ids: tuple[int, ...] | None = None
-
-    def __post_init__(self):
-        if self.ids is not None:
-            if not self.ids or not all(isinstance(c, int) and c >= 0 for c in self.ids):
-                raise ValueError(f"CPU ids must be integers >= 0, got {self.ids!r}")
-            object.__setattr__(self, "ids", tuple(sorted(set(self.ids))))
-
-    @classmethod
-    def parse(cls, text: str) -> "CpuList":
-        """ "all" or comma-separated CPU ids ("0,1") as results.csv holds them."""
-        text = text.strip()
-        if text == "all":
-            return cls(None)
-        try:
-            return cls(tuple(int(part) for part in text.split(",")))
-        except ValueError:
-            raise ValueError(f"{text!r} is not 'all' or CPU ids like '0,1'") from None
-
-    @property
-    def pinned(self) -> bool:
-        return self.ids is not None
-
-    def __str__(self) -> str:
-        return "all" if self.ids is None else ",".join(map(str, self.ids))
-
-
-def _missing(value) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    return isinstance(value, float) and math.isnan(value)
-
-
-@dataclass(frozen=True)
-class ColumnType:
-    """How one kind of value is checked, written as text and read back."""
-
-    name: str
-    dtype: str  # pandas dtype of the column read back
-    nullable_dtype: str  # ... when it may be empty
-
-    def value(self, v):
-        """v (typed, or text as results.csv holds it) as this type's Python value; None when
-        missing. ValueError when it is not one."""
-        if isinstance(v, str):  # as results.csv holds it
-            v = v.strip()
-            if v == "" or v.lower() == "nan":
-                return None
-            return self._parse(v)
-        if _missing(v):
-            return None
-        return self._check(v)
-
-    def text(self, v) -> str:
-        return "" if v is None else str(v)
-
-    def _parse(self, text: str):
-        raise NotImplementedError
-
-    def _check(self, v):
-        raise NotImplementedError
-
-
-class _Str(ColumnType):
-    def value(self, v):
-        if _missing(v):
-            return ""
-        if not isinstance(v, str):
-            raise ValueError(f"{v!r} is not text")
-        return v
-
-
-class _Int(ColumnType):
-    def _parse(self, text):
-        number = float(text)  # "8.0", as pandas writes an int column that had a gap
-        if not number.is_integer():
-            raise ValueError(f"{text!r} is not a whole number")
-        return int(number)
-
-    def _check(self, v):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            if isinstance(v, float) and v.is_integer():
-                return int(v)
-            raise ValueError(f"{v!r} is not an integer")
-        return int(v)
-
-
-class _Float(ColumnType):
-    def _parse(self, text):
-        return float(text)
-
-    def _check(self, v):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise ValueError(f"{v!r} is not a number")
-        return float(v)
-
-    def value(self, v):
-        out = super().value(v)
-        return math.nan if out is None else out
-
-    def text(self, v) -> str:
-        return "" if math.isnan(v) else repr(v)
-
-
-class _Bool(ColumnType):
-    WORDS = {"true": True, "false": False, "1": True, "0": False}
-
-    def _parse(self, text):
-        if text.lower() not in self.WORDS:
-            raise ValueError(f"{text!r} is not True or False")
-        return self.WORDS[text.lower()]
-
-    def _check(self, v):
-        if not isinstance(v, bool | np.bool_):
-            raise ValueError(f"{v!r} is not True or False")
-        return bool(v)
-
-
-class _Cpus(ColumnType):
-    def _parse(self, text):
-        return CpuList.parse(text)
-
-    def _check(self, v):
-        if isinstance(v, CpuList):
-            return v
-        if isinstance(v, list | tuple):
-            return CpuList(tuple(v))
-        raise ValueError(f"{v!r} is not a CPU list")
-
-
-STR = _Str("str", "object", "object")
-INT = _Int("int", "int64", "Int64")
-FLOAT = _Float("float", "float64", "float64")
-BOOL = _Bool("bool", "bool", "boolean")
-CPUS = _Cpus("CPU list", "object", "object")
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: ColumnType
-    unit: str  # "" for none
-    meaning: str  # one sentence
-    format: str = ""  # a format spec for display, e.g. ",.0f"; "" as str()
-    nullable: bool = False  # may be empty (floats may always be NaN)
-
-    def show(self, value) -> str:
-        """A value as a table or sentence shows it ("" when missing)."""
-        value = self.type.value(value)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return ""
-        return format(value, self.format) if self.format else str(value)
-
-
 _c = Column  # the declarations below, one per line where they fit
+
+# What a launch ran and what it cost before any load (hostbench/runtime_variants.py): how the
+# test app was compiled and its GC as it reported them, its startup and its memory at rest
+# (harness/measure/run.py's prepare reads them into each launch's `ready`; window_row copies
+# them into every row of the launch); under load, its memory is rss_server_*'s.
+RUNTIME_VARIANT_COLUMNS: tuple[Column, ...] = (
+    _c("build", STR, "",
+       "How the test app was compiled, as it reported it (GET /__transport): jit, or aot (Native "
+       "AOT); empty: a server that does not report it (Go, external)."),
+    _c("gc", STR, "",
+       "The garbage collector the test app ran with, as it reported it: workstation, server, or "
+       "datas (server GC adapting its heaps to the load); empty: not reported."),
+    _c("startup_ms", FLOAT, "ms",
+       "From the server's start to its first 200 to GET /health (the launch's readiness probe, "
+       "polled every 5 ms); NaN: a server the harness did not start.", ".1f"),
+    _c("rss_server_rest_mb", FLOAT, "MiB",
+       "The server's resident memory at rest: once it answered its readiness probe, before "
+       "any other request of its launch (the warm-up's included); NaN: not read (a server the "
+       "harness did not start).", ".1f"),
+)  # fmt: skip
 
 
 # In the order of results.csv.
@@ -298,6 +156,7 @@ COLUMNS: tuple[Column, ...] = (
        "8.0.31; params key runtimes); empty: a server that does not report it (Go, external) "
        "or a run recorded before the column existed (environment.json's dotnet.runtimes lists "
        "the installed ones)."),
+    *RUNTIME_VARIANT_COLUMNS,
     _c("cpu_samples", INT, "samples", "CPU monitor samples taken during the measured load.", "d"),
     _c("cpu_sampler_cores", FLOAT, "cores", "CPU the harness's own monitor used.", ".3f"),
     _c("machine_cores", INT, "cores", "Logical CPUs of the machine.", "d"),
@@ -327,24 +186,14 @@ RECORD_ONLY = ("settings",)
 # Names older results used, and the column each became.
 RENAMED = {"repetition": "block"}
 # Columns added after runs were recorded, and what a run recorded before each one had.
-ADDED = {"warmup_together": False, "runtime_version": ""}
-
-# What a runtime variant's launch ran (hostbench/runtime_variants.py), declared ahead of the
-# rows: harness/measure/run.py's prepare reads them into each launch's `ready` (RAN_COLUMNS,
-# startup_ms), and they join COLUMNS, with ADDED_RUNTIME_VARIANT for the runs recorded before,
-# once harness/measure/window.py's window_row copies them from `ready` into the row.
-RUNTIME_VARIANT_COLUMNS: tuple[Column, ...] = (
-    _c("build", STR, "",
-       "How the test app was compiled, as it reported it (GET /__transport): jit, or aot (Native "
-       "AOT); empty: a server that does not report it (Go, external)."),
-    _c("gc", STR, "",
-       "The garbage collector the test app ran with, as it reported it: workstation, server, or "
-       "datas (server GC adapting its heaps to the load); empty: not reported."),
-    _c("startup_ms", FLOAT, "ms",
-       "From the server's start to its first 200 to GET /health (the launch's readiness probe, "
-       "polled every 5 ms); NaN: a server the harness did not start.", ".1f"),
-)  # fmt: skip
-ADDED_RUNTIME_VARIANT = {"build": "", "gc": "", "startup_ms": float("nan")}
+ADDED = {
+    "warmup_together": False,
+    "runtime_version": "",
+    "build": "",
+    "gc": "",
+    "startup_ms": float("nan"),
+    "rss_server_rest_mb": float("nan"),
+}
 
 
 def upgraded(row: dict) -> dict:

@@ -9,13 +9,16 @@ target framework of runtimes.RUNTIMES). Its name joins the parts that are not th
 /__transport's build and gc), not what it was asked for.
 
 Native AOT cannot compile MVC controllers or Razor views: the AOT build is testapp/aot, the
-endpoints AOT can serve on minimal APIs (text, json, plaintext, hello-json), answering as the
-test app does. Its `jit` build is the same source JIT-compiled, so AOT is compared with like. A
-scenario a variant's app does not serve is refused by name (check_serves) before anything
-starts.
+endpoints AOT can serve on minimal APIs (text, json, plaintext, hello-json, values), answering
+as the test app does. Its `jit` build is the same source JIT-compiled, so AOT is compared with
+like. A scenario a variant's app does not serve is refused by name (check_serves) before
+anything starts. What a build needs that this machine may lack (clang and lld, a NuGet
+package) is named in one line too (check_buildable, publish_failure).
 """
 
 import itertools
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from .runtimes import DEFAULT_RUNTIME, RUNTIMES, variant_name
 AOT_SOURCES = ROOT / "testapp" / "aot"  # TestAppAot.csproj
 TESTAPP_SOURCES = ROOT / "testapp" / "dotnet"
 # The scenarios testapp/aot serves: the test app's endpoints that need no MVC and no reflection.
-AOT_SCENARIOS = ("text", "json", "plaintext", "hello-json")
+AOT_SCENARIOS = ("text", "json", "plaintext", "hello-json", "values")
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,40 @@ def publish_argv(variant: RuntimeVariant, out: Path | None = None) -> list[str]:
     return ["dotnet", "publish", str(variant.build.sources), "-c", "Release",
             "-f", variant.runtime, f"-p:TargetFrameworks={variant.runtime}",
             "--use-current-runtime", *compile_as, "-o", str(out), "--nologo"]  # fmt: skip
+
+
+# What a Native AOT publish links the native code with on Linux (the ILCompiler package calls
+# clang, which links with lld); Debian names the packages that have them.
+AOT_LINKERS = ("clang", "ld.lld")
+AOT_PACKAGES = "apt-get install clang lld zlib1g-dev"
+# How NuGet's restore says a package is missing (NU1101: none of that id in the sources,
+# NU1102: none of that version), naming the package.
+MISSING_PACKAGE = re.compile(r"error (NU1101|NU1102): .*?package ([A-Za-z0-9_.-]+?)\.? ")
+
+
+def check_buildable(variant: RuntimeVariant) -> None:
+    """BadInput, naming what is missing, when this machine cannot link the variant's build
+    (a Native AOT one without clang or lld); before anything is published or measured."""
+    if variant.build.kind != "aot":
+        return
+    lacking = [tool for tool in AOT_LINKERS if shutil.which(tool) is None]
+    if lacking:
+        raise BadInput(f"runtime variant {variant.name!r} cannot be built here: Native AOT "
+                       f"links with clang and lld, and {', '.join(lacking)} is not on PATH "
+                       f"({AOT_PACKAGES})")  # fmt: skip
+
+
+def publish_failure(variant: RuntimeVariant, output: str) -> str:
+    """Why `dotnet publish` (its output) could not make the variant's build, in one line, when
+    its restore named a package NuGet did not give (for Native AOT the ILCompiler package of
+    the runtime first); "" when it names none."""
+    missing = [(m[1], m[2]) for m in MISSING_PACKAGE.finditer(output)]
+    if not missing:
+        return ""
+    code, package = next((m for m in missing if "ILCompiler" in m[1]), missing[0])
+    return (f"runtime variant {variant.name!r} cannot be built here: NuGet gave no {package} "
+            f"for {variant.runtime} (dotnet restore: {code}); its build needs that package from "
+            "nuget.org or a feed that has it")  # fmt: skip
 
 
 def reported_matches(variant: RuntimeVariant, transport: dict) -> str:

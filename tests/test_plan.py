@@ -58,7 +58,8 @@ def test_a_run_on_record_with_a_budget_set_on_the_command_line_is_cut_to_the_pro
 
 def test_the_claims_profiles_have_no_sub_studies_and_the_scope_profile_has_theirs():
     # The committed claims runs measured their sub-studies with the claims profile as it was;
-    # the scope profile is that profile: the same main run, then the same sub-studies.
+    # the scope profile is that profile: the same main run, then the same sub-studies, and any
+    # added since that run (go-vs-dotnet-2017's aot-gc), which no committed run measured yet.
     moved = 0
     for sid, study in STUDIES.items():
         claims = plan.Plan.of(sid, "claims").params
@@ -69,7 +70,8 @@ def test_the_claims_profiles_have_no_sub_studies_and_the_scope_profile_has_their
             continue
         scope = plan.Plan.of(sid, "scope").params
         assert plan.measures_the_same(scope, claims)
-        assert scope.sub_studies == recorded.sub_studies, sid
+        assert set(recorded.sub_studies) <= set(scope.sub_studies), sid
+        assert list(scope.sub_studies)[: len(recorded.sub_studies)] == list(recorded.sub_studies)
         for name in recorded.sub_studies:
             assert plan.measures_the_same(scope.sub_study(name), recorded.sub_study(name))
             assert plan.profile_running(sid, "claims", name) == "scope"

@@ -11,12 +11,13 @@ import pytest
 
 from hostbench import docs, results
 from hostbench.analysis import intervals, tables
+from hostbench.column_types import BOOL, CPUS, FLOAT, INT, STR, CpuList
 from hostbench.errors import BadInput
 from hostbench.params import LaunchOptions, StudyParams, declared
 from hostbench.params.keys import program_keys
 from hostbench.params.study import NOT_KEYS
 from hostbench.paths import ROOT, RUNS, committed
-from hostbench.results import BOOL, COLUMNS, CPUS, FLOAT, INT, STR, CpuList
+from hostbench.results import COLUMNS
 
 EXAMPLES = committed(RUNS, "example-*")
 # One value per type, chosen to be awkward in a CSV cell.
@@ -240,8 +241,11 @@ def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages):
 
 def test_a_row_recorded_before_a_column_existed_is_read_back_with_what_it_had():
     old = {"run_key": "k", "warmup_s": 4.0}  # a row.json written before warmup_together
-    # ... and before runtime_version: not reported ("").
-    assert results.upgraded(old) == {**old, "warmup_together": False, "runtime_version": ""}
+    # ... and before runtime_version and what a launch ran: not reported ("", NaN).
+    upgraded = results.upgraded(old)
+    assert upgraded == {**old, **upgraded, "warmup_together": False, "runtime_version": "",
+                        "build": "", "gc": ""}  # fmt: skip
+    assert math.isnan(upgraded["startup_ms"]) and math.isnan(upgraded["rss_server_rest_mb"])
     assert results.upgraded({**old, "warmup_together": True})["warmup_together"] is True
     assert results.upgraded({**old, "runtime_version": "8.0.31"})["runtime_version"] == "8.0.31"
     assert set(results.ADDED) <= set(results.NAMES)  # each one a declared column

@@ -1,7 +1,8 @@
 """The runtime variants' builds and launches, real: testapp/aot published JIT and Native AOT
 for .NET 10 into a folder of the test's own (about 20 s and 90 s), each answering the
 scenarios it serves as the MVC test app does, and each variant's launch reporting the build and
-GC it was asked for, which the launch's columns carry with its startup time. No load."""
+GC it was asked for, which the launch's columns carry with its startup time; then two variants
+in one brief interleaved window beside Iris MVC, each row recording what it ran."""
 
 import json
 import re
@@ -16,10 +17,13 @@ from hostbench.catalog import get_scenario
 from hostbench.harness.launch import web
 from hostbench.harness.launch.modes import launch
 from hostbench.harness.measure import checks
+from hostbench.harness.measure.interleave import COUNT_TOLERANCE_PCT
 from hostbench.harness.measure.run import prepare
 from hostbench.harness.measure.window import RunSpec
+from hostbench.harness.study import run_study
 from hostbench.params import LaunchOptions, StudyParams
 from hostbench.paths import TESTAPP
+from hostbench.results import read_results
 from hostbench.runtime_variants import AOT_SCENARIOS, get_variant, publish_argv, reported_matches
 
 pytestmark = pytest.mark.live  # publishes and starts real processes
@@ -102,3 +106,33 @@ def test_a_variant_launch_reports_the_build_and_gc_it_asked_for(builds, tmp_path
     assert 0 < ready["startup_ms"] < 60_000
     if variant.gc.reported:
         assert ready["gc"] == variant.gc.reported
+
+
+def test_two_variants_share_one_interleaved_window_and_each_row_records_it(builds, tmp_path):
+    """jit and aot of Kestrel beside Iris MVC (no test app: one target beside both), k6
+    switching between the three in 0.25 s slices of one window: each row says the build, GC
+    and runtime its app reported, its startup and its memory at rest and under load."""
+    params = StudyParams.from_dict({
+        "modes": ["iris-mvc", "kestrel"], "scenarios": ["values"], "tools": ["k6"],
+        "concurrency": [4], "duration_s": 3, "warmup_s": 0, "repetitions": 1,
+        "interleave_slice_s": 0.25, "runtime_variants": ["jit", "aot"], "seed": 5, **SHORT_RUNS,
+    })  # fmt: skip
+    rows = read_results(run_study(params, "rv", runs_dir=tmp_path, progress=False))
+    members = sorted(zip(rows["mode"], rows["variant"], strict=True))
+    assert members == [("iris-mvc", ""), ("kestrel", "aot"), ("kestrel", "jit")]
+    assert rows["started_at"].nunique() == 1  # one window, all three in it
+    by_variant = rows.set_index("variant")
+    for r in rows.itertuples():
+        assert r.valid, r.invalid_reason
+        assert r.duration_s == 3.0 and r.requests > 0
+        assert abs(r.count_diff_pct) <= COUNT_TOLERANCE_PCT, r.run_key
+        assert 0 < r.startup_ms < 60_000 and 0 < r.rss_server_rest_mb, r.run_key
+        assert 0 < r.rss_server_peak_mb and 0 < r.rss_server_mean_mb, r.run_key
+    for name in ("jit", "aot"):
+        ran = by_variant.loc[name]
+        assert ran["build"] == name and ran["gc"] in ("server", "datas", "workstation")
+        assert ran["runtime_version"].startswith("10.0.")
+        assert json.loads((tmp_path / "rv" / ran["run_key"] / "row.json").read_text())[
+            "settings"]["variant"] == {name: params.variant_settings(name)}  # fmt: skip
+    go = by_variant.loc[""]
+    assert go["build"] == go["gc"] == go["runtime_version"] == ""  # Iris reports none of them

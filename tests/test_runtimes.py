@@ -48,7 +48,7 @@ def test_several_runtimes_are_variants_of_the_testapp_modes_only():
     p = StudyParams.from_dict({**GOOD, "modes": ["kestrel", "yarp", "iris-mvc"],
                                "runtimes": ["net8.0", "net9.0", "net10.0"]})  # fmt: skip
     assert StudyParams.from_dict(p.to_dict()) == p  # round-trips, as papermill passes it
-    assert p.runtime_variants == {"net8": "net8.0", "net9": "net9.0", "net10": "net10.0"}
+    assert p.runtime_comparison == {"net8": "net8.0", "net9": "net9.0", "net10": "net10.0"}
     assert [(m, v) for m, v, *_ in p.cells()] == [
         ("kestrel", "net8"), ("kestrel", "net9"), ("kestrel", "net10"),
         ("yarp", "net8"), ("yarp", "net9"), ("yarp", "net10"),
@@ -77,7 +77,7 @@ def test_one_mode_on_two_runtimes_is_something_to_interleave():
 def test_one_other_runtime_runs_every_testapp_launch_on_it():
     p = StudyParams.from_dict({**GOOD, "runtimes": ["net8.0"]})
     assert p.options.runtime == "net8.0" and p.runtime_builds == ["net8.0"]
-    assert p.runtime_variants == {} and [v for _, v, *_ in p.cells()] == ["", ""]
+    assert p.runtime_comparison == {} and [v for _, v, *_ in p.cells()] == ["", ""]
     assert StudyParams.from_dict(p.to_dict()) == p
     plain = StudyParams.from_dict(GOOD)
     assert fingerprint(p.measured_settings()) != fingerprint(plain.measured_settings())

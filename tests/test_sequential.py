@@ -202,7 +202,7 @@ def test_every_study_has_a_claims_profile_that_stops_when_decided():
         for name in p.sub_studies:
             sub = p.sub_study(name)
             assert set(sub.variants) <= named, (study.id, name)
-            if sub.runtime_variants:
+            if sub.runtime_comparison:
                 assert (sub.modes, sub.scenarios) == (p.modes, p.scenarios), (study.id, name)
             assert sub.stop_when_decided and sub.max_minutes is not None, (study.id, name)
 
@@ -284,7 +284,7 @@ def _claims_runtimes_studies() -> list[str]:
     committed claims runs measured) measures the claims again on other runtimes."""
     return [s.id for s in STUDIES.values() if load_claims(s) is not None
             and "scope" in s.profiles()
-            and any(profile_params(s.id, "scope").sub_study(n).runtime_variants
+            and any(profile_params(s.id, "scope").sub_study(n).runtime_comparison
                     for n in profile_params(s.id, "scope").sub_studies)]  # fmt: skip
 
 
@@ -300,9 +300,9 @@ def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime(stud
     design = json.loads((sub_run / until_decided.DESIGN_FILE).read_text())
     main = until_decided.looks_of(json.loads((run / until_decided.DESIGN_FILE).read_text()))
     params = tables.load_params(sub_run)
-    assert params.stop_when_decided and len(params.runtime_variants) == 3
+    assert params.stop_when_decided and len(params.runtime_comparison) == 3
     looks = until_decided.looks_of(design)
-    each = {f"{c}, on {v}" for c in main[-1].verdicts for v in params.runtime_variants}
+    each = {f"{c}, on {v}" for c in main[-1].verdicts for v in params.runtime_comparison}
     assert all(set(x.verdicts) == each for x in looks)
     last = looks[-1]
     results = tables.load_results(sub_run, valid_only=False)
@@ -324,7 +324,7 @@ def test_the_committed_runtimes_sub_study_judged_each_claim_on_each_runtime(stud
     # Each claim's row names each runtime's verdict, or says it holds on all three.
     box = claims.of_run(study, run).set_index(claims.CLAIM)
     for claim in main[-1].verdicts:
-        for variant in params.runtime_variants:
+        for variant in params.runtime_comparison:
             named = f"the runtimes sub-study on {label(variant)} ("
             assert named in box.loc[claim, claims.SENSITIVITY], claim
 

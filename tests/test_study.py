@@ -13,9 +13,10 @@ import pytest
 import yaml
 
 from conftest import SHORT_RUNS, descendants_named, interruptible
+from hostbench.column_types import CpuList
 from hostbench.paths import ROOT
 from hostbench.results import NAMES as RESULT_COLUMNS
-from hostbench.results import CpuList, read_results
+from hostbench.results import read_results
 
 PARAMS = {
     "modes": ["kestrel"],

@@ -155,7 +155,7 @@ def _claim_verdict(kind: str, side: str, found: list[dict], missing: list[str], 
 
 
 def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=None,
-          stand_ins=None, bounded_above: bool = False):  # fmt: skip
+          stand_ins=None, bounded_above: bool = False, sub_study_stand_ins=None):  # fmt: skip
     """The article's claims (reference/claims.csv) judged on one run: one row per claim
     (BOX_COLUMNS), its verdict by verdicts.py's one rule; None for a study without claims.
 
@@ -165,12 +165,15 @@ def judge(study: str, results: pd.DataFrame, params, *, analogs=(), variants=Non
     which the claim is judged again, the SENSITIVITY column saying where its verdict changes.
     bounded_above: the baseline and its analogs are each slower than the article's comparator
     (a full hop for one of none), so a ratio against them bounds the article's from above: a
-    claim against the baseline gets verdicts.bounded_verdict's one-sided reading."""
+    claim against the baseline gets verdicts.bounded_verdict's one-sided reading.
+    sub_study_stand_ins: {sub-study name: stand_ins judged in its conditions only} (a sub-study
+    whose app cannot run a mode the claims name: go-vs-dotnet-2017's aot-gc)."""
     table = load_claims(study)
     if table is None:
         return None
     return judge_table(table, results, params, analogs=analogs, variants=variants,
-                       stand_ins=stand_ins, bounded_above=bounded_above)  # fmt: skip
+                       stand_ins=stand_ins, bounded_above=bounded_above,
+                       sub_study_stand_ins=sub_study_stand_ins)  # fmt: skip
 
 
 class _Condition(NamedTuple):
@@ -187,8 +190,8 @@ class _Condition(NamedTuple):
 
 
 def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(),
-                variants=None, stand_ins=None,
-                bounded_above: bool = False) -> pd.DataFrame:  # fmt: skip
+                variants=None, stand_ins=None, bounded_above: bool = False,
+                sub_study_stand_ins=None) -> pd.DataFrame:  # fmt: skip
     """judge, for a claims table as reference.load_claims reads it."""
     baseline = params.baseline_mode
     plan = Plan.of(params)  # a run that stopped when decided: its repeated intervals
@@ -209,7 +212,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         conditions[where] = _Condition(v, baseline, SUB_STUDY, None,
                                        runtime=v.attrs.get(runtimes.RUNTIME_LABEL, ""))  # fmt: skip
         # A sub-study that ran an analog too: each judged there as well, none left out.
-        there = _analogs(v, baseline, None, analogs, stand_ins)
+        own = (sub_study_stand_ins or {}).get(v.attrs.get(runtimes.SUB_STUDY, name), {})
+        there = _analogs(v, baseline, None, analogs, {**stand_ins, **own})
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
     rows, not_run, judged_on, judged_again, points = [], [], {}, {}, []

@@ -168,8 +168,8 @@ def _computed_ratios(path: Path, study: str | None) -> pd.DataFrame:
     baseline = params.baseline_mode
     if baseline is None:
         raise BadInput(f"{path}: no ratios.csv and no baseline mode to compute ratios with")
-    if params.runtime_variants:  # a mode on each runtime in one block: each runtime its part
-        by_runtime = runtimes.ratios(results, baseline)
+    if params.app_comparison:  # a mode on each runtime (variant) in one block: each its part
+        by_runtime = runtimes.ratios(results, baseline, order=list(params.app_comparison))
         return by_runtime.rename(columns={runtimes.RUNTIME: "variant"})  # a KEYS column
     if params.variants:  # each mode launched with each variant in one block: against its first
         return variant_ratios(results, next(iter(params.variants)))

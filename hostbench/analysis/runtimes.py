@@ -1,5 +1,6 @@
-"""The runtime as a factor: a run that compared .NET runtimes (params key runtimes), each a
-variant of its TestApp modes sharing the window, read one runtime at a time.
+"""The runtime as a factor: a run that compared .NET runtimes (params key runtimes), or the
+test app's runtime variants (runtime_variants: JIT or Native AOT, a GC setting), each a variant
+of its TestApp modes sharing the window, read one at a time (StudyParams.app_comparison).
 
 Within one runtime the ratios are the study's usual ones (each mode to the baseline, paired
 within blocks); the modes that do not run the test app (the Go servers: variant "") are in
@@ -16,27 +17,45 @@ from . import intervals, wording
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
 CONDITION = "condition"  # attrs: how a runtime's part of a sub-study is named as a condition
 RUNTIME_LABEL = "runtime_label"  # attrs: the runtime a part ran on, as a first screen names it
+SUB_STUDY = "sub_study"  # attrs: the sub-study a part is of (claims.judge_table's stand-ins)
 
 
-def parts(results: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """{runtime variant: its rows, with the rows of the modes that run no test app}, oldest
-    runtime first (the params' order is RUNTIMES', oldest first; net8 < net9 < net10)."""
+def parts(results: pd.DataFrame, order: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """{variant: its rows, with the rows of the modes that run no test app}, in `order` (the
+    params' app_comparison), else oldest runtime first (net8 < net9 < net10)."""
     named = [v for v in results["variant"].astype(str).unique() if v]
-    ordered = sorted(named, key=lambda v: int("".join(c for c in v if c.isdigit()) or 0))
+    if order is not None:
+        ordered = [v for v in order if v in named]
+    else:
+        ordered = sorted(named, key=lambda v: int("".join(c for c in v if c.isdigit()) or 0))
     return {v: results[results["variant"].astype(str).isin([v, ""])] for v in ordered}
+
+
+def on_each(params) -> str:
+    """ " on each runtime" (or runtime variant) a sub-study judged its claims, "" for one that
+    compared neither."""
+    if params.runtime_comparison:
+        return " on each runtime"
+    return " on each runtime variant" if params.runtime_variants else ""
 
 
 def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFrame]:
     """A sub-study's results as conditions a claim is judged again under: {name: results}, or,
-    for one that compared runtimes (its params' runtime_variants), one per runtime, keyed
-    "<name> on <runtime>", so no ratio mixes runtimes; each part's attrs[CONDITION] names it
-    for a reader: "the runtimes sub-study on .NET 8 (8.0.31)"."""
-    if not params.runtime_variants:
+    for one that compared runtimes or runtime variants (its params' app_comparison), one per
+    runtime (variant), keyed "<name> on <variant>", so no ratio mixes them; each part's
+    attrs[CONDITION] names it for a reader: "the runtimes sub-study on .NET 8 (8.0.31)", "the
+    aot-gc sub-study on minimal APIs, Native AOT, DATAS, .NET 10 (10.0.12)"; its
+    attrs[RUNTIME_LABEL], as a first screen's list names it (".NET 8", "aot-datas")."""
+    compared = params.app_comparison
+    if not compared:
+        results.attrs[SUB_STUDY] = name
         return {name: results}
+    short = label if params.runtime_comparison else str  # a runtime variant: its name
     found = {}
-    for v, part in parts(results).items():  # each part a new frame, its attrs its own
-        part.attrs[CONDITION] = f"the {name} sub-study on {label(v)} ({version_of(part, v)})"
-        part.attrs[RUNTIME_LABEL] = label(v)
+    for v, part in parts(results, list(compared)).items():  # each part a new frame
+        part.attrs[CONDITION] = f"the {name} sub-study on {compared[v]} ({version_of(part, v)})"
+        part.attrs[RUNTIME_LABEL] = short(v)
+        part.attrs[SUB_STUDY] = name
         found[f"{name} on {v}"] = part
     return found
 
@@ -48,11 +67,12 @@ def version_of(part: pd.DataFrame, variant: str) -> str:
     return ", ".join(sorted(v for v in versions.unique() if v)) or "not reported"
 
 
-def ratios(results: pd.DataFrame, baseline: str, metric: str = "rps") -> pd.DataFrame:
-    """Each mode's ratio to the baseline on each runtime (intervals.paired_ratios on that
-    runtime's part), with the runtime and its recorded version as the first columns."""
+def ratios(results: pd.DataFrame, baseline: str, metric: str = "rps",
+           order: list[str] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Each mode's ratio to the baseline on each runtime (variant) (intervals.paired_ratios on
+    its part; `order` as parts'), with it and its recorded version as the first columns."""
     frames = []
-    for variant, part in parts(results).items():
+    for variant, part in parts(results, order).items():
         r = intervals.paired_ratios(part, baseline, metric=metric)
         r.insert(0, "version", version_of(part, variant))
         r.insert(0, RUNTIME, variant)

@@ -82,9 +82,10 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
             continue  # a sub-study of two launches of each mode: the main run judges it
         decides.append((claim, rows, needs))
     by_claim, open_, cells = {}, {}, []
-    # A run that compared runtimes is judged on each runtime apart (as the claims box reads
-    # it, runtimes.conditions): a claim counts once per runtime, "<claim>, on net8".
-    parts = runtimes.parts(results) if params.runtime_variants else {"": results}
+    # A run that compared runtimes (or runtime variants) is judged on each apart (as the claims
+    # box reads it, runtimes.conditions): a claim counts once per runtime, "<claim>, on net8".
+    compared = list(params.app_comparison)
+    parts = runtimes.parts(results, compared) if compared else {"": results}
     for runtime, part in parts.items():
         judged = claims.for_results(study, part, params).set_index(claims.CLAIM)[claims.VERDICT]
         for claim, rows, needs in decides:
@@ -134,14 +135,14 @@ def _named_variants(rows: pd.DataFrame) -> set[str]:
 def _variants_run(rows: pd.DataFrame, params) -> bool:
     """Whether the profile runs every variant the claim's rows name (a claim between two
     variants is judged where they run: a sub-study's, claims.judge_table)."""
-    return _named_variants(rows) <= {*params.variants, *params.runtime_variants}
+    return _named_variants(rows) <= {*params.variants, *params.app_comparison}
 
 
 def _between_variants(table: pd.DataFrame, params) -> bool:
     """Whether the profile runs variants the study's claims name: the sub-study that judges
     the claims between them, and only those (claims.judge_table: never a condition of the
     others, whose comparisons it would wait for)."""
-    return bool(_named_variants(table) & {*params.variants, *params.runtime_variants})
+    return bool(_named_variants(table) & {*params.variants, *params.app_comparison})
 
 
 def cell_allowed(spec_scenario: str, spec_concurrency: int, cells: list[list]) -> bool:
@@ -313,7 +314,7 @@ def _judged_again(run_dir: Path, skip: set[str]) -> str:
         if not looks:
             continue
         last = looks[-1]
-        on_each = " on each runtime" if tables.load_params(sub_run).runtime_variants else ""
+        on_each = runtimes.on_each(tables.load_params(sub_run))
         out += (f" The {name} sub-study{_how_long(design)} judged each claim again{on_each}: "
                 f"{last.decided} of {len(last.verdicts)} decided (the column "
                 f'"{claims.SENSITIVITY}").')  # fmt: skip

@@ -45,8 +45,10 @@ def _compared(params: StudyParams) -> tuple[str, str]:
     modes."""
     if len(params.modes) == 1 and params.variants:
         return "variants", "variant"
-    if len(params.modes) == 1 and params.runtime_variants:
+    if len(params.modes) == 1 and params.runtime_comparison:
         return "runtimes", "runtime"
+    if len(params.modes) == 1 and params.runtime_variants:
+        return "runtime variants", "runtime variant"
     return "modes", "mode"
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..catalog import get_scenario
-from ..errors import HostbenchError
+from ..errors import BadInput, HostbenchError
 from ..params import StudyParams, check_run_id
 from ..paths import ROOT, RUNS
-from ..runtime_variants import get_variant, publish_argv
+from ..runtime_variants import check_buildable, get_variant, publish_argv, publish_failure
 from ..runtimes import build_of, publish_args
 from ..studies import DEFINITION, get_study, study_of
 from .launch import netns
@@ -38,13 +38,17 @@ def _newest_source(*folders: Path) -> float:
     )  # fmt: skip
 
 
-def _publish(argv: list[str], app: Path, newest: float, which: str) -> Path:
-    """`app`, published by argv when it is missing or older than `newest`."""
+def _publish(argv: list[str], app: Path, newest: float, which: str,
+             explain=lambda output: "") -> Path:  # fmt: skip
+    """`app`, published by argv when it is missing or older than `newest`; a failure `explain`
+    finds the reason of in the output (a package NuGet did not give) is BadInput."""
     if app.exists() and app.stat().st_mtime >= newest:
         return app
     print(f"publishing the test app{which} (dotnet publish, about a minute) ...", flush=True)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
+        if why := explain(done.stdout + done.stderr):
+            raise BadInput(why)
         last = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
         raise HostbenchError(f"dotnet publish{which} failed ({done.returncode}): {last[0]}")
     app.touch()
@@ -73,10 +77,22 @@ def ensure_variant(name: str) -> Path:
     older than its sources, as ensure_testapp does a runtime's; once per process and variant.
     A Native AOT build takes about a minute and a half and links with clang and lld."""
     variant = get_variant(name)
+    check_buildable(variant)  # clang and lld, before a minute's restore and compile
     folders = {variant.build.sources, APP_SOURCES}  # testapp/aot compiles shared files of it
     which = f" for runtime variant {variant.name}"
     return _publish([*publish_argv(variant), "-v", "quiet"], variant.executable,
-                    _newest_source(*folders), which)  # fmt: skip
+                    _newest_source(*folders), which,
+                    lambda output: publish_failure(variant, output))  # fmt: skip
+
+
+def ensure_builds(params: StudyParams) -> None:
+    """Every build the study's runs launch, published before it measures: each runtime's
+    (params key runtimes) and each runtime variant's (runtime_variants); BadInput names what
+    this machine lacks to make one. (A sub-study's run publishes its own, StudyRun.measure.)"""
+    for runtime in params.runtime_builds:
+        ensure_testapp(runtime)
+    for name in params.variant_builds:
+        ensure_variant(name)
 
 
 @dataclass
@@ -161,8 +177,7 @@ class StudyRun:
             print(f"{self.run_id}: not run: {reason}")
             return None
         ensure_testapp()
-        for runtime in self.params.runtime_builds:
-            ensure_testapp(runtime)
+        ensure_builds(self.params)
         return run_study(self.params, self.run_id, self.runs_dir, progress=progress,
                          study=self.study)  # fmt: skip
 

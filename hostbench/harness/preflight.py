@@ -3,7 +3,8 @@
 The keys, their defaults, types and validation are data in hostbench.params, which the
 analysis reads too (a cell's Load checks itself as it is made: hostbench/load.py). Here the
 checks that need this machine: it can open the connections and has the CPUs loadgen_cpus
-names, and each mode runs here with these options (Windows-only modes, an external URL).
+names, each mode runs here with these options (Windows-only modes, an external URL), and
+each runtime variant's build can be linked here (clang and lld).
 Whatever launches a study calls check_runnable on its params once.
 """
 
@@ -17,6 +18,7 @@ from ..catalog import get_mode
 from ..errors import BadInput
 from ..load import tools_with
 from ..params import StudyParams
+from ..runtime_variants import check_buildable, get_variant
 from .launch.modes import check
 
 
@@ -34,7 +36,10 @@ def check_runnable(params: StudyParams) -> StudyParams:
 
 def _check_here(params: StudyParams) -> None:
     for m in params.modes:
-        check(get_mode(m), params.options)
+        for variant in params.variants_of(m):  # a runtime variant's options are its own
+            check(get_mode(m), params.options_for(variant))
+    for name in params.variant_builds:  # what its build links with, before anything starts
+        check_buildable(get_variant(name))
     for t, c in itertools.product(params.tools, params.concurrency):
         check_connections(c, t)  # what this machine can open
     _check_cpus(params.loadgen_cpus)

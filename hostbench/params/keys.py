@@ -9,6 +9,7 @@ import re
 from ..catalog import MODES, SCENARIOS
 from ..errors import BadInput
 from ..load import TOOLS, alternating_tools, slice_rules_in_words, tools_in_words
+from ..runtime_variants import VARIANTS
 from ..runtimes import DEFAULT_RUNTIME, RUNTIMES
 from ..schedules import SCHEDULES
 from .expansion import resolve_sweep
@@ -288,6 +289,17 @@ KEYS: tuple[Key, ...] = (
        "(runtime_version); the YARP proxy, Go servers and nginx are unchanged.",
        Rule("str", choices=RUNTIMES, noun="runtime"), LIST,
        also="with a TestApp mode unless the default; several: not with variants", kind=Kind.CELL),
+    _k("runtime_variants", [], "",
+       "The test app compiled and run other ways (hostbench/runtime_variants.py), by name (e.g. "
+       "[jit, jit-datas, aot, aot-datas]): its build (the MVC app, or testapp/aot's minimal "
+       "APIs JIT-compiled or Native AOT), its GC setting and its runtime; each a variant of "
+       "every TestApp mode (its own cell, sharing the window, as a runtime of `runtimes`), its "
+       "build published before the study measures. Each row records what the app reported it "
+       "ran (build, gc, runtime_version), its startup and its memory at rest; the modes that "
+       "launch no test app (the Go servers) run once, beside every variant.",
+       Rule("str", choices=VARIANTS, noun="runtime variant"), LIST,
+       also="with a TestApp mode; scenarios each variant's app serves; not with variants or "
+            "runtimes other than the default", kind=Kind.CELL),
     _k("scenario_modes", {}, "",
        "Scenarios that run under some modes only; scenarios not named run under every mode.",
        check=_scenario_modes, shape="{scenario: list of str}",

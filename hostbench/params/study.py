@@ -13,7 +13,9 @@ from .. import __version__
 from ..catalog import check_serves, get_mode, get_scenario
 from ..errors import BadInput
 from ..load import Load, check_slice
-from ..runtimes import DEFAULT_RUNTIME, variant_name
+from ..runtime_variants import check_env, check_mode, get_variant
+from ..runtime_variants import check_serves as check_variant_serves
+from ..runtimes import DEFAULT_RUNTIME, label, variant_name
 from . import keys
 from .expansion import expand_sweep, overlay
 from .loading import load_yaml
@@ -70,6 +72,7 @@ def _check_together(p: dict) -> None:
         if name in p["variants"]:
             raise BadInput(f"variant_sweep makes variant {name!r}, already in 'variants'")
     _runtimes(p, swept)
+    _runtime_variants(p, swept)
     for m in modes:
         mode = get_mode(m)
         if (p["variants"] or swept) and mode.server != "TestApp":
@@ -113,6 +116,35 @@ def _runtimes(p: dict, swept: dict) -> None:
                        "not both")  # fmt: skip
 
 
+def _runtime_variants(p: dict, swept: dict) -> None:
+    """runtime_variants: each a variant of the TestApp modes, as several runtimes are, so not
+    beside those or variants of the study's own; each runs under every mode that launches the
+    test app (check_mode), with app_env leaving its GC setting alone, and serves every scenario
+    those modes run (check_serves)."""
+    names, what = p["runtime_variants"], "params key 'runtime_variants'"
+    if not names:
+        return
+    if p["runtimes"] != [DEFAULT_RUNTIME]:
+        raise BadInput(f"{what} and runtimes {p['runtimes']} both set the test app's "
+                       "runtime; a runtime variant names its own (aot-net8): leave runtimes "
+                       "out")  # fmt: skip
+    if p["variants"] or swept:
+        raise BadInput(f"{what} and variants both make variants of the TestApp modes; give "
+                       "one of them")  # fmt: skip
+    launching = [m for m in p["modes"] if takes_runtime(m)]
+    if not launching:
+        raise BadInput(f"{what} {names} runs the test app other ways, but none of the modes "
+                       f"{p['modes']} launches it")  # fmt: skip
+    for name in names:
+        variant = get_variant(name)
+        check_env(variant, p["app_env"])
+        for m in launching:
+            check_mode(variant, get_mode(m))
+            for sc in p["scenarios"]:
+                if m in p["scenario_modes"].get(sc, p["modes"]):
+                    check_variant_serves(variant, sc)
+
+
 def _until_decided(p: dict) -> None:
     """stop_when_decided: looks from the first blocks (3 at least: fewer decide nothing) up to
     max_repetitions, which plans the intervals; one stopping rule at a time."""
@@ -139,8 +171,12 @@ def _interleave(p: dict) -> None:
     if slice_s is None:
         return
     what = f"params key 'interleave_slice_s' {slice_s:g}"
-    if not (p["variants"] or p["variant_sweep"] or len(p["runtimes"]) > 1):  # else a mode's
-        # variants (its runtimes) share the window
+    if not (
+        p["variants"]
+        or p["variant_sweep"]
+        or len(p["runtimes"]) > 1
+        or len(p["runtime_variants"]) > 1
+    ):  # else a mode's variants share the window
         for sc in p["scenarios"]:
             serving = p["scenario_modes"].get(sc, p["modes"])
             if len([m for m in p["modes"] if m in serving]) < 2:
@@ -176,7 +212,7 @@ class LaunchOptions:
     # The test app's runtime (params key runtimes, per variant): None, make setup's build.
     runtime: str | None = None
     # A runtime variant's name (hostbench/runtime_variants.py: its build, GC and runtime, in
-    # place of `runtime`); None: none. No params key names it yet.
+    # place of `runtime`; params key runtime_variants, per variant); None: none.
     runtime_variant: str | None = None
 
     def as_params(self) -> dict:
@@ -224,6 +260,7 @@ class StudyParams:
     variants: dict[str, dict] = _default("variants")  # the stated ones, then the swept ones
     variant_sweep: dict | None = _default("variant_sweep")  # as resolved: values and cores
     runtimes: list[str] = _default("runtimes")  # several: each a variant of the TestApp modes
+    runtime_variants: list[str] = _default("runtime_variants")  # each a variant of them too
     scenario_modes: dict[str, list[str]] = _default("scenario_modes")
     options: LaunchOptions = field(default_factory=LaunchOptions)
     sub_studies: dict[str, dict] = _default("sub_studies")
@@ -379,11 +416,26 @@ class StudyParams:
         return made[cell]
 
     @property
-    def runtime_variants(self) -> dict[str, str]:
+    def runtime_comparison(self) -> dict[str, str]:
         """{variant: runtime} when the params compare runtimes (several), else empty."""
         if len(self.runtimes) < 2:
             return {}
         return {variant_name(r): r for r in self.runtimes}
+
+    @property
+    def app_comparison(self) -> dict[str, str]:
+        """{variant: how a reader names it} of the test app's variants a run compares, each
+        read on its own rows beside the modes that launch no test app (analysis/runtimes.py):
+        several runtimes (".NET 8"), or the runtime variants (their labels); else empty."""
+        if self.runtime_comparison:
+            return {v: label(v) for v in self.runtime_comparison}
+        return {name: get_variant(name).label for name in self.runtime_variants}
+
+    @property
+    def variant_builds(self) -> list[str]:
+        """The runtime variants whose builds the runs launch (notebook.ensure_variant publishes
+        each before the study measures)."""
+        return list(self.runtime_variants) if any(map(takes_runtime, self.modes)) else []
 
     @property
     def runtime_builds(self) -> list[str]:
@@ -395,22 +447,29 @@ class StudyParams:
     def variants_of(self, mode: str) -> list[str]:
         """The variants `mode` runs in: its runtimes when the params compare them (a mode that
         does not launch the test app: none), else the params' variants; [""]: none."""
-        if self.runtime_variants:
-            return list(self.runtime_variants) if takes_runtime(mode) else [""]
+        compared = self.runtime_comparison or self.runtime_variants
+        if compared:
+            return list(compared) if takes_runtime(mode) else [""]
         return list(self.variants) or [""]
 
     def variant_settings(self, variant: str) -> dict:
         """What a variant sets, as a run's settings record it."""
+        if variant in self.runtime_comparison:
+            return {"runtime": self.runtime_comparison[variant]}
         if variant in self.runtime_variants:
-            return {"runtime": self.runtime_variants[variant]}
+            v = get_variant(variant)
+            return {"runtime_variant": variant, "build": v.build.kind, "runtime": v.runtime,
+                    "app_env": v.env}  # fmt: skip
         return self.variants[variant]
 
     def options_for(self, variant: str) -> LaunchOptions:
         """The launch options of a variant's runs: the study's, then the variant's added."""
         if not variant:
             return self.options
+        if variant in self.runtime_comparison:
+            return replace(self.options, runtime=self.runtime_comparison[variant])
         if variant in self.runtime_variants:
-            return replace(self.options, runtime=self.runtime_variants[variant])
+            return replace(self.options, runtime_variant=variant)
         v = self.variants[variant]
         return replace(
             self.options,

@@ -12,8 +12,8 @@ others are additions (plain Iris, net/http, a minimal API). Ratios are .NET / Ir
 paired within blocks. Memory compares by our reading of the article's words ("excluding the
 dotnet framework"; it names no tool): without the pages mapped from files (MEMORY), the whole
 RSS beside it (MEMORY_WHOLE). The article's claims, each read once as a ratio, are in
-reference/claims.csv, judged by hostbench.analysis.claims (no hook: the mapping onto our modes
-and metrics is in that file).
+reference/claims.csv, judged by hostbench.analysis.claims (the mapping onto our modes and
+metrics is in that file; the hook, `claims`, adds the aot-gc sub-study's stand-in).
 
 Its code in rooms, as jcsi2018's: models.py (the article's servers and ours, the memory
 measure, our summary), paper.py (the article's numbers), figures.py, request_counts.py (the
@@ -25,7 +25,8 @@ import math
 
 import pandas as pd
 
-from hostbench.analysis import prose, window_design
+from hostbench.analysis import prose, runtimes, window_design
+from hostbench.analysis.claims import judge as judge_claims
 from hostbench.analysis.differences import bytes_per_response
 from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.reference import load_reference, load_setup
@@ -55,6 +56,7 @@ from .models import (  # noqa: F401 (the notebook and the tests read them here)
     MINIMAL,
     ORDER,
     SCENARIOS,
+    SUB_STUDY_STAND_INS,
     contenders,
     ordered,
     summary,
@@ -205,6 +207,15 @@ def formatted(table: pd.DataFrame) -> pd.DataFrame:
     return table.map(cell)
 
 
+def claims(results: pd.DataFrame, params, variants=None) -> pd.DataFrame:
+    """The article's claims (reference/claims.csv), one row each, as their rows name the modes;
+    the sub-studies are the conditions of the sensitivity column, the aot-gc one per runtime
+    variant with its Kestrel in the AddMvcCore app's place too (SUB_STUDY_STAND_INS). The
+    study's claims hook (hostbench.analysis.claims)."""
+    return judge_claims(ARTICLE, results, params, variants=variants,
+                        sub_study_stand_ins=SUB_STUDY_STAND_INS)  # fmt: skip
+
+
 def ratios(results: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
     """Every server as a ratio to Iris MVC, paired within blocks, 95% CI, with the article's
     .NET / Iris beside ours where it ran that server, and the ratio in words. The article's
@@ -236,6 +247,44 @@ def ratios(results: pd.DataFrame, metric: str = "rps") -> pd.DataFrame:
     ]
     out["metric"] = metric
     return ordered(out)
+
+
+# The aot-gc sub-study's table: what each server ran and cost before any load, its memory under
+# load (MEMORY, our reading of the article's, and the peak RSS) and its ratios to Iris MVC.
+AOT_GC_COLUMNS = {"build": "build", "gc": "GC", "startup_ms": "startup [ms]",
+                  "rss_server_rest_mb": "RSS at rest [MB]",
+                  MEMORY: "memory without mapped files [MB]",
+                  "rss_server_peak_mb": "RSS peak [MB]"}  # fmt: skip
+
+
+def aot_gc_table(results: pd.DataFrame, params) -> pd.DataFrame:
+    """The aot-gc sub-study's servers, Iris MVC then each runtime variant of Kestrel in the
+    params' order (params.app_comparison): the build and GC each reported, means over its
+    launches of AOT_GC_COLUMNS, and its requests/s and memory (MEMORY) as ratios to the same
+    Iris MVC windows, paired within blocks, in the words their intervals allow."""
+    order = list(params.app_comparison)
+    ratios = {metric: runtimes.ratios(results, BASELINE, metric, order).set_index(runtimes.RUNTIME)
+              for metric in ("rps", MEMORY)}  # fmt: skip
+    valid = valid_rows(results)
+    rows = []
+    for variant in ["", *order]:
+        own = valid[valid["variant"].astype(str) == variant]
+        if own.empty:
+            continue
+        row = {"server": params.app_comparison.get(variant) or mode_label(own["mode"].iloc[0])}
+        for column, shown in AOT_GC_COLUMNS.items():
+            if column in ("build", "gc"):
+                row[shown] = str(own[column].iloc[0]) if column in own else ""
+            else:
+                row[shown] = own[column].astype(float).mean() if column in own else math.nan
+        for metric, words in (("rps", "req/s / Iris MVC"), (MEMORY, "memory / Iris MVC")):
+            r = ratios[metric].loc[[variant]].iloc[0] if variant in ratios[metric].index else None
+            row[words] = "" if r is None else (
+                memory_words(r) if metric == MEMORY
+                else describe(r.ratio, r.ci_low, r.ci_high, confidence=r.confidence).replace(
+                    "the baseline", mode_label(BASELINE)))  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def dotnet_shares(results: pd.DataFrame) -> pd.DataFrame:

@@ -70,6 +70,14 @@ app.MapGet("/json", () =>
     RequestCounter.Increment(RequestCounter.Json);
     return TypedResults.Json(Payloads.NewSimpleClass(), AotJson.Default.SimpleClass);
 });
+// Go vs .NET Core 2017's endpoint, at the article's path, as the test app's minimal API has it
+// (--mvc none): the values scenario, counted as /api/values. A string result, written as MVC's
+// and the test app's minimal API write it (text/plain; charset=utf-8, no Content-Length).
+app.MapGet("/api/values/{id}", (int id) =>
+{
+    RequestCounter.Increment(RequestCounter.ApiValues);
+    return "value";
+});
 
 // Harness endpoints, as the test app has them: not counted.
 app.MapGet("/health", () => TypedResults.Text("ok", "text/plain"));

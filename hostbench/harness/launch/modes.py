@@ -42,6 +42,9 @@ class Target:
     # Where its programs run, and the harness's own probes go: places.Local (this machine or
     # its server namespace) or, under topology ssh, the server host's remote.Connection.
     place: Place = field(default_factory=Local)
+    # The server's RSS at rest (MiB): read by measure.run.prepare once, before the launch's
+    # first load, and kept for every cell the launch serves after it.
+    rss_at_rest_mb: float | None = None
 
     def exited(self) -> str:
         """ "" while every process we started runs; else which one ended, with its log tail."""

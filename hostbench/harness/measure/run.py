@@ -48,6 +48,7 @@ from .window import (
     quiesce,
     quiet_gate,
     raise_if_dead,
+    rest_memory_mb,
     server_affinity,
     server_stats,
     watched_groups,
@@ -202,14 +203,18 @@ def prepare(
     where: Where = LOOPBACK,
     warm: bool = True,
 ) -> dict:
-    """Make a launched target ready for `spec`'s windows: check one response, read its
-    transport settings and the path's round trip, and warm it up with spec's load until
-    steady (artifacts in warmup_dir; `warm` False: the caller warms it up with its window's
-    other modes, interleave.warm_up_together, and adds those columns). Returns the columns
-    every window of this cell in this launch carries."""
+    """Make a launched target ready for `spec`'s windows: read its memory at rest (the
+    launch's first cell: before any load), check one response, read its transport settings,
+    build and GC (RUNTIME_VARIANT_COLUMNS) and the path's round trip, and warm it up with
+    spec's load until steady (artifacts in warmup_dir; `warm` False: the caller warms it up
+    with its window's other modes, interleave.warm_up_together, and adds those columns).
+    Returns the columns every window of this cell in this launch carries."""
+    if target.rss_at_rest_mb is None:  # the launch's first cell: no load has reached it yet
+        target.rss_at_rest_mb = rest_memory_mb(target, where)
+    at_rest = {"rss_server_rest_mb": target.rss_at_rest_mb}
     validate(spec.scenario, target.get(spec.scenario.path))
     warmup_dir.mkdir(parents=True, exist_ok=True)
-    transport = _transport_info(target, warmup_dir)
+    transport = {**_transport_info(target, warmup_dir), **at_rest}
     if where.hosts:
         check_route(where.hosts, urlsplit(target.url).hostname)  # the load crosses the veth
     if where.ssh:  # load goes only to the server host's inventory address, timed from loadgen

@@ -297,6 +297,18 @@ def _server_memory(trees: dict[str, ProcessTree]) -> tuple[float, float]:
     return trees["server"].memory_mb() if "server" in trees else (math.nan, math.nan)
 
 
+def rest_memory_mb(target: Target, where: Where) -> float:
+    """The server tree's RSS in MiB now (read on the server host under ssh); NaN without one
+    (an external server). run.prepare reads it before the launch's first load: at rest."""
+    pids = target.groups.get("server", [])
+    if not pids:
+        return math.nan
+    if where.ssh:
+        trees = where.ssh.server.helper("tree", *pids)["trees"]
+        return sum(trees[str(p)]["rss"] for p in pids) / 2**20
+    return ProcessTree(roots=[psutil.Process(pid) for pid in pids]).rss_mb()
+
+
 class TargetTrees:
     """Each target's process trees over an interleaved window: their CPU per group and the
     server's memory at start and stop. Every tree runs through the whole window (each idles
@@ -445,6 +457,7 @@ def window_row(spec: RunSpec, params: StudyParams, where: Where, ready: dict, lo
         **cpu,
         **quiet,
         **{column: ready[column] for column in TRANSPORT_COLUMNS},
+        **{c.name: ready[c.name] for c in results.RUNTIME_VARIANT_COLUMNS},
         "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
         "server_cpus": server_cpus,
         **state,
