@@ -41,6 +41,7 @@ RUN apt-get update \
         golang-go \
         make \
         nginx \
+        openssl \
         procps \
         python3.11 \
         python3.11-venv \

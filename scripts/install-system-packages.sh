@@ -7,7 +7,7 @@
 # Idempotent. As root it installs; otherwise it prints what to install.
 set -euo pipefail
 
-pkgs=(nginx caddy wrk apache2-utils procps util-linux chromium poppler-utils fonts-noto-cjk
+pkgs=(nginx caddy wrk apache2-utils openssl procps util-linux chromium poppler-utils fonts-noto-cjk
       openssh-client openssh-server ansible-core)
 need=()
 for p in "${pkgs[@]}"; do

@@ -240,8 +240,9 @@ def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages):
 
 def test_a_row_recorded_before_a_column_existed_is_read_back_with_what_it_had():
     old = {"run_key": "k", "warmup_s": 4.0}  # a row.json written before warmup_together
-    # ... and before runtime_version: not reported ("").
-    assert results.upgraded(old) == {**old, "warmup_together": False, "runtime_version": ""}
+    # ... and before runtime_version: not reported (""); before the TLS columns: plain HTTP.
+    assert results.upgraded(old) == {**old, "warmup_together": False, "runtime_version": "",
+                                     "tls_version": "", "tls_cipher": ""}  # fmt: skip
     assert results.upgraded({**old, "warmup_together": True})["warmup_together"] is True
     assert results.upgraded({**old, "runtime_version": "8.0.31"})["runtime_version"] == "8.0.31"
     assert set(results.ADDED) <= set(results.NAMES)  # each one a declared column

@@ -20,6 +20,8 @@ HOW_TO_INSTALL = {
     "bombardier": "built from testapp/go by `make setup` (needs Go >= 1.22)",
     "wrk": "apt-get install wrk (done by `make setup` as root)",
     "ab": "apt-get install apache2-utils (done by `make setup` as root)",
+    # Not a load tool: it makes a TLS mode's certificate for each launch (certificate.py).
+    "openssl": "apt-get install openssl (done by `make setup` as root)",
 }
 
 

@@ -35,7 +35,7 @@ from ...load import TOOLS, Load
 from ...params import StudyParams, fingerprint
 from ...warmup import STEADY_WINDOWS, WINDOW_S
 from ..launch.modes import Target
-from .loadgen import K6, LATENCIES, as_ms, json_number, load_result, parse_k6
+from .loadgen import K6, LATENCIES, as_ms, json_number, k6_insecure, load_result, parse_k6
 from .run import jit_settled, steady
 from .window import (
     LOAD_RESULT_FIELDS,
@@ -162,7 +162,7 @@ export const options = {{
   vus: {vus},
   duration: "{duration}",
   summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
-  thresholds: thresholds,
+  thresholds: thresholds,{insecure}
 }};
 
 export default function () {{
@@ -207,6 +207,7 @@ def k6_interleaved_script(
         vus=vus,
         duration=as_ms(schedule.duration_s if duration_s is None else duration_s),
         summary=json.dumps(summary),
+        insecure=k6_insecure(urls),
     )
 
 
