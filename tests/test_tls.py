@@ -2,6 +2,7 @@
 configs, a certificate made per launch and removed with it, the load tools speaking HTTPS to
 it, the TLS columns of its rows, and the one-line refusals."""
 
+import csv
 import dataclasses
 import json
 import subprocess
@@ -24,13 +25,14 @@ from hostbench.catalog import (
     tls_twin,
 )
 from hostbench.errors import BadInput
-from hostbench.harness.launch import certificate, web
+from hostbench.harness.launch import certificate, netns, web
 from hostbench.harness.launch.modes import LaunchOptions, launch
 from hostbench.harness.launch.places import Local
 from hostbench.harness.measure.checks import validate
 from hostbench.harness.measure.interleave import SliceSchedule, k6_interleaved_script
 from hostbench.harness.measure.loadgen import get_generator, k6_script
 from hostbench.harness.measure.run import RunSpec, execute, tls_columns
+from hostbench.harness.study import run_study
 from hostbench.load import Load
 from hostbench.params import StudyParams
 from hostbench.programs import Certificate, Setup, get_program, programs_of
@@ -198,3 +200,21 @@ def test_a_run_on_a_tls_mode_records_its_tls_and_connection_reuse(tool, keepaliv
     assert row["rps"] > 0 and row["errors"] == 0 and row["non_2xx"] == 0, row["invalid_reason"]
     assert row["tls_version"] == "TLSv1.3" and row["tls_cipher"].startswith("TLS_")
     assert row["keepalive"] is keepalive  # ab without -k: a handshake per request
+
+
+@pytest.mark.live
+@pytest.mark.skipif(bool(netns.not_allowed()), reason=netns.not_allowed() or "allowed")
+def test_tls_modes_run_across_two_namespaces_with_the_certificate_where_they_run(tmp_path):
+    params = StudyParams.from_dict(
+        {"modes": ["kestrel-tls", "caddy-tls"], "scenarios": ["text"], "tools": ["bombardier"],
+         "concurrency": [2], "duration_s": 1, "warmup_s": 0, "repetitions": 1,
+         "topology": "netns", **SHORT_RUNS}
+    )  # fmt: skip
+    found = run_study(params, "two-hosts", tmp_path, progress=False)
+    rows = list(csv.DictReader(found.open()))
+    assert {r["mode"] for r in rows} == {"kestrel-tls", "caddy-tls"}
+    for r in rows:
+        assert r["valid"] == "True" and r["tls_version"] == "TLSv1.3", r["invalid_reason"]
+        command = (tmp_path / "two-hosts" / r["run_key"] / "load" / "command.txt").read_text()
+        assert f"-k https://{netns.SERVER_ADDRESS}:" in command
+    assert not list(tmp_path.rglob("*.pem"))
