@@ -12,6 +12,7 @@ import pytest
 
 from conftest import SHORT_RUNS
 from hostbench import results
+from hostbench.analysis import claims, tables
 from hostbench.catalog import (
     MODES,
     PLAIN_TWINS,
@@ -35,6 +36,7 @@ from hostbench.harness.measure.run import RunSpec, execute, tls_columns
 from hostbench.harness.study import run_study
 from hostbench.load import Load
 from hostbench.params import StudyParams
+from hostbench.paths import RUNS, STUDIES_DIR
 from hostbench.programs import Certificate, Setup, get_program, programs_of
 from hostbench.programs.caddy import caddy_config
 from hostbench.programs.nginx import nginx_config
@@ -218,3 +220,66 @@ def test_tls_modes_run_across_two_namespaces_with_the_certificate_where_they_run
         command = (tmp_path / "two-hosts" / r["run_key"] / "load" / "command.txt").read_text()
         assert f"-k https://{netns.SERVER_ADDRESS}:" in command
     assert not list(tmp_path.rglob("*.pem"))
+
+
+@pytest.mark.parametrize("study", ["jcsi2018", "linux-proxies-2021"])
+@pytest.mark.parametrize("profile", ["paper", "scope"])
+def test_the_tls_sub_study_runs_every_mode_of_its_study_on_its_tls_twin(study, profile):
+    main = StudyParams.from_file(STUDIES_DIR / study / "params" / f"{profile}.yaml")
+    tls = main.sub_study("tls")
+    assert tls.modes == [TLS_TWINS[m] for m in main.modes if m in TLS_TWINS]
+    assert PLAIN_TWINS[tls.baseline_mode] == main.baseline_mode
+    assert tls.focus == [TLS_TWINS[m] for m in main.focus]
+    # Only the modes change: the load, its tool and its connections are the study's.
+    assert (tls.tools, tls.concurrency) == (main.tools, main.concurrency)
+    assert tls.stop_when_decided == main.stop_when_decided  # the scope's: until decided
+
+
+def _as_tls_sub_study(run: Path, into: Path) -> Path:
+    """A copy of committed run `run` in `into`, with a `tls` sub-study beside it whose rows are
+    the run's own, every mode renamed to its TLS twin: the same numbers on TLS."""
+    copy = into / run.name
+    copy.mkdir()
+    for name in ("results.csv", "params.json", "design.json"):
+        if (run / name).is_file():
+            (copy / name).write_bytes((run / name).read_bytes())
+    params = json.loads((run / "params.json").read_text())
+    twins = {"modes": [TLS_TWINS[m] for m in params["modes"]],
+             "baseline": TLS_TWINS[params["baseline"]]}  # fmt: skip
+    params["sub_studies"] = {"tls": twins}
+    (copy / "params.json").write_text(json.dumps(params))
+    sub = into / f"{run.name}-tls"
+    sub.mkdir()
+    (sub / "params.json").write_text(json.dumps({**params, **twins, "sub_studies": {}}))
+    with (run / "results.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["mode"] = TLS_TWINS[row["mode"]]
+    with (sub / "results.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return copy
+
+
+@pytest.mark.parametrize("study", ["jcsi2018", "linux-proxies-2021"])
+def test_the_claims_are_judged_again_with_every_mode_on_its_tls_twin(study, tmp_path):
+    run = _as_tls_sub_study(RUNS / f"example-{study}-claims", tmp_path)
+    table = claims.of_run(study, run)
+    judged = table[~table[claims.VERDICT].isin(["not testable", "not re-run"])]
+    condition = "the tls sub-study (every mode on TLS)"
+    # The same numbers under the twins' names: every verdict the run judged holds there too.
+    tls_judged = judged[judged[claims.SENSITIVITY].str.contains(condition, regex=False)]
+    assert len(tls_judged) and all(
+        s.startswith("holds under all") for s in tls_judged[claims.SENSITIVITY]
+    )
+    # A run of the twins alone is judged as the plain modes it puts on TLS.
+    results = tables.load_results(tmp_path / f"{run.name}-tls", valid_only=False)
+    sub_params = tables.load_params(tmp_path / f"{run.name}-tls")
+    again = claims.for_results(study, results, sub_params)
+    assert (
+        again[claims.VERDICT].tolist()
+        == claims.for_results(
+            study, tables.load_results(run, valid_only=False), tables.load_params(run)
+        )[claims.VERDICT].tolist()
+    )
