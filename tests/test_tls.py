@@ -41,6 +41,7 @@ from hostbench.programs import Certificate, Setup, get_program, programs_of
 from hostbench.programs.caddy import caddy_config
 from hostbench.programs.nginx import nginx_config
 from hostbench.programs.yarp import yarp_config
+from hostbench.runtime_variants import check_mode, get_variant
 
 TLS_MODES = [m.id for m in MODES.values() if m.tls]
 CERT = Certificate("/tmp/run/tls-cert.pem", "/tmp/run/tls-key.pem")
@@ -283,3 +284,10 @@ def test_the_claims_are_judged_again_with_every_mode_on_its_tls_twin(study, tmp_
             study, tables.load_results(run, valid_only=False), tables.load_params(run)
         )[claims.VERDICT].tolist()
     )
+
+
+def test_a_runtime_variant_whose_host_sets_up_no_https_is_refused_tls_in_the_app():
+    with pytest.raises(BadInput, match="slim host does not set up") as err:
+        check_mode(get_variant("aot"), get_mode("kestrel-tls"))
+    assert "\n" not in str(err.value)
+    check_mode(get_variant("aot"), get_mode("nginx-tls"))  # TLS at the proxy: the app is plain
