@@ -291,3 +291,17 @@ def test_a_runtime_variant_whose_host_sets_up_no_https_is_refused_tls_in_the_app
         check_mode(get_variant("aot"), get_mode("kestrel-tls"))
     assert "\n" not in str(err.value)
     check_mode(get_variant("aot"), get_mode("nginx-tls"))  # TLS at the proxy: the app is plain
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("tool", ["k6", "bombardier"])  # k6 switches target; bombardier alternates
+def test_an_interleaved_window_holds_a_tls_mode_beside_a_plain_one(tool, tmp_path):
+    params = StudyParams.from_dict(
+        {"modes": ["kestrel", "kestrel-tls"], "scenarios": ["text"], "tools": [tool],
+         "concurrency": [2], "duration_s": 2, "warmup_s": 0, "repetitions": 1,
+         "interleave_slice_s": 1, **SHORT_RUNS}
+    )  # fmt: skip
+    found = run_study(params, "interleaved", tmp_path, progress=False)
+    rows = {r["mode"]: r for r in csv.DictReader(found.open())}
+    assert all(r["valid"] == "True" for r in rows.values()), rows
+    assert rows["kestrel-tls"]["tls_version"] == "TLSv1.3" and rows["kestrel"]["tls_version"] == ""
