@@ -56,6 +56,11 @@ def test_a_run_on_record_with_a_budget_set_on_the_command_line_is_cut_to_the_pro
     assert f"in {took.own_minutes:.0f} min" in line
 
 
+# The scope profiles' tls sub-studies (jcsi2018, linux-proxies-2021), declared before their
+# runs are measured and committed; empty once they are.
+NOT_MEASURED_YET = {"tls"}
+
+
 def test_the_claims_profiles_have_no_sub_studies_and_the_scope_profile_has_theirs():
     # The committed claims runs measured their sub-studies with the claims profile as it was;
     # the scope profile is that profile: the same main run, then the same sub-studies.
@@ -69,7 +74,12 @@ def test_the_claims_profiles_have_no_sub_studies_and_the_scope_profile_has_their
             continue
         scope = plan.Plan.of(sid, "scope").params
         assert plan.measures_the_same(scope, claims)
-        assert scope.sub_studies == recorded.sub_studies, sid
+        # But for the sub-studies declared since, not measured yet (the lead's to commit).
+        later = set(scope.sub_studies) - set(recorded.sub_studies)
+        assert later <= NOT_MEASURED_YET, sid
+        assert {k: v for k, v in scope.sub_studies.items() if k not in later} == (
+            recorded.sub_studies
+        ), sid
         for name in recorded.sub_studies:
             assert plan.measures_the_same(scope.sub_study(name), recorded.sub_study(name))
             assert plan.profile_running(sid, "claims", name) == "scope"
