@@ -98,6 +98,7 @@ APP = Node("TestApp", "Kestrel + app")
 HTTP_SYS = Node("http.sys", "HTTP driver", "kernel")
 NGINX = Node("nginx", "1 worker per core")
 LOOPBACK = "TCP loopback"
+TLS = "TLS (HTTPS)"  # a hop the client encrypts
 # Every hop that opens a connection per request says so: that is the proxy's main cost.
 NEW_CONNECTION = "new connection per request"
 
@@ -107,6 +108,11 @@ NEW_CONNECTION = "new connection per request"
 # Where a mode's programs can run (docs/hosts.md): this machine's loopback, a network
 # namespace of it, or an ssh host.
 TOPOLOGIES = ("local", "netns", "ssh")
+
+# Where a mode terminates TLS (Mode.tls): in the server (Kestrel serving HTTPS itself) or at
+# the proxy in front of it (HTTPS from the client, plain HTTP to the app); None: plain HTTP.
+TLS_IN_SERVER, TLS_AT_PROXY = "server", "proxy"
+TLS_PLACES = (TLS_IN_SERVER, TLS_AT_PROXY)
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,13 @@ class Mode:
     windows_only: bool = False
     default_watch: tuple[str, ...] = ()  # external: process names sampled as "server"
     added: bool = False  # ours, not in the articles: labelled as an addition on figures
+    tls: str | None = None  # where TLS terminates: TLS_IN_SERVER, TLS_AT_PROXY; None: plain
+    tls_of: str | None = None  # the plain mode this one is on TLS (its twin: every hop alike)
+
+    @property
+    def scheme(self) -> str:
+        """What the client speaks to it: https where it terminates TLS anywhere."""
+        return "https" if self.tls else "http"
 
 
 # An upstream keep-alive pool as the ASP.NET team's proxy benchmarks configure nginx
@@ -182,6 +195,34 @@ MODES: dict[str, Mode] = {
              "proxy", (CLIENT, Node("YarpProxy", "Kestrel + YARP"), APP),
              (LOOPBACK, "TCP loopback,\nkeep-alive connections"), "#7570b3", proxy="yarp",
              added=True),
+        # TLS at the edge (docs/hosting-modes.md, "TLS"): each a plain mode's twin, the same
+        # hops, the client speaking HTTPS (HTTP/1.1) to the front; the app behind a proxy
+        # stays on plain HTTP, as in a deployment that terminates TLS at the proxy.
+        Mode("kestrel-tls", "Kestrel (HTTPS)",
+             "Kestrel serving HTTPS itself, a PEM certificate in its own options", "app",
+             (CLIENT, Node("TestApp", "Kestrel + TLS + app")), (f"{TLS} over {LOOPBACK}",),
+             "#08306b", tls=TLS_IN_SERVER, tls_of="kestrel", added=True),
+        Mode("nginx-tls", "Kestrel + nginx (TLS at nginx)",
+             "nginx terminating TLS in front of Kestrel, a new connection per request to it",
+             "proxy", (CLIENT, Node("nginx", "TLS, 1 worker per core"), APP),
+             (f"{TLS} over {LOOPBACK}", f"TCP loopback,\n{NEW_CONNECTION}"), "#7f2704",
+             proxy="nginx", tls=TLS_AT_PROXY, tls_of="nginx", added=True),
+        Mode("nginx-keepalive-tls", "Kestrel + nginx (TLS at nginx, keep-alive)",
+             "nginx terminating TLS, pooled keep-alive connections to Kestrel", "proxy",
+             (CLIENT, Node("nginx", "TLS, 1 worker per core"), APP),
+             (f"{TLS} over {LOOPBACK}", "TCP loopback,\npooled keep-alive connections"),
+             "#00441b", proxy="nginx", keepalive=NGINX_KEEPALIVE, tls=TLS_AT_PROXY,
+             tls_of="nginx-keepalive", added=True),
+        Mode("caddy-tls", "Kestrel + Caddy (TLS at Caddy)",
+             "Caddy terminating TLS, reverse_proxy with its defaults (keep-alive on)", "proxy",
+             (CLIENT, Node("caddy", "TLS + reverse_proxy"), APP),
+             (f"{TLS} over {LOOPBACK}", "TCP loopback,\nkeep-alive connections"), "#7a0177",
+             proxy="caddy", tls=TLS_AT_PROXY, tls_of="caddy", added=True),
+        Mode("yarp-tls", "Kestrel + YARP (TLS at YARP)",
+             "YARP's Kestrel terminating TLS, YARP's defaults to the app (keep-alive on)",
+             "proxy", (CLIENT, Node("YarpProxy", "Kestrel + TLS + YARP"), APP),
+             (f"{TLS} over {LOOPBACK}", "TCP loopback,\nkeep-alive connections"), "#3f007d",
+             proxy="yarp", tls=TLS_AT_PROXY, tls_of="yarp", added=True),
         Mode("httpsys", "HTTP.sys", "HTTP.sys, the Windows kernel-mode HTTP driver", "app",
              (CLIENT, HTTP_SYS, Node("TestApp", "HTTP.sys server + app")),
              (LOOPBACK, "request queue"), _COLORBLIND[5], server_args=("--server", "httpsys"),
@@ -239,6 +280,23 @@ def get_mode(mode_id: str) -> Mode:
         raise BadInput(f"unknown mode {mode_id!r}; allowed: {', '.join(MODES)}") from None
 
 
+# Each plain mode's twin on TLS, and back: read from the TLS modes' tls_of, declared once.
+TLS_TWINS: dict[str, str] = {m.tls_of: m.id for m in MODES.values() if m.tls_of}
+PLAIN_TWINS: dict[str, str] = {tls: plain for plain, tls in TLS_TWINS.items()}
+
+
+def tls_twin(mode_id: str) -> str:
+    """The mode that is `mode_id` on TLS (itself, for a TLS mode); BadInput for a mode that
+    cannot terminate TLS (no twin declared)."""
+    mode = get_mode(mode_id)
+    if mode.tls:
+        return mode.id
+    if mode.id not in TLS_TWINS:
+        raise BadInput(f"mode {mode.id!r} cannot terminate TLS (no TLS twin); modes that can: "
+                       f"{', '.join(TLS_TWINS)}")  # fmt: skip
+    return TLS_TWINS[mode.id]
+
+
 def runnable_here() -> list[str]:
     """Mode ids that can run on this OS."""
     on_windows = platform.system() == "Windows"
@@ -282,6 +340,9 @@ def where_modes_run() -> str:
             hop = "Unix socket" if m.unix_socket else "upstream pool" if m.keepalive else "TCP"
             starts += f" behind `{m.proxy}` ({hop})"
         starts += " (Windows)" if m.windows_only else ""
+        starts += {TLS_IN_SERVER: ", TLS in the app", TLS_AT_PROXY: ", TLS at the proxy"}.get(
+            m.tls, ""
+        )
         where = ", ".join(f"`{t}`" for t in m.topologies)
         lines.append(f"| `{m.id}` | {starts} | {where} |")
     return "\n".join(lines) + "\n"

@@ -50,6 +50,11 @@ class ToolTraits:
     # builds); the install script, the playbook's load host and the Dockerfile install it
     # (hostbench/packages.py).
     debian_package: str = ""
+    # What makes it take a TLS mode's self-signed certificate (an https URL), added to its
+    # command line then: bombardier verifies unless -k; k6 verifies unless its script's options
+    # say insecureSkipTLSVerify (harness/measure/loadgen.py writes it there); wrk and ab never
+    # verify a certificate.
+    insecure_args: tuple[str, ...] = ()
 
 
 # The load tools, each declared once, in name order: every list of tools derives from here
@@ -67,7 +72,11 @@ TOOLS: dict[str, ToolTraits] = {
         debian_package="apache2-utils",
     ),
     "bombardier": ToolTraits(
-        counts_requests=True, remote=True, raises_nofile=True, shortest_run_s=1.0
+        counts_requests=True,
+        remote=True,
+        raises_nofile=True,
+        shortest_run_s=1.0,
+        insecure_args=("-k",),
     ),
     "k6": ToolTraits(
         raises_nofile=True, remote=True, version_args=("version",), switches_target=True
@@ -134,8 +143,8 @@ def _is_number(value) -> bool:
 
 
 def _check_base_url(base_url) -> str:
-    if not (isinstance(base_url, str) and base_url.startswith("http://")):
-        raise BadInput(f"base_url must be an http:// URL or null, got {base_url!r}")
+    if not (isinstance(base_url, str) and base_url.startswith(("http://", "https://"))):
+        raise BadInput(f"base_url must be an http:// or https:// URL or null, got {base_url!r}")
     return base_url
 
 
@@ -153,7 +162,7 @@ class Load:
     pipeline: int = 1  # requests per write (only a tool that pipelines)
     cpus: tuple[int, ...] | None = None  # CPU ids the tool is pinned to; None: any
     path: str = "/"  # what it requests: the scenario's path
-    base_url: str | None = None  # the target, known once it is up: http://127.0.0.1:PORT
+    base_url: str | None = None  # the target, known once it is up: http(s)://127.0.0.1:PORT
 
     def __post_init__(self):
         # Numbers from JSON or YAML: whole floats stay floats, lists become tuples, so a
@@ -230,6 +239,11 @@ class Load:
         for name, value in changes.items():
             object.__setattr__(new, name, value)
         return new
+
+    @property
+    def tls(self) -> bool:
+        """Whether it speaks HTTPS (a TLS mode's URL): a handshake per connection it opens."""
+        return (self.base_url or "").startswith("https://")
 
     @property
     def url(self) -> str:

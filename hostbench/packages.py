@@ -17,6 +17,9 @@ FILE = "deploy/packages.yml"  # relative to the checkout
 # Every ssh host runs the harness's helper (a stdlib-only python3 script) and reads its
 # processes with ps/pkill.
 HOSTS = ("procps", "python3")
+# The harness makes each TLS launch's throwaway certificate with openssl where it runs
+# (harness/launch/certificate.py): beside the programs that serve it.
+CERTIFICATES = ("openssl",)
 # What only the machine that runs hostbench needs, and why.
 HARNESS = {
     "util-linux": "setpriv, nsenter and taskset: the harness's launch and topology netns",
@@ -36,7 +39,7 @@ def groups() -> dict[str, list[str]]:
     programs = {p.debian_package for p in PROGRAMS.values() if p.debian_package}
     tools = {t.debian_package for t in TOOLS.values() if t.debian_package}
     return {
-        "server": sorted(programs),
+        "server": sorted(programs | set(CERTIFICATES)),
         "loadgen": sorted(tools),
         "host": sorted(HOSTS),
         "harness": sorted(HARNESS),

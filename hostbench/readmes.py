@@ -285,9 +285,9 @@ def _scope_line(plans: dict[str, plan.Plan]) -> str:
     first = next(iter(plans))
     return (f"The next step, `make reproduce PROFILE={SCOPE}` (STUDY=<id>; `make reproduce-all "
             f"PROFILE={SCOPE}` runs the {len(plans)} studies that have it): the claims profile, "
-            f"then the sub-studies that judge its claims again on each runtime, or judge the "
-            f"claims only a sub-study can ({what}). For `{first}` it takes about "
-            f"{plans[first].minutes:.0f} min by its committed run; "
+            f"then the sub-studies that judge its claims again on each runtime or with every "
+            f"mode on TLS, or judge the claims only a sub-study can ({what}). For `{first}` it "
+            f"takes about {plans[first].minutes:.0f} min by its committed run; "
             + _batch_line(SCOPE, plans))  # fmt: skip
 
 

@@ -77,13 +77,17 @@ COLUMNS: tuple[Column, ...] = (
     _c("rtt_ms", FLOAT, "ms",
        "Median time of an empty request (GET /health, a new connection) just before the run.",
        ".3f"),
+    _c("tls_version", STR, "", "The TLS version one probe of the mode's https URL negotiated at "
+       "launch (Python's ssl, e.g. TLSv1.3); empty: plain HTTP."),
+    _c("tls_cipher", STR, "", "The cipher suite that probe negotiated; empty: plain HTTP."),
     _c("duration_target_s", FLOAT, "s", "How long the params let the measured load run.", "g"),
     _c("requests_target", INT, "requests",
        "The fixed request count of the load (ab/bombardier -n); empty: it ran for a duration.",
        ",d", nullable=True),
     _c("pipeline", INT, "requests per write", "Requests wrk sent per write (1: no pipelining).",
        "d"),
-    _c("keepalive", BOOL, "", "Whether the load reused connections (False: one per request)."),
+    _c("keepalive", BOOL, "", "Whether the load reused connections (False: one per request, so "
+       "over TLS a handshake per request)."),
     _c("warmup_max_s", FLOAT, "s", "The longest warm-up the params allowed.", "g"),
     _c("warmup_s", FLOAT, "s",
        "How long the warm-up ran before the measured load (warmed up together: the time of "
@@ -193,7 +197,10 @@ ADDED = {
     "gc": "",
     "startup_ms": float("nan"),
     "rss_server_rest_mb": float("nan"),
+    "tls_version": "",
+    "tls_cipher": "",
 }
+TLS_COLUMNS = ("tls_version", "tls_cipher")  # what a launch's TLS probe fills in (run.py)
 
 
 def upgraded(row: dict) -> dict:
@@ -211,7 +218,7 @@ def column(name: str) -> Column:
 
 
 def _closest(name: str) -> str:
-    near = difflib.get_close_matches(str(name), NAMES, n=1)
+    near = difflib.get_close_matches(str(name), NAMES, n=1)  # the likeliest misspelling
     return f" (did you mean {near[0]!r}?)" if near else f"; columns: {', '.join(NAMES)}"
 
 
@@ -316,13 +323,11 @@ def is_valid(df: pd.DataFrame) -> pd.Series:
 
 
 def valid_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows that count (is_valid)."""
-    return df[is_valid(df)]
+    return df[is_valid(df)]  # the rows that count
 
 
 def invalid_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows left out (`valid` False)."""
-    return df[~is_valid(df)]
+    return df[~is_valid(df)]  # the rows left out (`valid` False)
 
 
 # ------------------------------------------------------------------ launches
@@ -367,9 +372,8 @@ def per_launch(df: pd.DataFrame) -> pd.DataFrame:
     for name in kept.columns:
         if name in key:
             continue
-        numeric = pd.api.types.is_numeric_dtype(kept[name]) and not pd.api.types.is_bool_dtype(
-            kept[name]
-        )
+        kind = pd.api.types
+        numeric = kind.is_numeric_dtype(kept[name]) and not kind.is_bool_dtype(kept[name])
         if name == RATE:
             agg[name] = lambda x: float(np.exp(np.log(x.astype(float)).mean()))
         elif numeric and name in SUMMED:

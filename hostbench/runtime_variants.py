@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .catalog import TLS_IN_SERVER
 from .errors import BadInput
 from .paths import BUILD, ROOT
 from .runtimes import DEFAULT_RUNTIME, RUNTIMES, variant_name
@@ -166,6 +167,10 @@ def check_mode(variant: RuntimeVariant, mode) -> None:
         raise BadInput(f"runtime variant {variant.name!r}: mode {mode.id!r} asks the app for "
                        f"{' '.join(mode.server_args)}, which {variant.build.executable} does not "
                        "have (no MVC); run it under kestrel or a proxy mode")  # fmt: skip
+    if variant.build.serves and mode.tls == TLS_IN_SERVER:  # testapp/aot: a slim host
+        raise BadInput(f"runtime variant {variant.name!r}: mode {mode.id!r} has the app serve "
+                       f"HTTPS, which {variant.build.executable}'s slim host does not set up; "
+                       "run it behind a proxy that terminates TLS (nginx-tls, ...)")  # fmt: skip
 
 
 def check_env(variant: RuntimeVariant, app_env: dict[str, str]) -> None:

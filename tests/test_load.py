@@ -47,7 +47,7 @@ LOADGEN = Path(__file__).parent / "fixtures" / "loadgen"
         ({"cpus": ()}, "cpus must be CPU ids in ascending order, each once, or null"),
         ({"cpus": "0,1"}, "cpus must be CPU ids in ascending order, each once, or null"),
         ({"path": "text"}, "path must start with '/', got 'text'"),
-        ({"base_url": "https://127.0.0.1"}, "base_url must be an http:// URL or null"),
+        ({"base_url": "ftp://127.0.0.1"}, "base_url must be an http:// or https:// URL or null"),
     ],
 )  # fmt: skip
 def test_a_bad_load_is_refused_with_one_line(kwargs, message):

@@ -62,7 +62,8 @@ def _ssh_study(tmp_path, hosts, inventory, **settings) -> list[dict]:
         load = tmp_path / "ssh" / r["run_key"] / "load"
         # Aimed at the server host's address (k6's URL is in its script).
         aimed = [load / "command.txt", *load.glob("script.js")]
-        assert f"http://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
+        scheme = get_mode(r["mode"]).scheme  # https for a TLS mode
+        assert f"{scheme}://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
         assert (load / "stdout.txt").exists()  # fetched from the loadgen host
     assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
     return rows
@@ -100,6 +101,21 @@ def test_every_program_and_hop_runs_on_the_server_host(tmp_path):
 
 
 CONFIGS = ("nginx.conf", "Caddyfile", "yarp.json")
+
+
+def test_tls_modes_run_on_the_server_host_with_a_copy_of_the_launchs_certificate(tmp_path):
+    # TLS in the app and at a proxy: the certificate made here, copied into a folder of its
+    # own on the server host (never into the local run folder), gone with the launch.
+    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+        rows = _ssh_study(tmp_path, hosts, inventory, modes=["kestrel-tls", "nginx-tls"],
+                          duration_s=2)  # fmt: skip
+        assert sorted(r["mode"] for r in rows) == ["kestrel-tls", "nginx-tls"]
+        assert {r["tls_version"] for r in rows} == {"TLSv1.3"}
+        config = tmp_path / "ssh" / "launch__r1" / "nginx-tls" / "nginx.conf"
+        assert (
+            "/tmp/hostbench." in config.read_text() and "-secrets/tls-key.pem" in config.read_text()
+        )
+        assert not list(tmp_path.rglob("*.pem"))
 
 
 def test_every_load_tool_fires_from_the_load_host(tmp_path):
@@ -259,7 +275,8 @@ def _check_ssh_row(r: dict, run_dir: Path) -> None:
     if not (run_dir / r["run_key"] / "interleaved.txt").exists():
         load = run_dir / r["run_key"] / "load"  # one run's files, or a folder per run
         aimed = [*load.glob("command.txt"), *load.glob("*/command.txt"), *load.glob("script.js")]
-        assert f"http://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
+        scheme = get_mode(r["mode"]).scheme  # https for a TLS mode
+        assert f"{scheme}://{netns.SERVER_ADDRESS}:" in "".join(p.read_text() for p in aimed)
 
 
 def _rows(results: Path) -> list[dict]:

@@ -25,7 +25,7 @@ from ..errors import BadInput
 from ..params import PARAMS_FILE
 from ..results import RESULTS_FILE
 from ..studies import get_study
-from . import intervals, runtimes, tables, verdicts, wording
+from . import intervals, on_tls, runtimes, tables, verdicts, wording
 from .claim_words import (
     AGAINST,
     ANALOG,
@@ -360,7 +360,8 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
 
 
 def for_results(study: str, results: pd.DataFrame, params, variants=None):
-    """The study's claims judged on these results: its hook where it has one, else judge."""
+    """The study's claims judged on these results (TLS twins as their plain modes: on_tls)."""
+    results, params = on_tls.as_plain(results, params)
     hook = get_study(study).hook("claims")
     if hook is not None:
         return hook(results, params, variants)
@@ -370,14 +371,13 @@ def for_results(study: str, results: pd.DataFrame, params, variants=None):
 def sub_study_results(run_dir: str | Path, params) -> dict[str, pd.DataFrame]:
     """{name: every run} of the run's sub-studies that ran, each in its folder beside it
     (<run folder>-<name>, as StudyRun.sub_run names it); one that compared runtimes, one
-    condition per runtime (runtimes.conditions)."""
+    condition per runtime (runtimes.conditions), TLS twins as their plain modes (on_tls)."""
     run_dir = Path(run_dir)
     found = {}
     for name in getattr(params, "sub_studies", None) or {}:
         folder = run_dir.parent / f"{run_dir.name}-{name}"
         if (folder / RESULTS_FILE).is_file():
-            results = tables.load_results(folder, valid_only=False)
-            found |= runtimes.conditions(name, results, tables.load_params(folder))
+            found |= runtimes.conditions(name, *on_tls.sub_study_run(folder, name))
     return found
 
 

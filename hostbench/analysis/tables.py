@@ -109,6 +109,11 @@ def prepare(df: pd.DataFrame, source: str = "results", valid_only: bool = True) 
     return df
 
 
+def ordered_modes(values: pd.Series) -> pd.Series:
+    """Mode ids in their display order (as prepare gives the mode column)."""
+    return _ordered(values, MODE_ORDER)
+
+
 def _ordered(values: pd.Series, known: tuple[str, ...]) -> pd.Series:
     # Names the harness adds later (other articles' scenarios) go after the known ones.
     present = set(values.dropna().astype(str))

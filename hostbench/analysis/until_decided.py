@@ -23,7 +23,7 @@ from ..catalog import mode_label, scenario_label
 from ..errors import BadInput
 from ..params import StudyParams
 from ..studies import get_study
-from . import claims, intervals, runtimes, tables, verdicts
+from . import claims, intervals, on_tls, runtimes, tables, verdicts
 from .reference import UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
@@ -62,7 +62,9 @@ class Look:
 
 def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: float) -> Look:
     """Judge the study's claims on the run's results so far (its claims hook, the repeated
-    intervals of Plan.of(params)); the open claims' cells are what the next block measures."""
+    intervals of Plan.of(params)); the open claims' cells are what the next block measures.
+    A run of TLS twins only (a `tls` sub-study) is judged as the plain modes on TLS (on_tls)."""
+    results, params = on_tls.as_plain(results, params)
     plan = Plan.of(params)
     if plan is None:
         raise BadInput("a look judges a run whose params set stop_when_decided")

@@ -18,16 +18,17 @@ harness launches a program through a place it hands in, on this machine, in a na
 on an ssh host alike.
 """
 
-from ..catalog import Mode
+from ..catalog import TLS_AT_PROXY, TLS_IN_SERVER, TLS_PLACES, Mode
 from ..errors import BadInput
 from .caddy import Caddy
 from .nginx import Nginx
-from .program import LaunchSettings, Program, Proxy, Setting, Setup
+from .program import Certificate, LaunchSettings, Program, Proxy, Setting, Setup
 from .servers import GoServer, TestApp
 from .yarp import Yarp
 
 __all__ = [
     "PROGRAMS",
+    "Certificate",
     "LaunchSettings",
     "Program",
     "Proxy",
@@ -60,7 +61,25 @@ def programs_of(mode: Mode) -> list[Program]:
     if proxy and not (isinstance(proxy, Proxy) and proxy.fronts(mode)):
         hop = "over a Unix socket" if mode.unix_socket else "with an upstream pool"
         raise BadInput(f"mode {mode.id!r}: {mode.proxy} cannot front the app {hop}")
+    check_tls(mode, programs[-1] if mode.tls == TLS_AT_PROXY else programs[0])
     return programs
+
+
+def check_tls(mode: Mode, terminating: Program) -> None:
+    """BadInput unless `mode` asks TLS of a program that can terminate it: its server
+    (TLS_IN_SERVER) or its proxy (TLS_AT_PROXY), which must be there and serve HTTPS."""
+    if mode.tls is None:
+        return
+    if mode.tls not in TLS_PLACES:
+        raise BadInput(f"mode {mode.id!r}: tls {mode.tls!r}; allowed: {', '.join(TLS_PLACES)} "
+                       "or none")  # fmt: skip
+    if mode.tls == TLS_AT_PROXY and not mode.proxy:
+        raise BadInput(f"mode {mode.id!r} asks for TLS at the proxy but has none; "
+                       f"tls {TLS_IN_SERVER!r} terminates it in the server")  # fmt: skip
+    if not terminating.terminates_tls:
+        can = [p.name for p in PROGRAMS.values() if p.terminates_tls]
+        raise BadInput(f"mode {mode.id!r}: {terminating.name} cannot terminate TLS; "
+                       f"programs that can: {', '.join(can)}")  # fmt: skip
 
 
 def proxies() -> list[Proxy]:

@@ -30,6 +30,15 @@ class LaunchSettings(Protocol):
 
 
 @dataclass(frozen=True)
+class Certificate:
+    """A launch's TLS certificate as the program reads it, where it runs: the PEM files of a
+    throwaway self-signed certificate and its key (harness/launch/certificate.py makes them)."""
+
+    cert: str
+    key: str
+
+
+@dataclass(frozen=True)
 class Setup:
     """One program's part in one launch: where it listens, what it forwards to."""
 
@@ -38,11 +47,15 @@ class Setup:
     listen: str  # "host:port", or "unix:/path" (the app behind a proxy over a Unix socket)
     upstream: str = ""  # a proxy's app: "127.0.0.1:port" or "unix:/path"
     cpus: list[int] | None = None  # pinned to these CPU ids; None: any
+    tls: Certificate | None = None  # this program terminates TLS with it; None: plain HTTP
 
     @property
     def url(self) -> str:
-        """The URL this program answers at: http://host:port, or http://localhost over a socket."""
-        return "http://localhost" if self.listen.startswith("unix:") else f"http://{self.listen}"
+        """The URL this program answers at: http(s)://host:port, or http://localhost over a
+        socket."""
+        if self.listen.startswith("unix:"):
+            return "http://localhost"
+        return f"{'https' if self.tls else 'http'}://{self.listen}"
 
     @property
     def socket(self) -> str | None:
@@ -77,6 +90,7 @@ class Program:
     log = ""  # its console log in the run folder
     in_folder = True  # runs in its folder (the app runs where the harness does, as always)
     settings: tuple[Setting, ...] = ()  # the params keys it owns
+    terminates_tls = False  # can serve HTTPS itself with a PEM certificate (Setup.tls)
 
     @property
     def package(self) -> str:
@@ -162,11 +176,11 @@ class Proxy(Program):
 
 
 def front(setup: Setup) -> dict:
-    """What every proxy's config is written from: where it listens, what it forwards to, and
-    whether it logs each request."""
+    """What every proxy's config is written from: where it listens, what it forwards to,
+    whether it logs each request, and the certificate it terminates TLS with (or None)."""
     host, _, port = setup.listen.rpartition(":")
     return {"listen_host": host, "listen_port": int(port), "upstream": setup.upstream,
-            "access_log": setup.opts.access_log}  # fmt: skip
+            "access_log": setup.opts.access_log, "tls": setup.tls}  # fmt: skip
 
 
 def quoted(path: Path) -> str:

@@ -8,7 +8,7 @@ import re
 
 from ..errors import BadInput
 from ..paths import YARP_PROXY
-from .program import Proxy, check_upstream, front
+from .program import Certificate, Proxy, check_upstream, front
 
 # Written above yarp.json's settings (.NET's JSON configuration reader skips // comments):
 # what the proxy does that the file does not spell out, since it is YARP's defaults.
@@ -27,9 +27,16 @@ YARP_NOTES = """\
 
 
 def yarp_config(
-    *, listen_port: int, upstream: str, access_log: bool = False, listen_host: str = "127.0.0.1"
+    *,
+    listen_port: int,
+    upstream: str,
+    access_log: bool = False,
+    listen_host: str = "127.0.0.1",
+    tls: Certificate | None = None,
 ) -> str:
     """yarp.json text: Kestrel on listen_host:listen_port, YARP forwarding everything to upstream.
+    With `tls`, Kestrel serves HTTPS/1.1 there with that certificate (its endpoint's own PEM
+    options), and YARP forwards plain HTTP to the app.
 
     access_log=True logs each request (ASP.NET Core's "Request starting/finished" lines, at
     Information) to the proxy's console log, yarp.log in the run folder.
@@ -48,6 +55,10 @@ def yarp_config(
             "Clusters": {"testapp": {"Destinations": {"app": {"Address": f"http://{upstream}/"}}}},
         },
     }
+    if tls is not None:
+        settings["Kestrel"]["Endpoints"] = {"https": {
+            "Url": f"https://{listen_host}:{listen_port}", "Protocols": "Http1",
+            "Certificate": {"Path": tls.cert, "KeyPath": tls.key}}}  # fmt: skip
     return YARP_NOTES + json.dumps(settings, indent=2) + "\n"
 
 
@@ -57,6 +68,7 @@ class Yarp(Proxy):
     built_by = "`make setup`, which publishes it to build/yarp/ (from testapp/yarp)"
     ships = YARP_PROXY.parent
     log = "yarp.log"
+    terminates_tls = True
 
     def configs(self, setup, folder, place):
         return {"yarp.json": yarp_config(**front(setup))}

@@ -16,12 +16,12 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from ...catalog import Mode, get_mode, runnable_here
+from ...catalog import TLS_AT_PROXY, TLS_IN_SERVER, Mode, get_mode, runnable_here
 from ...errors import BadInput, HostbenchError
 from ...params import LaunchOptions  # data: the params' launch keys
-from ...programs import Setup, programs_of
+from ...programs import Certificate, Setup, programs_of
 from ...runtime_variants import check_env, check_mode, get_variant
-from . import web
+from . import certificate, web
 from .netns import TwoHosts
 from .places import Local, Place
 from .processes import HarnessProcess, tail
@@ -45,6 +45,8 @@ class Target:
     # The server's RSS at rest (MiB): read by measure.run.prepare once, before the launch's
     # first load, and kept for every cell the launch serves after it.
     rss_at_rest_mb: float | None = None
+    # A TLS mode's certificate for this launch, as its programs read it (gone when it ends).
+    certificate: Certificate | None = None
 
     def exited(self) -> str:
         """ "" while every process we started runs; else which one ended, with its log tail."""
@@ -174,22 +176,28 @@ def _launch(
     folder there) and the proxy on front_host."""
     server, *proxy = programs_of(mode)
     with ExitStack() as stack:
+        cert = None  # made first, so it is removed last, after the programs that read it
+        if mode.tls:
+            cert = stack.enter_context(certificate.per_launch(place, front_host))
         if not proxy:
             listen = front = f"{front_host}:{place.free_port(front_host)}"
         elif mode.unix_socket:
             listen = f"unix:{place.folder(run_dir)}/app.sock"
         else:
             listen = f"127.0.0.1:{place.free_port('127.0.0.1')}"
-        app_setup = Setup(mode, opts, listen, cpus=cpus)
+        app_tls = cert if mode.tls == TLS_IN_SERVER else None
+        app_setup = Setup(mode, opts, listen, cpus=cpus, tls=app_tls)
         app = stack.enter_context(server.process(place, run_dir, app_setup))
         started, groups = [app], {"server": [app.pid]}
         if proxy:  # its port taken once the app is up, so the two never get the same
             front = f"{front_host}:{place.free_port(front_host)}"
-            proxy_setup = Setup(mode, opts, front, upstream=listen, cpus=cpus)
+            proxy_tls = cert if mode.tls == TLS_AT_PROXY else None
+            proxy_setup = Setup(mode, opts, front, upstream=listen, cpus=cpus, tls=proxy_tls)
             started.append(stack.enter_context(proxy[0].process(place, run_dir, proxy_setup)))
             groups["proxy"] = [started[-1].pid]
-        yield Target(mode.id, f"http://{front}", groups, app_url=app_setup.url,
-                     app_socket=app_setup.socket, processes=started, place=place)  # fmt: skip
+        yield Target(mode.id, f"{mode.scheme}://{front}", groups, app_url=app_setup.url,
+                     app_socket=app_setup.socket, processes=started, place=place,
+                     certificate=cert)  # fmt: skip
 
 
 @contextmanager

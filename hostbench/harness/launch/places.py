@@ -10,6 +10,8 @@ modes.py launch through either without asking which (tests/test_places.py holds 
 import grp
 import os
 import pwd
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +29,10 @@ class Place(Protocol):
 
     def put(self, run_dir: Path, folder: str, files: dict[str, str], dirs=()) -> None:
         """Write `files` (name: text) where the launch reads them, and make `dirs` there."""
+
+    def secrets(self, paths: list[Path]):
+        """A context manager: local files nothing may keep (a launch's TLS key), as paths
+        there, for the block it wraps; any copy made of them is removed when it ends."""
 
     def tool(self, name: str, ships: Path | None = None) -> str:
         """The path of program `name` on this place (`ships`: this machine's build of it)."""
@@ -72,6 +78,11 @@ class Local:
             (Path(run_dir) / name).write_text(text)
         for path in dirs:
             Path(path).mkdir(parents=True, exist_ok=True)
+
+    @contextmanager
+    def secrets(self, paths: list[Path]) -> Iterator[list[str]]:
+        """The files as they are: this machine and its namespaces share one filesystem."""
+        yield [str(Path(p).resolve()) for p in paths]
 
     def tool(self, name: str, ships: Path | None = None) -> str:
         """The path of program `name` here: in `ships` when that is a published folder holding

@@ -269,6 +269,19 @@ class Connection:
         if dirs:
             self.helper("mkdir", *dirs)
 
+    @contextmanager
+    def secrets(self, paths: list[Path]) -> Iterator[list[str]]:
+        """Copies of the files in a folder of their own on the host (never in the local run
+        folder, which keeps what `put` writes), removed from there when the block ends."""
+        self._seq += 1
+        folder = f"{self.folder_root}/{self._seq}-secrets"
+        self.helper("mkdir", folder)
+        try:
+            self.copy([Path(p) for p in paths], folder)
+            yield [f"{folder}/{Path(p).name}" for p in paths]
+        finally:
+            self.run("rm", "-rf", folder, check=False, timeout=CLOSE_STEP_S)
+
     def output(self, *argv) -> str:
         done = self.run(*argv, check=False)
         return (done.stdout + done.stderr).strip()

@@ -23,6 +23,8 @@ as one JSON list a line on stdin:
                            model, cores, memory, python3's version
   request METHOD URL [SOCKET]   one HTTP request from this host: {"status", "headers", "body"}
   rtt URL N                the median ms of N empty requests (GET URL, a new connection each)
+  tls URL                  the TLS version and cipher an https URL negotiates with this
+                           host's Python ({"version", "cipher"}; errors: {"error"})
   port HOST                a free TCP port on HOST
   mkdir PATH...            make each folder (and its parents) that is not there yet
   which NAME               {"path"}: where NAME is on this host's PATH (null: nowhere)
@@ -44,6 +46,7 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -278,11 +281,23 @@ def machine():
     }
 
 
+def _unverified():
+    """A client TLS context that takes a launch's throwaway self-signed certificate."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 def request(method, url, unix_socket=None):
     parts = urlsplit(url)
     if unix_socket:
         conn = http.client.HTTPConnection("localhost", timeout=5)
         conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    elif parts.scheme == "https":
+        conn = http.client.HTTPSConnection(
+            parts.hostname, parts.port or 443, timeout=5, context=_unverified()
+        )
     else:
         conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=5)
     try:
@@ -310,6 +325,16 @@ def rtt(url, n):
         if "error" in answer:
             return answer
     return {"ms": round(1000 * statistics.median(times), 4)}
+
+
+def tls(url):
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 443), timeout=5) as raw:
+            with _unverified().wrap_socket(raw, server_hostname=parts.hostname) as sock:
+                return {"version": sock.version(), "cipher": sock.cipher()[0]}
+    except (OSError, ssl.SSLError) as e:
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def port(host):
@@ -347,6 +372,7 @@ def answer(command, rest):
         "machine": machine,
         "request": lambda: request(*rest),
         "rtt": lambda: rtt(rest[0], int(rest[1])),
+        "tls": lambda: tls(rest[0]),
         "port": lambda: port(rest[0]),
         "mkdir": lambda: mkdir(rest),
         "which": lambda: {"path": shutil.which(rest[0])},

@@ -22,6 +22,8 @@ HOW_TO_INSTALL = {
     "bombardier": "built from testapp/go by `make setup` (needs Go >= 1.22)",
     **{name: f"apt-get install {traits.debian_package} (done by `make setup` as root)"
        for name, traits in TOOLS.items() if traits.debian_package},
+    # Not a load tool: it makes a TLS mode's certificate for each launch (certificate.py).
+    "openssl": "apt-get install openssl (done by `make setup` as root)",
 }  # fmt: skip
 
 

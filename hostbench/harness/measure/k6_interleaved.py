@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ...errors import HostbenchError
-from .loadgen import K6, LATENCIES, as_ms, json_number, load_result, parse_k6
+from .loadgen import K6, LATENCIES, as_ms, json_number, k6_insecure, load_result, parse_k6
 from .slices import SliceSchedule
 
 # The paper's Listing 1 (the run's k6 script, loadgen.K6_SCRIPT) with the target chosen per
@@ -49,7 +49,7 @@ export const options = {{
   vus: {vus},
   duration: "{duration}",
   summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
-  thresholds: thresholds,
+  thresholds: thresholds,{insecure}
 }};
 
 export default function () {{
@@ -94,6 +94,7 @@ def k6_interleaved_script(
         vus=vus,
         duration=as_ms(schedule.duration_s if duration_s is None else duration_s),
         summary=json.dumps(summary),
+        insecure=k6_insecure(urls),
     )
 
 

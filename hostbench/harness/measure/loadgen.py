@@ -197,7 +197,7 @@ const transportErrors = new Counter("hostbench_errors");
 export const options = {{
   vus: {vus},
   duration: "{duration}",
-  summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],
+  summaryTrendStats: ["avg", "min", "med", "max", "p(50)", "p(90)", "p(99)"],{insecure}
 }};
 
 export default function () {{
@@ -223,11 +223,25 @@ def as_ms(duration_s: float) -> str:
     return f"{max(1, round(duration_s * 1000))}ms"
 
 
+# k6 verifies a certificate unless its options say not to (load.TOOLS, insecure_args): a TLS
+# mode's is the launch's own self-signed one.
+K6_INSECURE = "\n  insecureSkipTLSVerify: true,"
+
+
+def k6_insecure(urls) -> str:
+    """The options line that lets k6 take self-signed certificates, where a URL is https."""
+    return K6_INSECURE if any(u.startswith("https://") for u in urls) else ""
+
+
 def k6_script(url: str, vus: int, duration_s: float, summary: str = "summary.json") -> str:
     """The k6 script a run uses: the paper's Listing 1 plus counters and a JSON summary
     written to `summary` (the harness gives the run folder's summary.json)."""
     return K6_SCRIPT.format(
-        url=json.dumps(url), vus=vus, duration=as_ms(duration_s), summary=json.dumps(summary)
+        url=json.dumps(url),
+        vus=vus,
+        duration=as_ms(duration_s),
+        summary=json.dumps(summary),
+        insecure=k6_insecure([url]),
     )
 
 
@@ -280,6 +294,7 @@ class Bombardier(LoadGenerator):
             "json",
             "-p",
             "r",
+            *(TOOLS[self.name].insecure_args if load.tls else ()),
             load.url,
         ]
 

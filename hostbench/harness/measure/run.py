@@ -166,6 +166,21 @@ def _transport_info(target: Target, run_dir: Path) -> dict:
 RTT_PROBES = 20  # empty requests timed before a run; their median is its rtt_ms
 
 
+def tls_columns(url: str, where: Where = LOOPBACK) -> dict:
+    """The TLS version and cipher `url` negotiates (results.TLS_COLUMNS), probed once with
+    Python's ssl from where the load runs (its namespace, its ssh host); empty for plain
+    HTTP. HostbenchError when an https URL does not answer TLS."""
+    if urlsplit(url).scheme != "https":
+        return dict.fromkeys(results.TLS_COLUMNS, "")
+    if where.ssh:
+        answer = where.ssh.loadgen.helper("tls", url)
+    else:
+        answer = call_in(where.client_netns, remote_helper.tls, url)
+    if "error" in answer:
+        raise HostbenchError(f"{url} did not answer TLS: {answer['error']}")
+    return dict(zip(results.TLS_COLUMNS, (answer["version"], answer["cipher"]), strict=True))
+
+
 def empty_request_rtt_ms(url: str) -> float:
     """The median time of an empty request (GET /health, a new connection each, as the
     client would open one) from where this runs to `url`: the path's own round trip.
@@ -214,7 +229,7 @@ def prepare(
     at_rest = {"rss_server_rest_mb": target.rss_at_rest_mb}
     validate(spec.scenario, target.get(spec.scenario.path))
     warmup_dir.mkdir(parents=True, exist_ok=True)
-    transport = {**_transport_info(target, warmup_dir), **at_rest}
+    transport = {**_transport_info(target, warmup_dir), **at_rest, **tls_columns(target.url, where)}
     if where.hosts:
         check_route(where.hosts, urlsplit(target.url).hostname)  # the load crosses the veth
     if where.ssh:  # load goes only to the server host's inventory address, timed from loadgen

@@ -456,7 +456,7 @@ def window_row(spec: RunSpec, params: StudyParams, where: Where, ready: dict, lo
         "count_diff_pct": count_diff_pct(measured["requests"], server_requests),
         **cpu,
         **quiet,
-        **{column: ready[column] for column in TRANSPORT_COLUMNS},
+        **{column: ready[column] for column in (*TRANSPORT_COLUMNS, *results.TLS_COLUMNS)},
         **{c.name: ready[c.name] for c in results.RUNTIME_VARIANT_COLUMNS},
         "loadgen_cpus": ",".join(str(c) for c in loadgen_cpus) or "all",
         "server_cpus": server_cpus,
