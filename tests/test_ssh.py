@@ -106,7 +106,7 @@ CONFIGS = ("nginx.conf", "Caddyfile", "yarp.json")
 def test_tls_modes_run_on_the_server_host_with_a_copy_of_the_launchs_certificate(tmp_path):
     # TLS in the app and at a proxy: the certificate made here, copied into a folder of its
     # own on the server host (never into the local run folder), gone with the launch.
-    with _two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
+    with two_ssh_hosts(tmp_path) as (hosts, inventory, _, _):
         rows = _ssh_study(tmp_path, hosts, inventory, modes=["kestrel-tls", "nginx-tls"],
                           duration_s=2)  # fmt: skip
         assert sorted(r["mode"] for r in rows) == ["kestrel-tls", "nginx-tls"]
