@@ -114,3 +114,17 @@ def test_a_bad_deployment_what_if_is_refused_before_the_run_folder_is_made(tmp_p
     with pytest.raises(BadInput, match="gc 'fast': allowed"):
         lab.reproduce_lab("quick", run_id="lab-bad", runs_dir=tmp_path, what_ifs={"gc": "fast"})
     assert not (tmp_path / "lab-bad").exists()
+
+
+def test_the_teachers_page_names_every_deployment_what_if_and_its_values():
+    from hostbench.paths import ROOT
+
+    page = (ROOT / "docs" / "teaching.md").read_text()
+    for what_if, values in (("tls", lab.TLS_CHOICES), ("gc", lab.GC_CHOICES),
+                            ("build", lab.BUILD_CHOICES), ("scenario", AOT_SCENARIOS)):  # fmt: skip
+        assert f"`{what_if}" in page
+        for value in values:
+            assert f"`{value}`" in page or f'"{value}"' in page, (what_if, value)
+    for what_if in ("tls", "gc", "build"):
+        assert f'WHAT_IF="{what_if}=' in page  # a command-line example
+        assert f"| `{what_if} = " in page  # a row of the exercises' table
