@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .catalog import TLS_TWINS, tls_twin
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.preflight import check_runnable
@@ -33,10 +34,25 @@ from .params import (
 )
 from .paths import NOTEBOOKS, RUNS
 from .plan import OVERHEAD_S, params_estimate_s  # noqa: F401 - OVERHEAD_S: the lab's per run
+from .runtime_variants import AOT_SCENARIOS, GC_SETTINGS
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
 PARAMS_DIR = NOTEBOOKS / "lab"
 LOG_LEVELS = ("Trace", "Debug", "Information", "Warning", "Error", "Critical", "None")
+# Where TLS terminates (the `tls` what-if), each with what the run then compares. On "edge"
+# Kestrel alone serves HTTPS itself, so the baseline is encrypted as every hop measured
+# against it is (like with like); "kestrel" keeps Kestrel alone, plain beside HTTPS.
+TLS_CHOICES = {
+    "none": "plain HTTP, as the profile has it",
+    "edge": "every mode on its TLS twin: each proxy terminates TLS, Kestrel alone serves HTTPS",
+    "kestrel": "Kestrel alone on HTTPS beside Kestrel alone on plain HTTP",
+}
+# The test app's garbage collector (the `gc` what-if): runtime_variants.py's settings.
+GC_CHOICES = tuple(name for name in GC_SETTINGS if name)
+# How the test app is compiled (the `build` what-if), as runtime variants: testapp/aot's
+# minimal APIs JIT-compiled or Native AOT, the same source, so AOT is compared with like (the
+# profile's MVC test app, build left out, is another app). Both serve AOT_SCENARIOS only.
+BUILD_CHOICES = ("jit", "aot")
 
 
 def profiles() -> list[str]:
@@ -59,14 +75,19 @@ def lab_params(
     nginx_workers: int | None = None,
     log_level: str | None = None,
     blocks: int | None = None,
+    tls: str | None = None,
+    gc: str | None = None,
+    build: str | None = None,
     settings: Sequence[str] = (),
 ) -> StudyParams:
     """The lab's validated params for a profile with the student's what-ifs.
 
     None leaves a setting as the profile has it. modes: a subset to re-run faster (Kestrel
     alone, the baseline, is always kept); scenario: one scenario id instead of the profile's;
-    log_level: the test app's --log-level; blocks: the repetitions. settings: `--set
-    KEY=VALUE` texts, any params key, applied last (and recorded in the params).
+    log_level: the test app's --log-level; blocks: the repetitions; tls: where TLS
+    terminates (TLS_CHOICES); gc: the test app's GC setting (GC_CHOICES); build: how it is
+    compiled (BUILD_CHOICES; None: the profile's test app). settings: `--set KEY=VALUE`
+    texts, any params key, applied last (and recorded in the params).
     """
     raw = load_yaml(_profile_path(profile))
     planned = [str(m) for m in raw["modes"]]
@@ -74,9 +95,10 @@ def lab_params(
     baseline = raw.get("baseline") or planned[0]
     if baseline not in listed:
         listed.insert(0, baseline)  # every hop is measured against Kestrel alone
-    raw["modes"] = listed  # an unknown name (a typo in the what-if) is refused below
+    raw["modes"], raw["baseline"] = on_tls(tls or "none", listed, baseline, modes is not None)
     if scenario is not None:
         raw["scenarios"] = [scenario]
+    _with_build(raw, build, gc)
     if nginx_keepalive_pool is not None:
         raw["nginx_keepalive_pool"] = nginx_keepalive_pool
     if nginx_workers is not None:
@@ -94,6 +116,48 @@ def lab_params(
             "scenario, one tool and one concurrency"
         )
     return params
+
+
+def on_tls(tls: str, modes: list[str], baseline: str, named: bool) -> tuple[list[str], str]:
+    """The modes and baseline a `tls` what-if runs. "edge": each mode's TLS twin, the
+    profile's modes that have none (nginx-uds: a Unix socket behind nginx) left out, a mode
+    the student named refused; "kestrel": Kestrel alone plain (the baseline) and on HTTPS."""
+    if tls not in TLS_CHOICES:
+        raise BadInput(f"tls {tls!r}: allowed: {', '.join(TLS_CHOICES)}")
+    if tls == "none":
+        return modes, baseline  # an unknown name (a typo in the what-if) is refused later
+    if tls == "kestrel":
+        stray = [m for m in modes if m not in (baseline, tls_twin(baseline))]
+        if named and stray:
+            raise BadInput(f"tls 'kestrel' measures Kestrel alone on HTTPS against it on plain "
+                           f"HTTP, not mode {stray[0]!r}; leave modes out, or put the proxies "
+                           "on TLS with tls 'edge'")  # fmt: skip
+        return [baseline, tls_twin(baseline)], baseline
+    if not named:
+        modes = [m for m in modes if m in TLS_TWINS]
+    try:
+        return [tls_twin(m) for m in modes], tls_twin(baseline)
+    except BadInput as e:
+        raise BadInput(f"tls 'edge': {e}") from None
+
+
+def _with_build(raw: dict, build: str | None, gc: str | None) -> None:
+    """The `build` and `gc` what-ifs in the params: without a build, the profile's test app
+    gets the GC setting's environment (app_env); a build runs its runtime variant (jit, aot),
+    the GC setting in its name (aot-datas), for a scenario testapp/aot serves."""
+    if build is not None and build not in BUILD_CHOICES:
+        raise BadInput(f"build {build!r}: allowed: {', '.join(BUILD_CHOICES)}")
+    if gc is not None and gc not in GC_CHOICES:
+        raise BadInput(f"gc {gc!r}: allowed: {', '.join(GC_CHOICES)}")
+    if build is not None:
+        stray = [sc for sc in raw["scenarios"] if sc not in AOT_SCENARIOS]
+        if stray:
+            serves = ", ".join(AOT_SCENARIOS)
+            raise BadInput(f"build {build!r}: testapp/aot (no MVC, as Native AOT needs) cannot "
+                           f"serve scenario {stray[0]!r}; it serves {serves}")  # fmt: skip
+        raw["runtime_variants"] = ["-".join(p for p in (build, gc) if p)]
+    elif gc is not None:
+        raw["app_env"] = {**raw.get("app_env", {}), **GC_SETTINGS[gc].env}
 
 
 def settings_run_id(profile: str, params: StudyParams) -> str:
@@ -132,7 +196,17 @@ def plan_note(params: StudyParams) -> str:
 
 
 # The notebook's parameters a student changes; `python -m hostbench lab --what-if` sets them.
-WHAT_IFS = ("modes", "scenario", "blocks", "nginx_keepalive_pool", "nginx_workers", "log_level")
+WHAT_IFS = (
+    "modes",
+    "scenario",
+    "blocks",
+    "nginx_keepalive_pool",
+    "nginx_workers",
+    "log_level",
+    "tls",
+    "gc",
+    "build",
+)
 
 
 def parse_what_if(text: str) -> tuple[str, object]:
@@ -198,7 +272,33 @@ def settings_note(params: StudyParams) -> str:
         f"**{workers}** worker{'s' if workers != 1 else ''}"
         f"{' (one per core)' if programs['nginx_workers'] is None else ''}, a keep-alive pool of "
         f"**{pool}** idle connections per worker (`nginx-keepalive`); the app logs at "
-        f"**{level}**." + (f" Set on the command line: `{settings_text(typed)}`." if typed else "")
+        f"**{level}**. {deployment_note(params)}"
+        + (f" Set on the command line: `{settings_text(typed)}`." if typed else "")
+    )
+
+
+def tls_of(params: StudyParams) -> str:
+    """Which `tls` what-if (TLS_CHOICES) the params' modes are: none, edge (every mode on
+    TLS) or kestrel (some)."""
+    from .catalog import get_mode
+
+    on_tls = [get_mode(m).tls is not None for m in params.modes]
+    return "edge" if all(on_tls) else "kestrel" if any(on_tls) else "none"
+
+
+def deployment_note(params: StudyParams) -> str:
+    """Where TLS terminates, how the test app is compiled and its GC, in words (Markdown)."""
+    from .runtime_variants import get_variant
+
+    tls = tls_of(params)
+    app = "the test app (JIT)"
+    gc = next((g.label for g in GC_SETTINGS.values()
+               if g.env and g.env.items() <= params.options.app_env.items()),
+              "the runtime's default GC")  # fmt: skip
+    if params.runtime_variants:
+        app, gc = get_variant(params.runtime_variants[0]).label, ""
+    return f"TLS: **{tls}** ({TLS_CHOICES[tls]}); the app: **{app}**" + (
+        f", **{gc}**." if gc else "."
     )
 
 
@@ -214,3 +314,10 @@ def quick_note(params: StudyParams) -> str:
         "intervals are wide, so many comparisons come out indistinguishable at this "
         'precision; `profile = "class"` measures longer and narrows them.*'
     )
+
+
+def shown_mode(params: StudyParams, mode: str) -> str:
+    """The mode the notebook's section on `mode` shows: its TLS twin when the run has that
+    one (the `tls` what-if), else `mode` itself."""
+    twin = TLS_TWINS.get(mode)
+    return twin if twin in params.modes and mode not in params.modes else mode
