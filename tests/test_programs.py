@@ -242,7 +242,7 @@ def test_a_proxy_declared_in_one_place_is_in_every_list(monkeypatch, capsys, tmp
     # Its package: in the list every installer reads, once `python -m hostbench docs` writes
     # it (the committed one, written before, lacks it), with no installer edited.
     listed = GENERATED[packages.FILE]()
-    assert f"server_packages: [caddy, nginx, {name}]" in listed.splitlines()
+    assert f"server_packages: [caddy, nginx, openssl, {name}]" in listed.splitlines()
     assert "; ".join(lacking()) == "; ".join(f"{f} lacks {name}" for f in INSTALLERS)
     assert lacking(checkout_with(tmp_path, listed)) == []
 

@@ -9,7 +9,6 @@ import pandas as pd
 import psutil
 import pytest
 
-from hostbench import results
 from hostbench.analysis import tables
 from hostbench.analysis.digits import csv_differences
 from hostbench.errors import BadInput
@@ -44,12 +43,7 @@ def test_a_complete_run_is_rendered_from_its_own_rows(tmp_path, monkeypatch, run
     path = run_study(tables.load_params(folder), folder.name, tmp_path, progress=False)
     assert not _children() - before  # nothing launched
     again, committed = pd.read_csv(path), pd.read_csv(run / "results.csv")
-    # Columns added since the run was last rendered are written at what such a run had
-    # (results.ADDED): the TLS columns, empty, until the committed runs are re-rendered.
-    added = [c for c in again.columns if c not in committed.columns]
-    assert set(added) <= set(results.TLS_COLUMNS)
-    assert again[added].isna().all().all()  # "" in results.csv: plain HTTP
-    pd.testing.assert_frame_equal(again.drop(columns=added), committed)
+    pd.testing.assert_frame_equal(again, committed)
 
 
 def test_a_window_still_to_measure_is_refused_in_one_line(tmp_path, monkeypatch):

@@ -143,19 +143,11 @@ def test_one_validity_filter_only_an_explicit_false_leaves_a_row_out():
         results.is_valid(_frame(["maybe"] * 6))
 
 
-# The TLS columns, added after the committed runs were last re-rendered: empty here until the
-# lead re-renders them (python -m hostbench reproduce --render-only); then this set is empty.
-NOT_RE_RENDERED_YET = set(results.TLS_COLUMNS)
-
-
 @pytest.mark.parametrize("run", EXAMPLES, ids=lambda p: p.name)
 def test_the_committed_example_runs_load_typed(run):
     df = results.read_results(run)
-    # Written with the current schema: every column, in the schema's order; but for the
-    # columns added since it was last re-rendered (NOT_RE_RENDERED_YET), which its next
-    # re-render writes.
-    assert list(df.columns) == [c for c in results.NAMES if c in df.columns]
-    assert set(results.NAMES) - set(df.columns) <= NOT_RE_RENDERED_YET
+    # Written with the current schema: every column, in the schema's order.
+    assert list(df.columns) == list(results.NAMES)
     assert df["valid"].dtype == "boolean" and df["valid"].notna().all()
     assert df["concurrency"].dtype == "int64" and df["rps"].dtype == "float64"
     assert df["keepalive"].dtype == "bool" and df["loadgen_limited"].dtype == "bool"

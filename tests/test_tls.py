@@ -30,9 +30,10 @@ from hostbench.harness.launch import certificate, netns, web
 from hostbench.harness.launch.modes import LaunchOptions, launch
 from hostbench.harness.launch.places import Local
 from hostbench.harness.measure.checks import validate
-from hostbench.harness.measure.interleave import SliceSchedule, k6_interleaved_script
+from hostbench.harness.measure.k6_interleaved import k6_interleaved_script
 from hostbench.harness.measure.loadgen import get_generator, k6_script
 from hostbench.harness.measure.run import RunSpec, execute, tls_columns
+from hostbench.harness.measure.slices import SliceSchedule
 from hostbench.harness.study import run_study
 from hostbench.load import Load
 from hostbench.params import StudyParams
