@@ -23,6 +23,7 @@ import pandas as pd
 from ..errors import BadInput
 from ..results import LAUNCH_KEY, WINDOW_COLUMNS, is_valid, per_launch
 from . import two_stage
+from .kept import frame_key, keep_of_frame
 from .sequential import Plan, repeated_interval
 from .student_t import t_quantile
 from .two_stage import TwoStage
@@ -93,6 +94,15 @@ def paired_ratios(
         plan = df.attrs.get("plan")
     block = _block_column(df, block)
     _check_arguments(df, baseline, metric, confidence, method, n_boot)
+    narrow = _columns_read(df, metric, block)
+    # Judging a run's claims asks for most comparisons 2-3 times over (kept.py): computed once.
+    key = ("paired ratios", frame_key(narrow), baseline, metric, block, confidence, method,
+           n_boot, seed, plan)  # fmt: skip
+    return keep_of_frame(key, lambda: _ratios(narrow, baseline, metric, block, confidence,
+                                              method, n_boot, seed, plan)).copy()  # fmt: skip
+
+
+def _ratios(df, baseline, metric, block, confidence, method, n_boot, seed, plan) -> pd.DataFrame:
     pairs, invalid = _paired_logs(df, baseline, metric, block)
     rng = np.random.default_rng(seed)
     rows = []
