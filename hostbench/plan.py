@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from .analysis import machines, tables
+from .analysis.kept import content_key, keep
 from .analysis.until_decided import DESIGN_FILE
 from .params import COMMAND_LINE_KEY, StudyParams, params_with_settings, settings_text
 from .paths import RUNS
@@ -86,6 +87,13 @@ class Part:
 
 
 def _part(folder: Path, name: str) -> Part:
+    # Read once per content of its files (kept.py): every plan of the study's profiles, and
+    # every page that states a run's time, reads each run on record.
+    key = ("plan part", name, content_key(folder / "results.csv", folder / DESIGN_FILE))
+    return keep(key, lambda: _read_part(folder, name))
+
+
+def _read_part(folder: Path, name: str) -> Part:
     results = tables.load_results(folder, valid_only=False)
     start = pd.to_datetime(results["started_at"])
     end = start + pd.to_timedelta(results["duration_s"].fillna(0), unit="s")
