@@ -589,3 +589,13 @@ def test_a_frames_key_is_its_values_in_order_and_their_types_not_its_index():
     ordered = df.assign(mode=pd.Categorical(df["mode"], categories=["a", "b"]))
     reversed_ = df.assign(mode=pd.Categorical(df["mode"], categories=["b", "a"]))
     assert frame_key(ordered) != frame_key(reversed_) != frame_key(df)
+
+
+def test_one_means_interval_is_the_same_from_an_array_a_list_or_a_series():
+    values = [0.12, float("nan"), 0.08, 0.15, 0.11]
+    as_list = intervals.mean_interval(values)
+    assert as_list[0] == 4
+    assert intervals.mean_interval(np.array(values)) == as_list
+    assert intervals.mean_interval(np.array(values, dtype=np.float32)) == intervals.mean_interval(
+        pd.Series(values, dtype="float32")
+    )
