@@ -152,13 +152,19 @@ def took(run_dir: str | Path) -> Took | None:
         folder = run_dir.parent / f"{run_dir.name}-{name}"
         if (folder / "results.csv").is_file():
             parts[name] = _part(folder, name)
-    started = pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"]).min()
+    # As _part: read once per content of the results.
+    started = keep(("first start", content_key(run_dir / "results.csv")),
+                   lambda: _first_start(run_dir))  # fmt: skip
     try:
         env = tables.load_environment(run_dir)
     except Exception:  # noqa: BLE001 - a run without environment.json: its processor unknown
         env = {}
     return Took(run_dir, done["study"], done["profile"], done["wall_s"] / 60, parts, env,
                 dict(params.set_on_command_line), started)  # fmt: skip
+
+
+def _first_start(run_dir: Path) -> pd.Timestamp:
+    return pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"]).min()
 
 
 def measures_the_same(a: StudyParams, b: StudyParams) -> bool:
