@@ -563,34 +563,6 @@ def test_an_end_beside_100_percent_keeps_its_side_of_100(low, high, unit, printe
     assert page_defects(f"<html><body><p>{words}</p></body></html>") == []
 
 
-def test_the_same_comparison_asked_again_is_computed_from_what_the_frame_holds_now():
-    # paired_ratios keeps its answers by the frame's content (kept.frame_key): a frame edited in
-    # place gets its new intervals, and an answer the caller edits is not what the next gets.
-    df = study({"base": 1.0, "fast": 1.5}, blocks=6, noise_sd=0.05, seed=3)
-    first = paired_ratios(df, "base")
-    first.loc[:, "ratio"] = 0.0
-    again = paired_ratios(df, "base")
-    assert again["ratio"].iloc[0] == pytest.approx(1.5, rel=0.1)
-    df.loc[df["mode"] == "fast", "rps"] *= 2
-    doubled = paired_ratios(df, "base")
-    assert doubled["ratio"].iloc[0] == pytest.approx(2 * again["ratio"].iloc[0])
-    # Another confidence is another interval of the same frame.
-    wider = paired_ratios(df, "base", confidence=0.99)
-    assert wider["ci_low"].iloc[0] < doubled["ci_low"].iloc[0]
-
-
-def test_a_frames_key_is_its_values_in_order_and_their_types_not_its_index():
-    from hostbench.analysis.kept import frame_key
-
-    df = pd.DataFrame({"mode": ["a", "b"], "rps": [1.0, 2.0]})
-    assert frame_key(df) == frame_key(df.set_axis([10, 11]))
-    assert frame_key(df) != frame_key(df.iloc[::-1].reset_index(drop=True))
-    assert frame_key(df) != frame_key(df.rename(columns={"rps": "latency"}))
-    ordered = df.assign(mode=pd.Categorical(df["mode"], categories=["a", "b"]))
-    reversed_ = df.assign(mode=pd.Categorical(df["mode"], categories=["b", "a"]))
-    assert frame_key(ordered) != frame_key(reversed_) != frame_key(df)
-
-
 def test_one_means_interval_is_the_same_from_an_array_a_list_or_a_series():
     values = [0.12, float("nan"), 0.08, 0.15, 0.11]
     as_list = intervals.mean_interval(values)
