@@ -127,7 +127,7 @@ test: setup lint
 # file on each run otherwise: 1-3 s a pytest process on 2 cores (docs/testing.md).
 check test: export PYTHONDONTWRITEBYTECODE =
 CHECK_FIRST := tests/test_compare.py tests/test_docs.py tests/test_findings.py \
-	tests/test_results_schema.py tests/test_gallery.py tests/test_studies.py \
+	tests/test_results_schema.py tests/test_gallery.py \
 	tests/test_differences.py tests/test_render_only.py studies/jcsi2018/test_jcsi2018_report.py \
 	tests/test_claims.py tests/test_machines.py tests/test_verdict_card.py \
 	tests/test_verdict_picture.py
