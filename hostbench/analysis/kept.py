@@ -11,8 +11,8 @@ import pandas as pd
 
 KEPT_MAX = 1024  # entries (a test session makes about 160, 3 MB); the oldest dropped beyond
 # Intervals of one frame: judging a run's claims asks for the same comparison 2-3 times (its
-# Holm split, a restated claim, a condition that did not change it); a test session makes
-# about 5,000 of a few kB each. Kept apart, so that they never push out what files held.
+# Holm split, a restated claim, a condition that did not change it), each a frame of a few
+# rows. Kept apart, so that they never push out what files held.
 FRAMES_KEPT_MAX = 8192
 _KEPT: dict[tuple, object] = {}
 _FRAMES_KEPT: dict[tuple, object] = {}
