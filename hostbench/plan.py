@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from .analysis import machines, tables
+from .analysis.kept import content_key, keep
 from .analysis.until_decided import DESIGN_FILE
 from .params import COMMAND_LINE_KEY, StudyParams, params_with_settings, settings_text
 from .paths import RUNS
@@ -86,6 +87,13 @@ class Part:
 
 
 def _part(folder: Path, name: str) -> Part:
+    # Read once per content of its files (kept.py): every plan of the study's profiles, and
+    # every page that states a run's time, reads each run on record.
+    key = ("plan part", name, content_key(folder / "results.csv", folder / DESIGN_FILE))
+    return keep(key, lambda: _read_part(folder, name))
+
+
+def _read_part(folder: Path, name: str) -> Part:
     results = tables.load_results(folder, valid_only=False)
     start = pd.to_datetime(results["started_at"])
     end = start + pd.to_timedelta(results["duration_s"].fillna(0), unit="s")
@@ -144,13 +152,19 @@ def took(run_dir: str | Path) -> Took | None:
         folder = run_dir.parent / f"{run_dir.name}-{name}"
         if (folder / "results.csv").is_file():
             parts[name] = _part(folder, name)
-    started = pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"]).min()
+    # As _part: read once per content of the results.
+    started = keep(("first start", content_key(run_dir / "results.csv")),
+                   lambda: _first_start(run_dir))  # fmt: skip
     try:
         env = tables.load_environment(run_dir)
     except Exception:  # noqa: BLE001 - a run without environment.json: its processor unknown
         env = {}
     return Took(run_dir, done["study"], done["profile"], done["wall_s"] / 60, parts, env,
                 dict(params.set_on_command_line), started)  # fmt: skip
+
+
+def _first_start(run_dir: Path) -> pd.Timestamp:
+    return pd.to_datetime(tables.load_results(run_dir, valid_only=False)["started_at"]).min()
 
 
 def measures_the_same(a: StudyParams, b: StudyParams) -> bool:

@@ -31,6 +31,17 @@ def test_an_equal_twin_holds_100_percent_and_a_biased_one_does_not():
     assert whole["n"] == 6 and whole["agrees_within_pct"] > 8
 
 
+def test_the_intervals_asked_again_are_those_of_the_results_as_they_are_now():
+    # aa_intervals keeps its table by the results' content (kept.py): the caller's edits to a
+    # table it got, or to the results, are never what the next caller gets.
+    runs = _runs({"text": 1.0})
+    first = aa.aa_intervals(runs)
+    first.loc[:, "excludes_100"] = True
+    assert not aa.aa_intervals(runs)["excludes_100"].any()
+    runs.loc[runs["mode"] == "kestrel-twin", "rps"] *= 1.2
+    assert aa.aa_intervals(runs)["excludes_100"].all()
+
+
 def test_the_summary_counts_the_intervals_it_states():
     sentence = aa.summary(_runs({"text": 1.0, "html": 1.08, "json": 1.0}))
     assert "2 of 6 95% intervals of 3 blocks excluded 100% (at a 5% rate, 0.3 would)" in sentence

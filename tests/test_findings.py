@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 
 from conftest import measured_studies
 from hostbench.analysis import (
+    claims,
     findings,
     intervals,
     prose,
@@ -380,3 +381,23 @@ def test_each_committed_claims_run_says_on_its_first_screen_how_far_it_got():
         assert account.split(" (")[0] in " ".join(page.split()), study.id
         checked += 1
     assert checked == len(measured_studies())  # every study measured yet
+
+
+def test_the_verdict_picture_is_drawn_when_the_page_is_not_when_the_box_is_made():
+    # About a second a picture (matplotlib): a box read as text or for its card draws none.
+    drawn = []
+
+    def picture():
+        drawn.append(1)
+        return '<figure class="verdict-picture"></figure>'
+
+    card = pd.DataFrame({verdict_card.CLAIM: ["c"], verdict_card.VERDICT: [verdicts.REPRODUCED],
+                         verdict_card.OURS: ["ours"], verdict_card.ARTICLE: ["theirs"],
+                         verdict_card.WHERE: ["one machine"]})  # fmt: skip
+    table = pd.DataFrame({claims.CLAIM: ["c"], claims.VERDICT: [verdicts.REPRODUCED]})
+    box = findings.FindingsBox(table, "machine", smoke=False, card=card, picture=picture)
+    assert "machine" in repr(box) and drawn == []
+    page = box._repr_html_()
+    assert 'class="verdict-picture"' in page and drawn == [1]
+    box._repr_html_()
+    assert drawn == [1]

@@ -561,3 +561,13 @@ def test_an_end_beside_100_percent_keeps_its_side_of_100(low, high, unit, printe
     # The printed words and the printed numbers agree: the page check finds nothing.
     words = wording.describe(1.2 if low > 1 else 0.8, low, high, unit=unit)
     assert page_defects(f"<html><body><p>{words}</p></body></html>") == []
+
+
+def test_one_means_interval_is_the_same_from_an_array_a_list_or_a_series():
+    values = [0.12, float("nan"), 0.08, 0.15, 0.11]
+    as_list = intervals.mean_interval(values)
+    assert as_list[0] == 4
+    assert intervals.mean_interval(np.array(values)) == as_list
+    assert intervals.mean_interval(np.array(values, dtype=np.float32)) == intervals.mean_interval(
+        pd.Series(values, dtype="float32")
+    )

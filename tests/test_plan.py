@@ -1,6 +1,9 @@
 """How long a run will take, said before it measures (hostbench/plan.py): from the committed
 runs on record, cut by the profile's budget, and the budget; `--plan` measures nothing."""
 
+import shutil
+
+import pandas as pd
 import pytest
 
 from hostbench import plan, readmes
@@ -140,3 +143,16 @@ def test_without_a_run_on_record_the_params_say_it():
     parts = [p.params, *(p.params.sub_study(n) for n in p.params.sub_studies_run)]
     assert p.minutes == sum(plan.params_estimate_s(x) for x in parts) / 60
     assert "by its params" in p.text() and "no time budget" in p.text()
+
+
+def test_a_run_on_record_is_timed_by_its_files_as_they_are_now(tmp_path):
+    # A run's parts are kept by its files' content (kept.py): one whose results lose a block
+    # is timed again, with one block less.
+    source = RUNS / STUDIES[DEFAULT_STUDY].claims_run
+    run = tmp_path / source.name
+    shutil.copytree(source, run)
+    before = plan.took(run).main
+    results = pd.read_csv(run / "results.csv", dtype=str, keep_default_na=False)
+    results[results["block"] != str(before.blocks)].to_csv(run / "results.csv", index=False)
+    assert plan.took(run).main.blocks == before.blocks - 1
+    assert plan.took(source).main == before

@@ -184,3 +184,17 @@ def test_a_claims_file_with_a_bad_row_is_rejected(tmp_path):
     testable.assign(variant="trace-id").to_csv(path, index=False)
     with pytest.raises(BadInput, match="row 2: a claim between two variants names both"):
         reference.load_claims(Study.from_folder(copy))
+
+
+def test_a_claims_file_is_read_as_it_is_now_and_each_caller_gets_its_own_rows(tmp_path):
+    # load_claims keeps what it read by the file's content (kept.py).
+    study = _with_claims()[0]
+    first = reference.load_claims(study)
+    first.loc[:, "claim"] = "edited by a caller"
+    assert "edited by a caller" not in set(reference.load_claims(study)["claim"])
+    copy = tmp_path / study.id
+    shutil.copytree(study.folder, copy, ignore=shutil.ignore_patterns("fixtures", "__pycache__"))
+    path = copy / "reference" / reference.CLAIMS_CSV
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows.iloc[:1].to_csv(path, index=False)
+    assert len(reference.load_claims(Study.from_folder(copy))) == 1 < len(first)

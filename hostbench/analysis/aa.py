@@ -16,7 +16,9 @@ import pandas as pd
 
 from ..catalog import mode_label, scenario_label
 from . import intervals, prose, rate_bounds, verdicts
+from .kept import frame_key, keep_of_frame
 from .student_t import incomplete_beta
+from .tables import PLAN
 
 BOUND_CONFIDENCE = rate_bounds.BOUND_CONFIDENCE  # the one-sided level of the rate's bound
 NOMINAL_RATE = 0.05  # how often a 95% interval excludes the truth when it holds its level
@@ -54,7 +56,15 @@ CLAIMS_STUDY = "jcsi2018"
 def aa_intervals(results: pd.DataFrame, group: int = verdicts.MIN_UNITS) -> pd.DataFrame:
     """Every 95% interval of TWIN / SELF the run gives, per scenario: over all its blocks
     (`span` "all"), and over disjoint groups of `group` consecutive blocks (each an
-    independent re-run of the shortest design that gets a verdict)."""
+    independent re-run of the shortest design that gets a verdict).
+
+    Computed once per content of the results (kept.py: every page that tells the A/A check
+    asks for it, a hundred intervals a run); the caller gets its own copy."""
+    key = ("aa intervals", frame_key(results), group, results.attrs.get(PLAN))
+    return keep_of_frame(key, lambda: _aa_intervals(results, group)).copy()
+
+
+def _aa_intervals(results: pd.DataFrame, group: int) -> pd.DataFrame:
     rows = []
     ratios = intervals.paired_ratios(results, SELF)
     for scenario in ratios["scenario"].astype(str).unique():

@@ -9,6 +9,8 @@ import base64
 import html
 import json
 import math
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -46,12 +48,22 @@ class FindingsBox:
     """The findings box as the page shows it (HTML), and as text."""
 
     def __init__(self, claims, machine: str, smoke: bool, headline: str = "", formats=None,
-                 precision: str = "", card=None, picture: str = ""):  # fmt: skip
+                 precision: str = "", card=None,
+                 picture: str | Callable[[], str] = ""):  # fmt: skip
         self.claims, self.machine, self.smoke, self.headline = claims, machine, smoke, headline
         self.formats, self.precision = formats, precision
         # verdict_card.rows: the first screen's lines, the claims table one click below them
         self.card = card
-        self.picture = picture  # the run's verdict picture as a <figure>, below the card
+        # The run's verdict picture as a <figure>, below the card; given as what draws it, it
+        # is drawn when the page is (about a second a picture): a box read as text or for its
+        # card draws none.
+        self._picture = picture
+
+    @property
+    def picture(self) -> str:
+        if callable(self._picture):
+            self._picture = self._picture()
+        return self._picture
 
     def family(self) -> str:
         """The family its claims make (wording.family_text): how many, the chance one errs."""
@@ -145,7 +157,7 @@ def findings_box(
         seen = machines.seen_by_claim(study, claims, run_dir) if study is not None else None
         card = verdict_card.rows(claims, seen)
         if study is not None and run_dir is not None:
-            picture = picture_figure(study, run_dir)
+            picture = partial(picture_figure, study, run_dir)
         if study is not None:
             # Each claim's verdict on every machine on record, beside this run's.
             claims = machines.with_machines(claims, study, run_dir, seen=seen)

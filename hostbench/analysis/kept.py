@@ -7,18 +7,44 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
+
 KEPT_MAX = 1024  # entries (a test session makes about 160, 3 MB); the oldest dropped beyond
+# Intervals of one frame: judging a run's claims asks for the same comparison 2-3 times (its
+# Holm split, a restated claim, a condition that did not change it), each a frame of a few
+# rows. Kept apart, so that they never push out what files held.
+FRAMES_KEPT_MAX = 8192
 _KEPT: dict[tuple, object] = {}
+_FRAMES_KEPT: dict[tuple, object] = {}
 
 
 def keep(key: tuple, make: Callable):
     """What make() returns, made once per key, which names the content it reads (content_key).
     Shared: the caller copies what it hands on."""
-    if key not in _KEPT:
-        if len(_KEPT) >= KEPT_MAX:
-            del _KEPT[next(iter(_KEPT))]
-        _KEPT[key] = make()
-    return _KEPT[key]
+    return _kept_in(_KEPT, KEPT_MAX, key, make)
+
+
+def keep_of_frame(key: tuple, make: Callable):
+    """keep, for what is computed from a frame (frame_key in `key`), kept apart from what files
+    held."""
+    return _kept_in(_FRAMES_KEPT, FRAMES_KEPT_MAX, key, make)
+
+
+def _kept_in(kept: dict, most: int, key: tuple, make: Callable):
+    if key not in kept:
+        if len(kept) >= most:
+            del kept[next(iter(kept))]
+        kept[key] = make()
+    return kept[key]
+
+
+def frame_key(df: pd.DataFrame) -> str:
+    """A hash of a frame's content: its columns, their types (a category's order too) and
+    every value, row by row in order; not its index or attrs."""
+    digest = hashlib.sha256(repr([(c, repr(t)) for c, t in df.dtypes.items()]).encode())
+    rows = pd.util.hash_pandas_object(df, index=False, categorize=False)
+    digest.update(rows.to_numpy().tobytes())
+    return digest.hexdigest()
 
 
 def content_key(*files: Path) -> str:

@@ -15,6 +15,7 @@ and where no correlation can be estimated (no trial differs from another) it cou
 not trials (ICC 1), the most the clustering can cost."""
 
 import math
+from functools import lru_cache
 from typing import NamedTuple
 
 import pandas as pd
@@ -25,8 +26,10 @@ from .student_t import incomplete_beta
 BOUND_CONFIDENCE = 0.95  # one-sided, for a bound; two-sided for an interval
 
 
+@lru_cache(maxsize=4096)
 def _beta_quantile(q: float, a: float, b: float) -> float:
-    """The q quantile of Beta(a, b), by bisection on the regularized incomplete beta."""
+    """The q quantile of Beta(a, b), by bisection on the regularized incomplete beta (100
+    steps: the pages that state a bound ask for the same ones again)."""
     low, high = 0.0, 1.0
     for _ in range(100):
         p = (low + high) / 2

@@ -213,10 +213,18 @@ def _check_claims(frame: pd.DataFrame, study: Study) -> None:
 
 def load_claims(study: str | Study) -> pd.DataFrame | None:
     """The article's claims (reference/claims.csv), one row per comparison a claim covers;
-    None for a study without the file (its article makes no claim an interval can judge)."""
+    None for a study without the file (its article makes no claim an interval can judge).
+
+    Read and checked once per content of the file (kept.py; every claims table, card and page
+    asks for it); the caller gets its own copy."""
     one = study if isinstance(study, Study) else get_study(study)
     if not (one.reference_dir / CLAIMS_CSV).is_file():
         return None
-    frame = _read(one, CLAIMS_CSV, CLAIM_NUMBERS, CLAIM_COLUMNS)
-    _check_claims(frame, one)
+    key = ("claims file", one.id, one.article, content_key(one.reference_dir / CLAIMS_CSV))
+    return keep(key, lambda: _claims(one)).copy()
+
+
+def _claims(study: Study) -> pd.DataFrame:
+    frame = _read(study, CLAIMS_CSV, CLAIM_NUMBERS, CLAIM_COLUMNS)
+    _check_claims(frame, study)
     return frame
