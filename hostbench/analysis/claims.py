@@ -328,6 +328,13 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
             if not claim_rows[["mode", "relative_to"]].isin([mode]).to_numpy().any():
                 continue
             rows = claim_rows.replace({"mode": {mode: other}, "relative_to": {mode: other}})
+            # A mode in the place of the one it is compared with compares nothing.
+            itself = (rows["mode"] == rows["relative_to"]) | (
+                (rows["relative_to"] == RUN_BASELINE) & (rows["mode"] == cond.baseline)
+            )
+            rows = rows[~itself]
+            if rows.empty:
+                continue
         found, _ = comparison_ratios(cond.results, rows, cond.baseline, cond.plan)
         if not found:
             continue

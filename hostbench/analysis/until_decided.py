@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import mode_label, scenario_label
+from ..catalog import MODES, mode_label, scenario_label
 from ..errors import BadInput
 from ..params import StudyParams
 from ..studies import get_study
 from . import claims, intervals, on_tls, runtimes, tables, verdicts
-from .reference import UNJUDGED_KINDS, load_claims
+from .reference import RUN_BASELINE, UNJUDGED_KINDS, load_claims
 from .sequential import Plan
 
 DECIDED = (verdicts.REPRODUCED, verdicts.SMALLER, verdicts.LARGER, verdicts.DIFFERS,
@@ -80,6 +80,8 @@ def look(study: str, results: pd.DataFrame, params, after_block: int, minutes: f
         needs = _cells_of(rows, measured)
         if not needs or not _all_measured(rows, measured) or not _variants_run(rows, params):
             continue  # the paper profile, or a sub-study, judges it
+        if not _modes_run(rows, params):
+            continue  # judged where its modes run (in this run's conditions: a stand-in's)
         if between and not _named_variants(rows):
             continue  # a sub-study of two launches of each mode: the main run judges it
         decides.append((claim, rows, needs))
@@ -128,6 +130,15 @@ def _all_measured(rows: pd.DataFrame, measured: list[tuple]) -> bool:
         if any(c not in levels for c in named):
             return False
     return True
+
+
+def _modes_run(rows: pd.DataFrame, params) -> bool:
+    """Whether the run measures every hosting mode the claim's rows name (the run's baseline
+    aside; a name that is no mode, such as a transport setting, is the study's own): a claim
+    naming a mode this run does not measure (the aot-gc sub-study's AddMvcCore app, which
+    Native AOT cannot build) is no claim its looks can decide."""
+    named = (set(rows["mode"]) | set(rows["relative_to"])) - {RUN_BASELINE}
+    return {m for m in named if m in MODES} <= set(params.modes)
 
 
 def _named_variants(rows: pd.DataFrame) -> set[str]:

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from hostbench.analysis import claims, runtimes, verdicts
+from hostbench.analysis import claims, runtimes, until_decided, verdicts
 from hostbench.catalog import mode_label
 from hostbench.params import StudyParams
 from hostbench.runtime_variants import get_variant
@@ -109,3 +109,30 @@ def test_the_sub_studys_table_says_what_each_server_ran_and_cost():
         "more memory: 10.")  # fmt: skip
     assert aot["req/s / Iris MVC"].startswith("slower: 38%")
     assert by_server.iloc[0]["req/s / Iris MVC"] == ""  # Iris MVC itself: no ratio
+
+
+ADDMVC_VALUES = "AddMvcCore in place of AddMvc changes"
+
+
+def test_a_stand_in_never_compares_a_mode_with_itself():
+    # The AddMvcCore-against-AddMvc claim: Kestrel in the AddMvcCore app's place would compare
+    # Kestrel with Kestrel (a ratio of 1 by construction), so no variant is a condition of it.
+    params = StudyParams.from_file(GO_STUDY.params_path("paper"))
+    main, sub = _rows()
+    conditions = runtimes.conditions("aot-gc", sub, params.sub_study("aot-gc"))
+    table = go_vs_dotnet.claims(main, params, conditions).set_index(claims.CLAIM)
+    row = table.loc[table.index.str.startswith(ADDMVC_VALUES)].iloc[0]
+    assert "aot-gc" not in row[claims.SENSITIVITY], row[claims.SENSITIVITY]
+
+
+def test_the_sub_studys_looks_decide_only_the_claims_whose_modes_it_runs():
+    # Its looks judge each variant's Kestrel against Iris MVC; a claim naming the AddMvcCore
+    # app (which Native AOT cannot build) is judged in the main run's conditions, never one
+    # its stopping rule waits for: the run stops once the memory claim is decided.
+    sub_params = StudyParams.from_file(GO_STUDY.params_path("scope")).sub_study("aot-gc")
+    _, sub = _rows()
+    found = until_decided.look(GO_STUDY.id, sub, sub_params, after_block=4, minutes=7.0)
+    judged = {claim.rsplit(", on ", 1)[0] for claim in found.verdicts}
+    assert judged and all(c.startswith(MEMORY_VALUES) for c in judged), judged
+    assert {claim.rsplit(", on ", 1)[1] for claim in found.verdicts} == set(VARIANTS)
+    assert found.open == {}  # each variant's memory decided (1.5x or 10.5x, +-1%)
