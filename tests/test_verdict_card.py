@@ -62,6 +62,14 @@ def test_where_a_claim_was_judged_again_is_said_in_a_few_words():
         held=tuple((claim_words.SUB_STUDY, f".NET {v}") for v in (8, 9, 10)), changed=()
     )
     assert claim_words.conditions_in_short(runtimes) == "holds on .NET 8, 9 and 10"
+    # A tls sub-study (on_tls.TLS_LABEL) and runtime variants are named after the runtimes.
+    on_tls = claim_words.Conditions(
+        held=(*runtimes.held, (claim_words.SUB_STUDY, "TLS")),
+        changed=((claim_words.SUB_STUDY, "aot-datas", verdicts.SMALLER),),
+    )
+    assert claim_words.conditions_in_short(on_tls) == (
+        "changes on aot-datas; holds on .NET 8, 9 and 10 and TLS"
+    )
     mixed = claim_words.Conditions(
         held=((claim_words.ANALOG, ""), (claim_words.SUB_STUDY, "")),
         changed=(

@@ -193,11 +193,14 @@ def conditions_in_short(judged_again: Conditions | None, brief: bool = False) ->
 
 
 def _runtimes_joined(labels: list[str]) -> str:
-    """ ".NET 8, 9 and 10" for [".NET 8", ".NET 9", ".NET 10"]."""
+    """ ".NET 8, 9 and 10" for [".NET 8", ".NET 9", ".NET 10"]; another condition a first
+    screen names (TLS, a runtime variant) after them: ".NET 8, 9 and 10 and TLS"."""
     head = ".NET "
-    if all(label.startswith(head) for label in labels):
-        versions = [label[len(head) :] for label in labels]
-        if len(versions) == 1:
-            return labels[0]
-        return f"{head}{', '.join(versions[:-1])} and {versions[-1]}"
-    return ", ".join(labels)
+    versions = [label[len(head) :] for label in labels if label.startswith(head)]
+    named = [label for label in labels if not label.startswith(head)]
+    if versions:
+        net = (
+            versions[0] if len(versions) == 1 else f"{', '.join(versions[:-1])} and {versions[-1]}"
+        )
+        named.insert(0, head + net)
+    return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"

@@ -11,6 +11,8 @@ import pandas as pd
 from ..catalog import PLAIN_TWINS
 from . import runtimes, tables
 
+TLS_LABEL = "TLS"  # where a verdict holds or changes, in a first screen's words: "holds on TLS"
+
 
 def every_mode_on_tls(modes) -> bool:
     """Whether each of `modes` is a plain mode's TLS twin (and there is one)."""
@@ -29,6 +31,7 @@ def as_plain(results: pd.DataFrame, params, name: str = ""):
     out.attrs = dict(results.attrs)
     if name:
         out.attrs[runtimes.CONDITION] = f"the {name} sub-study (every mode on TLS)"
+        out.attrs[runtimes.RUNTIME_LABEL] = TLS_LABEL  # as a first screen names it
     renamed = replace(params, modes=[PLAIN_TWINS[m] for m in params.modes],
                       baseline=PLAIN_TWINS.get(params.baseline_mode),
                       focus=[PLAIN_TWINS[m] for m in params.focus])  # fmt: skip

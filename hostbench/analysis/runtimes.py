@@ -16,7 +16,9 @@ from . import intervals, wording
 
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
 CONDITION = "condition"  # attrs: how a runtime's part of a sub-study is named as a condition
-RUNTIME_LABEL = "runtime_label"  # attrs: the runtime a part ran on, as a first screen names it
+RUNTIME_LABEL = (
+    "runtime_label"  # attrs: the runtime (or TLS) a part ran on, as a first screen names it
+)
 SUB_STUDY = "sub_study"  # attrs: the sub-study a part is of (claims.judge_table's stand-ins)
 
 
