@@ -47,7 +47,7 @@ from .claim_words import (
     interval_text,
     ours_text,
 )
-from .kept import content_key, keep
+from .kept import SharedDict, SharedList, content_key, keep
 from .reference import CLAIMS_CSV, RUN_BASELINE, UNJUDGED_KINDS, load_claims
 from .restatements import as_rested_on, named_as_claimed, restated
 from .sequential import Plan
@@ -254,11 +254,12 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
                      AGAINST: against_text(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
     out = pd.DataFrame(rows, columns=BOX_COLUMNS)
-    out.attrs["restated"] = again
-    out.attrs[NOT_RUN] = not_run
-    out.attrs[JUDGED_ON] = judged_on
-    out.attrs[CONDITIONS] = judged_again
-    out.attrs[POINTS] = points
+    # Shared by the table's copies, read only (kept.SharedList: pandas copies attrs deeply).
+    out.attrs["restated"] = SharedDict(again)
+    out.attrs[NOT_RUN] = SharedList(not_run)
+    out.attrs[JUDGED_ON] = SharedDict(judged_on)
+    out.attrs[CONDITIONS] = SharedDict(judged_again)
+    out.attrs[POINTS] = SharedList(points)
     return out
 
 

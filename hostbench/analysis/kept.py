@@ -54,3 +54,19 @@ def content_key(*files: Path) -> str:
         digest.update(file.read_bytes() if file.is_file() else b"")
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+class SharedList(list):
+    """A list in a table's attrs that every copy of the table shares: pandas deep-copies attrs
+    on each operation on a frame (indexing a claims table row by row copied its every point
+    thousands of times). What holds one only reads it."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class SharedDict(dict):
+    """A dict in a table's attrs that every copy of the table shares (SharedList's reason)."""
+
+    def __deepcopy__(self, memo):
+        return self

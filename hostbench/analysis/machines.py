@@ -102,17 +102,20 @@ def seen_by_claim(study_id: str, table: pd.DataFrame | None = None,
             if folder.is_dir():
                 where[claim] = len(envs)
                 envs.append(environment(folder))
-        by_run.append((judged, own, where))
+        # Its (claim, verdict) pairs as plain values: a table's attrs (every condition's
+        # points) are deep-copied by each pandas operation on it, which cost more than this.
+        pairs = list(zip(judged[claims.CLAIM], judged[claims.VERDICT], strict=True))
+        by_run.append((pairs, set(judged.attrs.get(claims.NOT_RUN, ())), own, where))
     names = [name for name, _ in one_name_per_machine([(env, None) for env in envs])]
     out = {}
-    for claim in dict.fromkeys(c for t, _, _ in by_run for c in t[claims.CLAIM]):
+    for claim in dict.fromkeys(c for pairs, *_ in by_run for c, _ in pairs):
         seen, unmeasured = {}, {}  # {processor: {verdict: runs}}, {processor: runs}
-        for t, own, where in by_run:
+        for pairs, not_run, own, where in by_run:
             name = names[where.get(claim, own)]
-            if claim in t.attrs.get(claims.NOT_RUN, ()):  # a run older than its comparisons
+            if claim in not_run:  # a run older than its comparisons
                 unmeasured[name] = unmeasured.get(name, 0) + 1
                 continue
-            for verdict in t.loc[t[claims.CLAIM] == claim, claims.VERDICT]:
+            for verdict in (v for c, v in pairs if c == claim):
                 counts = seen.setdefault(name, {})
                 counts[verdict] = counts.get(verdict, 0) + 1
         out[claim] = (seen, unmeasured)
