@@ -14,8 +14,9 @@
 # Ubuntu 24.04 "noble" (the default for the `10.0` tag), Alpine and Azure Linux,
 # and no Debian (bookworm/trixie) ones, so the apt lines below are for noble:
 #  - golang-go is Go 1.22, enough for testapp/go/go.mod (go 1.22);
-#  - nginx, caddy (2.6), wrk and apache2-utils (ab), the groups `server`, `loadgen` and
-#    `host` of deploy/packages.yml, are in noble's main/universe;
+#  - nginx, caddy (2.6), wrk and apache2-utils (ab), openssl, and clang, lld and zlib1g-dev
+#    (Native AOT's linker), the groups `server`, `loadgen`, `host` and `build` of
+#    deploy/packages.yml, are in noble's main/universe;
 #  - noble's python3 is 3.12, but requirements.txt pins the closure for CPython
 #    3.11, so Python 3.11 comes from the deadsnakes PPA (the usual source of
 #    other Python versions on Ubuntu) and the Makefile is pointed at it (PYTHON).
@@ -50,7 +51,7 @@ RUN apt-get update \
         make \
         python3.11 \
         python3.11-venv \
-        $(scripts/packages.sh server loadgen host) \
+        $(scripts/packages.sh server loadgen host build) \
     && rm -rf /var/lib/apt/lists/*
 
 # Python environment first, so that code changes don't reinstall the wheels.

@@ -11,6 +11,7 @@ so before anything here can be imported), deploy/provision.yml as its vars_files
 
 from .load import TOOLS
 from .programs import PROGRAMS
+from .runtime_variants import AOT_LINK_PACKAGES
 
 FILE = "deploy/packages.yml"  # relative to the checkout
 
@@ -35,7 +36,8 @@ HARNESS = {
 def groups() -> dict[str, list[str]]:
     """Each group of deploy/packages.yml, by name, its packages sorted: `server`, the programs'
     (the server host, as this machine); `loadgen`, the load tools' (the load host); `host`,
-    every host's; `harness`, this machine's alone."""
+    every host's; `harness`, this machine's alone; `build`, what this machine builds the test
+    app's Native AOT variants with (runtime_variants.py)."""
     programs = {p.debian_package for p in PROGRAMS.values() if p.debian_package}
     tools = {t.debian_package for t in TOOLS.values() if t.debian_package}
     return {
@@ -43,6 +45,7 @@ def groups() -> dict[str, list[str]]:
         "loadgen": sorted(tools),
         "host": sorted(HOSTS),
         "harness": sorted(HARNESS),
+        "build": sorted(AOT_LINK_PACKAGES),
     }
 
 
@@ -54,7 +57,8 @@ def yaml_text() -> str:
         "# (hostbench/packages.py) from the programs' and load tools' declarations: edit those.",
         "# Read by scripts/packages.sh (scripts/install-system-packages.sh, the Dockerfile) and",
         "# by deploy/provision.yml (vars_files): server, the programs'; loadgen, the load",
-        "# tools'; host, every ssh host's; harness, the machine that runs hostbench.",
+        "# tools'; host, every ssh host's; harness, the machine that runs hostbench; build,",
+        "# what that machine links the test app's Native AOT builds with.",
     ]
     lines = [f"{name}_packages: [{', '.join(names)}]" for name, names in groups().items()]
     return "\n".join(head + lines) + "\n"

@@ -205,7 +205,10 @@ def publish_argv(variant: RuntimeVariant, out: Path | None = None) -> list[str]:
 # What a Native AOT publish links the native code with on Linux (the ILCompiler package calls
 # clang, which links with lld); Debian names the packages that have them.
 AOT_LINKERS = ("clang", "ld.lld")
-AOT_PACKAGES = "apt-get install clang lld zlib1g-dev"
+# The Debian packages a Native AOT publish links with (the install script and the Dockerfile
+# install them: hostbench/packages.py's group `build`).
+AOT_LINK_PACKAGES = ("clang", "lld", "zlib1g-dev")
+AOT_PACKAGES = f"apt-get install {' '.join(AOT_LINK_PACKAGES)}"
 # How NuGet's restore says a package is missing (NU1101: none of that id in the sources,
 # NU1102: none of that version), naming the package.
 MISSING_PACKAGE = re.compile(r"error (NU1101|NU1102): .*?package ([A-Za-z0-9_.-]+?)\.? ")

@@ -10,7 +10,7 @@ set -euo pipefail
 
 here=$(dirname "${BASH_SOURCE[0]}")
 # Every group: this machine is the server and the load host of topology local.
-listed=$("$here/packages.sh" server loadgen host harness)
+listed=$("$here/packages.sh" server loadgen host harness build)
 mapfile -t pkgs <<<"$listed"
 if [ "${1:-}" = --list ]; then
   printf '%s\n' "${pkgs[@]}"

@@ -418,9 +418,9 @@ def test_a_blocks_processes_on_a_host_stop_in_one_round_trip_within_the_deadline
                 sessions = len(calls.read_text().splitlines()) - before
                 return said, list(asked), sessions, left("sleep 60[123]")
 
-        said, round_trips, sessions, left = netns.call_in(hosts.client, stop_a_block)
+        said, round_trips, sessions, remaining = netns.call_in(hosts.client, stop_a_block)
         assert not left("/tmp/hostbench\\.") and not left("hb-ssh")
-    assert said == [] and left == []  # each confirmed gone, by the stop itself
+    assert said == [] and remaining == []  # each confirmed gone, by the stop itself
     # Two round trips to the server host, the stop then the logs, over its open session.
     assert round_trips == [("server", "stop"), ("server", "pack")] and sessions == 0
     for name in STOPPED_HOW:  # what each wrote there, brought back
