@@ -5,8 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hostbench.analysis import claims
 from hostbench.analysis.intervals import paired_ratios
 from hostbench.analysis.kept import frame_key
+from hostbench.paths import ROOT
 
 
 def study(fast: float, blocks: int = 6, seed: int = 3) -> pd.DataFrame:
@@ -43,3 +45,15 @@ def test_a_frames_key_is_its_values_in_order_and_their_types_not_its_index():
     ordered = df.assign(mode=pd.Categorical(df["mode"], categories=["a", "b"]))
     reversed_ = df.assign(mode=pd.Categorical(df["mode"], categories=["b", "a"]))
     assert frame_key(ordered) != frame_key(reversed_) != frame_key(df)
+
+
+def test_a_claims_tables_copies_share_its_points_rather_than_copy_them():
+    # pandas deep-copies a frame's attrs on each operation; a claims table's points and
+    # conditions are shared by its slices instead (read only), and still there in each.
+    table = claims.of_run("jcsi2018", ROOT / "data" / "runs" / "example-jcsi2018-claims")
+    points = table.attrs[claims.POINTS]
+    assert points and table.iloc[:1].attrs[claims.POINTS] is points
+    assert (
+        table[table[claims.VERDICT] != ""].attrs[claims.CONDITIONS]
+        is table.attrs[claims.CONDITIONS]
+    )
