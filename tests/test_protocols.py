@@ -5,7 +5,6 @@ and a process started here or over ssh a HarnessProcess (launch/processes.py); t
 designs give back every committed run's windows in their order. Nothing here starts a
 process."""
 
-import inspect
 import json
 
 import pytest
@@ -34,40 +33,10 @@ from hostbench.params import StudyParams
 from hostbench.paths import RUNS
 from hostbench.results import read_results
 from hostbench.schedules import SCHEDULES, Schedule
+from tests.conformance import unmet
 
 TWO_MODES = {"modes": ["kestrel", "nginx"], "scenarios": ["json", "text"], "tools": ["k6"],
              "concurrency": [4], "duration_s": 10, "warmup_s": 0, "repetitions": 2}  # fmt: skip
-
-
-def _members(protocol) -> dict[str, object]:
-    """A protocol's methods and properties (its own, and __enter__/__exit__), by name."""
-    return {
-        name: member
-        for name, member in vars(protocol).items()
-        if (callable(member) or isinstance(member, property))
-        and (not name.startswith("_") or name in ("__enter__", "__exit__"))
-    }
-
-
-def _parameters(member) -> list[str]:
-    function = member.fget if isinstance(member, property) else member
-    return list(inspect.signature(function).parameters)
-
-
-def unmet(protocol, instance) -> list[str]:
-    """What `instance` lacks of `protocol`: an attribute it declares, a method or property,
-    or one with other parameters or of the other kind (property or method)."""
-    wrong = [f"no attribute {name}" for name in protocol.__annotations__
-             if not hasattr(instance, name)]  # fmt: skip
-    for name, wanted in _members(protocol).items():
-        found = inspect.getattr_static(instance, name, None)
-        if found is None:
-            wrong.append(f"no {name}")
-        elif isinstance(found, property) != isinstance(wanted, property):
-            wrong.append(f"{name}: a property in one, a method in the other")
-        elif _parameters(found) != _parameters(wanted):
-            wrong.append(f"{name}{_parameters(found)}, the protocol's {_parameters(wanted)}")
-    return wrong
 
 
 def test_a_local_and_a_remote_process_are_both_harness_processes(tmp_path):

@@ -5,12 +5,13 @@ import os
 import re
 import resource
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import psutil
 import pytest
 
-from hostbench.catalog import get_mode
+from hostbench.catalog import MODES, get_mode
 from hostbench.errors import BadInput
 from hostbench.harness.launch.places import Local
 from hostbench.harness.launch.processes import ManagedProcess
@@ -18,9 +19,9 @@ from hostbench.harness.launch.tools import find_tool, have_tool
 from hostbench.harness.launch.web import answers_ok, free_port, get
 from hostbench.params import LaunchOptions
 from hostbench.paths import ROOT
-from hostbench.programs import PROGRAMS, Setup
+from hostbench.programs import PROGRAMS, Setup, proxies
 from hostbench.programs.caddy import caddy_config
-from hostbench.programs.nginx import nginx_config
+from hostbench.programs.nginx import Nginx, nginx_config
 from hostbench.programs.yarp import yarp_config
 
 RUN = Path("/srv/run 1")  # a space, to check paths are quoted
@@ -31,15 +32,13 @@ def _nginx(**overrides) -> str:
     return nginx_config(**{**args, **overrides})
 
 
-def proxy_process(proxy, *, listen_port, upstream, run_dir, keepalive=None, access_log=False):
-    """Proxy program `proxy` (hostbench/programs) on loopback in front of `upstream`, as a mode
-    of it launches it (nginx with a pool of `keepalive`: nginx-keepalive's); not started yet."""
-    mode = {"nginx": "nginx-keepalive" if keepalive else "nginx"}.get(proxy, proxy)
-    opts = LaunchOptions(
-        access_log=access_log, program_settings={"nginx_keepalive_pool": keepalive}
-    )
-    setup = Setup(get_mode(mode), opts, f"127.0.0.1:{listen_port}", upstream=upstream)
-    return PROGRAMS[proxy].process(Local(), run_dir, setup)
+def proxy_process(mode, *, listen_port, upstream, run_dir, access_log=False):
+    """The proxy of mode `mode` (hostbench/programs) on loopback in front of `upstream`, as
+    that mode launches it (its pool, if it keeps one); not started yet."""
+    mode = get_mode(mode)
+    setup = Setup(mode, LaunchOptions(access_log=access_log), f"127.0.0.1:{listen_port}",
+                  upstream=upstream)  # fmt: skip
+    return PROGRAMS[mode.proxy].process(Local(), run_dir, setup)
 
 
 def _directives(config: str) -> list[str]:
@@ -273,24 +272,40 @@ def _answers(url, **kwargs):
     return lambda: answers_ok(url + "/health", **kwargs)
 
 
+def proxy_modes() -> list:
+    """Every plain (not TLS) mode with a proxy in front of the app, one case each: every way
+    each proxy of the declarations (programs.proxies) fronts the app, a new one included."""
+    declared = {p.name: p for p in proxies()}
+    return [m for m in MODES.values() if m.proxy in declared and not m.tls]
+
+
 def _proxy_cases():
-    nginx = pytest.mark.skipif(not have_tool("nginx"), reason="nginx not installed")
-    caddy = pytest.mark.skipif(not have_tool("caddy"), reason="caddy not installed")
-    yarp = pytest.mark.skipif(not have_tool("YarpProxy"), reason="YarpProxy not built")
     return [
-        pytest.param("nginx", "tcp", None, marks=nginx, id="nginx"),
-        pytest.param("nginx", "tcp", 32, marks=nginx, id="nginx-keepalive"),
-        pytest.param("nginx", "uds", None, marks=nginx, id="nginx-uds"),
-        pytest.param("caddy", "tcp", None, marks=caddy, id="caddy"),
-        pytest.param("yarp", "tcp", None, marks=yarp, id="yarp"),
-    ]
+        pytest.param(m.id, marks=pytest.mark.skipif(
+            not have_tool(PROGRAMS[m.proxy].tool), reason=f"{PROGRAMS[m.proxy].tool} not found"
+        ), id=m.id)
+        for m in proxy_modes()
+    ]  # fmt: skip
+
+
+def test_every_declared_proxy_is_tested_in_front_of_the_app_a_new_one_too(monkeypatch):
+    assert {m.proxy for m in proxy_modes()} == {p.name for p in proxies()}
+    assert not any(m.tls for m in proxy_modes())  # a TLS twin fronts the app as its plain mode
+
+    class Haproxy(Nginx):  # a new proxy: its program and its mode, declared; no test edited
+        name = tool = "haproxy"
+
+    monkeypatch.setitem(PROGRAMS, "haproxy", Haproxy())
+    monkeypatch.setitem(MODES, "haproxy", replace(get_mode("caddy"), id="haproxy", proxy="haproxy"))
+    assert [p.id for p in _proxy_cases()][-1] == "haproxy"
 
 
 @pytest.mark.live
 @needs_app
-@pytest.mark.parametrize("proxy, transport, keepalive", _proxy_cases())
-def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
-    if transport == "uds":
+@pytest.mark.parametrize("mode", _proxy_cases())
+def test_proxy_in_front_of_app(mode, request, tmp_path):
+    proxy, keepalive = get_mode(mode).proxy, get_mode(mode).keepalive
+    if get_mode(mode).unix_socket:
         sock = request.getfixturevalue("app_uds")
         upstream = f"unix:{sock}"
 
@@ -305,9 +320,7 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
 
     run_dir = tmp_path / "run"
     port = free_port()
-    managed = proxy_process(
-        proxy, listen_port=port, upstream=upstream, run_dir=run_dir, keepalive=keepalive
-    )
+    managed = proxy_process(mode, listen_port=port, upstream=upstream, run_dir=run_dir)
 
     with managed:
         group = _process_group(managed.pid)
@@ -327,7 +340,7 @@ def test_proxy_in_front_of_app(proxy, transport, keepalive, request, tmp_path):
         # The proxy listens on loopback only.
         assert _listening(group) == [("127.0.0.1", port)]
 
-        if transport == "tcp":
+        if not get_mode(mode).unix_socket:
             # Plain nginx closes each upstream connection; the pooled ones stay open, as do
             # those of a proxy that keeps connections alive its own way (no sized pool).
             idle = _upstream_connections(group, int(upstream.rpartition(":")[2]))

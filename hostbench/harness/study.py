@@ -38,7 +38,8 @@ from .measure.designs import block_windows, read_back, redo
 from .measure.loadgen import get_generator
 from .measure.quiet import measuring_alone
 from .measure.run import completed_row, launched
-from .measure.window import UNSTEADY, RunSpec, Where, run_settings
+from .measure.where import LOOPBACK, TwoNamespaces, TwoSshHosts, Where
+from .measure.window import UNSTEADY, RunSpec, run_settings
 from .order import run_order
 from .run_folder import (
     LAUNCH_DIR,
@@ -211,8 +212,8 @@ def _where(stack: ExitStack, params: StudyParams, study_dir: Path) -> Where:
     """Where the study's processes run, set up for as long as it lasts and removed however it
     ends: topology netns's two namespaces, or topology ssh's two hosts, connected and checked
     (each host's programs found there or copied, its environment recorded)."""
-    two_hosts = stack.enter_context(netns.two_hosts()) if params.topology == "netns" else None
-    ssh = None
+    if params.topology == "netns":
+        return TwoNamespaces(stack.enter_context(netns.two_hosts()))
     if params.topology == "ssh":
         programs = {p.name: p for m in params.modes for p in programs_of(get_mode(m))}
         servers = {(p.tool, p.ships) for p in programs.values()}
@@ -221,7 +222,8 @@ def _where(stack: ExitStack, params: StudyParams, study_dir: Path) -> Where:
         ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
         record_environment(study_dir, ssh, list(programs.values()), generators,
                            params.runtime_builds)  # fmt: skip
-    return Where(two_hosts, ssh)
+        return TwoSshHosts(ssh)
+    return LOOPBACK
 
 
 def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dict) -> None:
@@ -233,7 +235,7 @@ def _run_block(specs, study_dir: Path, params, say, where: Where, bar, rows: dic
     launch_dir = study_dir / LAUNCH_DIR.format(block=specs[0].block)
     if launch_dir.exists():  # an interrupted launch's files: this launch starts clean
         shutil.rmtree(launch_dir)
-    stopping = remote.StopTogether(where.ssh, say)  # ssh hosts': one round trip, one deadline
+    stopping = where.stopping(say)  # ssh hosts': one round trip a host, one deadline
     with measuring_alone(f"run {study_dir.name} (process {os.getpid()})", say), stopping as up:
         targets = {}
         for spec in specs:

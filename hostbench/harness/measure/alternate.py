@@ -43,15 +43,8 @@ from .interleave import (
 )
 from .loadgen import LoadResult, get_generator, load_result
 from .slices import SliceSchedule
-from .window import (
-    LOOPBACK,
-    TargetTrees,
-    Where,
-    quiesce,
-    raise_if_dead,
-    served,
-    window_monitor,
-)
+from .where import LOOPBACK, Where
+from .window import quiesce, raise_if_dead, served
 
 ALTERNATING = "alternating runs"  # interleave.json's design (k6's: interleave.SWITCHING)
 RUNS_DIR = "load"  # a folder per run in it, named by run_folder
@@ -185,21 +178,19 @@ def alternating_window(
     out_dir: Path,
     stats_key: str,
     sample_interval_s: float = 0.5,
-    where: Where | None = None,
+    where: Where = LOOPBACK,
 ) -> InterleavedWindow:
     """Fire `load` (bombardier, wrk or ab: its connections, path and pipeline depth) over
     `targets`, launched and warm, one short run per slice of `schedule`, each against its
     slice's target. Keeps the raw files in out_dir: interleave.json (the schedule, each run's
     times and gap), each run's folder in load/ (as any run's load/), cpu_samples.csv."""
-    where = where or LOOPBACK
     each = run_load(load, schedule.slice_s)
     if len(targets) != schedule.targets:
         raise HostbenchError(f"{len(targets)} targets for a schedule of {schedule.targets}")
     out_dir = Path(out_dir).resolve()  # the tool runs in its run's folder and is given paths
     out_dir.mkdir(parents=True, exist_ok=True)
     generator = get_generator(load.tool)
-    if not where.ssh:
-        generator.version()  # before the window: it runs the tool once (on a load host, there)
+    where.ready_tool(generator)  # before the window: outside its clock
     loads = [each.aimed_at(t.url) for t in targets]
     urls = [aimed.url for aimed in loads]
     record = {**asdict(schedule), "design": ALTERNATING, "tool": load.tool,
@@ -210,12 +201,12 @@ def alternating_window(
         quiesce(target)  # what a warm-up or the window before left in flight is not counted
     served0 = [served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    monitor = window_monitor(targets, out_dir, sample_interval_s, where)
+    monitor = where.window_monitor(targets, out_dir / "cpu_samples.csv", sample_interval_s)
     runs: list[Run] = []
     with monitor:
         # As in k6's window: each target's trees over the whole window (idle in the others'
         # runs and in the gaps), charged to its requests.
-        trees = TargetTrees(targets, monitor, where)
+        trees = where.target_trees(targets, monitor)
         t0 = time.monotonic()
         for i, target in enumerate(schedule.order):
             start = time.monotonic()

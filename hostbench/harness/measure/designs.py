@@ -33,7 +33,8 @@ from .interleave import (
     warm_up_together,
 )
 from .run import completed_row, measure_window, prepare
-from .window import BUSY, LOOPBACK, UNSTEADY, RunSpec, Where, WindowDesign
+from .where import LOOPBACK, Where
+from .window import BUSY, UNSTEADY, RunSpec, WindowDesign
 
 Ready = dict[tuple[str, str], dict]  # what prepare left, by (member, cell key), in one launch
 

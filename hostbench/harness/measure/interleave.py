@@ -38,12 +38,10 @@ from ..launch.modes import Target
 from .k6_interleaved import InterleavedK6
 from .run import jit_settled, steady
 from .slices import SliceSchedule, slice_schedule
+from .where import LOOPBACK, Where
 from .window import (
     LOAD_RESULT_FIELDS,
-    LOOPBACK,
     RunSpec,
-    TargetTrees,
-    Where,
     count_diff_pct,
     judged,
     machine_state,
@@ -56,7 +54,6 @@ from .window import (
     server_affinity,
     server_stats,
     watched_groups,
-    window_monitor,
     window_row,
 )
 
@@ -188,9 +185,9 @@ def interleaved_window(
         quiesce(target)  # what a warm-up or the window before left in flight is not counted
     served0 = [served(t, stats_key) for t in targets]
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    monitor = window_monitor(targets, out_dir, sample_interval_s, where)
+    monitor = where.window_monitor(targets, out_dir / "cpu_samples.csv", sample_interval_s)
     with monitor:
-        trees = TargetTrees(targets, monitor, where)
+        trees = where.target_trees(targets, monitor)
         result = generator.run(load, out_dir / "load",
                                on_start=lambda pid: monitor.watch("loadgen", pid),
                                netns=where.client_netns, host=where.loadgen_host)  # fmt: skip
@@ -224,9 +221,9 @@ WARMUP_FILE = "warmed_up_together.txt"  # in the warm-up folder of a mode warmed
 
 def can_warm_up_together(tool: str, where: Where) -> bool:
     """Whether a window's modes can warm up in one run of `tool` in the window's slices:
-    a tool that switches target, on this machine's clock (the reader of the apps' counters
-    must know which mode each slice is; under topology ssh k6 runs on the load host's)."""
-    return TOOLS[tool].switches_target and where.ssh is None
+    a tool that switches target, its slices on the clock of the reader of the apps' counters
+    (Where.warms_up_together)."""
+    return where.warms_up_together(tool)
 
 
 def warm_up_together(

@@ -26,21 +26,16 @@ from ...errors import HostbenchError
 from ...load import Load
 from ...params import StudyParams
 from ...warmup import JIT_SETTLED_METHODS, STEADY_WINDOWS, WINDOW_S
-from ..launch import remote_helper
-from ..launch.modes import Target, launch
-from ..launch.netns import TwoHosts, call_in, check_route
-from ..launch.remote import SshHosts
+from ..launch.modes import Target
 from .checks import validate
-from .cpumonitor import CpuMonitor, RemoteCpu
 from .loadgen import LoadGenerator, generator_for
 from .progress import FILE as PROGRESS_FILE
 from .progress import ProgressMonitor
+from .where import LOOPBACK, Where
 from .window import (
-    LOOPBACK,
     ROW_FILE,
     TRANSPORT_COLUMNS,
     RunSpec,
-    Where,
     invalid_reason,
     judged,
     machine_state,
@@ -163,33 +158,16 @@ def _transport_info(target: Target, run_dir: Path) -> dict:
     return {**{column: info.get(key) for column, key in reported.items()}, **launch}
 
 
-RTT_PROBES = 20  # empty requests timed before a run; their median is its rtt_ms
-
-
 def tls_columns(url: str, where: Where = LOOPBACK) -> dict:
     """The TLS version and cipher `url` negotiates (results.TLS_COLUMNS), probed once with
     Python's ssl from where the load runs (its namespace, its ssh host); empty for plain
     HTTP. HostbenchError when an https URL does not answer TLS."""
     if urlsplit(url).scheme != "https":
         return dict.fromkeys(results.TLS_COLUMNS, "")
-    if where.ssh:
-        answer = where.ssh.loadgen.helper("tls", url)
-    else:
-        answer = call_in(where.client_netns, remote_helper.tls, url)
+    answer = where.tls(url)
     if "error" in answer:
         raise HostbenchError(f"{url} did not answer TLS: {answer['error']}")
     return dict(zip(results.TLS_COLUMNS, (answer["version"], answer["cipher"]), strict=True))
-
-
-def empty_request_rtt_ms(url: str) -> float:
-    """The median time of an empty request (GET /health, a new connection each, as the
-    client would open one) from where this runs to `url`: the path's own round trip.
-    Timed by the code topology ssh runs on its loadgen host (plain http.client, the least
-    client time on top of the path's), so every topology's rtt_ms is timed alike."""
-    answer = remote_helper.rtt(url + "/health", RTT_PROBES)
-    if "error" in answer:
-        raise HostbenchError(f"{url}/health did not answer: {answer['error']}")
-    return answer["ms"]
 
 
 def server_cpus(load: Load) -> list[int] | None:
@@ -206,8 +184,7 @@ def launched(spec: RunSpec, launch_dir: Path, params: StudyParams, where: Where 
     launch serves every window of its mode and variant in a block, of every scenario."""
     launch_dir.mkdir(parents=True, exist_ok=True)
     options = params.options_for(spec.variant)
-    return launch(spec.mode, launch_dir, options, cpus=server_cpus(spec.load),
-                  hosts=where.hosts, ssh=where.ssh)  # fmt: skip
+    return where.launch(spec.mode, launch_dir, options, server_cpus(spec.load))
 
 
 def prepare(
@@ -230,15 +207,7 @@ def prepare(
     validate(spec.scenario, target.get(spec.scenario.path))
     warmup_dir.mkdir(parents=True, exist_ok=True)
     transport = {**_transport_info(target, warmup_dir), **at_rest, **tls_columns(target.url, where)}
-    if where.hosts:
-        check_route(where.hosts, urlsplit(target.url).hostname)  # the load crosses the veth
-    if where.ssh:  # load goes only to the server host's inventory address, timed from loadgen
-        if urlsplit(target.url).hostname != where.ssh.server_address:
-            raise HostbenchError(f"{target.url}: not the inventory's server host "
-                                 f"{where.ssh.server_address}; no load sent")  # fmt: skip
-        rtt_ms = where.ssh.loadgen.rtt_ms(target.url + "/health", RTT_PROBES)
-    else:
-        rtt_ms = call_in(where.client_netns, empty_request_rtt_ms, target.url)
+    rtt_ms = where.round_trip_ms(target.url)  # the load's way to the target checked first
     if not warm:
         return {"rtt_ms": rtt_ms, **transport}
     load = spec.load.aimed_at(target.url)
@@ -253,14 +222,13 @@ def execute(
     run_dir: Path,
     params: StudyParams,
     say=print,
-    hosts: TwoHosts | None = None,
-    ssh: SshHosts | None = None,
+    where: Where = LOOPBACK,
 ) -> dict:
     """Run `spec` as a launch of its own with one window: launch, prepare, measure, stop
-    (its launch's files, the warm-up in warmup/, in run_dir too). Returns its row."""
+    (its launch's files, the warm-up in warmup/, in run_dir too), where `where` says.
+    Returns its row."""
     if run_dir.exists():
         shutil.rmtree(run_dir)  # leftovers of an interrupted attempt: start clean
-    where = Where(hosts, ssh)
     with launched(spec, run_dir, params, where) as target:
         ready = prepare(spec, target, run_dir / "warmup", params, where)
         return measure_window(spec, target, ready, run_dir, params, say, where)
@@ -308,12 +276,9 @@ def measure_window(
 def _fire(load: Load, target: Target, run_dir: Path, params: StudyParams, where: Where,
           stats_key: str) -> tuple:  # fmt: skip
     """Run the load at `target` while the CPU monitor watches the target's processes and the
-    load generator (read on the server host under ssh, never this machine's /proc): the
-    tool's result, the CPU summary and the process groups watched."""
-    if where.ssh:  # the load host's foreign CPU and steal are read there too
-        monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
-    else:
-        monitor = CpuMonitor(run_dir / "cpu_samples.csv", interval_s=params.sample_interval_s)
+    load generator (read where they run: where.cpu_monitor): the tool's result, the CPU
+    summary and the process groups watched."""
+    monitor = where.cpu_monitor(run_dir / "cpu_samples.csv", params.sample_interval_s)
     watched = watched_groups(target)
     for group, pids in target.groups.items():
         for pid in pids:

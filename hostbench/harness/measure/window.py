@@ -3,9 +3,9 @@
 A window loads one mode (back to back, run.py) or several in slices (one k6 run switching
 target, interleave.py; alternating short runs, alternate.py). Each design implements
 WindowDesign in its own module and builds its rows here: what a run is (RunSpec) and where
-it runs (Where), the quiet gate, the target's own counter, the machine's state, each
-target's CPU trees over a shared window, the row as results.csv holds it (window_row) and
-the rules of its validity (judged). A change to a row's columns is made here alone.
+it runs (where.py: Where, which also reads each target's CPU trees over a shared window), the
+quiet gate, the target's own counter, the machine's state, the row as results.csv holds it
+(window_row) and the rules of its validity (judged). A change to a row's columns is made here alone.
 """
 
 import json
@@ -25,12 +25,9 @@ from ...errors import HostbenchError
 from ...load import Load
 from ...params import StudyParams, fingerprint
 from ..launch.modes import Target
-from ..launch.netns import TwoHosts
-from ..launch.remote import SshHosts
-from .cpumonitor import CpuMonitor, ProcessTree, RemoteCpu
 from .limits import loadgen_limited_row
 from .loadgen import LoadResult
-from .quiet import wait_until_quiet
+from .where import LOOPBACK, Where
 
 ROW_FILE = "row.json"  # written last, atomically: its presence marks a completed run
 QUIET_S = 0.2  # after the warm-up, the app's counter must stand still this long
@@ -115,30 +112,6 @@ def run_settings(spec: RunSpec, params: StudyParams) -> dict:
     return settings
 
 
-@dataclass(frozen=True)
-class Where:
-    """Where a study's processes run: both on this machine's loopback (both None), the load
-    generator and the server in two network namespaces (hosts, topology netns), or on two
-    hosts over ssh (topology ssh)."""
-
-    hosts: TwoHosts | None = None
-    ssh: SshHosts | None = None
-
-    @property
-    def client_netns(self) -> str | None:
-        return self.hosts.client if self.hosts else None
-
-    @property
-    def loadgen_host(self):
-        return self.ssh.loadgen if self.ssh else None
-
-    def path(self) -> str:
-        return self.ssh.path() if self.ssh else self.hosts.path() if self.hosts else "loopback"
-
-
-LOOPBACK = Where()  # the load generator and the targets on this machine's loopback
-
-
 class WindowDesign(Protocol):
     """How a window lays out the load on its modes: one mode a window, back to back, or
     several modes in slices of one window, by one k6 run switching target or by alternating
@@ -191,13 +164,13 @@ class WindowDesign(Protocol):
 
 def quiet_gate(params: StudyParams, say=print, where: Where = LOOPBACK) -> dict:
     """Wait (params.quiet_wait_s at most) for a quiet machine before a window, as the
-    params ask: this one (its namespaces share it), or under topology ssh both hosts, read
-    there. Returns the quiet columns of the window's row (NaN: the gate was off)."""
+    params ask: the machines `where` runs on (this one, which its namespaces share, or
+    both ssh hosts, read there). Returns the quiet columns of the window's row (NaN: the
+    gate was off)."""
     if params.quiet_max_cores is None:
         return {"quiet_wait_s": 0.0, "quiet_before_cores": math.nan}
-    hosts = where.ssh.both if where.ssh else ()
-    return wait_until_quiet(
-        params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say, hosts
+    return where.wait_until_quiet(
+        params.quiet_max_cores, params.quiet_max_steal_pct, params.quiet_wait_s, say
     )
 
 
@@ -244,12 +217,7 @@ def server_affinity(target: Target, where: Where) -> str:
     """The CPU ids the app may run on, read back from the kernel, as "0,1" ("" for none, or
     on another host)."""
     pids = target.groups.get("server")
-    if not pids or where.ssh:
-        return ""
-    try:
-        return ",".join(str(c) for c in sorted(os.sched_getaffinity(pids[0])))
-    except OSError:
-        return ""
+    return where.server_cpus(pids[0]) if pids else ""
 
 
 def watched_groups(target: Target) -> set[str]:
@@ -267,75 +235,13 @@ def machine_state() -> dict:
     }
 
 
-def window_monitor(targets: Sequence[Target], out_dir: Path, sample_interval_s: float,
-                   where: Where):  # fmt: skip
-    """The CPU monitor of an interleaved window (either design): this machine's, sampling,
-    or under ssh the server host's, reading every target's trees and both hosts there at
-    start and stop."""
-    if not where.ssh:
-        return CpuMonitor(Path(out_dir) / "cpu_samples.csv", interval_s=sample_interval_s)
-    monitor = RemoteCpu(where.ssh.server, others=(where.ssh.loadgen,))
-    for target in targets:
-        for group, pids in target.groups.items():
-            for pid in pids:
-                monitor.watch(group, pid)
-    return monitor
-
-
-def _tree_readers(target: Target) -> dict[str, ProcessTree]:
-    """A CPU reader per process group of `target` (server, proxy), counting from now."""
-    trees = {}
-    for group, pids in target.groups.items():
-        tree = ProcessTree(roots=[psutil.Process(pid) for pid in pids])
-        tree.seen = tree.seen_now()
-        trees[group] = tree
-    return trees
-
-
-def _server_memory(trees: dict[str, ProcessTree]) -> tuple[float, float]:
-    """The server tree's (RSS, RSS without file-mapped pages) in MiB now; NaN without one."""
-    return trees["server"].memory_mb() if "server" in trees else (math.nan, math.nan)
-
-
 def rest_memory_mb(target: Target, where: Where) -> float:
-    """The server tree's RSS in MiB now (read on the server host under ssh); NaN without one
+    """The server tree's RSS in MiB now (read where it runs); NaN without one
     (an external server). run.prepare reads it before the launch's first load: at rest."""
     pids = target.groups.get("server", [])
     if not pids:
         return math.nan
-    if where.ssh:
-        trees = where.ssh.server.helper("tree", *pids)["trees"]
-        return sum(trees[str(p)]["rss"] for p in pids) / 2**20
-    return ProcessTree(roots=[psutil.Process(pid) for pid in pids]).rss_mb()
-
-
-class TargetTrees:
-    """Each target's process trees over an interleaved window: their CPU per group and the
-    server's memory at start and stop. Every tree runs through the whole window (each idles
-    in the others' slices), so a target's CPU per request is its trees' CPU over the window
-    over its requests; an idle target still costs a little (its timers, the GC), charged to
-    its requests. Made inside the window's monitor at its start; stop() inside it at its end;
-    read() after it (under ssh the monitor read them on the server host)."""
-
-    def __init__(self, targets: Sequence[Target], monitor, where: Where):
-        self.targets, self.monitor = targets, monitor
-        self.trees = None if where.ssh else [_tree_readers(t) for t in targets]
-        self.memory = [[_server_memory(t)] for t in self.trees or []]
-        self.cpu_s: list[dict] = []
-
-    def stop(self) -> None:
-        if self.trees is not None:
-            self.cpu_s = [{group: tree.tick() for group, tree in t.items()} for t in self.trees]
-            for readings, t in zip(self.memory, self.trees, strict=True):
-                readings.append(_server_memory(t))
-
-    def read(self) -> tuple[list[dict], list]:
-        """Per target: CPU seconds per group, and the memory readings at start and stop."""
-        if self.trees is not None:
-            return self.cpu_s, self.memory
-        cpu_s = [{group: self.monitor.seconds(pids) for group, pids in t.groups.items()}
-                 for t in self.targets]  # fmt: skip
-        return cpu_s, [self.monitor.memory_mb(t.groups.get("server", [])) for t in self.targets]
+    return where.server_rss_mb(pids)
 
 
 def memory_columns(readings: list[tuple[float, float]]) -> dict:
