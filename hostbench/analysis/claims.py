@@ -210,7 +210,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             continue
         where = v.attrs.get(runtimes.CONDITION) or f"the {name} sub-study"
         conditions[where] = _Condition(v, baseline, SUB_STUDY, None,
-                                       runtime=v.attrs.get(runtimes.RUNTIME_LABEL, ""))  # fmt: skip
+                                       runtime=v.attrs.get(runtimes.CONDITION_LABEL, ""))  # fmt: skip
         # A sub-study that ran an analog too: each judged there as well, none left out.
         own = (sub_study_stand_ins or {}).get(v.attrs.get(runtimes.SUB_STUDY, name), {})
         there = _analogs(v, baseline, None, analogs, {**stand_ins, **own})

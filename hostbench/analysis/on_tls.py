@@ -31,7 +31,7 @@ def as_plain(results: pd.DataFrame, params, name: str = ""):
     out.attrs = dict(results.attrs)
     if name:
         out.attrs[runtimes.CONDITION] = f"the {name} sub-study (every mode on TLS)"
-        out.attrs[runtimes.RUNTIME_LABEL] = TLS_LABEL  # as a first screen names it
+        out.attrs[runtimes.CONDITION_LABEL] = TLS_LABEL  # as a first screen names it
     renamed = replace(params, modes=[PLAIN_TWINS[m] for m in params.modes],
                       baseline=PLAIN_TWINS.get(params.baseline_mode),
                       focus=[PLAIN_TWINS[m] for m in params.focus])  # fmt: skip
