@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .catalog import TLS_TWINS, tls_twin
+from .catalog import has_tls_twin, tls_twin
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.preflight import check_runnable
@@ -134,7 +134,7 @@ def on_tls(tls: str, modes: list[str], baseline: str, named: bool) -> tuple[list
                            "on TLS with tls 'edge'")  # fmt: skip
         return [baseline, tls_twin(baseline)], baseline
     if not named:
-        modes = [m for m in modes if m in TLS_TWINS]
+        modes = [m for m in modes if has_tls_twin(m)]
     try:
         return [tls_twin(m) for m in modes], tls_twin(baseline)
     except BadInput as e:
@@ -319,5 +319,6 @@ def quick_note(params: StudyParams) -> str:
 def shown_mode(params: StudyParams, mode: str) -> str:
     """The mode the notebook's section on `mode` shows: its TLS twin when the run has that
     one (the `tls` what-if), else `mode` itself."""
-    twin = TLS_TWINS.get(mode)
-    return twin if twin in params.modes and mode not in params.modes else mode
+    if not has_tls_twin(mode) or mode in params.modes:
+        return mode
+    return twin if (twin := tls_twin(mode)) in params.modes else mode

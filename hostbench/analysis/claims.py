@@ -209,8 +209,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         if name in between:
             continue
         where = v.attrs.get(runtimes.CONDITION) or f"the {name} sub-study"
-        conditions[where] = _Condition(v, baseline, SUB_STUDY, None,
-                                       runtime=v.attrs.get(runtimes.CONDITION_LABEL, ""))  # fmt: skip
+        label = v.attrs.get(runtimes.CONDITION_LABEL, "")
+        conditions[where] = _Condition(v, baseline, SUB_STUDY, None, runtime=label)
         # A sub-study that ran an analog too: each judged there as well, none left out.
         own = (sub_study_stand_ins or {}).get(v.attrs.get(runtimes.SUB_STUDY, name), {})
         there = _analogs(v, baseline, None, analogs, {**stand_ins, **own})
