@@ -2,10 +2,13 @@
 
 Results mean little without the hardware and versions beside them (the paper's
 Tables 1 and 2). Anything that can't be read is recorded as "not installed" or
-"unknown" rather than failing the study. Each load tool's version is read here, once
-(tool_version), for this record, `doctor` and every run's row alike: this module reads what
-is installed (launch/) and never what measures (measure/). Under topology ssh the record adds
-both hosts, each read there (hosts_record): what the study ran on is those machines.
+"unknown" rather than failing the study. What only some runs need is recorded by those runs
+alone, each key declared once in RUN_DEPENDENT_KEYS (docs/results.md lists them): openssl's
+version where a mode is on TLS, each runtime variant's build where the run has variants.
+Each load tool's version is read here, once (tool_version), for this record, `doctor` and
+every run's row alike: this module reads what is installed (launch/) and never what measures
+(measure/). Under topology ssh the record adds both hosts, each read there (hosts_record):
+what the study ran on is those machines.
 """
 
 import hashlib
@@ -14,6 +17,7 @@ import os
 import platform
 import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -212,6 +216,73 @@ def collect() -> dict:
         "git_diff_sha256": git_diff_sha256(),
         "load_average": os.getloadavg(),
     }
+
+
+# environment.json's keys a run records only where it needs them, each with its meaning (as
+# pyperf declares its metadata keys); docs/results.md lists them (results.markdown).
+OPENSSL = "openssl"
+RUNTIME_VARIANTS = "runtime_variants"
+RUN_DEPENDENT_KEYS = {
+    OPENSSL: "`openssl version` on this machine, where a mode of the run is on TLS: the "
+             "library Kestrel's HTTPS (through .NET) and nginx's TLS use, and what made each "
+             "launch's certificate.",
+    RUNTIME_VARIANTS: "Where the run has runtime variants (params key runtime_variants), each "
+                      "by name with what its declaration holds (`build`: jit or aot, `app`, "
+                      "`runtime`, `gc` and the `gc_env` that asks for it) and its published "
+                      "executable as it was when the run began (`executable`, `size_bytes`, "
+                      "`mtime`, UTC, and `sha256`, its first 16 hex digits; a JIT build's "
+                      "`assembly`, its code, the same); its path followed by `: not built` "
+                      "where it was not yet published.",
+}  # fmt: skip
+
+
+def openssl_version() -> str:
+    """`openssl version`'s line ("OpenSSL 3.0.17 1 Jul 2025 ..."), "unknown" without one."""
+    return _cmd("openssl", "version")
+
+
+def file_facts(path: Path) -> dict:
+    """A built file's size, modification time (UTC) and sha256 (its first 16 hex digits): the
+    build a run launched, told apart from a later publish."""
+    stat = path.stat()
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    mtime = datetime.fromtimestamp(stat.st_mtime, UTC).isoformat(timespec="seconds")
+    return {"size_bytes": stat.st_size, "mtime": mtime, "sha256": digest.hexdigest()[:16]}
+
+
+def variant_builds(names) -> dict[str, dict]:
+    """{variant: its build facts} (RUN_DEPENDENT_KEYS[RUNTIME_VARIANTS]) for runtime variants
+    `names`, from their declarations (runtime_variants.py) and their executables."""
+    from ..runtime_variants import get_variant
+
+    found = {}
+    for name in names:
+        v = get_variant(name)
+        exe = v.executable
+        facts = {"build": v.build.kind, "app": v.build.app, "runtime": v.runtime,
+                 "gc": v.gc.reported or "the build's default", "gc_env": v.env,
+                 "executable": os.path.relpath(exe, ROOT)}  # fmt: skip
+        try:
+            facts |= file_facts(exe)
+        except OSError:
+            facts["executable"] += ": not built"
+        assembly = exe.with_name(f"{exe.name}.dll")  # a JIT build's code; its executable a host
+        if assembly.is_file():
+            facts["assembly"] = {"path": os.path.relpath(assembly, ROOT), **file_facts(assembly)}
+        found[name] = facts
+    return found
+
+
+def run_dependent(tls: bool, variants=()) -> dict:
+    """The RUN_DEPENDENT_KEYS this run records: openssl's version where `tls` (a mode of the
+    run is on TLS), each of `variants`' builds where it has runtime variants."""
+    record = {OPENSSL: openssl_version()} if tls else {}
+    if variants:
+        record[RUNTIME_VARIANTS] = variant_builds(variants)
+    return record
 
 
 def _read_there(probe) -> str | None:

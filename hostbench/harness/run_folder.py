@@ -139,15 +139,19 @@ def read_record(path: Path) -> dict | None:
     return read_json(path, "use another --run-id")
 
 
-def record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtimes=()) -> None:
+def record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtimes=(),
+                       tls: bool = False, variants=()) -> None:  # fmt: skip
     """environment.json: the machine as the study first saw it (a resumed study keeps it),
-    with the test app's `runtimes` (params.runtime_builds); under topology ssh both hosts too,
-    read there (environment.hosts_record)."""
+    with the test app's `runtimes` (params.runtime_builds), openssl's version where `tls` (a
+    mode on TLS), the runtime `variants`' builds (params.variant_builds:
+    environment.run_dependent); under topology ssh both hosts too, read there
+    (environment.hosts_record)."""
     path = study_dir / ENVIRONMENT_FILE
     if path.exists():
         return
     record = environment.collect()
     record["testapp_runtimes"] = environment.testapp_runtimes(list(runtimes))
+    record |= environment.run_dependent(tls, list(variants))
     if ssh is not None:
         record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
     write_json(path, record)

@@ -154,7 +154,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         _resumable(study_dir, params, rule, old, new)
     write_json(study_dir / PARAMS_FILE, new)
     if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
-        record_environment(study_dir, runtimes=params.runtime_builds)
+        record_environment(study_dir, runtimes=params.runtime_builds, **_run_dependent(params))
 
     state = rule.state(study_dir)
     if old is not None:
@@ -207,6 +207,13 @@ def _check_before_start(specs: list[RunSpec], study_dir: Path, params: StudyPara
             )
 
 
+def _run_dependent(params: StudyParams) -> dict:
+    """What environment.json records for this run alone: whether a mode is on TLS, the
+    runtime variants it launches (environment.RUN_DEPENDENT_KEYS)."""
+    return {"tls": any(get_mode(m).tls for m in params.modes),
+            "variants": params.variant_builds}  # fmt: skip
+
+
 def _where(stack: ExitStack, params: StudyParams, study_dir: Path) -> Where:
     """Where the study's processes run, set up for as long as it lasts and removed however it
     ends: topology netns's two namespaces, or topology ssh's two hosts, connected and checked
@@ -220,7 +227,7 @@ def _where(stack: ExitStack, params: StudyParams, study_dir: Path) -> Where:
         loadgens = {(g.name, g.ships()) for g in generators}
         ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
         record_environment(study_dir, ssh, list(programs.values()), generators,
-                           params.runtime_builds)  # fmt: skip
+                           params.runtime_builds, **_run_dependent(params))  # fmt: skip
     return Where(two_hosts, ssh)
 
 
