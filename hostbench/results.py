@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import environment_keys
 from .column_types import BOOL, CPUS, FLOAT, INT, STR, Column
 from .errors import BadInput
 
@@ -448,22 +449,4 @@ def markdown() -> str:
     for c in COLUMNS:
         kind = f"{c.type.name}, may be empty" if c.nullable else c.type.name
         lines.append(f"| `{c.name}` | {kind} | {c.unit} | {c.meaning} |")
-    return "\n".join(lines) + "\n\n" + environment_markdown()
-
-
-def environment_markdown() -> str:
-    """docs/results.md's section on environment.json's keys that only some runs record
-    (harness/environment.py's RUN_DEPENDENT_KEYS)."""
-    from .harness.environment import RUN_DEPENDENT_KEYS
-
-    lines = [
-        "## environment.json: what only some runs record",
-        "",
-        "Beside the machine and the versions every run records (`python -m hostbench env`), a",
-        "run records these keys only where it needs them:",
-        "",
-        "| key | meaning |",
-        "|---|---|",
-        *(f"| `{key}` | {meaning} |" for key, meaning in RUN_DEPENDENT_KEYS.items()),
-    ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + environment_keys.markdown()

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import SHORT_RUNS
-from hostbench.harness import environment
+from hostbench.environment_keys import RUNTIME_VARIANTS
 from hostbench.harness.launch import netns
 from hostbench.harness.run_folder import ENVIRONMENT_FILE
 from hostbench.harness.study import run_study
@@ -44,7 +44,7 @@ def _each_row_records_its_variant(study_dir) -> None:
         assert r.build == variant.build.kind, r.run_key
         assert (r.gc == variant.gc.reported) if variant.gc.reported else (r.gc in DEFAULT_GC)
         assert r.runtime_version.startswith("10.0.") and r.startup_ms > 0
-    builds = json.loads((study_dir / ENVIRONMENT_FILE).read_text())[environment.RUNTIME_VARIANTS]
+    builds = json.loads((study_dir / ENVIRONMENT_FILE).read_text())[RUNTIME_VARIANTS]
     assert {n: b["build"] for n, b in builds.items()} == {"aot": "aot", "workstationgc": "jit"}
     assert all(len(b["sha256"]) == 16 for b in builds.values())
 

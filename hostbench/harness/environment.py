@@ -3,8 +3,8 @@
 Results mean little without the hardware and versions beside them (the paper's
 Tables 1 and 2). Anything that can't be read is recorded as "not installed" or
 "unknown" rather than failing the study. What only some runs need is recorded by those runs
-alone, each key declared once in RUN_DEPENDENT_KEYS (docs/results.md lists them): openssl's
-version where a mode is on TLS, each runtime variant's build where the run has variants.
+alone, each key declared once (hostbench/environment_keys.py, listed in docs/results.md):
+openssl's version where a mode is on TLS, each runtime variant's build where it has variants.
 Each load tool's version is read here, once (tool_version), for this record, `doctor` and
 every run's row alike: this module reads what is installed (launch/) and never what measures
 (measure/). Under topology ssh the record adds both hosts, each read there (hosts_record):
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psutil
 
+from ..environment_keys import OPENSSL, RUNTIME_VARIANTS
 from ..errors import HostbenchError
 from ..load import TOOLS
 from ..paths import BIN, ROOT
@@ -218,24 +219,6 @@ def collect() -> dict:
     }
 
 
-# environment.json's keys a run records only where it needs them, each with its meaning (as
-# pyperf declares its metadata keys); docs/results.md lists them (results.markdown).
-OPENSSL = "openssl"
-RUNTIME_VARIANTS = "runtime_variants"
-RUN_DEPENDENT_KEYS = {
-    OPENSSL: "`openssl version` on this machine, where a mode of the run is on TLS: the "
-             "library Kestrel's HTTPS (through .NET) and nginx's TLS use, and what made each "
-             "launch's certificate.",
-    RUNTIME_VARIANTS: "Where the run has runtime variants (params key runtime_variants), each "
-                      "by name with what its declaration holds (`build`: jit or aot, `app`, "
-                      "`runtime`, `gc` and the `gc_env` that asks for it) and its published "
-                      "executable as it was when the run began (`executable`, `size_bytes`, "
-                      "`mtime`, UTC, and `sha256`, its first 16 hex digits; a JIT build's "
-                      "`assembly`, its code, the same); its path followed by `: not built` "
-                      "where it was not yet published.",
-}  # fmt: skip
-
-
 def openssl_version() -> str:
     """`openssl version`'s line ("OpenSSL 3.0.17 1 Jul 2025 ..."), "unknown" without one."""
     return _cmd("openssl", "version")
@@ -254,7 +237,7 @@ def file_facts(path: Path) -> dict:
 
 
 def variant_builds(names) -> dict[str, dict]:
-    """{variant: its build facts} (RUN_DEPENDENT_KEYS[RUNTIME_VARIANTS]) for runtime variants
+    """{variant: its build facts} (environment_keys.RUNTIME_VARIANTS) for runtime variants
     `names`, from their declarations (runtime_variants.py) and their executables."""
     from ..runtime_variants import get_variant
 
@@ -277,7 +260,7 @@ def variant_builds(names) -> dict[str, dict]:
 
 
 def run_dependent(tls: bool, variants=()) -> dict:
-    """The RUN_DEPENDENT_KEYS this run records: openssl's version where `tls` (a mode of the
+    """The environment_keys this run records: openssl's version where `tls` (a mode of the
     run is on TLS), each of `variants`' builds where it has runtime variants."""
     record = {OPENSSL: openssl_version()} if tls else {}
     if variants:

@@ -209,7 +209,7 @@ def _check_before_start(specs: list[RunSpec], study_dir: Path, params: StudyPara
 
 def _run_dependent(params: StudyParams) -> dict:
     """What environment.json records for this run alone: whether a mode is on TLS, the
-    runtime variants it launches (environment.RUN_DEPENDENT_KEYS)."""
+    runtime variants it launches (hostbench/environment_keys.py)."""
     return {"tls": any(get_mode(m).tls for m in params.modes),
             "variants": params.variant_builds}  # fmt: skip
 
