@@ -280,21 +280,31 @@ def get_mode(mode_id: str) -> Mode:
         raise BadInput(f"unknown mode {mode_id!r}; allowed: {', '.join(MODES)}") from None
 
 
-# Each plain mode's twin on TLS, and back: read from the TLS modes' tls_of, declared once.
+# Each plain mode's twin on TLS, read from the TLS modes' tls_of, declared once: tls_twin and
+# plain_twin cross it each way, and everything that maps modes to and from TLS uses them.
 TLS_TWINS: dict[str, str] = {m.tls_of: m.id for m in MODES.values() if m.tls_of}
-PLAIN_TWINS: dict[str, str] = {tls: plain for plain, tls in TLS_TWINS.items()}
+
+
+def has_tls_twin(mode_id: str) -> bool:
+    """Whether `mode_id` can run on TLS: a plain mode with a twin, or a TLS mode itself."""
+    mode = MODES.get(str(mode_id))
+    return mode is not None and (mode.tls is not None or mode.id in TLS_TWINS)
 
 
 def tls_twin(mode_id: str) -> str:
     """The mode that is `mode_id` on TLS (itself, for a TLS mode); BadInput for a mode that
     cannot terminate TLS (no twin declared)."""
     mode = get_mode(mode_id)
-    if mode.tls:
-        return mode.id
-    if mode.id not in TLS_TWINS:
+    if not has_tls_twin(mode.id):
         raise BadInput(f"mode {mode.id!r} cannot terminate TLS (no TLS twin); modes that can: "
                        f"{', '.join(TLS_TWINS)}")  # fmt: skip
-    return TLS_TWINS[mode.id]
+    return mode.id if mode.tls else TLS_TWINS[mode.id]
+
+
+def plain_twin(mode_id: str) -> str:
+    """The plain mode `mode_id` is on TLS (itself, for a plain mode or one unknown here)."""
+    mode = MODES.get(str(mode_id))
+    return (mode.tls_of or mode.id) if mode else str(mode_id)
 
 
 def runnable_here() -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .catalog import TLS_TWINS, tls_twin
+from .catalog import has_tls_twin, tls_twin
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.preflight import check_runnable
@@ -134,7 +134,7 @@ def on_tls(tls: str, modes: list[str], baseline: str, named: bool) -> tuple[list
                            "on TLS with tls 'edge'")  # fmt: skip
         return [baseline, tls_twin(baseline)], baseline
     if not named:
-        modes = [m for m in modes if m in TLS_TWINS]
+        modes = [m for m in modes if has_tls_twin(m)]
     try:
         return [tls_twin(m) for m in modes], tls_twin(baseline)
     except BadInput as e:
@@ -287,19 +287,42 @@ def tls_of(params: StudyParams) -> str:
 
 
 def deployment_note(params: StudyParams) -> str:
-    """Where TLS terminates, how the test app is compiled and its GC, in words (Markdown)."""
+    """Where TLS terminates, how the test app is compiled and its GC, and what every hop is
+    measured against, in words (Markdown)."""
+    tls = tls_of(params)
+    if params.runtime_variants:
+        app, gc = app_words(params), ""
+    else:
+        app, gc = "the test app (JIT)", app_words(params) or "the runtime's default GC"
+    return (
+        f"TLS: **{tls}** ({TLS_CHOICES[tls]}); the app: **{app}**"
+        + (f", **{gc}**." if gc else ".")
+        + f" Every hop is measured against **{baseline_words(params)}**."
+    )
+
+
+def app_words(params: StudyParams) -> str:
+    """How the test app runs where the `build` or `gc` what-if changed it: its runtime
+    variant's label ("minimal APIs, Native AOT, DATAS, .NET 10"), or the GC setting's
+    ("DATAS"); "" as the profile has it."""
     from .runtime_variants import get_variant
 
-    tls = tls_of(params)
-    app = "the test app (JIT)"
-    gc = next((g.label for g in GC_SETTINGS.values()
-               if g.env and g.env.items() <= params.options.app_env.items()),
-              "the runtime's default GC")  # fmt: skip
     if params.runtime_variants:
-        app, gc = get_variant(params.runtime_variants[0]).label, ""
-    return f"TLS: **{tls}** ({TLS_CHOICES[tls]}); the app: **{app}**" + (
-        f", **{gc}**." if gc else "."
-    )
+        return get_variant(params.runtime_variants[0]).label
+    env = params.options.app_env.items()
+    return next((g.label for g in GC_SETTINGS.values() if g.env and g.env.items() <= env), "")
+
+
+def baseline_words(params: StudyParams) -> str:
+    """The baseline as this run's sentences name it (hops.hop_costs' `alone`): "Kestrel
+    alone", ", on HTTPS" where it serves HTTPS itself (tls "edge"), the app named where a
+    what-if changed it ("Kestrel alone (minimal APIs, Native AOT, .NET 10)")."""
+    from .analysis.hops import ALONE
+    from .catalog import get_mode
+
+    words = ALONE + (", on HTTPS" if get_mode(params.baseline_mode).tls else "")
+    app = app_words(params)
+    return f"{words} ({app})" if app else words
 
 
 def nginx_workers(params: StudyParams) -> int:
@@ -319,5 +342,6 @@ def quick_note(params: StudyParams) -> str:
 def shown_mode(params: StudyParams, mode: str) -> str:
     """The mode the notebook's section on `mode` shows: its TLS twin when the run has that
     one (the `tls` what-if), else `mode` itself."""
-    twin = TLS_TWINS.get(mode)
-    return twin if twin in params.modes and mode not in params.modes else mode
+    if not has_tls_twin(mode) or mode in params.modes:
+        return mode
+    return twin if (twin := tls_twin(mode)) in params.modes else mode

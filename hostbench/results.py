@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import environment_keys
 from .column_types import BOOL, CPUS, FLOAT, INT, STR, Column
 from .errors import BadInput
 
@@ -448,4 +449,4 @@ def markdown() -> str:
     for c in COLUMNS:
         kind = f"{c.type.name}, may be empty" if c.nullable else c.type.name
         lines.append(f"| `{c.name}` | {kind} | {c.unit} | {c.meaning} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + environment_keys.markdown()

@@ -39,7 +39,7 @@ class Build:
 
     name: str  # its part of a variant name; "" for the test app as the runtimes axis builds it
     kind: str  # "jit" or "aot", as the app reports it (GET /__transport's build)
-    label: str
+    app: str  # the app it builds, in words: "minimal APIs" (testapp/aot), "TestApp"
     sources: Path
     executable: str
     serves: tuple[str, ...]  # the scenarios its app has; () the test app: every one
@@ -49,14 +49,21 @@ class Build:
     # of that runtime from NuGet, and clang and lld to link.
     runtimes: tuple[str, ...] = RUNTIMES
 
+    @property
+    def label(self) -> str:
+        """As a reader names it: "minimal APIs, Native AOT"; the test app by its name alone."""
+        return f"{self.app}, {COMPILED[self.kind]}" if self.name else self.app
+
+
+COMPILED = {"jit": "JIT", "aot": "Native AOT"}  # a build's kind, in words
 
 BUILDS: dict[str, Build] = {
     b.name: b
     for b in (
         Build("", "jit", "TestApp", TESTAPP_SOURCES, "TestApp", ()),
-        Build("jit", "jit", "minimal APIs, JIT", AOT_SOURCES, "TestAppAot", AOT_SCENARIOS,
+        Build("jit", "jit", "minimal APIs", AOT_SOURCES, "TestAppAot", AOT_SCENARIOS,
               why_not="its app (testapp/aot) has the endpoints Native AOT can serve, no MVC"),
-        Build("aot", "aot", "minimal APIs, Native AOT", AOT_SOURCES, "TestAppAot",
+        Build("aot", "aot", "minimal APIs", AOT_SOURCES, "TestAppAot",
               AOT_SCENARIOS,
               why_not="Native AOT compiles no MVC controllers or Razor views (testapp/aot has "
                       "the endpoints it can serve)"),

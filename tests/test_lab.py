@@ -214,7 +214,7 @@ def test_a_mode_left_out_of_the_run_says_how_to_add_it():
 
 def test_the_sentences_name_what_each_hop_adds():
     costs = hops.hop_costs(RESULTS)
-    assert hops.baseline_sentence(costs).startswith(f"**{mode_label('kestrel')}**")
+    assert hops.baseline_sentence(costs).startswith(f"**{hops.ALONE}**: ")
     for mode in PROXIED:
         text = hops.hop_sentence(costs, mode)
         row = costs.set_index("mode").loc[mode]

@@ -3,10 +3,21 @@ terminates (`tls`), the test app's garbage collector (`gc`) and how it is compil
 (`build`), each in the params the run measures with and each refusal in one line. Starts no
 process; the lab's end-to-end run is tests/test_lab_live.py."""
 
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from hostbench import lab
-from hostbench.catalog import TLS_AT_PROXY, TLS_IN_SERVER, TLS_TWINS, get_mode
+from hostbench.analysis import hops
+from hostbench.catalog import (
+    TLS_AT_PROXY,
+    TLS_IN_SERVER,
+    TLS_TWINS,
+    get_mode,
+    has_tls_twin,
+    tls_twin,
+)
 from hostbench.errors import BadInput
 from hostbench.runtime_variants import AOT_SCENARIOS, GC_SETTINGS, get_variant
 
@@ -128,3 +139,40 @@ def test_the_teachers_page_names_every_deployment_what_if_and_its_values():
     for what_if in ("tls", "gc", "build"):
         assert f'WHAT_IF="{what_if}=' in page  # a command-line example
         assert f"| `{what_if} = " in page  # a row of the exercises' table
+
+
+# The lab's recorded quick run (tests/fixtures/lab/), every mode renamed to its TLS twin: the
+# same numbers as a run of tls "edge" would record them, to render its words.
+RECORDED = pd.read_csv(Path(__file__).parent / "fixtures" / "lab" / "results.csv")
+ON_TLS = RECORDED[RECORDED["mode"].map(has_tls_twin)].assign(mode=lambda d: d["mode"].map(tls_twin))
+
+
+def test_under_tls_at_the_edge_every_sentence_says_kestrel_alone_is_on_https():
+    params = lab.lab_params("quick", tls="edge")
+    words = lab.baseline_words(params)
+    assert words == f"{hops.ALONE}, on HTTPS"
+    assert f"measured against **{words}**" in lab.settings_note(params)
+    costs = hops.hop_costs(ON_TLS, params.baseline_mode, words)
+    assert hops.baseline_sentence(costs, params.baseline_mode).startswith(f"**{words}**: ")
+    sentence = hops.hop_sentence(costs, lab.shown_mode(params, "nginx-keepalive"))
+    assert f"against {words}, " in sentence and f"of {words}'s." in sentence
+    assert f"% of {words} (95% CI)" in " ".join(hops.hop_table(costs).columns)
+    assert words in hops.hop_figure(costs).axes[0].get_xlabel()
+    # Kestrel alone stays plain where only Kestrel's twin is on HTTPS beside it.
+    assert lab.baseline_words(lab.lab_params("quick", tls="kestrel")) == hops.ALONE
+
+
+@pytest.mark.parametrize("what_if", [{"build": "aot"}, {"build": "jit", "gc": "datas"},
+                                     {"gc": "workstationgc"}])  # fmt: skip
+def test_under_a_build_or_gc_what_if_the_sentences_name_the_app(what_if):
+    params = lab.lab_params("quick", **what_if)
+    if "build" in what_if:
+        named = get_variant(params.runtime_variants[0]).label  # "minimal APIs, Native AOT, ..."
+    else:
+        named = GC_SETTINGS[what_if["gc"]].label
+    words = lab.baseline_words(params)
+    assert words == f"{hops.ALONE} ({named})"
+    assert f"measured against **{words}**" in lab.settings_note(params)
+    costs = hops.hop_costs(RECORDED, params.baseline_mode, words)
+    assert f"against {words}, " in hops.hop_sentence(costs, "nginx")
+    assert f"on {words}." in hops.inprocess_sentence(costs, params.baseline_mode)

@@ -15,14 +15,15 @@ from hostbench import results
 from hostbench.analysis import claims, tables
 from hostbench.catalog import (
     MODES,
-    PLAIN_TWINS,
     SCENARIOS,
     TLS_AT_PROXY,
     TLS_IN_SERVER,
     TLS_TWINS,
     get_mode,
     get_scenario,
+    has_tls_twin,
     linux_modes,
+    plain_twin,
     tls_twin,
 )
 from hostbench.errors import BadInput
@@ -49,8 +50,8 @@ CERT = Certificate("/tmp/run/tls-cert.pem", "/tmp/run/tls-key.pem")
 
 
 def test_each_tls_mode_is_a_plain_mode_with_every_hop_alike_but_the_clients():
-    assert set(TLS_MODES) == set(PLAIN_TWINS) and len(TLS_TWINS) == len(TLS_MODES)
-    for tls_id, plain_id in PLAIN_TWINS.items():
+    assert set(TLS_MODES) == set(TLS_TWINS.values()) and len(TLS_TWINS) == len(TLS_MODES)
+    for plain_id, tls_id in TLS_TWINS.items():
         tls, plain = MODES[tls_id], MODES[plain_id]
         assert plain.tls is None and tls.added and tls_id in linux_modes()
         same = ("launch", "proxy", "keepalive", "unix_socket", "server", "server_args", "serves")
@@ -58,12 +59,15 @@ def test_each_tls_mode_is_a_plain_mode_with_every_hop_alike_but_the_clients():
         assert tls.tls == (TLS_AT_PROXY if plain.proxy else TLS_IN_SERVER)
         assert tls.scheme == "https" and plain.scheme == "http"
         assert tls_twin(plain_id) == tls_id and tls_twin(tls_id) == tls_id
+        assert plain_twin(tls_id) == plain_id and plain_twin(plain_id) == plain_id
+        assert has_tls_twin(plain_id) and has_tls_twin(tls_id)
     # The pool stays where the plain mode has one.
     assert MODES["nginx-keepalive-tls"].keepalive == MODES["nginx-keepalive"].keepalive
 
 
 @pytest.mark.parametrize("mode", ["iris", "nginx-uds", "external"])
 def test_tls_asked_of_a_mode_without_a_twin_is_one_line(mode):
+    assert not has_tls_twin(mode) and plain_twin(mode) == mode
     with pytest.raises(BadInput) as err:
         tls_twin(mode)
     message = str(err.value)
@@ -230,7 +234,7 @@ def test_the_tls_sub_study_runs_every_mode_of_its_study_on_its_tls_twin(study, p
     main = StudyParams.from_file(STUDIES_DIR / study / "params" / f"{profile}.yaml")
     tls = main.sub_study("tls")
     assert tls.modes == [TLS_TWINS[m] for m in main.modes if m in TLS_TWINS]
-    assert PLAIN_TWINS[tls.baseline_mode] == main.baseline_mode
+    assert plain_twin(tls.baseline_mode) == main.baseline_mode
     assert tls.focus == [TLS_TWINS[m] for m in main.focus]
     # Only the modes change: the load, its tool and its connections are the study's.
     assert (tls.tools, tls.concurrency) == (main.tools, main.concurrency)

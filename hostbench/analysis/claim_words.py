@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..catalog import mode_label, scenario_label
+from ..catalog import MODES, mode_label, scenario_label
+from ..runtime_variants import VARIANTS
 from . import verdicts, wording
 
 # The claims table's columns (claims.judge_table), one row per claim; CLAIM names a row, so two
@@ -34,6 +35,28 @@ BOUNDED = (
 ANALOG, SUB_STUDY = "the analog", "the sub-study"
 # The verdict of a claim no interval judges, by its kind (reference.UNJUDGED_KINDS).
 UNJUDGED = {"not testable": verdicts.NOT_TESTABLE, "not re-run": verdicts.NOT_RERUN}
+
+
+IN_PLACE_OF = " in place of "  # a stand-in's condition: "<stand-in> in place of <mode>"
+
+
+def in_place_of(results: pd.DataFrame, other: str, mode: str) -> str:
+    """The condition of mode `other` standing in for `mode` a claim names: "Kestrel in place
+    of Kestrel + nginx (TCP)". Where `other`'s rows ran a runtime variant's own app
+    (testapp/aot), that app is named ("Kestrel on minimal APIs in place of Kestrel,
+    AddMvcCore"): that is what stood in, and "Kestrel in place of Kestrel, AddMvcCore" would
+    read as a mode in its own place. Where the labels read so without one, the stand-in's
+    description says what it is."""
+    variants = results.loc[results["mode"].astype(str) == other, "variant"] if (
+        "variant" in results.columns) else pd.Series(dtype=str)  # fmt: skip
+    apps = sorted({VARIANTS[v].build.app for v in variants.astype(str).unique()
+                   if v in VARIANTS and VARIANTS[v].build.name})  # fmt: skip
+    stand_in = mode_label(other)
+    if apps:
+        stand_in += f" on {' and '.join(apps)}"
+    elif mode_label(mode).startswith(f"{stand_in}, ") and other in MODES:
+        stand_in += f" ({MODES[other].summary})"
+    return f"{stand_in}{IN_PLACE_OF}{mode_label(mode)}"
 
 
 class Conditions(NamedTuple):

@@ -44,6 +44,7 @@ from .claim_words import (
     by_scenario_alone,
     comparison_label,
     comparison_name,
+    in_place_of,
     interval_text,
     ours_text,
 )
@@ -209,8 +210,8 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         if name in between:
             continue
         where = v.attrs.get(runtimes.CONDITION) or f"the {name} sub-study"
-        conditions[where] = _Condition(v, baseline, SUB_STUDY, None,
-                                       runtime=v.attrs.get(runtimes.RUNTIME_LABEL, ""))  # fmt: skip
+        label = v.attrs.get(runtimes.CONDITION_LABEL, "")
+        conditions[where] = _Condition(v, baseline, SUB_STUDY, None, runtime=label)
         # A sub-study that ran an analog too: each judged there as well, none left out.
         own = (sub_study_stand_ins or {}).get(v.attrs.get(runtimes.SUB_STUDY, name), {})
         there = _analogs(v, baseline, None, analogs, {**stand_ins, **own})
@@ -298,7 +299,7 @@ def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, s
     present = set(results["mode"].astype(str))
     found = {f"{mode_label(a)} as the baseline": _Condition(results, a, ANALOG, plan, True)
              for a in analogs if a != baseline and a in present}  # fmt: skip
-    found |= {f"{mode_label(other)} in place of {mode_label(mode)}":
+    found |= {in_place_of(results, other, mode):
               _Condition(results, baseline, ANALOG, plan, swap=(mode, other))
               for mode, others in stand_ins.items()
               for other in others if other != mode and other in present}  # fmt: skip

@@ -22,6 +22,10 @@ from .topology import path_figure
 from .wording import difference_text, difference_words, ratio_text
 
 BASELINE = "kestrel"  # every hop is what a mode adds to Kestrel alone
+# The baseline in words, as the sentences, the table and the figure name it; a run on TLS or a
+# runtime variant names it so (lab.baseline_words), kept in hop_costs' attrs[ALONE_WORDS].
+ALONE = "Kestrel alone"
+ALONE_WORDS = "alone_words"
 POOLED, NO_POOL, SOCKET = "nginx-keepalive", "nginx", "nginx-uds"
 # The IIS models the in-process section draws (Windows only: drawn, not measured).
 IIS_MODELS = ("iis-outofprocess", "iis-inprocess")
@@ -62,11 +66,13 @@ def _paired(runs: pd.DataFrame, baseline: str, metric: str) -> pd.DataFrame:
     return out.assign(mode=out["mode"].astype(str)).set_index("mode")
 
 
-def hop_costs(results: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+def hop_costs(results: pd.DataFrame, baseline: str = BASELINE, alone: str = ALONE) -> pd.DataFrame:
     """Per mode (the baseline first): blocks, mean requests/s and CPU µs per request (app,
     proxy, both, load generator), the proxy's mean cores; for the others, the CPU added per
     request over the baseline (`added`, app and proxy together) and in the app alone
-    (`app_added`), each with its 95% interval, and throughput as % of the baseline's."""
+    (`app_added`), each with its 95% interval, and throughput as % of the baseline's.
+    `alone`: the baseline in words ("Kestrel alone, on HTTPS"), which everything drawn or
+    said from these costs names it by (attrs[ALONE_WORDS])."""
     runs = per_request(_one_setup(results))
     valid = _valid(runs)
     modes = figures.present(valid["mode"])
@@ -102,7 +108,13 @@ def hop_costs(results: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
                    "app_added_high", "rps_ratio", "rps_low", "rps_high", "paired"):  # fmt: skip
         if column not in out:
             out[column] = math.nan
+    out.attrs[ALONE_WORDS] = alone
     return out
+
+
+def alone_words(costs: pd.DataFrame) -> str:
+    """The baseline in words, as hop_costs was told it: "Kestrel alone" unless said otherwise."""
+    return costs.attrs.get(ALONE_WORDS, ALONE)
 
 
 def _row(costs: pd.DataFrame, mode: str) -> SimpleNamespace | None:
@@ -115,7 +127,7 @@ def hop_table(costs: pd.DataFrame) -> pd.DataFrame:
     """The table for the page: per mode, requests/s, CPU µs per request in the app and the
     proxy, what the hop adds over Kestrel alone (all and in the app), and throughput, each
     comparison with its 95% interval. A mode without a proxy shows a dash."""
-    rows = []
+    rows, alone = [], alone_words(costs)
     for r in costs.itertuples(index=False):
         baseline = pd.isna(r.paired)
         rows.append({
@@ -127,7 +139,7 @@ def hop_table(costs: pd.DataFrame) -> pd.DataFrame:
             difference_text(r.added, r.added_low, r.added_high),
             "of it in the app (95% CI)": "-" if baseline else
             difference_text(r.app_added, r.app_added_low, r.app_added_high),
-            "throughput, % of Kestrel alone (95% CI)": "100%" if baseline else
+            f"throughput, % of {alone} (95% CI)": "100%" if baseline else
             ratio_text(r.rps_ratio, r.rps_low, r.rps_high),
         })  # fmt: skip
     return pd.DataFrame(rows)
@@ -145,7 +157,7 @@ def path_notes(costs: pd.DataFrame, mode: str) -> list[str]:
         notes.append(f"{r.proxy_us:,.0f} µs CPU\nper request")
     app = f"{r.app_us:,.0f} µs CPU\nper request"
     if r.paired > 0:  # not the baseline, and paired with it in some block
-        app += f"\n(app {r.app_added:+,.0f} µs\nvs Kestrel alone)"
+        app += f"\n(app {r.app_added:+,.0f} µs\nvs {alone_words(costs)})"
     return [*notes, app]
 
 
@@ -165,7 +177,7 @@ def baseline_sentence(costs: pd.DataFrame, baseline: str = BASELINE) -> str:
     """Kestrel alone in words: what one request cost the app and the load tool (Markdown)."""
     r = _row(costs, baseline)
     return (
-        f"**{mode_label(baseline)}**: {r.rps:,.0f} requests/s; each request cost the app "
+        f"**{alone_words(costs)}**: {r.rps:,.0f} requests/s; each request cost the app "
         f"**{r.app_us:,.0f} µs** of CPU (mean over {r.blocks} blocks), and the load tool "
         f"another {r.loadgen_us:,.0f} µs on the same cores."
     )
@@ -176,17 +188,18 @@ def hop_sentence(costs: pd.DataFrame, mode: str) -> str:
     r = _row(costs, mode)
     if r is None:
         return missing_note(mode)
-    words = difference_words(r.added_low, r.added_high, more="more than Kestrel alone",
-                             less="less than Kestrel alone")  # fmt: skip
+    alone = alone_words(costs)
+    words = difference_words(r.added_low, r.added_high, more=f"more than {alone}",
+                             less=f"less than {alone}")  # fmt: skip
     app_words = difference_words(r.app_added_low, r.app_added_high, more="more than alone",
                                  less="less than alone")  # fmt: skip
     return (
         f"**{mode_label(mode)}**: a request cost {r.hosting_us:,.0f} µs of CPU in the app and "
-        f"the proxy together; against Kestrel alone, "
+        f"the proxy together; against {alone}, "
         f"{difference_text(r.added, r.added_low, r.added_high)}: {words}. "
         f"The proxy itself spent {r.proxy_us:,.0f} µs per request; the app "
         f"{difference_text(r.app_added, r.app_added_low, r.app_added_high)} ({app_words}). "
-        f"Throughput: {ratio_text(r.rps_ratio, r.rps_low, r.rps_high)} of Kestrel alone's."
+        f"Throughput: {ratio_text(r.rps_ratio, r.rps_low, r.rps_high)} of {alone}'s."
     )
 
 
@@ -301,7 +314,7 @@ def inprocess_sentence(costs: pd.DataFrame, baseline: str = BASELINE) -> str:
     share = 100.0 * cheapest["added"] / base.app_us
     text = (
         f"A proxy hop here added {span} of CPU per request, against {base.app_us:,.0f} µs for "
-        f"the whole request on Kestrel alone. The cheapest, {mode_label(cheapest['mode'])}, "
+        f"the whole request on {alone_words(costs)}. The cheapest, {mode_label(cheapest['mode'])}, "
         f"added {share:.0f}% of that. That is the most in-process hosting could save per "
         "request on this machine: it removes one such hop, but IIS still receives and parses "
         "each request (http.sys) and runs its own pipeline before the app sees it."
@@ -334,7 +347,7 @@ def hop_figure(costs: pd.DataFrame) -> Figure:
     written beside it; a line at 0 (nothing added)."""
     rows = costs[costs["paired"] > 0].reset_index(drop=True)
     if rows.empty:
-        raise BadInput("no mode besides Kestrel alone to compare with it")
+        raise BadInput(f"no mode besides {alone_words(costs)} to compare with it")
     low = rows["added_low"].fillna(rows["added"])
     high = rows["added_high"].fillna(rows["added"])
     left, right = min(0.0, float(low.min())), max(0.0, float(high.max()))
@@ -354,7 +367,7 @@ def hop_figure(costs: pd.DataFrame) -> Figure:
         ax.set_xlim(left - (0.05 * pad if left < 0 else 0.0), right + pad)
         ax.set_yticks(y, [mode_label(m) for m in rows["mode"]])
         ax.grid(axis="y", visible=False)
-        ax.set_xlabel("CPU added per request over Kestrel alone, app + proxy [µs]")
+        ax.set_xlabel(f"CPU added per request over {alone_words(costs)}, app + proxy [µs]")
         fig.suptitle("What each hop adds to one request's CPU")
         blocks = int(rows["paired"].min())
         whiskers = "whiskers: 95% interval" if blocks > 1 else "one block: no interval"

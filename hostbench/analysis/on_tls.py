@@ -1,5 +1,5 @@
 """TLS as a condition the claims are judged again under: a run (a `tls` sub-study) whose every
-mode is a TLS twin (catalog.PLAIN_TWINS: kestrel-tls is kestrel on TLS, ...) is read under
+mode is a TLS twin (catalog.plain_twin: kestrel-tls is kestrel on TLS, ...) is read under
 its plain twins' names, its baseline too, so each claim, written about the plain modes, is
 judged on them as it stands: "Kestrel alone is the fastest" asks kestrel-tls against the
 baseline's twin. A run mixing plain and TLS modes is read as it is (each mode its own)."""
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from ..catalog import PLAIN_TWINS
+from ..catalog import plain_twin
 from . import runtimes, tables
 
 TLS_LABEL = "TLS"  # where a verdict holds or changes, in a first screen's words: "holds on TLS"
@@ -16,8 +16,8 @@ TLS_LABEL = "TLS"  # where a verdict holds or changes, in a first screen's words
 
 def every_mode_on_tls(modes) -> bool:
     """Whether each of `modes` is a plain mode's TLS twin (and there is one)."""
-    modes = {str(m) for m in modes}
-    return bool(modes) and modes <= set(PLAIN_TWINS)
+    modes = [str(m) for m in modes]
+    return bool(modes) and all(plain_twin(m) != m for m in modes)
 
 
 def as_plain(results: pd.DataFrame, params, name: str = ""):
@@ -26,15 +26,15 @@ def as_plain(results: pd.DataFrame, params, name: str = ""):
     (attrs runtimes.CONDITION) the sensitivity column calls it by."""
     if not every_mode_on_tls(params.modes):
         return results, params
-    plain = results["mode"].astype(str).replace(PLAIN_TWINS)
+    plain = results["mode"].astype(str).map(plain_twin)
     out = results.assign(mode=tables.ordered_modes(plain))
     out.attrs = dict(results.attrs)
     if name:
         out.attrs[runtimes.CONDITION] = f"the {name} sub-study (every mode on TLS)"
-        out.attrs[runtimes.RUNTIME_LABEL] = TLS_LABEL  # as a first screen names it
-    renamed = replace(params, modes=[PLAIN_TWINS[m] for m in params.modes],
-                      baseline=PLAIN_TWINS.get(params.baseline_mode),
-                      focus=[PLAIN_TWINS[m] for m in params.focus])  # fmt: skip
+        out.attrs[runtimes.CONDITION_LABEL] = TLS_LABEL  # as a first screen names it
+    renamed = replace(params, modes=[plain_twin(m) for m in params.modes],
+                      baseline=params.baseline_mode and plain_twin(params.baseline_mode),
+                      focus=[plain_twin(m) for m in params.focus])  # fmt: skip
     return out, renamed
 
 

@@ -16,9 +16,9 @@ from . import intervals, wording
 
 RUNTIME = "runtime"  # the variant a runtimes comparison gives each runtime: net8, net9, net10
 CONDITION = "condition"  # attrs: how a runtime's part of a sub-study is named as a condition
-RUNTIME_LABEL = (
-    "runtime_label"  # attrs: the runtime (or TLS) a part ran on, as a first screen names it
-)
+# attrs: the condition a part ran under (a runtime, a runtime variant, TLS) as a first screen
+# names it (".NET 8", "aot-datas", "TLS")
+CONDITION_LABEL = "condition_label"
 SUB_STUDY = "sub_study"  # attrs: the sub-study a part is of (claims.judge_table's stand-ins)
 
 
@@ -47,7 +47,7 @@ def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFra
     runtime (variant), keyed "<name> on <variant>", so no ratio mixes them; each part's
     attrs[CONDITION] names it for a reader: "the runtimes sub-study on .NET 8 (8.0.31)", "the
     aot-gc sub-study on minimal APIs, Native AOT, DATAS, .NET 10 (10.0.12)"; its
-    attrs[RUNTIME_LABEL], as a first screen's list names it (".NET 8", "aot-datas")."""
+    attrs[CONDITION_LABEL], as a first screen's list names it (".NET 8", "aot-datas")."""
     compared = params.app_comparison
     if not compared:
         results.attrs[SUB_STUDY] = name
@@ -56,7 +56,7 @@ def conditions(name: str, results: pd.DataFrame, params) -> dict[str, pd.DataFra
     found = {}
     for v, part in parts(results, list(compared)).items():  # each part a new frame
         part.attrs[CONDITION] = f"the {name} sub-study on {compared[v]} ({version_of(part, v)})"
-        part.attrs[RUNTIME_LABEL] = short(v)
+        part.attrs[CONDITION_LABEL] = short(v)
         part.attrs[SUB_STUDY] = name
         found[f"{name} on {v}"] = part
     return found

@@ -39,6 +39,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from ..paths import RUNS
 from . import claims, machines, verdicts
+from .claim_words import IN_PLACE_OF
 from .kept import keep
 
 # Each verdict's colour (Okabe-Ito, told apart with colour-blindness): a claim that holds in
@@ -113,18 +114,22 @@ def short_condition(condition: str) -> str:
     """A condition as a row names it: "the runtimes sub-study on .NET 8 (8.0.31)" -> ".NET 8",
     "the isolated sub-study" -> "isolated sub-study", "Kestrel + YARP (TCP) as the baseline"
     -> "baseline Kestrel + YARP (TCP)", "X in place of Y" -> "X instead"; an analog in a
-    sub-study, both: "baseline X, .NET 8"."""
+    sub-study, both: "baseline X, .NET 8", the stand-in's app said once where the sub-study's
+    name says it ("Kestrel on minimal APIs in place of ..., in the aot-gc sub-study on minimal
+    APIs, JIT, ..." -> "Kestrel instead, minimal APIs, JIT, ...")."""
     if ", in " in condition:
-        analog, where = condition.split(", in ", 1)
-        return f"{short_condition(analog)}, {short_condition(where)}"
+        analog, where = (short_condition(c) for c in condition.split(", in ", 1))
+        if (m := re.fullmatch(r"(.+) on (.+) instead", analog)) and m.group(2) in where:
+            analog = f"{m.group(1)} instead"
+        return f"{analog}, {where}"
     if m := re.fullmatch(r"the \S+ sub-study on (.+?)(?: \([^)]*\))?", condition):
         return m.group(1)
     if m := re.fullmatch(r"the (\S+ sub-study)", condition):
         return m.group(1)
     if condition.endswith(" as the baseline"):
         return "baseline " + condition.removesuffix(" as the baseline")
-    if " in place of " in condition:  # the mode it replaces is the claim's own: named there
-        return condition.split(" in place of ", 1)[0] + " instead"
+    if IN_PLACE_OF in condition:  # the mode it replaces is the claim's own: named there
+        return condition.split(IN_PLACE_OF, 1)[0] + " instead"
     return condition
 
 

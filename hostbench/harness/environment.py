@@ -2,10 +2,13 @@
 
 Results mean little without the hardware and versions beside them (the paper's
 Tables 1 and 2). Anything that can't be read is recorded as "not installed" or
-"unknown" rather than failing the study. Each load tool's version is read here, once
-(tool_version), for this record, `doctor` and every run's row alike: this module reads what
-is installed (launch/) and never what measures (measure/). Under topology ssh the record adds
-both hosts, each read there (hosts_record): what the study ran on is those machines.
+"unknown" rather than failing the study. What only some runs need is recorded by those runs
+alone, each key declared once (hostbench/environment_keys.py, listed in docs/results.md):
+openssl's version where a mode is on TLS, each runtime variant's build where it has variants.
+Each load tool's version is read here, once (tool_version), for this record, `doctor` and
+every run's row alike: this module reads what is installed (launch/) and never what measures
+(measure/). Under topology ssh the record adds both hosts, each read there (hosts_record):
+what the study ran on is those machines.
 """
 
 import hashlib
@@ -14,10 +17,12 @@ import os
 import platform
 import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
 
+from ..environment_keys import OPENSSL, RUNTIME_VARIANTS
 from ..errors import HostbenchError
 from ..load import TOOLS
 from ..paths import BIN, ROOT
@@ -212,6 +217,55 @@ def collect() -> dict:
         "git_diff_sha256": git_diff_sha256(),
         "load_average": os.getloadavg(),
     }
+
+
+def openssl_version() -> str:
+    """`openssl version`'s line ("OpenSSL 3.0.17 1 Jul 2025 ..."), "unknown" without one."""
+    return _cmd("openssl", "version")
+
+
+def file_facts(path: Path) -> dict:
+    """A built file's size, modification time (UTC) and sha256 (its first 16 hex digits): the
+    build a run launched, told apart from a later publish."""
+    stat = path.stat()
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    mtime = datetime.fromtimestamp(stat.st_mtime, UTC).isoformat(timespec="seconds")
+    return {"size_bytes": stat.st_size, "mtime": mtime, "sha256": digest.hexdigest()[:16]}
+
+
+def variant_builds(names) -> dict[str, dict]:
+    """{variant: its build facts} (environment_keys.RUNTIME_VARIANTS) for runtime variants
+    `names`, from their declarations (runtime_variants.py) and their executables."""
+    from ..runtime_variants import get_variant
+
+    found = {}
+    for name in names:
+        v = get_variant(name)
+        exe = v.executable
+        facts = {"build": v.build.kind, "app": v.build.app, "runtime": v.runtime,
+                 "gc": v.gc.reported or "the build's default", "gc_env": v.env,
+                 "executable": os.path.relpath(exe, ROOT)}  # fmt: skip
+        try:
+            facts |= file_facts(exe)
+        except OSError:
+            facts["executable"] += ": not built"
+        assembly = exe.with_name(f"{exe.name}.dll")  # a JIT build's code; its executable a host
+        if assembly.is_file():
+            facts["assembly"] = {"path": os.path.relpath(assembly, ROOT), **file_facts(assembly)}
+        found[name] = facts
+    return found
+
+
+def run_dependent(tls: bool, variants=()) -> dict:
+    """The environment_keys this run records: openssl's version where `tls` (a mode of the
+    run is on TLS), each of `variants`' builds where it has runtime variants."""
+    record = {OPENSSL: openssl_version()} if tls else {}
+    if variants:
+        record[RUNTIME_VARIANTS] = variant_builds(variants)
+    return record
 
 
 def _read_there(probe) -> str | None:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__, results
+from ..catalog import get_mode
 from ..errors import BadInput, HostbenchError
 from ..params import NOT_MEASURED, PARAMS_FILE, SKIPPED_SUB_STUDIES, StudyParams, fingerprint
 from ..params import optional as optional_keys
@@ -139,15 +140,26 @@ def read_record(path: Path) -> dict | None:
     return read_json(path, "use another --run-id")
 
 
-def record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtimes=()) -> None:
+def environment_of(params: StudyParams) -> dict:
+    """What record_environment records of `params` for this run alone: the test app's
+    runtimes, whether a mode is on TLS, the runtime variants it launches."""
+    return {"runtimes": params.runtime_builds, "tls": any(get_mode(m).tls for m in params.modes),
+            "variants": params.variant_builds}  # fmt: skip
+
+
+def record_environment(study_dir: Path, ssh=None, programs=(), tools=(), runtimes=(),
+                       tls: bool = False, variants=()) -> None:  # fmt: skip
     """environment.json: the machine as the study first saw it (a resumed study keeps it),
-    with the test app's `runtimes` (params.runtime_builds); under topology ssh both hosts too,
-    read there (environment.hosts_record)."""
+    with the test app's `runtimes` (params.runtime_builds), openssl's version where `tls` (a
+    mode on TLS), the runtime `variants`' builds (params.variant_builds:
+    environment.run_dependent); under topology ssh both hosts too, read there
+    (environment.hosts_record)."""
     path = study_dir / ENVIRONMENT_FILE
     if path.exists():
         return
     record = environment.collect()
     record["testapp_runtimes"] = environment.testapp_runtimes(list(runtimes))
+    record |= environment.run_dependent(tls, list(variants))
     if ssh is not None:
         record["hosts"] = environment.hosts_record(ssh, programs, list(tools))
     write_json(path, record)

@@ -48,6 +48,7 @@ from .run_folder import (
     check_same_processor,
     check_unpacked,
     discard,
+    environment_of,
     make_study_dir,
     progress_writer,
     read_record,
@@ -155,7 +156,7 @@ def _run_locked(params: StudyParams, study_dir: Path, progress: bool, discard_ol
         _resumable(study_dir, params, rule, old, new)
     write_json(study_dir / PARAMS_FILE, new)
     if params.topology != "ssh":  # over ssh, once both hosts are connected (below)
-        record_environment(study_dir, runtimes=params.runtime_builds)
+        record_environment(study_dir, **environment_of(params))
 
     state = rule.state(study_dir)
     if old is not None:
@@ -221,7 +222,7 @@ def _where(stack: ExitStack, params: StudyParams, study_dir: Path) -> Where:
         loadgens = {(g.name, g.ships()) for g in generators}
         ssh = stack.enter_context(remote.ssh_hosts(params.inventory, servers, loadgens))
         record_environment(study_dir, ssh, list(programs.values()), generators,
-                           params.runtime_builds)  # fmt: skip
+                           **environment_of(params))  # fmt: skip
         return TwoSshHosts(ssh)
     return LOOPBACK
 

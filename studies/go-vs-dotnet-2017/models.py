@@ -46,8 +46,9 @@ ARTICLE_SERVERS = {
 # The aot-gc sub-study (params/paper.yaml) runs .NET as the runtime variants of Kestrel: the
 # test app's endpoints on minimal APIs (testapp/aot, /api/values as `--mvc none` serves it),
 # since Native AOT compiles no MVC. There its Kestrel stands in for the AddMvcCore app the
-# requests/s claims name, each such verdict named "Kestrel in place of Kestrel (AddMvcCore)"
-# in its condition; the memory claims name kestrel, whose place it takes anyway.
+# requests/s claims name, each such verdict named "Kestrel on minimal APIs in place of Kestrel,
+# AddMvcCore" in its condition (claim_words.in_place_of); the memory claims name kestrel,
+# whose place it takes anyway.
 SUB_STUDY_STAND_INS = {"aot-gc": {"kestrel-mvccore": ["kestrel"]}}
 
 

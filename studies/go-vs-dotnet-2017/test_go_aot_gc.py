@@ -89,7 +89,9 @@ def test_each_claim_is_judged_again_on_each_variant():
     assert {runtime for _, runtime in short.held} == {"jit-servergc", "jit-datas"}
     # requests/s: the AddMvcCore app's claim, judged on each variant's Kestrel in its place
     rps = table.loc[table.index.str.startswith(RPS_VALUES)].iloc[0]
-    in_place = f"{mode_label('kestrel')} in place of {mode_label('kestrel-mvccore')}"
+    # what stood in, by its app: "Kestrel on minimal APIs in place of Kestrel, AddMvcCore"
+    app = get_variant(VARIANTS[0]).build.app
+    in_place = f"{mode_label('kestrel')} on {app} in place of {mode_label('kestrel-mvccore')}"
     for v in VARIANTS:
         where = f"{in_place}, in the aot-gc sub-study on {get_variant(v).label}"
         assert where in rps[claims.SENSITIVITY]

@@ -4,14 +4,8 @@ using System.Text.Json.Serialization;
 using Microsoft.AspNetCore.HttpOverrides;
 using TestApp;
 
-AppOptions options;
-try
+if (Startup.ParseOrSay("TestAppAot", args) is not { } options)
 {
-    options = AppOptions.Parse(args);
-}
-catch (UsageException e)
-{
-    Console.Error.WriteLine($"TestAppAot: {e.Message}; {AppOptions.Usage}");
     return 2;
 }
 // This app has no MVC and runs on Kestrel alone: an option asking otherwise is refused, not ignored.
@@ -31,15 +25,7 @@ builder.Logging.AddSimpleConsole(c => c.SingleLine = true);
 builder.Logging.SetMinimumLevel(options.LogLevel);
 builder.Logging.AddFilter("Microsoft.Extensions.Hosting.Internal.Host", LogLevel.None);
 builder.WebHost.UseUrls(options.Urls.Split(';'));
-if (options.HasSocketOptions)
-{
-    builder.WebHost.UseSockets(s =>
-    {
-        if (options.IoQueueCount is { } n) s.IOQueueCount = n;
-        if (options.InlineScheduling is { } inline) s.UnsafePreferInlineScheduling = inline;
-        if (options.WaitForData is { } wait) s.WaitForDataBeforeAllocatingBuffer = wait;
-    });
-}
+builder.WebHost.UseSocketOptions(options);
 builder.Services.ConfigureHttpJsonOptions(j => j.SerializerOptions.TypeInfoResolverChain.Insert(0, AotJson.Default));
 builder.Services.Configure<ForwardedHeadersOptions>(f => f.ForwardedHeaders = ForwardedHeaders.All);
 

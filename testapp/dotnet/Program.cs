@@ -6,14 +6,8 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.HttpOverrides;
 using TestApp;
 
-AppOptions options;
-try
+if (Startup.ParseOrSay("TestApp", args) is not { } options)
 {
-    options = AppOptions.Parse(args);
-}
-catch (UsageException e)
-{
-    Console.Error.WriteLine($"TestApp: {e.Message}; {AppOptions.Usage}");
     return 2;
 }
 
@@ -55,15 +49,7 @@ if (options.Server == "httpsys" && OperatingSystem.IsWindows())
 else
 {
     // Kestrel is the default server already (UseKestrel again would displace IIS in-process).
-    if (options.HasSocketOptions)
-    {
-        builder.WebHost.UseSockets(s =>
-        {
-            if (options.IoQueueCount is { } n) s.IOQueueCount = n;
-            if (options.InlineScheduling is { } inline) s.UnsafePreferInlineScheduling = inline;
-            if (options.WaitForData is { } wait) s.WaitForDataBeforeAllocatingBuffer = wait;
-        });
-    }
+    builder.WebHost.UseSocketOptions(options);
 }
 
 if (options.Mvc == "core")
