@@ -66,8 +66,8 @@ def test_each_target_gets_its_share_of_the_time_and_both_counts_agree(kestrel_an
     assert (kestrel["mode"], analog["mode"]) == ("kestrel", "nginx-keepalive")
     for t in w.targets:
         assert t["slices"] == 2 and t["tool"] == load.tool
-        # Its time: its two runs by the tool's own clock, each its slice at least (below).
-        assert 0.9 * 2 <= t["seconds"] < 2 * 2, t
+        # Its time: its two runs by the tool's clock, short of a whole slice more (each run: below).
+        assert 0.9 * 2 <= t["seconds"] < 2 + 1, t
         assert t["requests"] > 0 and t["errors"] == 0 and t["non_2xx"] == 0, t
         # The tool's count against the app's own /__stats counter, which only its runs reach.
         assert abs(t["requests"] - t["server_requests"]) <= t["count_slack"], t
@@ -119,7 +119,8 @@ def test_a_study_runs_each_tools_windows_in_its_own_design(tmp_path):
             assert float(r["rps"]) == pytest.approx(int(r["requests"]) / float(r["duration_s"]))
             assert float(r["cpu_server_cores"]) > 0
     for r in by_tool["bombardier"]:
-        assert 0.9 * 2 <= float(r["duration_s"]) < 1.2 * 2  # its two runs' clocks
+        # Its two runs' clocks: short of a whole slice more (the share test's reason above).
+        assert 0.9 * 2 <= float(r["duration_s"]) < 2 + 1
 
 
 # A window of 1 s slices over Kestrel and the analog, long enough to be interrupted mid-way:
