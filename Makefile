@@ -90,7 +90,7 @@ lint: $(VENV)/.installed
 
 # `make test` in two parts (docs/testing.md). First three pytest processes at once, each given
 # tests of about the same time: TEST_LANE_2 (the ssh topology, interleaved and alternating
-# windows), TEST_LANE_3 (the other live tests that read no quick batch) and everything else
+# windows, the TLS modes' runs), TEST_LANE_3 (the other live tests that read no quick batch) and everything else
 # (the quick batch and what reads it, the tests that start no process). Their live tests run
 # smoke windows, whose checks hold on a busy machine, and much of a test's time is waiting (a
 # server starting, a slice ending): three share 2 cores better than two. Each background one
@@ -101,7 +101,7 @@ lint: $(VENV)/.installed
 # out the recipe stops them, if they still run (what they started stops with them: setpriv
 # --pdeathsig).
 TEST_LANE_2 := tests/test_ssh.py tests/test_interleave_live.py tests/test_alternate_live.py \
-	tests/test_runtimes_live.py tests/test_runtime_variants_live.py
+	tests/test_runtimes_live.py tests/test_runtime_variants_live.py tests/test_tls.py
 TEST_LANE_3 := tests/test_schedule.py tests/test_study.py tests/test_run.py tests/test_quiet.py \
 	tests/test_until_decided_live.py tests/test_limits.py tests/test_netns.py tests/test_modes.py \
 	tests/test_loadgen_live.py tests/test_proxies.py tests/test_yarp.py tests/test_goservers.py \

@@ -66,8 +66,8 @@ def test_each_target_gets_its_share_of_the_time_and_both_counts_agree(kestrel_an
     assert (kestrel["mode"], analog["mode"]) == ("kestrel", "nginx-keepalive")
     for t in w.targets:
         assert t["slices"] == 2 and t["tool"] == load.tool
-        # Its time: its two runs by the tool's own clock, each about its slice.
-        assert 0.9 * 2 <= t["seconds"] < 1.2 * 2, t
+        # Its time: its two runs by the tool's clock, short of a whole slice more (each run: below).
+        assert 0.9 * 2 <= t["seconds"] < 2 + 1, t
         assert t["requests"] > 0 and t["errors"] == 0 and t["non_2xx"] == 0, t
         # The tool's count against the app's own /__stats counter, which only its runs reach.
         assert abs(t["requests"] - t["server_requests"]) <= t["count_slack"], t
@@ -79,6 +79,12 @@ def test_each_target_gets_its_share_of_the_time_and_both_counts_agree(kestrel_an
     assert 0 < w.window["gap_total_s"] < w.window["wall_s"] - w.window["tool_s"] + 1e-3
     record = json.loads((tmp_path / SCHEDULE_FILE).read_text())
     assert record["design"] == ALTERNATING and len(record["runs"]) == 4
+    # Each run stops near its 1 s slice, not later by a whole slice. Not within 20%: beside
+    # make test's other lanes a tool's last requests can take a quarter second to return (ab
+    # without keep-alive ran 2.45 s for two slices), while a run that missed its stop would
+    # run on by the next slice's length at least.
+    for run in record["runs"]:
+        assert 0.9 <= run["tool_s"] < 1 + 1, run
     for i, target in enumerate(schedule.order):  # each slice's run went to its own target
         command = (tmp_path / RUNS_DIR / run_folder(i, target) / "command.txt").read_text()
         assert shlex.split(command)[-1] == w.targets[target]["url"]
@@ -113,7 +119,8 @@ def test_a_study_runs_each_tools_windows_in_its_own_design(tmp_path):
             assert float(r["rps"]) == pytest.approx(int(r["requests"]) / float(r["duration_s"]))
             assert float(r["cpu_server_cores"]) > 0
     for r in by_tool["bombardier"]:
-        assert 0.9 * 2 <= float(r["duration_s"]) < 1.2 * 2  # its two runs' clocks
+        # Its two runs' clocks: short of a whole slice more (the share test's reason above).
+        assert 0.9 * 2 <= float(r["duration_s"]) < 2 + 1
 
 
 # A window of 1 s slices over Kestrel and the analog, long enough to be interrupted mid-way:

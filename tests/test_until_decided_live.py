@@ -20,13 +20,14 @@ STUDY = "jcsi2018"
 
 @pytest.mark.live
 def test_a_claims_run_stops_at_its_budget_and_names_the_open_claims(tmp_path):
-    # Kestrel and the analog on HTML, 2 s windows, the intervals planned for up to 100 blocks:
+    # Kestrel and the analog on HTML, 1 s windows (shorter ones spread more, so stay open
+    # longer), the intervals planned for up to 100 blocks:
     # the first look's (3 blocks, the fewest that decide anything) is then the mean log ratio
     # +- 19.8 s / sqrt(3), too wide to decide "+70%" unless the blocks agree to within about
     # 1% (the committed claims run's 15 s windows spread 2.7%), whatever the processor makes of
     # the ratio. The budget (a second) stops the run there, long before its cap.
-    params = profile_params(STUDY, "claims", scenarios=["html"], duration_s=2, warmup_s=1,
-                            min_duration_s=1,
+    params = profile_params(STUDY, "claims", scenarios=["html"], duration_s=1, warmup_s=1,
+                            min_duration_s=0.5,
                             max_repetitions=100, max_minutes=0.01, quiet_max_cores=None,
                             require_steady=False)  # fmt: skip
     assert Plan.of(params).t_critical(3) > 19  # what the comment says
