@@ -101,7 +101,8 @@ lint: $(VENV)/.installed
 # out the recipe stops them, if they still run (what they started stops with them: setpriv
 # --pdeathsig).
 TEST_LANE_2 := tests/test_ssh.py tests/test_interleave_live.py tests/test_alternate_live.py \
-	tests/test_runtimes_live.py tests/test_runtime_variants_live.py tests/test_tls.py
+	tests/test_runtimes_live.py tests/test_runtime_variants_live.py \
+	tests/test_runtime_variants_hosts.py tests/test_tls.py
 TEST_LANE_3 := tests/test_schedule.py tests/test_study.py tests/test_run.py tests/test_quiet.py \
 	tests/test_until_decided_live.py tests/test_limits.py tests/test_netns.py tests/test_modes.py \
 	tests/test_loadgen_live.py tests/test_proxies.py tests/test_yarp.py tests/test_goservers.py \

@@ -78,6 +78,26 @@ QUICK_SHORTER = ("duration_s=1", "min_duration_s=0.5", "selfhost-2012:requests=6
                  *(f"{s}:warmup_s={1 if s == WARMS_UP else 0}" for s in STUDIES))  # fmt: skip
 
 
+# The runtime variants the live tests launch (tests/test_runtime_variants_live.py, _hosts.py):
+# Native AOT and JIT builds of testapp/aot, and the MVC test app for a GC setting.
+VARIANT_BUILDS = ("jit", "aot", "workstationgc")
+
+
+@pytest.fixture(scope="session")
+def variant_builds() -> dict[str, Path]:
+    """{variant: its executable} in build/, published as a study publishes them
+    (notebook.ensure_variant: when missing or older than the sources; a fresh clone about 20 s
+    and 90 s), once a session; their tests share one lane, so no other publishes them at once."""
+    import shutil
+
+    from hostbench.harness.notebook import ensure_variant
+
+    if shutil.which("clang") is None:
+        pytest.skip("Native AOT links with clang, which is missing: apt-get install clang lld "
+                    "zlib1g-dev")  # fmt: skip
+    return {name: ensure_variant(name) for name in VARIANT_BUILDS}
+
+
 @pytest.fixture(scope="session")
 def generated_pages() -> dict[str, str]:
     """The generated docs pages (docs.render()), rendered once: they read the checkout's

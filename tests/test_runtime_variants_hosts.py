@@ -1,8 +1,8 @@
 """A Native AOT variant and a GC variant measured across two hosts, real: in the netns topology
 (two network namespaces) and over ssh (two sshd hosts, tests/ssh_hosts.py), each row recording
 the build and GC its app reported and environment.json each variant's build. The variants'
-builds are this checkout's (build/: `make setup` and notebook.ensure_variant publish them);
-the tests launch them and never publish."""
+builds are this checkout's (build/), published as a study publishes them when missing or older
+than their sources (conftest.variant_builds)."""
 
 import json
 
@@ -29,10 +29,9 @@ SETTINGS = {"modes": ["kestrel"], "scenarios": ["text"], "tools": ["bombardier"]
 
 
 @pytest.fixture(autouse=True)
-def published():
-    missing = [str(v.executable) for v in map(get_variant, VARIANTS) if not v.executable.is_file()]
-    if missing:
-        pytest.skip(f"not published: {', '.join(missing)} (notebook.ensure_variant publishes it)")
+def published(variant_builds):
+    """The variants' builds in build/, published once a session (conftest.variant_builds)."""
+    assert set(VARIANTS) <= set(variant_builds)
 
 
 def _each_row_records_its_variant(study_dir) -> None:

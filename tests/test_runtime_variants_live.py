@@ -1,18 +1,17 @@
 """The runtime variants' builds and launches, real: testapp/aot published JIT and Native AOT
-for .NET 10 into a folder of the test's own (about 20 s and 90 s), each answering the
-scenarios it serves as the MVC test app does, and each variant's launch reporting the build and
-GC it was asked for, which the launch's columns carry with its startup time; then two variants
-in one brief interleaved window beside Iris MVC, each row recording what it ran."""
+for .NET 10 into build/ as a study publishes them (about 20 s and 90 s on a fresh clone),
+each answering the scenarios it serves as the MVC test app does, and each variant's launch
+reporting the build and GC it was asked for, which the launch's columns carry with its startup
+time; then two variants in one brief interleaved window beside Iris MVC, each row recording
+what it ran."""
 
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
 
 from conftest import SHORT_RUNS, built, one_line, start_server
-from hostbench import runtime_variants
 from hostbench.catalog import get_scenario
 from hostbench.harness.launch import web
 from hostbench.harness.launch.modes import launch
@@ -24,28 +23,18 @@ from hostbench.harness.study import run_study
 from hostbench.params import LaunchOptions, StudyParams
 from hostbench.paths import TESTAPP
 from hostbench.results import read_results
-from hostbench.runtime_variants import AOT_SCENARIOS, get_variant, publish_argv, reported_matches
+from hostbench.runtime_variants import AOT_SCENARIOS, get_variant, reported_matches
 
 pytestmark = pytest.mark.live  # publishes and starts real processes
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory):
-    """The `jit` and `aot` builds of testapp/aot, published into the test's own folder (never
-    into build/), which the variants' launches then run."""
-    if shutil.which("clang") is None:
-        pytest.skip("Native AOT links with clang, which is missing: apt-get install clang lld "
-                    "zlib1g-dev")  # fmt: skip
-    root = tmp_path_factory.mktemp("variant-builds")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(runtime_variants, "BUILD", root)  # where build_dir puts them
-        for name in ("jit", "aot"):
-            variant = get_variant(name)
-            done = subprocess.run([*publish_argv(variant), "-v", "quiet"], capture_output=True,
-                                  text=True, timeout=900)  # fmt: skip
-            assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
-            assert variant.executable.is_file()
-        yield root
+def builds(variant_builds):
+    """The `jit` and `aot` builds of testapp/aot in build/, published as a study publishes
+    them (conftest.variant_builds), which the variants' launches then run."""
+    for name in ("jit", "aot"):
+        assert get_variant(name).executable.is_file()
+    return variant_builds
 
 
 # A fresh value of the json scenario (a GUID, its first 8 hex digits, integers), masked: what
@@ -88,9 +77,7 @@ def test_the_aot_app_refuses_an_mvc_option_in_one_line(builds):
 
 
 @pytest.mark.parametrize("name", ["aot", "aot-workstationgc", "aot-servergc", "jit-datas"])
-def test_a_variant_launch_reports_the_build_and_gc_it_asked_for(builds, tmp_path, name,
-                                                                 monkeypatch):  # fmt: skip
-    monkeypatch.setattr(runtime_variants, "BUILD", builds)
+def test_a_variant_launch_reports_the_build_and_gc_it_asked_for(builds, tmp_path, name):
     variant = get_variant(name)
     params = StudyParams.from_dict({"modes": ["kestrel"], "scenarios": ["text"], "tools": ["k6"],
                                     "concurrency": [2], "duration_s": 1, "warmup_s": 0,
