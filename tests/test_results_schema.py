@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hostbench import docs, results
+from hostbench import docs, gallery, results
 from hostbench.analysis import intervals, tables
 from hostbench.column_types import BOOL, CPUS, FLOAT, INT, STR, CpuList
 from hostbench.errors import BadInput
@@ -253,9 +253,11 @@ def test_the_generated_docs_are_up_to_date(stale_docs):
     assert all(f"| `{k.name}` |" in params_md for k in declared())
 
 
-def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages):
-    docs.write(tmp_path)  # rendered here and again by stale: the same text twice
-    assert docs.stale(tmp_path) == []
+def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages, committed_pictures):
+    missing = gallery.picture_path("jcsi2018")  # drawn by the write, as every one is in a new root
+    committed_pictures(tmp_path, leaving_out={missing})
+    docs.write(tmp_path)  # rendered here and by the fixture: the same text
+    assert (tmp_path / missing).is_file() and docs.stale(tmp_path, generated_pages) == []
     path = Path(tmp_path) / "docs" / "params.md"
     path.write_text(path.read_text().replace("Seed of the run order", "Seed"))
     assert docs.stale(tmp_path, generated_pages) == ["docs/params.md"]
