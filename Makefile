@@ -120,7 +120,7 @@ test: setup lint
 
 # The edit-test loop: lint and the tests that start no process (pytest marker `live`), in two
 # pytest processes at once, one a core (docs/testing.md): CHECK_FIRST, the tests that judge and
-# render the committed runs (about half the CPU; they share what they read, kept.py: the
+# render the committed runs or plan from them (about half the CPU; they share what they read, kept.py: the
 # generated docs, every claims run's table and verdict picture), and every other test. The first's output is printed after the second's. A background job ignores
 # Ctrl-C (SIGINT): on the way out the recipe stops it, if it still runs.
 # Python keeps what it compiled (__pycache__, git-ignored) for these targets even where the
@@ -131,7 +131,8 @@ CHECK_FIRST := tests/test_compare.py tests/test_docs.py tests/test_findings.py \
 	tests/test_results_schema.py tests/test_gallery.py \
 	tests/test_differences.py tests/test_render_only.py studies/jcsi2018/test_jcsi2018_tables.py \
 	studies/jcsi2018/test_jcsi2018_prose.py tests/test_claims.py tests/test_machines.py \
-	tests/test_verdict_card.py tests/test_verdict_picture.py
+	tests/test_verdict_card.py tests/test_verdict_picture.py tests/test_plan.py \
+	studies/go-vs-dotnet-2017/test_go_claims.py
 check: $(VENV)/.installed lint
 	@first=$$(mktemp); trap '[ -z "$$pid" ] || kill $$pid; rm -f $$first' EXIT; \
 	$(PY) -m pytest -q -m "not live" $(CHECK_FIRST) >$$first 2>&1 & pid=$$!; \

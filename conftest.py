@@ -107,6 +107,22 @@ def generated_pages() -> dict[str, str]:
     return docs.render()
 
 
+@pytest.fixture
+def committed_pictures():
+    """committed_pictures(root, leaving_out=()): the checkout's verdict pictures (docs.PICTURES)
+    but those named copied under root, so a docs.write there draws only those missing or not
+    fresh: drawing all five, as a write into an empty folder does, took 4-5 s of CPU a test."""
+    from hostbench import docs
+
+    def copy(root: Path, leaving_out=()) -> None:
+        for png in docs.PICTURES:
+            if (ROOT / png).is_file() and png not in leaving_out:
+                (Path(root) / png).parent.mkdir(parents=True, exist_ok=True)
+                (Path(root) / png).write_bytes((ROOT / png).read_bytes())
+
+    return copy
+
+
 @pytest.fixture(scope="session")
 def stale_docs(generated_pages) -> list[str]:
     """What `python -m hostbench docs` would change in this checkout (docs.stale()): rendered

@@ -291,17 +291,38 @@ def typed(df: pd.DataFrame, source: str = "results", where: str = "row") -> pd.D
     came); other columns are left as they are. BadInput names a column and row that does not
     hold its type, or is empty where it may not be."""
     df = df.rename(columns={old: new for old, new in RENAMED.items() if new not in df.columns})
-    out = df.copy()
+    columns = {}
     for name in df.columns:
+        column = df[name]
         c = BY_NAME.get(name)
-        if c is None or isinstance(df[name].dtype, pd.CategoricalDtype):
-            continue  # not ours, or already given a display order (tables.prepare)
-        dtype = c.type.nullable_dtype if c.nullable else c.type.dtype
-        if dtype != "object" and str(df[name].dtype) == dtype:
-            continue  # typed already (read_results, or typed before)
-        values = [_value(c, raw, f"{source}, {where} {index}") for index, raw in df[name].items()]
-        out[name] = pd.Series(values, index=df.index, dtype=dtype)
-    return out
+        dtype = None if c is None else (c.type.nullable_dtype if c.nullable else c.type.dtype)
+        if (
+            c is None
+            or isinstance(column.dtype, pd.CategoricalDtype)  # not ours, or ordered
+            or (dtype != "object" and str(column.dtype) == dtype)
+        ):  # typed already
+            columns[name] = column
+            continue
+        columns[name] = pd.Series(_values(c, column, f"{source}, {where}"), index=df.index,
+                                  dtype=dtype)  # fmt: skip
+    # One frame built at once: setting a copy's columns one by one took most of the time.
+    return pd.DataFrame(columns, index=df.index).__finalize__(df)
+
+
+def _values(c: Column, column: pd.Series, where: str) -> list:
+    """The column's values, each typed as _value types it, but once a distinct text: a
+    results.csv repeats its modes, scenarios and counts down thousands of rows. Cells other
+    than text (a frame of Python values) each on their own: 1 and True are one key."""
+    cells = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(cells, skipna=False) == "string":
+        try:
+            typed_once = {raw: _value(c, raw, where) for raw in dict.fromkeys(cells)}
+            return [typed_once[raw] for raw in cells]
+        except BadInput:  # the first cell that does not hold its type, named by its row
+            pass
+    return [
+        _value(c, raw, f"{where} {index}") for index, raw in zip(column.index, cells, strict=True)
+    ]
 
 
 # ------------------------------------------------------------------ validity

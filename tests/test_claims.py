@@ -253,3 +253,22 @@ def test_a_ratio_that_bounds_the_articles_from_above_is_judged_one_sided(kind, l
     assert verdicts.bounded_verdict(kind, low, high, value, side, n=5) == want
     assert verdicts.bounded_verdict(kind, low, high, value, side, n=2) == verdicts.NOT_ENOUGH
     assert verdicts.combined_verdict([want, want]) == want
+
+
+def test_a_tables_rows_by_mode_are_the_rows_a_mask_selects_frame_by_frame():
+    import pandas as pd
+
+    from hostbench.analysis import tables
+
+    frame = pd.DataFrame({"mode": ["nginx", "kestrel", "nginx", "kestrel", "nginx"],
+                          "scenario": ["text", "text", "json", "json", "text"],
+                          "block": [1, 1, 1, 1, 2]})  # fmt: skip
+    frame["mode"] = tables.ordered_modes(frame["mode"])
+    rows = claims.ModeRows()
+    nginx = rows.of(frame, "nginx", "")
+    assert nginx.index.tolist() == [0, 2, 4] and nginx.equals(frame[frame["mode"] == "nginx"])
+    assert rows.of(frame, "nginx", "text").index.tolist() == [0, 4]
+    assert rows.of(frame, "nginx", "plaintext").empty and rows.of(frame, "yarp", "").empty
+    other = frame.iloc[::-1]  # another frame: its own rows, in its own order
+    assert rows.of(other, "nginx", "").index.tolist() == [4, 2, 0]
+    assert rows.of(frame, "kestrel", "json").index.tolist() == [3]

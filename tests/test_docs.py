@@ -100,7 +100,9 @@ def test_each_study_readme_states_its_committed_paper_run_fresh(stale_docs):
         assert (run / "headline.txt").read_text().strip() in readme, study.id
 
 
-def test_a_paper_run_committed_later_reaches_its_readme(tmp_path, generated_pages):
+def test_a_paper_run_committed_later_reaches_its_readme(
+    tmp_path, generated_pages, committed_pictures
+):
     """When a study's paper run (data/runs/<its paper_run>/) appears, `docs` writes it into
     its README."""
     from hostbench import docs
@@ -111,6 +113,7 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path, generated_page
     readme.parent.mkdir(parents=True)
     readme.write_text((study.folder / "README.md").read_text())
     # the generated docs/ pages too, so only the README can go stale (rendered once a session)
+    committed_pictures(tmp_path)
     docs.write(tmp_path, generated_pages)
     assert docs.stale(tmp_path, generated_pages) == []  # nothing committed: "not yet" is fresh
     run = tmp_path / "data" / "runs" / study.paper_run
@@ -127,7 +130,7 @@ def test_a_paper_run_committed_later_reaches_its_readme(tmp_path, generated_page
 
 
 def test_the_runs_page_lists_every_studys_paper_run_and_the_batchs_wall_time(
-    tmp_path, stale_docs, generated_pages
+    tmp_path, stale_docs, generated_pages, committed_pictures
 ):
     """The runs page's list (docs/runs.md) is fresh, and it says the batch takes longer while a
     study is missing; once every study has its run, the batch's time is their sum."""
@@ -138,6 +141,7 @@ def test_the_runs_page_lists_every_studys_paper_run_and_the_batchs_wall_time(
     assert page not in stale_docs, f"run `python -m hostbench docs` and commit {page}"
     (tmp_path / page).parent.mkdir(parents=True)
     shutil.copy(ROOT / page, tmp_path / page)
+    committed_pictures(tmp_path)
     docs.write(tmp_path, generated_pages)  # the generated docs/ pages too: only this can go stale
     assert "not measured yet" in (tmp_path / page).read_text()  # no run in tmp_path
     source = next(iter(_committed_paper_runs().values()))

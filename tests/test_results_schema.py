@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from hostbench import docs, results
+from hostbench import docs, gallery, results
 from hostbench.analysis import intervals, tables
 from hostbench.column_types import BOOL, CPUS, FLOAT, INT, STR, CpuList
 from hostbench.environment_keys import RUN_DEPENDENT_KEYS
@@ -105,6 +105,28 @@ def test_reading_refuses_a_column_the_schema_does_not_declare(tmp_path):
         ",False,", ",maybe,", 1))  # fmt: skip
     with pytest.raises(BadInput, match="line 2: column 'keepalive' holds bool values"):
         results.read_results(path)
+
+
+def test_a_bad_cell_below_cells_of_the_same_text_is_named_by_its_own_line(tmp_path):
+    # Each distinct text is typed once: the error still names the first line that holds it.
+    path = results.write_results(tmp_path / "results.csv", [full_row()] * 4)
+    cells = pd.read_csv(path, dtype=str, keep_default_na=False)
+    cells.loc[2, "concurrency"] = "1.5"  # the third row: line 4, after the header
+    cells.to_csv(path, index=False)
+    with pytest.raises(BadInput, match="line 4: column 'concurrency' holds int values"):
+        results.read_results(path)
+    cells.loc[2, "concurrency"] = cells.loc[0, "concurrency"]
+    cells.to_csv(path, index=False)
+    assert results.read_results(path)["concurrency"].tolist() == [full_row()["concurrency"]] * 4
+
+
+def test_a_frame_of_python_values_is_typed_cell_by_cell():
+    # 1 and True are one key of a dict: True in an int column is refused even beside a 1.
+    with pytest.raises(BadInput, match="row 1: column 'concurrency' holds int values"):
+        results.typed(pd.DataFrame({"concurrency": [1, True]}, dtype=object))
+    typed = results.typed(pd.DataFrame({"concurrency": [1, 2.0], "keepalive": [True, 1 > 0]}))
+    assert typed["concurrency"].tolist() == [1, 2] and str(typed["concurrency"].dtype) == "int64"
+    assert typed["keepalive"].dtype == bool
 
 
 def test_cpu_lists_parse_and_print_as_results_csv_holds_them():
@@ -233,9 +255,11 @@ def test_the_generated_docs_are_up_to_date(stale_docs):
     assert all(f"| `{k.name}` |" in params_md for k in declared())
 
 
-def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages):
-    docs.write(tmp_path)  # rendered here and again by stale: the same text twice
-    assert docs.stale(tmp_path) == []
+def test_docs_stale_notices_an_edited_file(tmp_path, generated_pages, committed_pictures):
+    missing = gallery.picture_path("jcsi2018")  # drawn by the write, as every one is in a new root
+    committed_pictures(tmp_path, leaving_out={missing})
+    docs.write(tmp_path)  # rendered here and by the fixture: the same text
+    assert (tmp_path / missing).is_file() and docs.stale(tmp_path, generated_pages) == []
     path = Path(tmp_path) / "docs" / "params.md"
     path.write_text(path.read_text().replace("Seed of the run order", "Seed"))
     assert docs.stale(tmp_path, generated_pages) == ["docs/params.md"]

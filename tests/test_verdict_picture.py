@@ -186,11 +186,13 @@ def test_the_gallery_links_a_reports_pdf_beside_its_html(generated_pages):
     assert f"{html} · {pdf}" in page
 
 
-def test_a_picture_is_fresh_by_its_rows_not_its_bytes(tmp_path, generated_pages):
+def test_a_picture_is_fresh_by_its_rows_not_its_bytes(tmp_path, generated_pages,
+                                                      committed_pictures):  # fmt: skip
     """A PNG drawn from the sidecar's rows is fresh whatever its bytes (another processor's
     matplotlib may write others); new rows make it stale, and `docs` draws it again."""
     from PIL import Image
 
+    committed_pictures(tmp_path)  # drawn below from changed rows (a stale one is drawn here)
     docs.write(tmp_path, generated_pages)
     assert docs.stale(tmp_path, generated_pages) == []
     png = tmp_path / gallery.picture_path("jcsi2018")

@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from ..catalog import mode_label
@@ -68,16 +69,48 @@ POINT_KEYS = (CLAIM, "condition", "kind", "side", "comparison", "value", "ratio"
 _RELATIVE = "__relative_to__"  # the comparator's rows, relabelled for paired_ratios
 
 
+class ModeRows:
+    """Each results frame's rows by mode, and by mode and scenario, found once for all the
+    comparisons a claims table judges on it (a boolean mask on the whole results for each
+    comparison was 40% of judging). Frames are told apart by identity: a table's frames are
+    made before it is judged and are not changed while it is."""
+
+    def __init__(self):
+        self._groups: dict[int, tuple[pd.DataFrame, dict]] = {}
+
+    def of(self, results: pd.DataFrame, mode: str, scenario: str) -> pd.DataFrame:
+        """results' rows of the mode (as text) and, scenario not "", of that scenario, in
+        their order, as a boolean mask selects them."""
+        frame, groups = self._groups.get(id(results), (None, None))
+        if frame is not results:
+            groups = self._grouped(results)
+            self._groups[id(results)] = (results, groups)
+        positions = groups.get((mode, scenario) if scenario else mode)
+        return results.iloc[positions if positions is not None else []]
+
+    @staticmethod
+    def _grouped(results: pd.DataFrame) -> dict:
+        modes = results["mode"].astype(str).to_numpy()
+        scenarios = results["scenario"].astype(str).to_numpy()
+        row = pd.Series(np.arange(len(results)))
+        by_mode = row.groupby(modes, sort=False).indices
+        by_both = row.groupby([modes, scenarios], sort=False).indices
+        return {**by_mode, **by_both}
+
+
 def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline: str,
                       plan: Plan | None = None,
-                      confidence: float = verdicts.CONFIDENCE):  # fmt: skip
+                      confidence: float = verdicts.CONFIDENCE,
+                      rows: ModeRows | None = None):  # fmt: skip
     """Each comparison a claim's rows cover, as a paired ratio with its interval: one dict per
     comparison that ran (mode, relative_to, scenario, concurrency, n, ratio, ci_low, ci_high,
     value), and a list of the comparisons that did not. A row with no scenario covers every
     scenario the run has for its mode. plan: a run that stopped when decided (its repeated
     intervals, sequential.py); None: the plan the results carry (tables.load_results: a
     two-stage run's Stein intervals too), else the t interval. confidence: the intervals'
-    level (a claim's Holm split asks for others, verdicts.claim_verdict)."""
+    level (a claim's Holm split asks for others, verdicts.claim_verdict). rows: the rows by
+    mode a claims table shares among its comparisons (ModeRows), else found for these."""
+    rows = rows or ModeRows()
     if plan is None:
         plan = results.attrs.get(tables.PLAN)
     if confidence != verdicts.CONFIDENCE:
@@ -86,7 +119,7 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
     for row in claim_rows.itertuples(index=False):
         relative = baseline if row.relative_to == RUN_BASELINE else row.relative_to
         pair = (row.variant, row.relative_variant)  # ("", ""): the run's one launch of each mode
-        ratios = _paired(results, row, relative, plan, confidence)
+        ratios = _paired(results, row, relative, plan, confidence, rows)
         if ratios is None or ratios.empty:
             missing.append(
                 comparison_name(row.mode, relative, row.scenario or "every scenario", pair)
@@ -100,14 +133,13 @@ def comparison_ratios(results: pd.DataFrame, claim_rows: pd.DataFrame, baseline:
     return found, missing
 
 
-def _paired(results: pd.DataFrame, row, relative: str, plan, confidence: float):
+def _paired(results: pd.DataFrame, row, relative: str, plan, confidence: float,
+            rows: ModeRows):  # fmt: skip
     """The subject's `metric` over the comparator's, paired within blocks (paired_ratios),
     the comparator at its own concurrency where the claim compares concurrencies."""
-    modes = results["mode"].astype(str)
-    scenario = results["scenario"].astype(str) == row.scenario if row.scenario else True
     concurrency = results["concurrency"]
-    subject = results[(modes == row.mode) & scenario]
-    comparator = results[(modes == relative) & scenario]
+    subject = rows.of(results, row.mode, row.scenario)
+    comparator = rows.of(results, relative, row.scenario)
     if not math.isnan(row.concurrency):
         subject = subject[subject["concurrency"] == row.concurrency]
     if not math.isnan(row.relative_concurrency):
@@ -218,6 +250,7 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
         conditions |= {f"{n}, in {where}": c._replace(kind=f"{ANALOG} and {SUB_STUDY}")
                        for n, c in there.items()}  # fmt: skip
     rows, not_run, judged_on, judged_again, points = [], [], {}, {}, []
+    mode_rows = ModeRows()  # every comparison below selects rows of these frames by mode
     again = restated(table, baseline)
     for claim, claim_rows in table.groupby("claim", sort=False):
         first = claim_rows.iloc[0]
@@ -241,16 +274,17 @@ def judge_table(table: pd.DataFrame, results: pd.DataFrame, params, *, analogs=(
             on, judged_on[claim] = f"the {sub_study} sub-study: ", sub_study
         # A restated claim is computed as the claim it rests on (as_rested_on).
         read = as_rested_on(claim_rows, baseline) if claim in again else claim_rows
-        found, missing = comparison_ratios(where, read, baseline, its_plan)
+        found, missing = comparison_ratios(where, read, baseline, its_plan, rows=mode_rows)
         found = named_as_claimed(found, read, claim_rows)
         if not found:
             not_run.append(claim)
-        at_level = partial(_at_level, where, read, baseline, its_plan)
+        at_level = partial(_at_level, where, read, baseline, its_plan, mode_rows)
         verdict = _claim_verdict(first.kind, first.side, found, missing, at_level, bounded)
         points += _points(first, AS_RUN, found, verdict)
         compared = len(found) + len(missing)
         changes, judged_again[claim] = _sensitivity(first, read, verdict, its_conditions,
-                                                    compared, points, bounded)  # fmt: skip
+                                                    compared, points, bounded,
+                                                    mode_rows)  # fmt: skip
         rows.append({CLAIM: claim, WORDS: words, OURS: on + ours_text(found, missing),
                      AGAINST: against_text(first.kind, found), VERDICT: verdict,
                      SENSITIVITY: changes})  # fmt: skip
@@ -274,8 +308,8 @@ def _points(first, condition: str, found: list[dict], verdict: str) -> list[dict
             for c in found]  # fmt: skip
 
 
-def _at_level(results, rows, baseline, plan, level: float) -> list[dict]:
-    return comparison_ratios(results, rows, baseline, plan, level)[0]
+def _at_level(results, rows, baseline, plan, mode_rows: ModeRows, level: float) -> list[dict]:
+    return comparison_ratios(results, rows, baseline, plan, level, mode_rows)[0]
 
 
 def _variants_in(results: pd.DataFrame) -> set[str]:
@@ -308,7 +342,7 @@ def _analogs(results: pd.DataFrame, baseline: str, plan: Plan | None, analogs, s
 
 def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict,
                  compared: int, points: list,
-                 bounded: bool = False) -> tuple[str, Conditions]:  # fmt: skip
+                 bounded: bool, mode_rows: ModeRows) -> tuple[str, Conditions]:  # fmt: skip
     """Where the claim's verdict changes: judged again under each condition (_Condition: another
     analog as the baseline or in a named mode's place, a sub-study's results) on the
     comparisons that condition ran, saying so where it ran fewer than the `compared` the
@@ -337,11 +371,13 @@ def _sensitivity(first, claim_rows: pd.DataFrame, verdict: str, conditions: dict
             rows = rows[~itself]
             if rows.empty:
                 continue
-        found, _ = comparison_ratios(cond.results, rows, cond.baseline, cond.plan)
+        found, _ = comparison_ratios(cond.results, rows, cond.baseline, cond.plan,
+                                     rows=mode_rows)  # fmt: skip
         if not found:
             continue
         again = _claim_verdict(first.kind, first.side, found, [],
-                               partial(_at_level, cond.results, rows, cond.baseline, cond.plan),
+                               partial(_at_level, cond.results, rows, cond.baseline, cond.plan,
+                                       mode_rows),
                                bounded)  # fmt: skip
         points += _points(first, name, found, again)
         if len(found) < compared:
