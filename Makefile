@@ -90,8 +90,9 @@ lint: $(VENV)/.installed
 
 # `make test` in two parts (docs/testing.md). First three pytest processes at once, each given
 # tests of about the same time: TEST_LANE_2 (the ssh topology, interleaved and alternating
-# windows, the TLS modes' runs), TEST_LANE_3 (the other live tests that read no quick batch) and everything else
-# (the quick batch and what reads it, the tests that start no process). Their live tests run
+# windows, the runtimes, the runtime variants, the TLS modes' runs), TEST_LANE_3 (the other
+# live tests that read no quick batch) and everything else (the quick batch and what reads
+# it, the tests that start no process). Their live tests run
 # smoke windows, whose checks hold on a busy machine, and much of a test's time is waiting (a
 # server starting, a slice ending): three share 2 cores better than two. Each background one
 # gets a TMPDIR of its own, so its pytest folders and its machine-wide measuring lock
@@ -120,9 +121,10 @@ test: setup lint
 
 # The edit-test loop: lint and the tests that start no process (pytest marker `live`), in two
 # pytest processes at once, one a core (docs/testing.md): CHECK_FIRST, the tests that judge and
-# render the committed runs or plan from them (about half the CPU; they share what they read, kept.py: the
-# generated docs, every claims run's table and verdict picture), and every other test. The first's output is printed after the second's. A background job ignores
-# Ctrl-C (SIGINT): on the way out the recipe stops it, if it still runs.
+# render the committed runs or plan from them (about half the CPU; they share what they read,
+# kept.py: the generated docs, every claims run's table and verdict picture), and every other
+# test. The first's output is printed after the second's. A background job ignores Ctrl-C
+# (SIGINT): on the way out the recipe stops it, if it still runs.
 # Python keeps what it compiled (__pycache__, git-ignored) for these targets even where the
 # environment says not to (PYTHONDONTWRITEBYTECODE): pytest rewrites and compiles every test
 # file on each run otherwise: 1-3 s a pytest process on 2 cores (docs/testing.md).

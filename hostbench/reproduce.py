@@ -208,7 +208,8 @@ def reproduce(
         # study that measured the same, cut by this profile's budget, and the budget.
         print(Plan.for_params(study_id, profile, params, here=processor()).text(), flush=True)
     out.mkdir(parents=True, exist_ok=True)
-    earlier_s = recorded_wall_s(out, study_id, profile)
+    # What the folder measured before counts, unless it is discarded.
+    earlier_s = 0.0 if discard_old else recorded_wall_s(out, study_id)
     if not render_only:  # a re-render that fails leaves the run as complete as it was
         (out / DONE_FILE).unlink(missing_ok=True)
     prepare_environment()
@@ -277,15 +278,16 @@ def _print_pdf(out: Path) -> None:
         print(f"report.pdf not written: {e}", flush=True)
 
 
-def recorded_wall_s(out: Path, study_id: str, profile: str) -> float:
-    """The wall time an earlier complete `reproduce` of this study and profile recorded in
-    `out`; 0 when there is none (or it was another study's or profile's)."""
+def recorded_wall_s(out: Path, study_id: str) -> float:
+    """The wall time an earlier `reproduce` of this study recorded in `out`, whatever its
+    profile (a run resumed under another profile, as the scope profile resumes the claims
+    one, measured the same settings: the harness refuses it otherwise); 0 when there is none
+    (or it was another study's)."""
     try:
         record = json.loads((out / DONE_FILE).read_text())
     except (OSError, ValueError):
         return 0.0
-    same = record.get("study") == study_id and record.get("profile") == profile
-    return float(record.get("wall_s", 0)) if same else 0.0
+    return float(record.get("wall_s", 0)) if record.get("study") == study_id else 0.0
 
 
 def reproduce_all(

@@ -79,7 +79,7 @@ def test_one_machine_flips_a_verdict_and_the_words_name_each_machine(tmp_path):
     shutil.rmtree(tmp_path / machines.COMMUNITY)
     _copy(tmp_path / machines.COMMUNITY / f"{STUDY}-amd", cpu="AMD EPYC")
     assert _w8(machines.verdicts(STUDY, runs_dir=tmp_path)) == (
-        f"the same on all 2 machines on record ({xeon}, AMD EPYC): {verdicts.CONSISTENT}"
+        f"the same on both machines on record ({xeon}, AMD EPYC): {verdicts.CONSISTENT}"
     )
 
 
@@ -109,7 +109,7 @@ def test_a_run_too_short_to_judge_disagrees_with_none():
                      f"1 run too short to judge it, on {epyc}")  # fmt: skip
     both = machines.in_words({epyc: {verdicts.SMALLER: 1, verdicts.NOT_ENOUGH: 2},
                               xeon: {verdicts.SMALLER: 1}})  # fmt: skip
-    assert both.startswith(f"the same on all 2 machines on record ({epyc}, {xeon}): ")
+    assert both.startswith(f"the same on both machines on record ({epyc}, {xeon}): ")
     assert both.endswith("; 2 runs too short to judge it, on AMD EPYC")
     assert machines.in_words({epyc: {verdicts.NOT_ENOUGH: 1}}) == (
         f"{verdicts.NOT_ENOUGH} on any run on record"
@@ -143,7 +143,7 @@ def test_a_machine_still_undecided_disagrees_with_none():
     )
     # Undecided everywhere is the same everywhere; two decided verdicts still differ.
     assert machines.in_words({epyc: open_, xeon: open_}) == (
-        f"the same on all 2 machines on record ({epyc}, {xeon}): {verdicts.UNDECIDED}"
+        f"the same on both machines on record ({epyc}, {xeon}): {verdicts.UNDECIDED}"
     )
     assert machines.in_words(
         {epyc: open_, xeon: {verdicts.SMALLER: 1}, zen5: {verdicts.LARGER: 1}}

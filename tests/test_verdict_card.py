@@ -53,7 +53,7 @@ def test_where_a_verdict_holds_is_said_in_a_few_words():
              EPYC_26: {verdicts.REPRODUCED: 1}, UNKNOWN: {verdicts.SMALLER: 1}}  # fmt: skip
     assert machines.in_short(open_) == "reproduced where decided (2 of 3 machines)"
     assert machines.in_short({EPYC_25: {verdicts.UNDECIDED: 1}, XEON: {verdicts.UNDECIDED: 1}}) == (
-        "still open on all 2 machines"
+        "still open on both machines"
     )
 
 

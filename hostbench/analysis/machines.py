@@ -219,7 +219,8 @@ def _same_on(seen: dict[str, dict[str, int]]) -> str:
     UNIDENTIFIED (it was one of the others, or a third), "the same on every machine on record
     (...)", with no count of machines."""
     if not any(name.endswith(UNIDENTIFIED) for name in seen):
-        return f"the same on all {len(seen)} machines on record ({', '.join(seen)})"
+        every = "both" if len(seen) == 2 else f"all {len(seen)}"
+        return f"the same on {every} machines on record ({', '.join(seen)})"
     return f"the same on every machine on record ({_listed(_runs_by(seen))})"
 
 
@@ -313,7 +314,7 @@ def in_short(seen: dict[str, dict[str, int]], counted: bool = False) -> str:
     if len(machines_) == 1 and len(decided) <= 1:
         return "one machine on record"
     if not decided:
-        return f"still open on all {n} machines"
+        return "still open on both machines" if n == 2 else f"still open on all {n} machines"
     if len(decided) == 1:
         ((verdict, where),) = decided.items()
         if len(where) == n:
