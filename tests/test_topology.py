@@ -69,7 +69,18 @@ def test_mode_draws_labelled_boxes(mode):
         assert any(name in t for t in texts), f"{name} missing from {texts}"
     boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
     assert len(boxes) == len(TOPOLOGIES[mode].nodes)
-    assert ax.get_title() == mode_label(mode)  # the names used on every other figure
+    # The names used on every other figure, wrapped to the panel's width.
+    assert " ".join(ax.get_title().split()) == mode_label(mode)
+
+
+def test_each_panels_title_stays_within_its_panel():
+    fig = topology_figure(ALL_MODES[:5] + ["nginx-keepalive-tls", "caddy-tls", "nginx-tls"])
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for ax in fig.axes:
+        if ax.get_title():
+            title, panel = ax.title.get_window_extent(renderer), ax.get_window_extent(renderer)
+            assert panel.x0 <= title.x0 and title.x1 <= panel.x1, ax.get_title()
+            assert title.y0 >= panel.y1 - 1  # above its drawing, not over it
 
 
 @pytest.mark.parametrize("mode", ["nginx", "nginx-keepalive", "nginx-uds", "caddy", "yarp"])

@@ -5,6 +5,8 @@ as a box, hops as labelled arrows. Windows modes show the kernel-mode http.sys
 in a shaded band. Used by the notebooks beside the results, not by the harness.
 """
 
+import textwrap
+
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
@@ -25,7 +27,9 @@ LINE = 0.19
 PAD = 0.09
 STEP = 1.2  # between node centres
 MARGIN = 0.45  # from the panel's top edge to the first node centre
-TITLE = 0.4  # above each panel, for the mode name
+TITLE = 0.4  # above each panel, for the mode name on one line
+TITLE_LINE = 0.17  # each more line of a long mode name
+TITLE_CHARS = 26  # a line of a panel's title, bold at FONT_PT, within its WIDTH
 
 
 def _topology(mode: str) -> Mode:
@@ -33,6 +37,17 @@ def _topology(mode: str) -> Mode:
         return MODES[mode]
     except KeyError:
         raise BadInput(f"unknown hosting mode {mode!r}; allowed: {', '.join(MODES)}") from None
+
+
+def panel_title(mode: str) -> str:
+    """The mode's name as its panel's title, wrapped to the panel's width (a TLS mode's name,
+    "Kestrel + nginx (TLS at nginx, keep-alive)", is wider than one panel)."""
+    return textwrap.fill(mode_label(mode), TITLE_CHARS, break_on_hyphens=False)
+
+
+def _title_height(modes: list[str]) -> float:
+    lines = max(panel_title(m).count("\n") for m in modes)
+    return TITLE + lines * TITLE_LINE
 
 
 def _panel_height(levels: int) -> float:
@@ -49,9 +64,10 @@ def draw_topology(mode: str, ax: Axes | None = None) -> Axes:
     topology = _topology(mode)
     levels = len(topology.nodes)
     if ax is None:
-        fig = Figure(figsize=(WIDTH, _panel_height(levels) + TITLE))
+        title = _title_height([mode])
+        fig = Figure(figsize=(WIDTH, _panel_height(levels) + title))
         ax = fig.subplots()
-        fig.subplots_adjust(left=0, right=1, bottom=0, top=1 - TITLE / fig.get_figheight())
+        fig.subplots_adjust(left=0, right=1, bottom=0, top=1 - title / fig.get_figheight())
     _draw(topology, mode, ax, levels)
     return ax
 
@@ -61,7 +77,7 @@ def _draw(topology: Mode, mode: str, ax: Axes, levels: int):
     ax.set_ylim(-_panel_height(levels), 0)
     ax.set_aspect("equal")
     ax.set_axis_off()
-    ax.set_title(mode_label(mode), fontsize=FONT_PT, fontweight="bold")
+    ax.set_title(panel_title(mode), fontsize=FONT_PT, fontweight="bold")
 
     centres = [-(MARGIN + i * STEP) for i in range(len(topology.nodes))]
     for i, (node, y) in enumerate(zip(topology.nodes, centres, strict=True)):
@@ -142,13 +158,13 @@ def topology_figure(modes: list[str]) -> Figure:
     levels = max(len(t.nodes) for t in topologies)
     cols = min(len(modes), 5)
     rows = -(-len(modes) // cols)
-    panel = _panel_height(levels)
-    height = (panel + TITLE) * rows
+    panel, title = _panel_height(levels), _title_height(modes)
+    height = (panel + title) * rows
     fig = Figure(figsize=(WIDTH * cols, height))
     axes = fig.subplots(rows, cols, squeeze=False)
     # Panels exactly WIDTH x panel inches, so the drawing is 1:1 (tight_layout would shrink it).
     fig.subplots_adjust(
-        left=0, right=1, bottom=0, top=1 - TITLE / height, wspace=0, hspace=TITLE / panel
+        left=0, right=1, bottom=0, top=1 - title / height, wspace=0, hspace=title / panel
     )
     for ax, mode, topology in zip(axes.flat, modes, topologies, strict=False):
         _draw(topology, mode, ax, levels)
