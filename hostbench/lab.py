@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .catalog import has_tls_twin, tls_twin
+from .catalog import NGINX_KEEPALIVE, get_mode, has_tls_twin, scenario_label, tls_twin
 from .errors import BadInput
 from .harness.notebook import StudyRun
 from .harness.preflight import check_runnable
@@ -34,7 +34,7 @@ from .params import (
 )
 from .paths import NOTEBOOKS, RUNS
 from .plan import OVERHEAD_S, params_estimate_s  # noqa: F401 - OVERHEAD_S: the lab's per run
-from .runtime_variants import AOT_SCENARIOS, GC_SETTINGS
+from .runtime_variants import AOT_SCENARIOS, GC_SETTINGS, get_variant
 
 NOTEBOOK = NOTEBOOKS / "hosting-lab.ipynb"
 PARAMS_DIR = NOTEBOOKS / "lab"
@@ -255,8 +255,6 @@ def reproduce_lab(
 
 def settings_note(params: StudyParams) -> str:
     """The settings this run measures with, the what-ifs among them (Markdown)."""
-    from .catalog import NGINX_KEEPALIVE, scenario_label
-
     opts = params.options
     programs = opts.program_settings  # nginx's keys among them (hostbench/programs/nginx.py)
     pool = programs["nginx_keepalive_pool"] or NGINX_KEEPALIVE
@@ -280,8 +278,6 @@ def settings_note(params: StudyParams) -> str:
 def tls_of(params: StudyParams) -> str:
     """Which `tls` what-if (TLS_CHOICES) the params' modes are: none, edge (every mode on
     TLS) or kestrel (some)."""
-    from .catalog import get_mode
-
     on_tls = [get_mode(m).tls is not None for m in params.modes]
     return "edge" if all(on_tls) else "kestrel" if any(on_tls) else "none"
 
@@ -305,8 +301,6 @@ def app_words(params: StudyParams) -> str:
     """How the test app runs where the `build` or `gc` what-if changed it: its runtime
     variant's label ("minimal APIs, Native AOT, DATAS, .NET 10"), or the GC setting's
     ("DATAS"); "" as the profile has it."""
-    from .runtime_variants import get_variant
-
     if params.runtime_variants:
         return get_variant(params.runtime_variants[0]).label
     env = params.options.app_env.items()
@@ -318,7 +312,6 @@ def baseline_words(params: StudyParams) -> str:
     alone", ", on HTTPS" where it serves HTTPS itself (tls "edge"), the app named where a
     what-if changed it ("Kestrel alone (minimal APIs, Native AOT, .NET 10)")."""
     from .analysis.hops import ALONE
-    from .catalog import get_mode
 
     words = ALONE + (", on HTTPS" if get_mode(params.baseline_mode).tls else "")
     app = app_words(params)

@@ -219,8 +219,7 @@ def _same_on(seen: dict[str, dict[str, int]]) -> str:
     UNIDENTIFIED (it was one of the others, or a third), "the same on every machine on record
     (...)", with no count of machines."""
     if not any(name.endswith(UNIDENTIFIED) for name in seen):
-        every = "both" if len(seen) == 2 else f"all {len(seen)}"
-        return f"the same on {every} machines on record ({', '.join(seen)})"
+        return f"the same on {_every(len(seen))} machines on record ({', '.join(seen)})"
     return f"the same on every machine on record ({_listed(_runs_by(seen))})"
 
 
@@ -314,7 +313,7 @@ def in_short(seen: dict[str, dict[str, int]], counted: bool = False) -> str:
     if len(machines_) == 1 and len(decided) <= 1:
         return "one machine on record"
     if not decided:
-        return "still open on both machines" if n == 2 else f"still open on all {n} machines"
+        return f"still open on {_every(n)} machines"
     if len(decided) == 1:
         ((verdict, where),) = decided.items()
         if len(where) == n:
@@ -350,3 +349,8 @@ def _joined(names: list[str], every: list[str]) -> str:
         else:
             out.append(head + " and ".join(tails))
     return ", ".join(out)
+
+
+def _every(n: int) -> str:
+    """Every one of `n` machines, as a sentence counts them: "both", "all 3"."""
+    return "both" if n == 2 else f"all {n}"

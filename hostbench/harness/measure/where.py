@@ -190,7 +190,7 @@ class ThisMachine:
 
     def window_monitor(self, targets: Sequence[Target], samples_path: Path, interval_s: float):
         # The targets' trees are read apart (target_trees): the monitor samples the machine.
-        return CpuMonitor(samples_path, interval_s=interval_s)
+        return self.cpu_monitor(samples_path, interval_s)
 
     def target_trees(self, targets: Sequence[Target], monitor):
         return LocalTrees(targets)
